@@ -1,0 +1,125 @@
+// Package analysistest runs rules over Python fixtures annotated with the
+// diagnostics they must produce.
+//
+// A fixture line that must be reported ends with a comment
+//
+//	# want: GPU001
+//	# want: GPU001, GPU005
+//	# want: GPU001 "regexp the message must match"
+//
+// Every diagnostic must be wanted on its start line, and every want met.
+package analysistest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/vramlint/vramlint/analysis"
+)
+
+var wantComment = regexp.MustCompile(`#\s*want:\s*((?:GPU[0-9]{3}[\s,]*)+)(?:"((?:[^"\\]|\\.)*)")?`)
+
+type want struct {
+	line int // 1-based
+	code string
+	msg  *regexp.Regexp
+}
+
+// Wants reads the expectations of a fixture.
+func Wants(src []byte) ([]want, error) {
+	var out []want
+	for i, line := range strings.Split(string(src), "\n") {
+		m := wantComment.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		var msg *regexp.Regexp
+		if m[2] != "" {
+			var err error
+			if msg, err = regexp.Compile(m[2]); err != nil {
+				return nil, fmt.Errorf("line %d: %v", i+1, err)
+			}
+		}
+		for _, code := range regexp.MustCompile(`GPU[0-9]{3}`).FindAllString(m[1], -1) {
+			out = append(out, want{line: i + 1, code: code, msg: msg})
+		}
+	}
+	return out, nil
+}
+
+// Run checks every *.py fixture in dir against rules and returns the
+// results by file name, for further checks (such as fix goldens).
+func Run(t *testing.T, dir string, rules ...*analysis.Rule) map[string]*analysis.Result {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.py"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in %s (%v)", dir, err)
+	}
+	results := map[string]*analysis.Result{}
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Check(t, file, src, rules...)
+		results[filepath.Base(file)] = res
+	}
+	return results
+}
+
+// Check runs rules over one fixture's source and compares with its wants.
+func Check(t *testing.T, name string, src []byte, rules ...*analysis.Rule) *analysis.Result {
+	t.Helper()
+	runner := &analysis.Runner{Rules: rules}
+	res, err := runner.Run(context.Background(), name, src, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	for _, e := range res.RuleErrors {
+		t.Errorf("%s: %v", name, e)
+	}
+	wants, err := Wants(src)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	met := make([]bool, len(wants))
+	for _, d := range res.Diagnostics {
+		line := res.File.Mapper.LineOf(d.Start) + 1
+		matched := false
+		for i, w := range wants {
+			if !met[i] && w.line == line && w.code == d.Code && (w.msg == nil || w.msg.MatchString(d.Message)) {
+				met[i], matched = true, true
+				break
+			}
+		}
+		if !matched {
+			t.Errorf("%s:%d: unexpected %s: %s", name, line, d.Code, d.Message)
+		}
+	}
+	for i, w := range wants {
+		if !met[i] {
+			msg := ""
+			if w.msg != nil {
+				msg = fmt.Sprintf(" matching %q", w.msg)
+			}
+			t.Errorf("%s:%d: wanted %s%s, not reported", name, w.line, w.code, msg)
+		}
+	}
+	return res
+}
+
+// Codes lists the codes of diagnostics, sorted, for compact assertions.
+func Codes(diags []analysis.Diagnostic) []string {
+	out := make([]string, len(diags))
+	for i, d := range diags {
+		out[i] = d.Code
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,449 @@
+package analysis
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// This file answers the autograd questions the memory rules ask: which
+// calls produce tensors that carry a graph, and which names hold them.
+
+var (
+	modelName     = regexp.MustCompile(`(?i)^(model|net|network|module|encoder|decoder|classifier|backbone|generator|discriminator|policy|critic|actor|teacher|student|head|ddp_model|unet|transformer|vae|gan)s?$|_(model|net)$|^(model|net)_|model$`)
+	criterionName = regexp.MustCompile(`(?i)^(criterion|loss_fn|loss_func|loss_function|lossfn|objective)$|_(criterion|loss_fn|loss_func)$|^criterion_`)
+	// Loss functions in torch.nn.functional that are not named *loss*.
+	functionalLosses = map[string]bool{
+		"cross_entropy": true, "binary_cross_entropy": true, "binary_cross_entropy_with_logits": true,
+		"kl_div": true, "ctc_loss": true, "poisson_nll_loss": true, "cosine_embedding_loss": true,
+	}
+	// Methods whose result carries no autograd history.
+	detachingMethods = map[string]bool{
+		"item": true, "tolist": true, "numpy": true, "detach": true, "detach_": true,
+		"argmax": true, "argmin": true, "size": true, "dim": true, "numel": true, "nelement": true,
+		"data_ptr": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true,
+		"isnan": true, "isinf": true, "isfinite": true, "long": true, "int": true, "bool": true,
+		"element_size": true,
+	}
+	// Builtins whose result is a plain Python value.
+	plainBuiltins = map[string]bool{
+		"float": true, "int": true, "bool": true, "len": true, "str": true, "round": true, "repr": true,
+		"format": true, "isinstance": true, "type": true, "id": true, "hash": true,
+	}
+)
+
+// lastName is the final identifier of an identifier or attribute chain.
+func (f *File) lastName(e *pyast.Node) string {
+	switch {
+	case e.Is("identifier"):
+		return f.Text(e)
+	case e.Is("attribute"):
+		return f.Text(e.Child("attribute"))
+	}
+	return ""
+}
+
+// unwrapModuleChain strips the calls that return the module itself:
+// `Net().to(device).train()` is a Net.
+func (f *File) unwrapModuleChain(e *pyast.Node) *pyast.Node {
+	for e.Is("call") {
+		switch f.MethodName(e) {
+		case "to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_":
+			e = Receiver(e)
+			continue
+		}
+		break
+	}
+	return e
+}
+
+// constructsModule reports whether e builds an nn.Module: a class of this
+// file deriving from one, a torch.nn layer, a torchvision model.
+func (f *File) constructsModule(e *pyast.Node) bool {
+	e = f.unwrapModuleChain(e)
+	if !e.Is("call") {
+		return false
+	}
+	fn := e.Child("function")
+	if fn.Is("identifier") {
+		if c := f.Classes[f.Text(fn)]; c != nil {
+			return f.IsModule(c) && !strings.HasSuffix(c.Name, "Loss")
+		}
+	}
+	q := f.QualifiedName(fn)
+	switch {
+	case strings.HasPrefix(q, "torch.nn.") && !strings.HasPrefix(q, "torch.nn.functional.") &&
+		!strings.HasSuffix(q, "Loss") && isCapitalized(q):
+		return true
+	case strings.HasPrefix(q, "torchvision.models."), strings.HasPrefix(q, "timm."),
+		strings.HasSuffix(q, ".from_pretrained"), q == "torch.compile", q == "torch.nn.parallel.DistributedDataParallel":
+		return true
+	}
+	return false
+}
+
+// constructsCriterion reports whether e builds a loss module (nn.*Loss or a
+// local class named *Loss).
+func (f *File) constructsCriterion(e *pyast.Node) bool {
+	e = f.unwrapModuleChain(e)
+	if !e.Is("call") {
+		return false
+	}
+	fn := e.Child("function")
+	if fn.Is("identifier") && f.Classes[f.Text(fn)] != nil {
+		return strings.HasSuffix(f.Text(fn), "Loss")
+	}
+	q := f.QualifiedName(fn)
+	return strings.HasPrefix(q, "torch.nn.") && strings.HasSuffix(q, "Loss")
+}
+
+func isCapitalized(q string) bool {
+	last := q[strings.LastIndexByte(q, '.')+1:]
+	return last != "" && last[0] >= 'A' && last[0] <= 'Z'
+}
+
+// IsModelCall reports whether call runs a model: `model(x)`, `self.net(x)`,
+// a name bound to an nn.Module, or `model.forward(x)`.
+func (f *File) IsModelCall(call *pyast.Node) bool {
+	fn := call.Child("function")
+	if f.MethodName(call) == "forward" {
+		fn = Receiver(call)
+	}
+	return f.NamesModule(fn)
+}
+
+// NamesModule reports whether the expression fn (an identifier or an
+// attribute chain) names a model: bound to an nn.Module in this file, or
+// named like one (model, net, self.encoder, ...).
+func (f *File) NamesModule(fn *pyast.Node) bool {
+	if !fn.Is("identifier", "attribute") {
+		return false
+	}
+	if f.QualifiedName(fn) != "" {
+		return false // torch.relu, np.mean, ...: an imported function
+	}
+	for _, b := range f.Bindings(f.Text(fn)) {
+		if f.constructsModule(b) {
+			return true
+		}
+		if f.constructsCriterion(b) {
+			return false
+		}
+	}
+	return modelName.MatchString(f.lastName(fn))
+}
+
+// IsLossCall reports whether call computes a loss: a criterion object, an
+// nn.*Loss instance, or a torch.nn.functional loss.
+func (f *File) IsLossCall(call *pyast.Node) bool {
+	fn := call.Child("function")
+	if q := f.QualifiedName(fn); q != "" {
+		if name, ok := strings.CutPrefix(q, "torch.nn.functional."); ok {
+			return strings.Contains(name, "loss") || functionalLosses[name]
+		}
+		return false
+	}
+	if !fn.Is("identifier", "attribute") {
+		return false
+	}
+	for _, b := range f.Bindings(f.Text(fn)) {
+		if f.constructsCriterion(b) {
+			return true
+		}
+	}
+	return criterionName.MatchString(f.lastName(fn))
+}
+
+// Taint tracks, within one scope (a function or the module), which names
+// hold tensors that carry autograd history, statement by statement.
+type Taint struct {
+	f      *File
+	events map[string][]taintEvent // name -> assignments in source order
+}
+
+type taintEvent struct {
+	at      int // byte offset where the assignment takes effect
+	tainted bool
+	// scalarLoss: the value is a loss (or a reduction of one): a scalar.
+	scalarLoss bool
+}
+
+// NewTaint computes the taint of the names assigned in scope.
+func (f *File) NewTaint(scope *pyast.Node) *Taint {
+	t := &Taint{f: f, events: map[string][]taintEvent{}}
+	for _, a := range f.Assignments {
+		if !scope.Contains(a) || !InScope(a, scope) {
+			continue
+		}
+		left, right := a.Child("left"), a.Child("right")
+		if left == nil || right == nil {
+			continue
+		}
+		at := a.End
+		if a.Kind == "augmented_assignment" {
+			// x += y keeps x tainted if either side is.
+			for _, name := range targetNames(f, left) {
+				tainted := t.Tainted(right) || t.nameTainted(name, a.Start)
+				t.events[name] = append(t.events[name], taintEvent{at: at, tainted: tainted})
+			}
+			continue
+		}
+		names := targetNames(f, left)
+		// a, b = x, y: element-wise when the shapes match.
+		if elems := right.NamedChildren(); right.Is("expression_list", "tuple") && len(elems) == len(names) && left.Is("pattern_list", "tuple_pattern") {
+			for i, name := range names {
+				t.events[name] = append(t.events[name], taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i])})
+			}
+			continue
+		}
+		tainted, scalar := t.Tainted(right), t.IsScalarLoss(right)
+		for _, name := range names {
+			t.events[name] = append(t.events[name], taintEvent{at: at, tainted: tainted, scalarLoss: scalar && len(names) == 1})
+		}
+	}
+	return t
+}
+
+// targetNames lists the names (identifiers and attribute chains such as
+// self.x) an assignment target binds.
+func targetNames(f *File, left *pyast.Node) []string {
+	switch left.Kind {
+	case "identifier", "attribute":
+		return []string{f.Text(left)}
+	case "pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "parenthesized_expression":
+		var out []string
+		for _, c := range left.NamedChildren() {
+			out = append(out, targetNames(f, c)...)
+		}
+		return out
+	case "list_splat_pattern":
+		if c := left.NamedChildren(); len(c) > 0 {
+			return targetNames(f, c[0])
+		}
+	}
+	return nil
+}
+
+func (t *Taint) last(name string, at int) (taintEvent, bool) {
+	var ev taintEvent
+	found := false
+	for _, e := range t.events[name] {
+		if e.at > at {
+			break
+		}
+		ev, found = e, true
+	}
+	return ev, found
+}
+
+func (t *Taint) nameTainted(name string, at int) bool {
+	ev, _ := t.last(name, at)
+	return ev.tainted
+}
+
+// Tainted reports whether the expression e evaluates to a tensor that
+// carries autograd history. .item(), .detach(), float(), .tolist(),
+// .numpy() and .data clear it; .cpu() and .to() do not.
+func (t *Taint) Tainted(e *pyast.Node) bool {
+	f := t.f
+	if e == nil {
+		return false
+	}
+	switch e.Kind {
+	case "identifier", "attribute":
+		if e.Kind == "attribute" {
+			switch f.Text(e.Child("attribute")) {
+			case "data", "grad", "shape", "device", "dtype", "requires_grad", "grad_fn", "is_cuda", "ndim":
+				return false
+			}
+		}
+		if _, ok := t.last(f.Text(e), e.Start); ok {
+			return t.nameTainted(f.Text(e), e.Start)
+		}
+		if e.Kind == "attribute" {
+			return t.Tainted(e.Child("object"))
+		}
+		return false
+	case "call":
+		fn := e.Child("function")
+		if m := f.MethodName(e); m != "" {
+			if detachingMethods[m] {
+				return false
+			}
+			if t.Tainted(Receiver(e)) {
+				return true
+			}
+		}
+		if fn.Is("identifier") && plainBuiltins[f.Text(fn)] {
+			return false
+		}
+		if f.IsModelCall(e) || f.IsLossCall(e) {
+			return !f.InNoGrad(e)
+		}
+		// A torch function (torch.stack, F.softmax, Categorical(...)) of a
+		// tainted tensor is tainted.
+		if q := f.QualifiedName(fn); strings.HasPrefix(q, "torch.") {
+			if args := e.Child("arguments"); args != nil {
+				for _, a := range args.NamedChildren() {
+					if a.Kind == "keyword_argument" {
+						a = a.Child("value")
+					}
+					if t.Tainted(a) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	case "binary_operator", "unary_operator", "parenthesized_expression", "list", "tuple", "expression_list",
+		"conditional_expression", "list_splat":
+		for _, c := range e.NamedChildren() {
+			if e.Kind == "conditional_expression" && c == e.NamedChildren()[1] {
+				continue // the condition
+			}
+			if t.Tainted(c) {
+				return true
+			}
+		}
+		return false
+	case "subscript":
+		return t.Tainted(e.Child("value"))
+	}
+	return false
+}
+
+// IsScalarLoss reports whether e is a loss value: a loss call, a
+// reduction (.sum(), .mean()) of a tainted tensor, or a name holding one.
+func (t *Taint) IsScalarLoss(e *pyast.Node) bool {
+	f := t.f
+	switch e.Kind {
+	case "call":
+		if f.IsLossCall(e) {
+			return true
+		}
+		switch f.MethodName(e) {
+		case "sum", "mean":
+			return t.Tainted(Receiver(e)) && f.Arg(e, "dim", 0) == nil
+		case "cpu", "to", "float", "squeeze":
+			return t.IsScalarLoss(Receiver(e))
+		}
+	case "identifier":
+		ev, _ := t.last(f.Text(e), e.Start)
+		return ev.tainted && ev.scalarLoss
+	case "binary_operator":
+		// loss / accumulation_steps, loss * weight.
+		l, r := e.Child("left"), e.Child("right")
+		return t.IsScalarLoss(l) && !t.Tainted(r) || t.IsScalarLoss(r) && !t.Tainted(l) ||
+			t.IsScalarLoss(l) && t.IsScalarLoss(r)
+	case "parenthesized_expression":
+		return t.IsScalarLoss(e.NamedChildren()[0])
+	}
+	return false
+}
+
+// mentions reports whether the expression e uses the name (an identifier
+// or attribute chain).
+func (f *File) mentions(e *pyast.Node, name string) bool {
+	found := false
+	pyast.Walk(e, func(n *pyast.Node) bool {
+		if n.Is("identifier", "attribute") && f.Text(n) == name {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// ReachesBackward reports whether the value held in name flows, within
+// scope, into `.backward()` or `torch.autograd.grad/backward`: then keeping
+// its graph is the point (gradient accumulation, REINFORCE log-probs,
+// `torch.stack(losses).sum().backward()`). For attributes (self.x), the
+// whole file is the scope, because methods share them.
+func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
+	if strings.Contains(name, ".") {
+		scope = f.Tree.Root
+		name = name[strings.LastIndexByte(name, '.')+1:]
+	}
+	derived := map[string]bool{name: true}
+	uses := func(e *pyast.Node) bool {
+		found := false
+		pyast.Walk(e, func(n *pyast.Node) bool {
+			if n.Is("identifier") && derived[f.Text(n)] ||
+				n.Is("attribute") && (derived[f.Text(n)] || derived[f.Text(n.Child("attribute"))]) {
+				found = true
+			}
+			return !found
+		})
+		return found
+	}
+	// Follow assignments to a fixed point: total = torch.stack(losses).sum().
+	for changed := true; changed; {
+		changed = false
+		// Assignments, and for loops: `for log_prob in saved_log_probs`.
+		for _, a := range append(f.Assignments, f.Loops...) {
+			if !scope.Contains(a) || a.Kind == "while_statement" {
+				continue
+			}
+			if right := a.Child("right"); right != nil && uses(right) {
+				for _, n := range targetNames(f, a.Child("left")) {
+					if !derived[n] {
+						derived[n], changed = true, true
+					}
+				}
+			}
+		}
+		// Containers filled from it: policy_loss.append(-log_prob * R).
+		for _, c := range f.Calls {
+			switch f.MethodName(c) {
+			case "append", "extend", "insert", "add":
+				if recv := Receiver(c); scope.Contains(c) && !derived[f.Text(recv)] && uses(c.Child("arguments")) {
+					derived[f.Text(recv)], changed = true, true
+				}
+			}
+		}
+	}
+	for _, call := range f.Calls {
+		if !scope.Contains(call) {
+			continue
+		}
+		switch {
+		case f.MethodName(call) == "backward" && uses(Receiver(call)):
+			return true
+		case f.Callee(call) == "torch.autograd.grad" || f.Callee(call) == "torch.autograd.backward":
+			if uses(call.Child("arguments")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// LoopBodyHasBackward reports whether the body of loop calls .backward() or
+// torch.autograd.grad.
+func (f *File) LoopBodyHasBackward(loop *pyast.Node) bool {
+	body := loop.Child("body")
+	for _, call := range f.Calls {
+		if body.Contains(call) {
+			if f.MethodName(call) == "backward" || f.Callee(call) == "torch.autograd.grad" || f.Callee(call) == "torch.autograd.backward" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// AssignedIn reports whether name is assigned (plainly, not augmented)
+// somewhere inside node.
+func (f *File) AssignedIn(name string, node *pyast.Node) bool {
+	for _, a := range f.Assignments {
+		if a.Kind == "assignment" && node.Contains(a) {
+			for _, n := range targetNames(f, a.Child("left")) {
+				if n == name {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,554 @@
+package analysis
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// File is the per-file model every rule shares: computed once, read-only
+// afterwards.
+type File struct {
+	Path   string
+	Src    []byte
+	Tree   *pyast.Tree
+	Mapper *Mapper
+
+	// Imports maps a local name to the qualified name it stands for:
+	// `import torch as T` gives T -> torch, `from torch.utils.data import
+	// DataLoader as DL` gives DL -> torch.utils.data.DataLoader.
+	Imports map[string]string
+	// Classes are the class definitions by name (the last one wins).
+	Classes map[string]*Class
+	// Functions are the function definitions by name, any nesting.
+	Functions map[string][]*pyast.Node
+	// DataLoaders are the DataLoader constructions, in source order.
+	DataLoaders []*DataLoader
+
+	// Source-ordered indexes of the node kinds rules ask about.
+	Calls       []*pyast.Node
+	Loops       []*pyast.Node // for_statement and while_statement
+	Assignments []*pyast.Node // assignment and augmented_assignment
+	Comments    []*pyast.Node
+
+	bindings map[string][]*pyast.Node // identifier -> right-hand sides bound to it
+}
+
+// Class is a class definition.
+type Class struct {
+	Name    string
+	Node    *pyast.Node // class_definition
+	Bases   []*pyast.Node
+	Methods map[string]*pyast.Node // function_definition by name
+}
+
+// DataLoader is one `DataLoader(...)` call.
+type DataLoader struct {
+	Call *pyast.Node
+	// Var is the name the loader is assigned to ("" when it is not).
+	Var string
+	// Dataset is the dataset argument, and DatasetClass the class it was
+	// built from when that can be seen in the file.
+	Dataset      *pyast.Node
+	DatasetClass *Class
+	NumWorkers   *pyast.Node // nil when not given (0 workers)
+	PinMemory    *pyast.Node
+	CollateFn    *pyast.Node
+}
+
+// Workers returns the number of worker processes when it is a literal, and
+// whether it is known. A missing num_workers is 0.
+func (d *DataLoader) Workers(src []byte) (int, bool) {
+	if d.NumWorkers == nil {
+		return 0, true
+	}
+	n, err := strconv.Atoi(strings.ReplaceAll(d.NumWorkers.Text(src), "_", ""))
+	return n, err == nil
+}
+
+// NewFile builds the model for a parsed file.
+func NewFile(path string, src []byte, tree *pyast.Tree) *File {
+	f := &File{
+		Path: path, Src: src, Tree: tree, Mapper: NewMapper(src),
+		Imports:   map[string]string{},
+		Classes:   map[string]*Class{},
+		Functions: map[string][]*pyast.Node{},
+		bindings:  map[string][]*pyast.Node{},
+	}
+	pyast.Walk(tree.Root, func(n *pyast.Node) bool {
+		switch n.Kind {
+		case "import_statement":
+			f.addImport(n)
+		case "import_from_statement":
+			f.addFromImport(n)
+		case "class_definition":
+			f.addClass(n)
+		case "function_definition":
+			if name := n.Child("name"); name != nil {
+				f.Functions[f.Text(name)] = append(f.Functions[f.Text(name)], n)
+			}
+		case "call":
+			f.Calls = append(f.Calls, n)
+		case "for_statement", "while_statement":
+			f.Loops = append(f.Loops, n)
+		case "assignment", "augmented_assignment":
+			f.Assignments = append(f.Assignments, n)
+			if n.Kind == "assignment" {
+				f.addBinding(n)
+			}
+		case "comment":
+			f.Comments = append(f.Comments, n)
+		}
+		return true
+	})
+	for _, call := range f.Calls {
+		if f.IsDataLoaderCall(call) {
+			f.DataLoaders = append(f.DataLoaders, f.newDataLoader(call))
+		}
+	}
+	return f
+}
+
+// Text is the source text of n ("" for nil).
+func (f *File) Text(n *pyast.Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.Text(f.Src)
+}
+
+func (f *File) addImport(n *pyast.Node) {
+	for _, c := range n.ChildrenOf("name") {
+		switch c.Kind {
+		case "dotted_name":
+			// `import torch.nn` binds `torch`.
+			full := f.Text(c)
+			first, _, _ := strings.Cut(full, ".")
+			f.Imports[first] = first
+		case "aliased_import":
+			f.Imports[f.Text(c.Child("alias"))] = f.Text(c.Child("name"))
+		}
+	}
+}
+
+func (f *File) addFromImport(n *pyast.Node) {
+	module := f.Text(n.Child("module_name"))
+	if strings.HasPrefix(module, ".") {
+		return // relative imports are this project's own modules
+	}
+	for _, c := range n.ChildrenOf("name") {
+		switch c.Kind {
+		case "dotted_name":
+			f.Imports[f.Text(c)] = module + "." + f.Text(c)
+		case "aliased_import":
+			f.Imports[f.Text(c.Child("alias"))] = module + "." + f.Text(c.Child("name"))
+		}
+	}
+}
+
+func (f *File) addClass(n *pyast.Node) {
+	c := &Class{Name: f.Text(n.Child("name")), Node: n, Methods: map[string]*pyast.Node{}}
+	if supers := n.Child("superclasses"); supers != nil {
+		for _, b := range supers.NamedChildren() {
+			if b.Kind != "keyword_argument" {
+				c.Bases = append(c.Bases, b)
+			}
+		}
+	}
+	if body := n.Child("body"); body != nil {
+		for _, s := range body.Children {
+			if s.Kind == "decorated_definition" {
+				s = s.Child("definition")
+			}
+			if s.Is("function_definition") {
+				c.Methods[f.Text(s.Child("name"))] = s
+			}
+		}
+	}
+	f.Classes[c.Name] = c
+}
+
+func (f *File) addBinding(n *pyast.Node) {
+	left, right := n.Child("left"), n.Child("right")
+	if left == nil || right == nil {
+		return
+	}
+	if left.Is("identifier", "attribute") {
+		f.bindings[f.Text(left)] = append(f.bindings[f.Text(left)], right)
+	}
+}
+
+// Bindings returns the right-hand sides assigned to name (an identifier or
+// a dotted attribute such as self.device) anywhere in the file.
+func (f *File) Bindings(name string) []*pyast.Node { return f.bindings[name] }
+
+// canonicalNames folds the private modules PyTorch defines public names in.
+var canonicalNames = strings.NewReplacer(
+	"torch.utils.data.dataset.", "torch.utils.data.",
+	"torch.utils.data.dataloader.", "torch.utils.data.",
+	"torch.autograd.grad_mode.", "torch.",
+)
+
+// QualifiedName resolves an identifier or attribute chain through the
+// imports: with `import torch.nn.functional as F`, `F.cross_entropy` is
+// torch.nn.functional.cross_entropy. It returns "" for names that do not
+// come from an import.
+func (f *File) QualifiedName(n *pyast.Node) string {
+	switch {
+	case n == nil:
+		return ""
+	case n.Kind == "identifier":
+		if q, ok := f.Imports[f.Text(n)]; ok {
+			return canonicalNames.Replace(q)
+		}
+	case n.Kind == "attribute":
+		if base := f.QualifiedName(n.Child("object")); base != "" {
+			return canonicalNames.Replace(base + "." + f.Text(n.Child("attribute")))
+		}
+	}
+	return ""
+}
+
+// Callee returns the qualified name of the function a call calls, or "".
+func (f *File) Callee(call *pyast.Node) string { return f.QualifiedName(call.Child("function")) }
+
+// MethodName returns the method name of a call like x.name(...), or "".
+func (f *File) MethodName(call *pyast.Node) string {
+	if fn := call.Child("function"); fn.Is("attribute") {
+		return f.Text(fn.Child("attribute"))
+	}
+	return ""
+}
+
+// Receiver returns x in a call x.name(...), or nil.
+func Receiver(call *pyast.Node) *pyast.Node {
+	if fn := call.Child("function"); fn.Is("attribute") {
+		return fn.Child("object")
+	}
+	return nil
+}
+
+// Arg returns the argument of call given by keyword, or else the positional
+// argument at index pos (pos < 0: keyword only).
+func (f *File) Arg(call *pyast.Node, keyword string, pos int) *pyast.Node {
+	args := call.Child("arguments")
+	if args == nil {
+		return nil
+	}
+	i := 0
+	for _, a := range args.NamedChildren() {
+		switch a.Kind {
+		case "keyword_argument":
+			if f.Text(a.Child("name")) == keyword {
+				return a.Child("value")
+			}
+		case "list_splat", "dictionary_splat":
+			i = -1 << 30 // positions after a splat are unknown
+		default:
+			if i == pos {
+				return a
+			}
+			i++
+		}
+	}
+	return nil
+}
+
+// KeywordArg returns the keyword_argument node for keyword, or nil.
+func (f *File) KeywordArg(call *pyast.Node, keyword string) *pyast.Node {
+	if args := call.Child("arguments"); args != nil {
+		for _, a := range args.NamedChildren() {
+			if a.Kind == "keyword_argument" && f.Text(a.Child("name")) == keyword {
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+// --- classes ---
+
+// IsDataset reports whether c derives from torch.utils.data.Dataset or
+// IterableDataset, directly or through classes in this file.
+func (f *File) IsDataset(c *Class) bool {
+	return f.derivesFrom(c, map[*Class]bool{}, func(q string) bool {
+		return q == "torch.utils.data.Dataset" || q == "torch.utils.data.IterableDataset" ||
+			q == "torch.utils.data.TensorDataset" || strings.HasPrefix(q, "torchvision.datasets.")
+	})
+}
+
+// IsIterableDataset reports whether c derives from IterableDataset.
+func (f *File) IsIterableDataset(c *Class) bool {
+	return f.derivesFrom(c, map[*Class]bool{}, func(q string) bool { return q == "torch.utils.data.IterableDataset" })
+}
+
+// IsModule reports whether c derives from torch.nn.Module.
+func (f *File) IsModule(c *Class) bool {
+	return f.derivesFrom(c, map[*Class]bool{}, func(q string) bool {
+		return q == "torch.nn.Module" || strings.HasPrefix(q, "torch.nn.") && !strings.HasSuffix(q, "Loss") ||
+			q == "pytorch_lightning.LightningModule" || q == "lightning.LightningModule" ||
+			q == "lightning.pytorch.LightningModule"
+	})
+}
+
+func (f *File) derivesFrom(c *Class, seen map[*Class]bool, match func(string) bool) bool {
+	if c == nil || seen[c] {
+		return false
+	}
+	seen[c] = true
+	for _, b := range c.Bases {
+		if match(f.QualifiedName(b)) {
+			return true
+		}
+		if b.Kind == "identifier" && f.derivesFrom(f.Classes[f.Text(b)], seen, match) {
+			return true
+		}
+	}
+	return false
+}
+
+// EnclosingClass returns the class whose body holds n, or nil.
+func (f *File) EnclosingClass(n *pyast.Node) *Class {
+	if cd := n.Ancestor("class_definition"); cd != nil {
+		if c := f.Classes[f.Text(cd.Child("name"))]; c != nil && c.Node == cd {
+			return c
+		}
+	}
+	return nil
+}
+
+// --- scopes ---
+
+// EnclosingFunction returns the nearest function_definition or lambda
+// holding n, or nil at module level.
+func EnclosingFunction(n *pyast.Node) *pyast.Node {
+	return n.Ancestor("function_definition", "lambda")
+}
+
+// Scope returns the function or module whose code n belongs to.
+func Scope(n *pyast.Node) *pyast.Node {
+	if fn := EnclosingFunction(n); fn != nil {
+		return fn
+	}
+	for n.Parent != nil {
+		n = n.Parent
+	}
+	return n
+}
+
+// InScope reports whether n belongs to scope's own code, not to a function
+// nested in it.
+func InScope(n, scope *pyast.Node) bool { return Scope(n) == scope }
+
+// EnclosingLoops returns the loops whose body holds n, innermost first,
+// stopping at the enclosing function.
+func EnclosingLoops(n *pyast.Node) []*pyast.Node {
+	var loops []*pyast.Node
+	for p := n.Parent; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
+		if p.Is("for_statement", "while_statement") && p.Child("body").Contains(n) {
+			loops = append(loops, p)
+		}
+	}
+	return loops
+}
+
+// DecoratorsOf returns the decorator expressions of a function definition.
+func DecoratorsOf(fn *pyast.Node) []*pyast.Node {
+	var out []*pyast.Node
+	if fn.Parent.Is("decorated_definition") {
+		for _, d := range fn.Parent.Children {
+			if d.Kind == "decorator" {
+				if e := d.NamedChildren(); len(e) > 0 {
+					out = append(out, e[0])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// lightningNoGradSteps are the LightningModule hooks Lightning runs under
+// inference mode.
+var lightningNoGradSteps = map[string]bool{"validation_step": true, "test_step": true, "predict_step": true}
+
+// IsNoGradContext reports whether e (a with-item value or a decorator)
+// turns autograd off: torch.no_grad(), torch.inference_mode(),
+// torch.set_grad_enabled(False).
+func (f *File) IsNoGradContext(e *pyast.Node) bool {
+	if e.Is("as_pattern") {
+		e = e.NamedChildren()[0]
+	}
+	target := e
+	if e.Is("call") {
+		target = e.Child("function")
+	}
+	switch f.QualifiedName(target) {
+	case "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode":
+		if e.Is("call") && f.QualifiedName(target) != "torch.no_grad" {
+			// inference_mode(False) turns it off.
+			if a := f.Arg(e, "mode", 0); a != nil && f.Text(a) == "False" {
+				return false
+			}
+		}
+		return true
+	case "torch.set_grad_enabled", "torch.autograd.set_grad_enabled":
+		return e.Is("call") && f.Text(f.Arg(e, "mode", 0)) == "False"
+	}
+	return false
+}
+
+// InNoGrad reports whether n runs with autograd off: inside a no-grad
+// `with` block, or in a function decorated with one, or in a Lightning
+// validation/test/predict step.
+func (f *File) InNoGrad(n *pyast.Node) bool {
+	for p := n.Parent; p != nil; p = p.Parent {
+		switch p.Kind {
+		case "with_statement":
+			if !p.Child("body").Contains(n) {
+				continue
+			}
+			for _, item := range p.ChildOfKind("with_clause").NamedChildren() {
+				if f.IsNoGradContext(item.Child("value")) {
+					return true
+				}
+			}
+		case "function_definition":
+			for _, d := range DecoratorsOf(p) {
+				if f.IsNoGradContext(d) {
+					return true
+				}
+			}
+			if lightningNoGradSteps[f.Text(p.Child("name"))] && f.EnclosingClass(p) != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// --- devices ---
+
+var (
+	deviceName = regexp.MustCompile(`(?i)(^|_)(device|dev|gpu|cuda)s?($|_)|device$|^(local_)?rank$`)
+	dtypeNames = map[string]bool{
+		"float": true, "float16": true, "float32": true, "float64": true, "half": true, "double": true,
+		"bfloat16": true, "int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+		"long": true, "short": true, "uint8": true, "bool": true, "complex64": true, "complex128": true,
+		"cfloat": true, "cdouble": true, "float8_e4m3fn": true, "float8_e5m2": true,
+	}
+)
+
+// IsDeviceExpr reports whether e may name a CUDA device: "cuda", "cuda:0",
+// torch.device("cuda" ...), an integer device index, or a name bound to one
+// (or named like one: device, dev, gpu, self.device). "cpu" and dtypes do
+// not count.
+func (f *File) IsDeviceExpr(e *pyast.Node) bool {
+	return f.isDeviceExpr(e, 0)
+}
+
+func (f *File) isDeviceExpr(e *pyast.Node, depth int) bool {
+	if e == nil || depth > 8 {
+		return false
+	}
+	switch e.Kind {
+	case "string":
+		s := strings.Trim(f.Text(e), `"'`)
+		return strings.HasPrefix(s, "cuda")
+	case "integer":
+		return true // a device index
+	case "conditional_expression":
+		for _, c := range e.NamedChildren() {
+			if f.isDeviceExpr(c, depth+1) {
+				return true
+			}
+		}
+		return false
+	case "parenthesized_expression":
+		return f.isDeviceExpr(e.NamedChildren()[0], depth+1)
+	case "call":
+		switch f.Callee(e) {
+		case "torch.device":
+			return f.isDeviceExpr(f.Arg(e, "type", 0), depth+1)
+		case "torch.cuda.current_device":
+			return true
+		}
+		return false
+	case "identifier", "attribute":
+		q := f.QualifiedName(e)
+		if strings.HasPrefix(q, "torch.") && dtypeNames[strings.TrimPrefix(q, "torch.")] {
+			return false
+		}
+		if binds := f.Bindings(f.Text(e)); len(binds) > 0 {
+			for _, b := range binds {
+				if f.isDeviceExpr(b, depth+1) {
+					return true
+				}
+			}
+			// Bound only to non-device values (such as "cpu"): judge by the
+			// values, not the name.
+			return false
+		}
+		last := f.Text(e)
+		if e.Kind == "attribute" {
+			last = f.Text(e.Child("attribute"))
+		}
+		return deviceName.MatchString(last)
+	}
+	return false
+}
+
+// --- torch.utils.data ---
+
+// IsDataLoaderCall reports whether call constructs a torch DataLoader.
+func (f *File) IsDataLoaderCall(call *pyast.Node) bool {
+	return f.Callee(call) == "torch.utils.data.DataLoader"
+}
+
+func (f *File) newDataLoader(call *pyast.Node) *DataLoader {
+	d := &DataLoader{
+		Call:       call,
+		Dataset:    f.Arg(call, "dataset", 0),
+		NumWorkers: f.Arg(call, "num_workers", 2),
+		PinMemory:  f.Arg(call, "pin_memory", 7),
+		CollateFn:  f.Arg(call, "collate_fn", 6),
+	}
+	if p := call.Parent; p.Is("assignment") && p.Child("right") == call && p.Child("left").Is("identifier", "attribute") {
+		d.Var = f.Text(p.Child("left"))
+	}
+	d.DatasetClass = f.classOfInstance(d.Dataset, 0)
+	return d
+}
+
+// classOfInstance finds the class an expression is an instance of, when the
+// file shows it: `CustomDataset(...)` or a name bound to one.
+func (f *File) classOfInstance(e *pyast.Node, depth int) *Class {
+	if e == nil || depth > 8 {
+		return nil
+	}
+	switch e.Kind {
+	case "call":
+		if fn := e.Child("function"); fn.Is("identifier") {
+			return f.Classes[f.Text(fn)]
+		}
+	case "identifier", "attribute":
+		for _, b := range f.Bindings(f.Text(e)) {
+			if c := f.classOfInstance(b, depth+1); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// LoadersOf returns the DataLoaders built over instances of class c.
+func (f *File) LoadersOf(c *Class) []*DataLoader {
+	var out []*DataLoader
+	for _, d := range f.DataLoaders {
+		if d.DatasetClass == c {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+// Package pyast parses Python with tree-sitter and mirrors the syntax tree
+// into plain Go values.
+//
+// Every call into the tree-sitter binding crosses cgo, so rules that walk
+// the tree node by node from Go pay for each step. The mirror is built with
+// one cursor walk per parse; after that, rules read ordinary structs.
+package pyast
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	sitter "github.com/smacker/go-tree-sitter"
+	"github.com/smacker/go-tree-sitter/python"
+)
+
+// Node is one syntax node: its kind, the field it fills in its parent and
+// its byte range in the source.
+type Node struct {
+	Kind     string
+	Field    string
+	Start    int
+	End      int
+	Named    bool
+	Parent   *Node
+	Children []*Node
+}
+
+// Tree is a parsed Python file: the tree-sitter tree (kept for incremental
+// reparsing) and its Go mirror.
+type Tree struct {
+	TS   *sitter.Tree
+	Root *Node
+}
+
+var language = python.GetLanguage()
+
+// Language is the tree-sitter Python grammar.
+func Language() *sitter.Language { return language }
+
+var parsers = sync.Pool{New: func() any {
+	p := sitter.NewParser()
+	p.SetLanguage(language)
+	return p
+}}
+
+// Parse parses src from scratch.
+func Parse(ctx context.Context, src []byte) (*Tree, error) {
+	return Reparse(ctx, nil, src)
+}
+
+// Reparse parses src reusing old, a tree already edited (sitter.Tree.Edit)
+// to match src. A nil old parses from scratch.
+func Reparse(ctx context.Context, old *sitter.Tree, src []byte) (*Tree, error) {
+	p := parsers.Get().(*sitter.Parser)
+	defer parsers.Put(p)
+	ts, err := p.ParseCtx(ctx, old, src)
+	if err != nil {
+		// The parser can be left mid-parse after a cancellation.
+		p.Reset()
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	return &Tree{TS: ts, Root: Mirror(ts.RootNode())}, nil
+}
+
+// Mirror copies the tree below n into Go values.
+func Mirror(n *sitter.Node) *Node {
+	c := sitter.NewTreeCursor(n)
+	defer c.Close()
+	kinds := map[sitter.Symbol]string{}
+	kindOf := func(s *sitter.Node) string {
+		sym := s.Symbol()
+		k, ok := kinds[sym]
+		if !ok {
+			k = s.Type()
+			kinds[sym] = k
+		}
+		return k
+	}
+	root := &Node{Kind: kindOf(n), Start: int(n.StartByte()), End: int(n.EndByte()), Named: n.IsNamed()}
+	parent := root
+	if !c.GoToFirstChild() {
+		return root
+	}
+	for {
+		s := c.CurrentNode()
+		node := &Node{
+			Kind:   kindOf(s),
+			Field:  c.CurrentFieldName(),
+			Start:  int(s.StartByte()),
+			End:    int(s.EndByte()),
+			Named:  s.IsNamed(),
+			Parent: parent,
+		}
+		if s.IsMissing() {
+			// A MISSING node is the parser's repair, not text the user wrote.
+			node.Kind = "MISSING"
+			node.Named = false
+		}
+		parent.Children = append(parent.Children, node)
+		if c.GoToFirstChild() {
+			parent = node
+			continue
+		}
+		for !c.GoToNextSibling() {
+			if !c.GoToParent() || parent == root {
+				return root
+			}
+			parent = parent.Parent
+		}
+	}
+}
+
+// Text is the source text of n.
+func (n *Node) Text(src []byte) string { return string(src[n.Start:n.End]) }
+
+// Child returns the first child filling field, or nil.
+func (n *Node) Child(field string) *Node {
+	if n == nil {
+		return nil
+	}
+	for _, c := range n.Children {
+		if c.Field == field {
+			return c
+		}
+	}
+	return nil
+}
+
+// ChildOfKind returns the first child of the given kind, or nil; for
+// children the grammar gives no field name (a with_statement's with_clause).
+func (n *Node) ChildOfKind(kind string) *Node {
+	if n == nil {
+		return nil
+	}
+	for _, c := range n.Children {
+		if c.Kind == kind {
+			return c
+		}
+	}
+	return nil
+}
+
+// ChildrenOf returns every child filling field.
+func (n *Node) ChildrenOf(field string) []*Node {
+	var out []*Node
+	for _, c := range n.Children {
+		if c.Field == field {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// NamedChildren returns the named children, skipping comments.
+func (n *Node) NamedChildren() []*Node {
+	var out []*Node
+	for _, c := range n.Children {
+		if c.Named && c.Kind != "comment" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Is reports whether n is non-nil and of one of the kinds.
+func (n *Node) Is(kinds ...string) bool {
+	if n == nil {
+		return false
+	}
+	for _, k := range kinds {
+		if n.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Ancestor returns the nearest proper ancestor of one of the kinds, or nil.
+func (n *Node) Ancestor(kinds ...string) *Node {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Is(kinds...) {
+			return p
+		}
+	}
+	return nil
+}
+
+// Contains reports whether m lies within n (n is m or an ancestor of m).
+func (n *Node) Contains(m *Node) bool {
+	for ; m != nil; m = m.Parent {
+		if m == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Walk calls visit for n and every descendant in source order; returning
+// false from visit skips that node's children.
+func Walk(n *Node, visit func(*Node) bool) {
+	if n == nil || !visit(n) {
+		return
+	}
+	for _, c := range n.Children {
+		Walk(c, visit)
+	}
+}
+
+// HasError reports whether the tree below n contains a syntax error.
+func (n *Node) HasError() bool {
+	found := false
+	Walk(n, func(m *Node) bool {
+		if m.Kind == "ERROR" || m.Kind == "MISSING" {
+			found = true
+		}
+		return !found
+	})
+	return found
+}

@@ -1,0 +1,84 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Doc is a rule's documentation, kept in the rule's own file. The headings
+// follow ruff's rule pages.
+type Doc struct {
+	What       string // What it does
+	Why        string // Why is this bad?
+	Example    string // a complete Python program that triggers the rule
+	UseInstead string // the same program written so that it does not
+	FixSafety  string // what the fixes change and whether they are safe
+}
+
+// FixAvailability says whether a rule's diagnostics come with fixes.
+type FixAvailability int
+
+// Fix availabilities.
+const (
+	FixNone FixAvailability = iota
+	FixSometimes
+	FixAlways
+)
+
+func (f FixAvailability) String() string {
+	return [...]string{"none", "sometimes", "always"}[f]
+}
+
+// Rule is one check: its identity, its documentation and its Run function.
+type Rule struct {
+	Code            string // GPU + 3 digits
+	Name            string // kebab-case, names the anti-pattern
+	Summary         string // one line
+	DefaultSeverity Severity
+	Fixable         FixAvailability
+	Doc             Doc
+	// Run reports the rule's diagnostics for one file through pass.Report.
+	Run func(pass *Pass)
+}
+
+// DocURL is where the rule's documentation lives on the web.
+func (r *Rule) DocURL() string {
+	return "https://github.com/vramlint/vramlint/blob/main/docs/rules/" + r.Code + ".md"
+}
+
+// Markdown renders the rule's documentation.
+func (r *Rule) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s %s\n\n%s\n\n", r.Code, r.Name, r.Summary)
+	fmt.Fprintf(&b, "Default severity: %s. Fix: %s.\n\n", r.DefaultSeverity, r.Fixable)
+	fmt.Fprintf(&b, "## What it does\n\n%s\n\n", strings.TrimSpace(r.Doc.What))
+	fmt.Fprintf(&b, "## Why is this bad?\n\n%s\n\n", strings.TrimSpace(r.Doc.Why))
+	fmt.Fprintf(&b, "## Example\n\n```python\n%s\n```\n\n", strings.TrimSpace(r.Doc.Example))
+	fmt.Fprintf(&b, "Use instead:\n\n```python\n%s\n```\n\n", strings.TrimSpace(r.Doc.UseInstead))
+	fmt.Fprintf(&b, "## Fix safety\n\n%s\n", strings.TrimSpace(r.Doc.FixSafety))
+	return b.String()
+}
+
+var (
+	codePattern = regexp.MustCompile(`^GPU[0-9]{3}$`)
+	namePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+)
+
+// Validate checks the rule's identity and that its documentation is complete.
+func (r *Rule) Validate() error {
+	switch {
+	case !codePattern.MatchString(r.Code):
+		return fmt.Errorf("rule code %q is not GPU + 3 digits", r.Code)
+	case !namePattern.MatchString(r.Name):
+		return fmt.Errorf("%s: name %q is not kebab-case", r.Code, r.Name)
+	case r.Run == nil:
+		return fmt.Errorf("%s: no Run function", r.Code)
+	case r.DefaultSeverity == SeverityDefault:
+		return fmt.Errorf("%s: no default severity", r.Code)
+	case r.Summary == "" || r.Doc.What == "" || r.Doc.Why == "" || r.Doc.Example == "" ||
+		r.Doc.UseInstead == "" || r.Doc.FixSafety == "":
+		return fmt.Errorf("%s: documentation is incomplete", r.Code)
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// DeviceMoveInDataset reports tensors moved to a CUDA device inside the
+// code DataLoader workers run: Dataset.__getitem__/__getitems__,
+// IterableDataset.__iter__ and collate functions.
+var DeviceMoveInDataset = &analysis.Rule{
+	Code:            "GPU001",
+	Name:            "device-move-in-dataset",
+	Summary:         "A Dataset or collate function moves tensors to the GPU, inside DataLoader worker processes",
+	DefaultSeverity: analysis.SeverityWarning,
+	Fixable:         analysis.FixNone,
+	Doc: analysis.Doc{
+		What: "Finds `.cuda()`, `.to(<cuda device>)` and tensor factories called with a CUDA `device=` " +
+			"inside `__getitem__`/`__getitems__` of a `torch.utils.data.Dataset`, `__iter__` of an " +
+			"`IterableDataset`, or a function passed to a DataLoader as `collate_fn`. " +
+			"Dtype conversions such as `.to(torch.float32)` are not device moves and are not reported.",
+		Why: "That code runs in the DataLoader's worker processes when `num_workers > 0`. " +
+			"The CUDA runtime does not survive `fork`: with the `fork` start method (the Linux default " +
+			"before Python 3.14) and CUDA already initialised in the parent - the model is usually on the " +
+			"GPU by then - the worker dies with \"Cannot re-initialize CUDA in forked subprocess\". " +
+			"With `spawn` or `forkserver` (the Linux default from Python 3.14) every worker creates its " +
+			"own CUDA context, several hundred MiB of GPU memory each, and the tensors reach the main " +
+			"process through CUDA IPC, which keeps the producing worker's memory alive. " +
+			"`pin_memory=True` cannot pin CUDA tensors, so the batch cannot be copied asynchronously " +
+			"either. With `num_workers=0` it runs, but makes one small synchronous copy per sample.\n\n" +
+			"Return CPU tensors, let the DataLoader pin them (`pin_memory=True`), and move each batch " +
+			"in the training loop with `.to(device, non_blocking=True)`. The exception is a dataset " +
+			"preloaded onto the GPU once, in `__init__`, and read with `num_workers=0`.",
+		Example: `import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Squares(Dataset):
+    def __len__(self):
+        return 1024
+
+    def __getitem__(self, idx):
+        x = torch.tensor([float(idx)])
+        return x.cuda(), (x * x).cuda()
+
+
+loader = DataLoader(Squares(), batch_size=32, num_workers=4)
+for x, y in loader:
+    pass`,
+		UseInstead: `import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Squares(Dataset):
+    def __len__(self):
+        return 1024
+
+    def __getitem__(self, idx):
+        x = torch.tensor([float(idx)])
+        return x, x * x
+
+
+device = torch.device("cuda")
+loader = DataLoader(Squares(), batch_size=32, num_workers=4, pin_memory=True)
+for x, y in loader:
+    x = x.to(device, non_blocking=True)
+    y = y.to(device, non_blocking=True)`,
+		FixSafety: "No automatic fix yet.",
+	},
+	Run: runDeviceMoveInDataset,
+}
+
+// tensorFactories are the torch functions that take a device= argument.
+var tensorFactories = map[string]bool{
+	"tensor": true, "as_tensor": true, "zeros": true, "ones": true, "empty": true, "full": true,
+	"rand": true, "randn": true, "randint": true, "randperm": true, "arange": true, "linspace": true,
+	"logspace": true, "eye": true, "zeros_like": true, "ones_like": true, "empty_like": true,
+	"full_like": true, "rand_like": true, "randn_like": true, "randint_like": true, "from_numpy": true,
+	"normal": true, "tril_indices": true, "triu_indices": true,
+}
+
+// workerCode is a function DataLoader workers run, and how it is named in
+// messages.
+type workerCode struct {
+	fn      *pyast.Node // function_definition or lambda
+	label   string      // `CustomDataset.__getitem__`
+	loaders []*analysis.DataLoader
+}
+
+func runDeviceMoveInDataset(pass *analysis.Pass) {
+	for _, wc := range findWorkerCode(pass.File) {
+		for _, move := range findDeviceMoves(pass.File, wc.fn) {
+			pass.Report(deviceMoveDiagnostic(pass.File, wc, move))
+		}
+	}
+}
+
+// findWorkerCode lists the functions the file's DataLoaders run in workers.
+func findWorkerCode(f *analysis.File) []workerCode {
+	var out []workerCode
+	for _, c := range f.Classes {
+		if !f.IsDataset(c) {
+			continue
+		}
+		methods := []string{"__getitem__", "__getitems__"}
+		if f.IsIterableDataset(c) {
+			methods = append(methods, "__iter__")
+		}
+		for _, m := range methods {
+			if fn := c.Methods[m]; fn != nil {
+				out = append(out, workerCode{fn: fn, label: "`" + c.Name + "." + m + "`", loaders: f.LoadersOf(c)})
+			}
+		}
+	}
+	seen := map[*pyast.Node]int{}
+	for _, d := range f.DataLoaders {
+		fn, label := collateFunction(f, d.CollateFn)
+		if fn == nil {
+			continue
+		}
+		if i, ok := seen[fn]; ok {
+			out[i].loaders = append(out[i].loaders, d)
+			continue
+		}
+		seen[fn] = len(out)
+		out = append(out, workerCode{fn: fn, label: label, loaders: []*analysis.DataLoader{d}})
+	}
+	// Map iteration order is random; report in source order.
+	sortByStart(out)
+	return out
+}
+
+func sortByStart(wcs []workerCode) {
+	for i := 1; i < len(wcs); i++ {
+		for j := i; j > 0 && wcs[j].fn.Start < wcs[j-1].fn.Start; j-- {
+			wcs[j], wcs[j-1] = wcs[j-1], wcs[j]
+		}
+	}
+}
+
+// collateFunction resolves a collate_fn argument to the function it runs:
+// a def in this file, a lambda, or functools.partial(def, ...).
+func collateFunction(f *analysis.File, e *pyast.Node) (*pyast.Node, string) {
+	switch {
+	case e == nil:
+		return nil, ""
+	case e.Kind == "lambda":
+		return e, "the collate function (lambda)"
+	case e.Kind == "identifier":
+		if defs := f.Functions[f.Text(e)]; len(defs) > 0 {
+			return defs[len(defs)-1], "the collate function `" + f.Text(e) + "`"
+		}
+	case e.Kind == "call" && f.Callee(e) == "functools.partial":
+		return collateFunction(f, f.Arg(e, "func", 0))
+	}
+	return nil, ""
+}
+
+// deviceMove is one device transfer: the node to report and how to name it.
+type deviceMove struct {
+	start, end int
+	what       string
+}
+
+func findDeviceMoves(f *analysis.File, fn *pyast.Node) []deviceMove {
+	var moves []deviceMove
+	for _, call := range f.Calls {
+		if !fn.Contains(call) {
+			continue
+		}
+		switch method := f.MethodName(call); {
+		case method == "cuda":
+			moves = append(moves, deviceMove{Receiver(call).End, call.End, "`.cuda()`"})
+		case method == "to" && f.IsDeviceExpr(f.Arg(call, "device", 0)):
+			moves = append(moves, deviceMove{Receiver(call).End, call.End, "`" + f.Text(call)[Receiver(call).End-call.Start:] + "`"})
+		default:
+			name, ok := strings.CutPrefix(f.Callee(call), "torch.")
+			if kw := f.KeywordArg(call, "device"); ok && tensorFactories[name] && kw != nil && f.IsDeviceExpr(kw.Child("value")) {
+				moves = append(moves, deviceMove{kw.Start, kw.End, "`torch." + name + "(..., " + f.Text(kw) + ")`"})
+			}
+		}
+	}
+	return moves
+}
+
+// Receiver is analysis.Receiver, named short for this file.
+var Receiver = analysis.Receiver
+
+func deviceMoveDiagnostic(f *analysis.File, wc workerCode, move deviceMove) analysis.Diagnostic {
+	d := analysis.Diagnostic{Start: move.start, End: move.end}
+	maxWorkers, unknown, pinned := 0, "", false
+	for _, l := range wc.loaders {
+		if n, ok := l.Workers(f.Src); ok {
+			maxWorkers = max(maxWorkers, n)
+		} else {
+			unknown = f.Text(l.NumWorkers)
+		}
+		if l.PinMemory != nil && f.Text(l.PinMemory) == "True" {
+			pinned = true
+		}
+		d.Related = append(d.Related, analysis.Related{
+			Start: l.Call.Start, End: l.Call.End,
+			Message: "this DataLoader runs " + wc.label + " " + workersPhrase(f, l),
+		})
+	}
+	const consequences = "under the `fork` start method with CUDA already initialised in the parent the " +
+		"worker crashes (\"Cannot re-initialize CUDA in forked subprocess\"); under `spawn`/`forkserver` each " +
+		"worker creates its own CUDA context (hundreds of MiB of GPU memory each)"
+	var msg string
+	switch {
+	case maxWorkers > 0:
+		msg = fmt.Sprintf("%s in %s runs in each of the DataLoader's %d worker processes: %s", move.what, wc.label, maxWorkers, consequences)
+		d.Severity = analysis.SeverityError
+	case unknown != "":
+		msg = fmt.Sprintf("%s in %s runs in the DataLoader's worker processes when `num_workers` (`%s`) > 0: %s", move.what, wc.label, unknown, consequences)
+	case len(wc.loaders) > 0:
+		msg = fmt.Sprintf("%s in %s makes one small synchronous host-to-device copy per sample (the DataLoader has `num_workers=0`), and moving the work to worker processes would crash or cost a CUDA context per worker", move.what, wc.label)
+	default:
+		msg = fmt.Sprintf("%s in %s runs in DataLoader worker processes when `num_workers > 0`: %s", move.what, wc.label, consequences)
+	}
+	if pinned {
+		msg += "; `pin_memory=True` cannot pin CUDA tensors"
+	}
+	d.Message = msg + ". Return CPU tensors and move the batch in the training loop with `.to(device, non_blocking=True)`"
+	return d
+}
+
+func workersPhrase(f *analysis.File, l *analysis.DataLoader) string {
+	if n, ok := l.Workers(f.Src); ok {
+		if n == 0 {
+			return "in the main process (num_workers=0)"
+		}
+		return fmt.Sprintf("in %d worker processes (num_workers=%d)", n, n)
+	}
+	return "in worker processes (num_workers=" + f.Text(l.NumWorkers) + ")"
+}

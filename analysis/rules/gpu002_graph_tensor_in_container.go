@@ -1,0 +1,164 @@
+package rules
+
+import (
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// GraphTensorInContainer reports tensors that carry autograd history stored
+// in a container that outlives the loop iteration.
+var GraphTensorInContainer = &analysis.Rule{
+	Code:            "GPU002",
+	Name:            "graph-tensor-in-container",
+	Summary:         "A tensor with autograd history is kept in a list, dict or set across loop iterations",
+	DefaultSeverity: analysis.SeverityWarning,
+	Fixable:         analysis.FixNone,
+	Doc: analysis.Doc{
+		What: "Finds `xs.append(t)`, `xs.extend(...)`, `xs.insert(i, t)`, `s.add(t)` and `d[k] = t` inside a " +
+			"loop, where `t` comes from a model, a criterion or a loss function (or arithmetic, indexing, " +
+			"`.cpu()` or `.to()` on such a value), the container is created outside the loop, and autograd " +
+			"is on. Values passed through `.item()`, `.detach()`, `float()`, `.tolist()` or `.numpy()` carry " +
+			"no history and are not reported. A container that is later reduced and backpropagated " +
+			"(`torch.stack(losses).sum().backward()`, REINFORCE log-probabilities) is the point of the code " +
+			"and is not reported either.",
+		Why: "A tensor produced with autograd on holds its `grad_fn`, and through it the graph of the " +
+			"step that made it. Stored in a list, it keeps that graph alive for as long as the list lives. " +
+			"For a model output (`preds.append(logits)`) that is the tensor itself on the GPU plus, unless " +
+			"`backward()` ran through it, every activation the graph saved: memory grows each step until it " +
+			"runs out. For a scalar loss appended after `backward()` the saved tensors are already freed, and " +
+			"what remains is the `grad_fn` chain and a small GPU block per step, a slow leak. `.cpu()` copies " +
+			"but does not detach: the copy keeps the graph too.\n\n" +
+			"Store `loss.item()` (a Python float; it waits for the GPU, so in hot loops prefer accumulating " +
+			"`loss.detach()` on the device and calling `.item()` when you log) or `t.detach()` / " +
+			"`t.detach().cpu()`.",
+		Example: `import torch
+
+model = torch.nn.Linear(8, 1)
+criterion = torch.nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+history = []
+for step in range(100):
+    x, y = torch.randn(4, 8), torch.randn(4, 1)
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    history.append(loss)`,
+		UseInstead: `import torch
+
+model = torch.nn.Linear(8, 1)
+criterion = torch.nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+history = []
+for step in range(100):
+    x, y = torch.randn(4, 8), torch.randn(4, 1)
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    history.append(loss.item())`,
+		FixSafety: "No automatic fix yet.",
+	},
+	Run: runGraphTensorInContainer,
+}
+
+// storedValue returns the value a container-storing statement stores and
+// the container, or nils when node stores nothing.
+func storedValue(f *analysis.File, n *pyast.Node) (value, container *pyast.Node) {
+	switch n.Kind {
+	case "call":
+		recv := Receiver(n)
+		if !recv.Is("identifier", "attribute") {
+			return nil, nil
+		}
+		switch f.MethodName(n) {
+		case "append", "extend", "add", "appendleft":
+			return f.Arg(n, "", 0), recv
+		case "insert":
+			return f.Arg(n, "", 1), recv
+		}
+	case "assignment":
+		if left := n.Child("left"); left.Is("subscript") && left.Child("value").Is("identifier", "attribute") {
+			return n.Child("right"), left.Child("value")
+		}
+	}
+	return nil, nil
+}
+
+func runGraphTensorInContainer(pass *analysis.Pass) {
+	f := pass.File
+	taints := map[*pyast.Node]*analysis.Taint{}
+	check := func(stmt *pyast.Node) {
+		value, container := storedValue(f, stmt)
+		if value == nil {
+			return
+		}
+		loops := analysis.EnclosingLoops(stmt)
+		if len(loops) == 0 || f.InNoGrad(stmt) {
+			return
+		}
+		scope := analysis.Scope(stmt)
+		if taints[scope] == nil {
+			taints[scope] = f.NewTaint(scope)
+		}
+		taint := taints[scope]
+		name := f.Text(container)
+		if !taint.Tainted(value) || f.AssignedIn(name, loops[0].Child("body")) || f.ReachesBackward(name, scope) {
+			return
+		}
+		d := analysis.Diagnostic{Start: stmt.Start, End: stmt.End}
+		val := "`" + f.Text(value) + "`"
+		if taint.IsScalarLoss(value) {
+			if backwardBefore(f, value, loops[0], stmt) {
+				d.Severity = analysis.SeverityInfo
+				d.Message = "`" + name + "` keeps " + val + " with its autograd history: each stored loss holds its " +
+					"`grad_fn` chain and a small GPU block, so memory creeps up every step; store `" +
+					f.Text(value) + ".item()` or `" + f.Text(value) + ".detach()`"
+			} else {
+				d.Message = "`" + name + "` keeps " + val + " with its autograd graph, and with it every activation the " +
+					"step saved for backward, alive across iterations; store `" + f.Text(value) + ".item()` or `" +
+					f.Text(value) + ".detach()`"
+			}
+		} else {
+			d.Message = "`" + name + "` keeps " + val + " with its autograd graph alive across iterations: the tensor " +
+				"and the activations its graph saved stay in memory until `" + name + "` is dropped; store `" +
+				f.Text(value) + ".detach()` (or `.detach().cpu()`)"
+		}
+		if onlyMovedToCPU(f, value) {
+			d.Message += " (`.cpu()` copies but does not detach)"
+		}
+		pass.Report(d)
+	}
+	for _, call := range f.Calls {
+		check(call)
+	}
+	for _, a := range f.Assignments {
+		check(a)
+	}
+}
+
+// backwardBefore reports whether, in loop, `<value>.backward()` runs
+// before stmt.
+func backwardBefore(f *analysis.File, value, loop, stmt *pyast.Node) bool {
+	for _, call := range f.Calls {
+		if call.Start < stmt.Start && loop.Contains(call) && f.MethodName(call) == "backward" && f.Text(Receiver(call)) == f.Text(value) {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyMovedToCPU reports whether value ends in `.cpu()` (or `.to("cpu")`),
+// which users often take for a detach.
+func onlyMovedToCPU(f *analysis.File, value *pyast.Node) bool {
+	if !value.Is("call") {
+		return false
+	}
+	switch f.MethodName(value) {
+	case "cpu":
+		return true
+	case "to":
+		return f.Text(f.Arg(value, "device", 0)) == `"cpu"` || f.Text(f.Arg(value, "device", 0)) == `'cpu'`
+	}
+	return false
+}

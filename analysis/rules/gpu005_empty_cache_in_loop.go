@@ -1,0 +1,114 @@
+package rules
+
+import (
+	"regexp"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// EmptyCacheInLoop reports torch.cuda.empty_cache() on the normal path of a
+// loop body.
+var EmptyCacheInLoop = &analysis.Rule{
+	Code:            "GPU005",
+	Name:            "empty-cache-in-loop",
+	Summary:         "`torch.cuda.empty_cache()` runs on every iteration of a loop",
+	DefaultSeverity: analysis.SeverityWarning,
+	Fixable:         analysis.FixNone,
+	Doc: analysis.Doc{
+		What: "Finds `torch.cuda.empty_cache()` and `torch.accelerator.memory.empty_cache()` called on " +
+			"every iteration of a loop. A call in an `except` branch (an out-of-memory handler), under a " +
+			"step-interval condition such as `if step % 100 == 0`, once after the loop, or once per epoch (after " +
+			"the batch loop, or in a loop over epochs) is not reported.",
+		Why: "`empty_cache()` returns only the *unoccupied* blocks of PyTorch's caching allocator to the " +
+			"driver. It does not free a single tensor that is still referenced, so it cannot stop memory " +
+			"that grows because tensors are kept alive; it only makes the growth harder to see in " +
+			"`nvidia-smi`. Every call frees segments with `cudaFree`, which synchronises the device, and " +
+			"the next iteration pays `cudaMalloc` again, so a per-batch call slows training down. The " +
+			"allocator already empties its cache by itself before it reports out-of-memory.\n\n" +
+			"Find what keeps the memory alive instead (`torch.cuda.memory_summary()`, or " +
+			"`torch.cuda.memory._record_memory_history()` and a snapshot), and for fragmentation use " +
+			"`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`.",
+		Example: `import torch
+
+model = torch.nn.Linear(8, 8).cuda()
+for step in range(1000):
+    out = model(torch.randn(4, 8, device="cuda"))
+    del out
+    torch.cuda.empty_cache()`,
+		UseInstead: `import torch
+
+model = torch.nn.Linear(8, 8).cuda()
+for step in range(1000):
+    out = model(torch.randn(4, 8, device="cuda"))
+    del out
+torch.cuda.empty_cache()`,
+		FixSafety: "No automatic fix yet.",
+	},
+	Run: runEmptyCacheInLoop,
+}
+
+func runEmptyCacheInLoop(pass *analysis.Pass) {
+	f := pass.File
+	for _, call := range f.Calls {
+		switch f.Callee(call) {
+		case "torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.accelerator.memory.empty_cache":
+		default:
+			continue
+		}
+		loops := analysis.EnclosingLoops(call)
+		if len(loops) == 0 || offNormalPath(f, call, loops[0]) || phaseBoundary(f, call, loops[0]) {
+			continue
+		}
+		pass.Report(analysis.Diagnostic{
+			Start: call.Start, End: call.End,
+			Message: "`" + f.Text(call.Child("function")) + "()` on every loop iteration frees no tensor that is " +
+				"still referenced, so it cannot stop memory growth, and each call synchronises the device and " +
+				"forces new `cudaMalloc`s; call it once after the loop, or find what keeps the memory alive",
+		})
+	}
+}
+
+var epochName = regexp.MustCompile(`(?i)epoch`)
+
+// phaseBoundary reports whether call runs once per phase rather than per
+// batch: after a nested loop in the same loop body (the end of an epoch),
+// or in a loop over epochs.
+func phaseBoundary(f *analysis.File, call, loop *pyast.Node) bool {
+	if left := loop.Child("left"); left != nil && epochName.MatchString(f.Text(left)) {
+		return true
+	}
+	for _, inner := range f.Loops {
+		if inner != loop && inner.End <= call.Start && loop.Child("body").Contains(inner) {
+			return true
+		}
+	}
+	return false
+}
+
+// offNormalPath reports whether call, inside loop, runs only in an except
+// branch or under a step-interval condition (`if step % N == 0`).
+func offNormalPath(f *analysis.File, call, loop *pyast.Node) bool {
+	for p := call.Parent; p != nil && p != loop; p = p.Parent {
+		switch p.Kind {
+		case "except_clause", "except_group_clause":
+			return true
+		case "if_statement", "elif_clause":
+			cond := p.Child("condition")
+			if cond.Contains(call) {
+				continue
+			}
+			interval := false
+			pyast.Walk(cond, func(n *pyast.Node) bool {
+				if n.Kind == "binary_operator" && f.Text(n.Child("operator")) == "%" {
+					interval = true
+				}
+				return !interval
+			})
+			if interval {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,80 @@
+package rules_test
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/analysistest"
+	"github.com/vramlint/vramlint/analysis/rules"
+)
+
+func TestFixtures(t *testing.T) {
+	for _, r := range rules.All() {
+		t.Run(r.Code, func(t *testing.T) {
+			analysistest.Run(t, filepath.Join("testdata", r.Code), r)
+		})
+	}
+}
+
+// Every fixture is also checked with all rules on: no rule may fire on
+// another rule's fixture unless that fixture wants it.
+func TestFixturesAllRules(t *testing.T) {
+	for _, r := range rules.All() {
+		t.Run(r.Code, func(t *testing.T) {
+			analysistest.Run(t, filepath.Join("testdata", r.Code), rules.All()...)
+		})
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	all := rules.All()
+	seenCode, seenName := map[string]bool{}, map[string]bool{}
+	for i, r := range all {
+		if err := r.Validate(); err != nil {
+			t.Error(err)
+		}
+		if seenCode[r.Code] || seenName[r.Name] {
+			t.Errorf("%s %s: duplicate code or name", r.Code, r.Name)
+		}
+		seenCode[r.Code], seenName[r.Name] = true, true
+		if i > 0 && all[i-1].Code >= r.Code {
+			t.Errorf("registry not sorted by code at %s", r.Code)
+		}
+		if rules.ByCode(r.Code) != r {
+			t.Errorf("ByCode(%s) does not find it", r.Code)
+		}
+	}
+	if !sort.StringsAreSorted(analysis.KnownCodes) || len(analysis.KnownCodes) != len(all) {
+		t.Errorf("KnownCodes = %v", analysis.KnownCodes)
+	}
+}
+
+// Each rule's documented Example triggers it and its Use instead does not.
+func TestDocExamples(t *testing.T) {
+	for _, r := range rules.All() {
+		runner := &analysis.Runner{Rules: []*analysis.Rule{r}}
+		ex, err := runner.Run(context.Background(), "example.py", []byte(r.Doc.Example), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ex.Diagnostics) == 0 {
+			t.Errorf("%s: the documented Example does not trigger the rule", r.Code)
+		}
+		if ex.File.Tree.Root.HasError() {
+			t.Errorf("%s: the documented Example does not parse", r.Code)
+		}
+		use, err := runner.Run(context.Background(), "use_instead.py", []byte(r.Doc.UseInstead), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range use.Diagnostics {
+			t.Errorf("%s: the documented Use instead triggers it: %s", r.Code, d.Message)
+		}
+		if use.File.Tree.Root.HasError() {
+			t.Errorf("%s: the documented Use instead does not parse", r.Code)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+model = nn.Linear(8, 2)
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = [(torch.randn(4, 8), torch.randint(0, 2, (4,)))]
+val_loader = train_loader
+test_loader = train_loader
+
+for epoch in range(2):
+    model.train()
+    for x, y in train_loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    for x, y in val_loader:  # want: GPU004 "eval\(\). does not disable gradient tracking"
+        out = model(x)
+
+
+def test(loader):
+    model.eval()
+    correct = 0
+    for i, (x, y) in enumerate(loader):  # want: GPU004
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def predict_all():
+    # No eval() here, but the loader's name says it is test data.
+    return [model(x) for x, _ in test_loader]
+
+
+def score():
+    for x, y in tqdm(test_loader):  # want: GPU004
+        model(x)
+
+
+class Runner:
+    def __init__(self):
+        self.model = model
+
+    def evaluate(self, data):
+        self.model.eval()
+        while True:  # want: GPU004
+            x = next(data)
+            self.model(x)

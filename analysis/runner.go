@@ -1,0 +1,124 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// Pass is what a rule's Run sees: the shared per-file model and a way to
+// report.
+type Pass struct {
+	*File
+	Rule        *Rule
+	diagnostics []Diagnostic
+}
+
+// Report records a diagnostic of the running rule.
+func (p *Pass) Report(d Diagnostic) {
+	d.Code = p.Rule.Code
+	p.diagnostics = append(p.diagnostics, d)
+}
+
+// MaxFileSize is the largest source vramlint analyses.
+const MaxFileSize = 10 << 20
+
+// CheckSource says why src cannot be analysed as Python source, or nil.
+func CheckSource(src []byte) error {
+	if len(src) > MaxFileSize {
+		return fmt.Errorf("file is too large (%d MB; the limit is %d MB)", len(src)>>20, MaxFileSize>>20)
+	}
+	if i := bytes.IndexByte(src, 0); i >= 0 {
+		return fmt.Errorf("looks like a binary file (NUL byte at offset %d)", i)
+	}
+	if !utf8.Valid(src) {
+		off := 0
+		for off < len(src) {
+			r, size := utf8.DecodeRune(src[off:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			off += size
+		}
+		m := NewMapper(src)
+		p := m.Position(off, UTF8)
+		return fmt.Errorf("is not valid UTF-8 (line %d, byte %d of the line)", p.Line+1, p.Column+1)
+	}
+	return nil
+}
+
+// Result is the outcome of analysing one file.
+type Result struct {
+	File        *File
+	Diagnostics []Diagnostic // sorted by position, suppressions applied
+	// RuleErrors are rules that failed (panicked) on this file; the other
+	// rules' diagnostics are still there.
+	RuleErrors []error
+}
+
+// Runner runs a set of rules over files. `vramlint check` and `vramlint
+// server` share it, so the terminal and the editor say the same thing.
+type Runner struct {
+	Rules []*Rule
+}
+
+// Run parses src and analyses it under settings.
+func (r *Runner) Run(ctx context.Context, path string, src []byte, settings *Settings) (*Result, error) {
+	tree, err := pyast.Parse(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	return r.Analyze(NewFile(path, src, tree), settings), nil
+}
+
+// Analyze runs the enabled rules over a file model.
+func (r *Runner) Analyze(f *File, settings *Settings) *Result {
+	if settings == nil {
+		settings = &Settings{}
+	}
+	res := &Result{File: f}
+	sup := parseSuppressions(f)
+	for _, rule := range r.Rules {
+		if !settings.Enabled(rule.Code, f.Path) || sup.file(rule.Code) {
+			continue
+		}
+		diags, err := runRule(rule, f)
+		if err != nil {
+			res.RuleErrors = append(res.RuleErrors, err)
+		}
+		for _, d := range diags {
+			if sup.line(f.Mapper.LineOf(d.Start), d.Code) {
+				continue
+			}
+			d.Severity = settings.severity(rule, d.Severity)
+			res.Diagnostics = append(res.Diagnostics, d)
+		}
+	}
+	sort.SliceStable(res.Diagnostics, func(i, j int) bool {
+		a, b := res.Diagnostics[i], res.Diagnostics[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		return a.Code < b.Code
+	})
+	return res
+}
+
+// runRule runs one rule, turning a panic into an error so that one broken
+// rule never takes the others (or the language server) down.
+func runRule(rule *Rule, f *File) (diags []Diagnostic, err error) {
+	pass := &Pass{File: f, Rule: rule}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rule %s panicked on %s: %v\n%s", rule.Code, f.Path, p, debug.Stack())
+			diags = pass.diagnostics
+		}
+	}()
+	rule.Run(pass)
+	return pass.diagnostics, nil
+}

@@ -1,0 +1,153 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"unicode/utf8"
+)
+
+// Encoding is the unit in which a column counts characters.
+type Encoding int
+
+const (
+	// UTF16 counts UTF-16 code units: the LSP default; characters outside
+	// the Basic Multilingual Plane (most emoji) count 2.
+	UTF16 Encoding = iota
+	// UTF8 counts bytes.
+	UTF8
+	// CodePoints counts Unicode code points, as terminals show columns.
+	CodePoints
+)
+
+func (e Encoding) String() string {
+	switch e {
+	case UTF8:
+		return "utf-8"
+	case CodePoints:
+		return "utf-32"
+	}
+	return "utf-16"
+}
+
+// Position is a zero-based line and a zero-based column in some Encoding.
+type Position struct {
+	Line, Column int
+}
+
+// Mapper converts byte offsets in a source to line/column positions and back.
+// It is the one place where lines and columns are computed: everything else
+// in vramlint works with byte offsets into the UTF-8 source.
+//
+// Lines end at "\n", "\r\n" or a lone "\r", as the LSP specification says.
+type Mapper struct {
+	src        []byte
+	lineStarts []int
+}
+
+// NewMapper indexes the line starts of src.
+func NewMapper(src []byte) *Mapper {
+	starts := []int{0}
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '\n':
+			starts = append(starts, i+1)
+		case '\r':
+			if i+1 < len(src) && src[i+1] == '\n' {
+				i++
+			}
+			starts = append(starts, i+1)
+		}
+	}
+	return &Mapper{src: src, lineStarts: starts}
+}
+
+// LineCount is the number of lines (a trailing newline opens an empty last line).
+func (m *Mapper) LineCount() int { return len(m.lineStarts) }
+
+// LineStart is the byte offset where line begins.
+func (m *Mapper) LineStart(line int) int { return m.lineStarts[line] }
+
+// LineEnd is the byte offset of line's terminator (or the end of the source).
+func (m *Mapper) LineEnd(line int) int {
+	if line+1 >= len(m.lineStarts) {
+		return len(m.src)
+	}
+	end := m.lineStarts[line+1] - 1
+	if m.src[end] == '\n' && end > m.lineStarts[line] && m.src[end-1] == '\r' {
+		end--
+	}
+	return end
+}
+
+// Line returns the text of line without its terminator.
+func (m *Mapper) Line(line int) []byte { return m.src[m.LineStart(line):m.LineEnd(line)] }
+
+// LineOf returns the line holding byte offset off.
+func (m *Mapper) LineOf(off int) int {
+	return sort.Search(len(m.lineStarts), func(i int) bool { return m.lineStarts[i] > off }) - 1
+}
+
+// Position converts a byte offset into a position. Offsets outside the
+// source are clamped; an offset inside a multi-byte character or a line
+// terminator maps to the start of that character or terminator.
+func (m *Mapper) Position(off int, enc Encoding) Position {
+	off = max(0, min(off, len(m.src)))
+	line := m.LineOf(off)
+	off = min(off, m.LineEnd(line))
+	return Position{Line: line, Column: columnWidth(m.src[m.lineStarts[line]:off], enc)}
+}
+
+// Offset converts a position into a byte offset. A line past the end is an
+// error; a column past the end of its line clamps to the line's end, as the
+// LSP specification asks.
+func (m *Mapper) Offset(p Position, enc Encoding) (int, error) {
+	if p.Line < 0 || p.Column < 0 {
+		return 0, fmt.Errorf("position %d:%d is negative", p.Line, p.Column)
+	}
+	if p.Line >= len(m.lineStarts) {
+		return len(m.src), fmt.Errorf("line %d is past the end of the document (%d lines)", p.Line, len(m.lineStarts))
+	}
+	start, end := m.LineStart(p.Line), m.LineEnd(p.Line)
+	col := 0
+	for off := start; off < end; {
+		if col >= p.Column {
+			return off, nil
+		}
+		r, size := utf8.DecodeRune(m.src[off:end])
+		w := runeWidth(r, size, enc)
+		if col+w > p.Column {
+			// Inside a surrogate pair: the character starts here.
+			return off, nil
+		}
+		col += w
+		off += size
+	}
+	return end, nil
+}
+
+func columnWidth(b []byte, enc Encoding) int {
+	if enc == UTF8 {
+		return len(b)
+	}
+	n := 0
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		n += runeWidth(r, size, enc)
+		b = b[size:]
+	}
+	return n
+}
+
+// runeWidth is the number of units a decoded character takes. An invalid
+// byte counts as one unit in every encoding.
+func runeWidth(r rune, size int, enc Encoding) int {
+	switch enc {
+	case UTF8:
+		return size
+	case UTF16:
+		if r >= 0x10000 {
+			return 2
+		}
+	}
+	return 1
+}

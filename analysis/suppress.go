@@ -1,0 +1,81 @@
+package analysis
+
+import (
+	"regexp"
+	"strings"
+)
+
+var (
+	// `# noqa`, `# noqa: GPU001`, `# noqa: GPU001, GPU005` (flake8/ruff style).
+	lineNoqa = regexp.MustCompile(`(?i)#\s*noqa(?:\s*:\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?`)
+	// `# vramlint: noqa` or `# vramlint: noqa: GPU005` anywhere in a file.
+	fileNoqa = regexp.MustCompile(`(?i)#\s*vramlint\s*:\s*noqa(?:\s*:\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?`)
+	codeList = regexp.MustCompile(`[A-Za-z]+[0-9]+`)
+)
+
+// suppressions are the noqa comments of one file.
+type suppressions struct {
+	fileAll   bool
+	fileCodes map[string]bool
+	lines     map[int]codeSet // line -> codes (nil set: all codes)
+}
+
+type codeSet map[string]bool
+
+func parseSuppressions(f *File) *suppressions {
+	s := &suppressions{fileCodes: map[string]bool{}, lines: map[int]codeSet{}}
+	for _, c := range f.Comments {
+		text := f.Text(c)
+		if m := fileNoqa.FindStringSubmatch(text); m != nil {
+			if m[1] == "" {
+				s.fileAll = true
+			}
+			for _, code := range codeList.FindAllString(m[1], -1) {
+				s.fileCodes[strings.ToUpper(code)] = true
+			}
+			continue
+		}
+		m := lineNoqa.FindStringSubmatch(text)
+		if m == nil {
+			continue
+		}
+		line := f.Mapper.LineOf(c.Start)
+		if m[1] == "" {
+			s.lines[line] = nil
+			continue
+		}
+		set, seen := s.lines[line]
+		if seen && set == nil {
+			continue // a bare noqa already covers everything
+		}
+		if set == nil {
+			set = codeSet{}
+			s.lines[line] = set
+		}
+		for _, code := range codeList.FindAllString(m[1], -1) {
+			set[strings.ToUpper(code)] = true
+		}
+	}
+	return s
+}
+
+func (s *suppressions) file(code string) bool { return s.fileAll || s.fileCodes[code] }
+
+func (s *suppressions) line(line int, code string) bool {
+	set, ok := s.lines[line]
+	return ok && (set == nil || set[code])
+}
+
+// NoqaCodes returns the codes a `# noqa:` comment in text names, the byte
+// range of the comment's code list within text, and whether text holds a
+// noqa comment at all (bare noqa: no codes, ok true).
+func NoqaCodes(text string) (codes []string, listStart, listEnd int, ok bool) {
+	m := lineNoqa.FindStringSubmatchIndex(text)
+	if m == nil || fileNoqa.MatchString(text) {
+		return nil, 0, 0, false
+	}
+	if m[2] < 0 {
+		return nil, m[1], m[1], true
+	}
+	return codeList.FindAllString(text[m[2]:m[3]], -1), m[2], m[3], true
+}

@@ -9,9 +9,9 @@ import (
 
 var globCache sync.Map // pattern -> *regexp.Regexp
 
-// globRegexp compiles a gitignore-style glob: `*` and `?` stay within one
+// CompileGlob compiles a gitignore-style glob: `*` and `?` stay within one
 // path segment, `**` spans segments, `[...]` is a character class.
-func globRegexp(pattern string) *regexp.Regexp {
+func CompileGlob(pattern string) *regexp.Regexp {
 	if re, ok := globCache.Load(pattern); ok {
 		return re.(*regexp.Regexp)
 	}
@@ -65,7 +65,7 @@ func globRegexp(pattern string) *regexp.Regexp {
 func MatchGlob(pattern, rel string) bool {
 	pattern = strings.TrimPrefix(strings.TrimSuffix(pattern, "/"), "./")
 	rel = strings.TrimPrefix(rel, "./")
-	re := globRegexp(strings.TrimPrefix(pattern, "/"))
+	re := CompileGlob(strings.TrimPrefix(pattern, "/"))
 	anchored := strings.Contains(strings.TrimSuffix(pattern, "/"), "/")
 	for p := rel; p != "." && p != "/" && p != ""; p = path.Dir(p) {
 		if re.MatchString(p) || !anchored && re.MatchString(path.Base(p)) {

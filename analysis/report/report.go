@@ -1,0 +1,335 @@
+// Package report writes check results as text, JSON, SARIF or GitHub
+// workflow annotations.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/workspace"
+)
+
+// Formats are the names --output-format accepts.
+var Formats = []string{"text", "json", "sarif", "github"}
+
+// Input is what a report describes.
+type Input struct {
+	Files   []workspace.FileResult
+	Rules   []*analysis.Rule
+	Version string
+	// Unsafe says whether unsafe fixes are enabled (for the fix summary).
+	Unsafe bool
+}
+
+// Write writes in in the named format.
+func Write(w io.Writer, format string, in Input) error {
+	switch format {
+	case "text":
+		return writeText(w, in)
+	case "json":
+		return writeJSON(w, in)
+	case "sarif":
+		return writeSARIF(w, in)
+	case "github":
+		return writeGitHub(w, in)
+	}
+	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats, ", "))
+}
+
+// item is one diagnostic with the file it belongs to.
+type item struct {
+	path string
+	res  *analysis.Result
+	d    analysis.Diagnostic
+}
+
+func items(in Input) []item {
+	var out []item
+	for _, f := range in.Files {
+		if f.Result == nil {
+			continue
+		}
+		for _, d := range f.Result.Diagnostics {
+			out = append(out, item{path: f.Path, res: f.Result, d: d})
+		}
+	}
+	return out
+}
+
+// span is a 1-based start and end line/column.
+type span struct{ startLine, startCol, endLine, endCol int }
+
+func spanOf(m *analysis.Mapper, start, end int, enc analysis.Encoding) span {
+	s, e := m.Position(start, enc), m.Position(end, enc)
+	return span{s.Line + 1, s.Column + 1, e.Line + 1, e.Column + 1}
+}
+
+// FixSummary counts the diagnostics with a fix --fix would apply and those
+// only --unsafe-fixes would.
+func FixSummary(in Input) (safe, unsafe int) {
+	for _, it := range items(in) {
+		switch best := bestFix(it.d); {
+		case best == nil:
+		case best.Applicability == analysis.Safe:
+			safe++
+		case best.Applicability == analysis.Unsafe:
+			unsafe++
+		}
+	}
+	return safe, unsafe
+}
+
+// bestFix is the fix shown for a diagnostic: the first safe one, else the
+// first unsafe one, else the first.
+func bestFix(d analysis.Diagnostic) *analysis.Fix {
+	for _, want := range []analysis.Applicability{analysis.Safe, analysis.Unsafe, analysis.DisplayOnly} {
+		for i := range d.Fixes {
+			if d.Fixes[i].Applicability == want {
+				return &d.Fixes[i]
+			}
+		}
+	}
+	return nil
+}
+
+func ruleByCode(rules []*analysis.Rule, code string) *analysis.Rule {
+	for _, r := range rules {
+		if r.Code == code {
+			return r
+		}
+	}
+	return nil
+}
+
+// writeText prints diagnostics the way ruff does: location, code, message,
+// the source line with a caret, the fix, then a summary.
+func writeText(w io.Writer, in Input) error {
+	all := items(in)
+	for _, it := range all {
+		m := it.res.File.Mapper
+		sp := spanOf(m, it.d.Start, it.d.End, analysis.CodePoints)
+		fmt.Fprintf(w, "%s:%d:%d: %s %s\n", it.path, sp.startLine, sp.startCol, it.d.Code, it.d.Message)
+		line := sp.startLine - 1
+		text := m.Line(line)
+		gutter := fmt.Sprint(sp.startLine)
+		pad := strings.Repeat(" ", len(gutter))
+		fmt.Fprintf(w, "%s |\n%s | %s\n", pad, gutter, text)
+		// The caret line repeats the line's tabs so the caret lines up.
+		var caret strings.Builder
+		prefix := string(text[:min(it.d.Start-m.LineStart(line), len(text))])
+		for _, r := range prefix {
+			if r == '\t' {
+				caret.WriteByte('\t')
+			} else {
+				caret.WriteByte(' ')
+			}
+		}
+		width := sp.endCol - sp.startCol
+		if sp.endLine != sp.startLine {
+			width = len([]rune(string(text))) - (sp.startCol - 1)
+		}
+		caret.WriteString(strings.Repeat("^", max(width, 1)))
+		fmt.Fprintf(w, "%s | %s\n", pad, caret.String())
+		if fix := bestFix(it.d); fix != nil {
+			fmt.Fprintf(w, "%s = fix (%s): %s\n", pad, fix.Applicability, fix.Title)
+		}
+		fmt.Fprintln(w)
+	}
+	n := len(all)
+	if n == 0 {
+		fmt.Fprintln(w, "All checks passed!")
+		return nil
+	}
+	noun := "problems"
+	if n == 1 {
+		noun = "problem"
+	}
+	safe, unsafe := FixSummary(in)
+	var fixable []string
+	if safe > 0 {
+		fixable = append(fixable, fmt.Sprintf("%d fixable with --fix", safe))
+	}
+	if unsafe > 0 {
+		fixable = append(fixable, fmt.Sprintf("%d fixable with --unsafe-fixes", unsafe))
+	}
+	if len(fixable) > 0 {
+		fmt.Fprintf(w, "Found %d %s (%s).\n", n, noun, strings.Join(fixable, ", "))
+	} else {
+		fmt.Fprintf(w, "Found %d %s.\n", n, noun)
+	}
+	return nil
+}
+
+type jsonPosition struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+}
+
+type jsonFix struct {
+	Title  string `json:"title"`
+	Safety string `json:"safety"`
+}
+
+type jsonRelated struct {
+	Message string       `json:"message"`
+	Start   jsonPosition `json:"start"`
+	End     jsonPosition `json:"end"`
+}
+
+type jsonDiagnostic struct {
+	Code     string        `json:"code"`
+	Name     string        `json:"name"`
+	Message  string        `json:"message"`
+	Severity string        `json:"severity"`
+	File     string        `json:"file"`
+	Start    jsonPosition  `json:"start"`
+	End      jsonPosition  `json:"end"`
+	Fix      *jsonFix      `json:"fix"`
+	Fixes    []jsonFix     `json:"fixes"`
+	Related  []jsonRelated `json:"related"`
+	URL      string        `json:"url"`
+}
+
+// writeJSON writes one array of diagnostics; columns count code points.
+func writeJSON(w io.Writer, in Input) error {
+	out := []jsonDiagnostic{}
+	for _, it := range items(in) {
+		m := it.res.File.Mapper
+		sp := spanOf(m, it.d.Start, it.d.End, analysis.CodePoints)
+		jd := jsonDiagnostic{
+			Code: it.d.Code, Message: it.d.Message, Severity: it.d.Severity.String(), File: it.path,
+			Start: jsonPosition{sp.startLine, sp.startCol}, End: jsonPosition{sp.endLine, sp.endCol},
+			Fixes: []jsonFix{}, Related: []jsonRelated{},
+		}
+		if r := ruleByCode(in.Rules, it.d.Code); r != nil {
+			jd.Name, jd.URL = r.Name, r.DocURL()
+		}
+		if fix := bestFix(it.d); fix != nil {
+			jd.Fix = &jsonFix{fix.Title, fix.Applicability.String()}
+		}
+		for _, f := range it.d.Fixes {
+			jd.Fixes = append(jd.Fixes, jsonFix{f.Title, f.Applicability.String()})
+		}
+		for _, rel := range it.d.Related {
+			rs := spanOf(m, rel.Start, rel.End, analysis.CodePoints)
+			jd.Related = append(jd.Related, jsonRelated{rel.Message, jsonPosition{rs.startLine, rs.startCol}, jsonPosition{rs.endLine, rs.endCol}})
+		}
+		out = append(out, jd)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// sarifLevel maps a severity to a SARIF result level.
+func sarifLevel(s analysis.Severity) string {
+	switch s {
+	case analysis.SeverityError:
+		return "error"
+	case analysis.SeverityWarning:
+		return "warning"
+	}
+	return "note"
+}
+
+// writeSARIF writes SARIF 2.1.0 with rule metadata, as GitHub code
+// scanning accepts it. Columns count UTF-16 code units, SARIF's default.
+func writeSARIF(w io.Writer, in Input) error {
+	type obj = map[string]any
+	rules := []any{}
+	index := map[string]int{}
+	for i, r := range in.Rules {
+		index[r.Code] = i
+		rules = append(rules, obj{
+			"id":                   r.Code,
+			"name":                 r.Name,
+			"shortDescription":     obj{"text": r.Summary},
+			"fullDescription":      obj{"text": strings.TrimSpace(r.Doc.What)},
+			"helpUri":              r.DocURL(),
+			"help":                 obj{"text": strings.TrimSpace(r.Doc.Why), "markdown": r.Markdown()},
+			"defaultConfiguration": obj{"level": sarifLevel(r.DefaultSeverity)},
+			"properties":           obj{"tags": []string{"pytorch", "gpu-memory"}},
+		})
+	}
+	results := []any{}
+	for _, it := range items(in) {
+		m := it.res.File.Mapper
+		region := func(start, end int) obj {
+			sp := spanOf(m, start, end, analysis.UTF16)
+			return obj{"startLine": sp.startLine, "startColumn": sp.startCol, "endLine": sp.endLine, "endColumn": sp.endCol}
+		}
+		artifact := obj{"uri": filepath.ToSlash(filepath.Clean(it.path))}
+		if !filepath.IsAbs(it.path) {
+			artifact["uriBaseId"] = "%SRCROOT%"
+		}
+		res := obj{
+			"ruleId":    it.d.Code,
+			"level":     sarifLevel(it.d.Severity),
+			"message":   obj{"text": it.d.Message},
+			"locations": []any{obj{"physicalLocation": obj{"artifactLocation": artifact, "region": region(it.d.Start, it.d.End)}}},
+		}
+		if i, ok := index[it.d.Code]; ok {
+			res["ruleIndex"] = i
+		}
+		var related []any
+		for i, rel := range it.d.Related {
+			related = append(related, obj{
+				"id":               i,
+				"message":          obj{"text": rel.Message},
+				"physicalLocation": obj{"artifactLocation": artifact, "region": region(rel.Start, rel.End)},
+			})
+		}
+		if related != nil {
+			res["relatedLocations"] = related
+		}
+		results = append(results, res)
+	}
+	doc := obj{
+		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+		"version": "2.1.0",
+		"runs": []any{obj{
+			"tool": obj{"driver": obj{
+				"name":           "vramlint",
+				"version":        in.Version,
+				"informationUri": "https://github.com/vramlint/vramlint",
+				"rules":          rules,
+			}},
+			"columnKind": "utf16CodeUnits",
+			"results":    results,
+		}},
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+var (
+	ghData     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	ghProperty = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+)
+
+// writeGitHub writes GitHub Actions workflow commands, one per diagnostic.
+func writeGitHub(w io.Writer, in Input) error {
+	for _, it := range items(in) {
+		sp := spanOf(it.res.File.Mapper, it.d.Start, it.d.End, analysis.CodePoints)
+		level := "notice"
+		switch it.d.Severity {
+		case analysis.SeverityError:
+			level = "error"
+		case analysis.SeverityWarning:
+			level = "warning"
+		}
+		title := it.d.Code
+		if r := ruleByCode(in.Rules, it.d.Code); r != nil {
+			title += " " + r.Name
+		}
+		fmt.Fprintf(w, "::%s title=%s,file=%s,line=%d,col=%d,endLine=%d,endColumn=%d::%s\n",
+			level, ghProperty.Replace(title), ghProperty.Replace(filepath.ToSlash(it.path)),
+			sp.startLine, sp.startCol, sp.endLine, sp.endCol, ghData.Replace(it.d.Code+" "+it.d.Message))
+	}
+	return nil
+}

@@ -1,0 +1,293 @@
+// Package workspace finds the Python files under the paths given to
+// `vramlint check` and analyses them in parallel.
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/vramlint/vramlint/analysis"
+)
+
+// defaultExcludes are folders never worth linting (ruff's list).
+var defaultExcludes = map[string]bool{
+	".bzr": true, ".direnv": true, ".eggs": true, ".git": true, ".git-rewrite": true, ".hg": true,
+	".ipynb_checkpoints": true, ".mypy_cache": true, ".nox": true, ".pants.d": true, ".pyenv": true,
+	".pytest_cache": true, ".pytype": true, ".ruff_cache": true, ".svn": true, ".tox": true, ".venv": true,
+	".vscode": true, "__pypackages__": true, "_build": true, "buck-out": true, "dist": true,
+	"node_modules": true, "site-packages": true, "venv": true, "__pycache__": true,
+}
+
+// FileResult is the outcome for one file: a result, or the reason it could
+// not be checked.
+type FileResult struct {
+	Path     string
+	Result   *analysis.Result // nil when Err is set or the file never mentions torch
+	Settings *analysis.Settings
+	Err      error
+}
+
+// Problem is something that went wrong outside any one file's analysis: a
+// path that does not exist, a symlink loop, a broken configuration file.
+type Problem struct {
+	Path string
+	Err  error
+}
+
+func (p Problem) Error() string { return p.Path + ": " + p.Err.Error() }
+
+// Options configure a check run.
+type Options struct {
+	// Overrides apply over each file's pyproject.toml settings (the
+	// command line's --select and --ignore).
+	Overrides analysis.Overrides
+	// Jobs is the number of files analysed at once (0: every core).
+	Jobs int
+}
+
+// Checker runs the analysis over paths.
+type Checker struct {
+	Runner  *analysis.Runner
+	Options Options
+
+	mu       sync.Mutex
+	settings map[string]*analysis.Settings // by folder
+	problems []Problem
+	reported map[string]bool // config files already reported
+}
+
+// Check finds the Python files under paths and analyses them. Results are
+// sorted by path; problems are the things that could not be checked
+// besides files (each file's own error is in its FileResult).
+func (c *Checker) Check(ctx context.Context, paths []string) ([]FileResult, []Problem) {
+	c.settings, c.reported = map[string]*analysis.Settings{}, map[string]bool{}
+	files := c.discover(paths)
+	jobs := c.Options.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	results := make([]FileResult, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range jobs {
+		wg.Go(func() {
+			for i := range next {
+				results[i] = c.checkFile(ctx, files[i])
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	sort.Slice(c.problems, func(i, j int) bool { return c.problems[i].Path < c.problems[j].Path })
+	return results, c.problems
+}
+
+func (c *Checker) problem(path string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.problems = append(c.problems, Problem{Path: path, Err: err})
+}
+
+// SettingsFor returns the settings for files in dir, with the overrides
+// applied. A broken configuration file is reported once; its folder gets
+// the defaults.
+func (c *Checker) SettingsFor(dir string) *analysis.Settings {
+	c.mu.Lock()
+	s, ok := c.settings[dir]
+	c.mu.Unlock()
+	if ok {
+		return s
+	}
+	s, err := analysis.FindSettings(dir)
+	var ce *analysis.ConfigError
+	if errors.As(err, &ce) {
+		c.mu.Lock()
+		first := !c.reported[ce.File]
+		c.reported[ce.File] = true
+		c.mu.Unlock()
+		if first {
+			c.problem(ce.File, fmt.Errorf("invalid configuration, using the defaults: %w", unwrapFile(ce)))
+		}
+	} else if err != nil {
+		c.problem(dir, err)
+	}
+	if c.Options.Overrides != nil {
+		if o, err := s.WithOverrides(c.Options.Overrides); err == nil {
+			s = o
+		}
+	}
+	c.mu.Lock()
+	c.settings[dir] = s
+	c.mu.Unlock()
+	return s
+}
+
+// unwrapFile drops the file name from a ConfigError (the Problem names it).
+func unwrapFile(ce *analysis.ConfigError) error {
+	msg := ce.Error()
+	return errors.New(strings.TrimPrefix(msg, ce.File+": "))
+}
+
+func (c *Checker) checkFile(ctx context.Context, path string) FileResult {
+	fr := FileResult{Path: path, Settings: c.SettingsFor(filepath.Dir(absPath(path)))}
+	info, err := os.Stat(path)
+	if err != nil {
+		fr.Err = describe(err)
+		return fr
+	}
+	if info.Size() > analysis.MaxFileSize {
+		fr.Err = fmt.Errorf("file is too large (%d MB; the limit is %d MB)", info.Size()>>20, analysis.MaxFileSize>>20)
+		return fr
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		fr.Err = describe(err)
+		return fr
+	}
+	if err := analysis.CheckSource(src); err != nil {
+		fr.Err = err
+		return fr
+	}
+	// TorchFix's pre-filter: a file that never says "torch" has nothing for us.
+	if !bytes.Contains(src, []byte("torch")) {
+		return fr
+	}
+	fr.Result, fr.Err = c.Runner.Run(ctx, path, src, fr.Settings)
+	return fr
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// discover lists the files to check: named files as they are, and the
+// *.py files under named folders, minus .gitignore'd and excluded ones.
+func (c *Checker) discover(paths []string) []string {
+	var files []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			files = append(files, p)
+		}
+	}
+	for _, root := range paths {
+		info, err := os.Stat(root)
+		if err != nil {
+			c.problem(root, describe(err))
+			continue
+		}
+		if !info.IsDir() {
+			add(root) // a file named on the command line is checked as it is
+			continue
+		}
+		c.walk(root, gitignoresAbove(absPath(root)), map[string]bool{}, add)
+	}
+	sort.Strings(files)
+	return files
+}
+
+// walk visits dir, following symlinked folders once each. visiting holds
+// the real paths of the folders on the current path, to detect loops.
+func (c *Checker) walk(dir string, ignores []*gitignore, visiting map[string]bool, add func(string)) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		c.problem(dir, describe(err))
+		return
+	}
+	if visiting[real] {
+		c.problem(dir, errors.New("symbolic link loop, skipped"))
+		return
+	}
+	visiting[real] = true
+	defer delete(visiting, real)
+	if g := loadGitignore(dir); g != nil {
+		ignores = append(ignores[:len(ignores):len(ignores)], g)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		c.problem(dir, describe(err))
+		return
+	}
+	settings := c.SettingsFor(absPath(dir))
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		isDir, isFile := e.IsDir(), e.Type().IsRegular()
+		if e.Type()&fs.ModeSymlink != 0 {
+			info, err := os.Stat(path)
+			if err != nil {
+				if strings.HasSuffix(e.Name(), ".py") || isLoop(err) {
+					c.problem(path, describe(err))
+				}
+				continue
+			}
+			isDir, isFile = info.IsDir(), info.Mode().IsRegular()
+		}
+		if isDir && defaultExcludes[e.Name()] || ignoredBy(ignores, absPath(path), isDir) || settings.Excluded(absPath(path)) {
+			continue
+		}
+		switch {
+		case isDir:
+			c.walk(path, ignores, visiting, add)
+		case strings.HasSuffix(e.Name(), ".py") && isFile:
+			add(path)
+		case strings.HasSuffix(e.Name(), ".py"):
+			c.problem(path, errors.New("not a regular file, skipped"))
+		}
+	}
+}
+
+// gitignoresAbove loads the .gitignore files from the enclosing git
+// repository's root down to dir's parent.
+func gitignoresAbove(dir string) []*gitignore {
+	var chain []string
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		chain = append(chain, d)
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil || filepath.Dir(d) == d {
+			break
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		return nil // dir is the repository root
+	}
+	if _, err := os.Stat(filepath.Join(chain[len(chain)-1], ".git")); err != nil {
+		return nil // not inside a repository: only dir's own .gitignore files count
+	}
+	var out []*gitignore
+	for i := len(chain) - 1; i >= 0; i-- {
+		if g := loadGitignore(chain[i]); g != nil {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func isLoop(err error) bool { return strings.Contains(err.Error(), "too many levels of symbolic links") }
+
+// describe turns an OS error into a short sentence.
+func describe(err error) error {
+	switch {
+	case isLoop(err):
+		return errors.New("symbolic link loop, skipped")
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such file or directory")
+	case errors.Is(err, fs.ErrPermission):
+		return errors.New("permission denied")
+	}
+	return err
+}

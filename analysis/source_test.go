@@ -23,7 +23,7 @@ func TestMapperEncodings(t *testing.T) {
 		{5, UTF16, Position{0, 5}}, // the \r of CRLF
 		{7, UTF16, Position{1, 0}},
 		{y, UTF8, Position{1, y - 7}},
-		{y, UTF16, Position{1, 1 + 5 + 2 + 2 + 1 + 3}}, // \t, `x = "`, 中文, 😀, `"`, ` + `
+		{y, UTF16, Position{1, 1 + 5 + 2 + 2 + 1 + 3}},      // \t, `x = "`, 中文, 😀, `"`, ` + `
 		{y, CodePoints, Position{1, 1 + 5 + 2 + 1 + 1 + 3}}, // the emoji is one code point
 		{strings.Index(src, "z"), UTF16, Position{2, 0}},
 		{strings.Index(src, "last"), UTF16, Position{3, 0}},

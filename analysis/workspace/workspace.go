@@ -277,7 +277,9 @@ func gitignoresAbove(dir string) []*gitignore {
 	return out
 }
 
-func isLoop(err error) bool { return strings.Contains(err.Error(), "too many levels of symbolic links") }
+func isLoop(err error) bool {
+	return strings.Contains(err.Error(), "too many levels of symbolic links")
+}
 
 // describe turns an OS error into a short sentence.
 func describe(err error) error {

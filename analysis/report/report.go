@@ -21,8 +21,8 @@ type Input struct {
 	Files   []workspace.FileResult
 	Rules   []*analysis.Rule
 	Version string
-	// Unsafe says whether unsafe fixes are enabled (for the fix summary).
-	Unsafe bool
+	// Unchecked counts the paths that could not be checked.
+	Unchecked int
 }
 
 // Write writes in in the named format.
@@ -140,14 +140,15 @@ func writeText(w io.Writer, in Input) error {
 		fmt.Fprintln(w)
 	}
 	n := len(all)
-	if n == 0 {
+	switch {
+	case n == 0 && in.Unchecked > 0:
+		fmt.Fprintf(w, "No problems found, but %d %s could not be checked (see above).\n", in.Unchecked, plural(in.Unchecked, "path", "paths"))
+		return nil
+	case n == 0:
 		fmt.Fprintln(w, "All checks passed!")
 		return nil
 	}
-	noun := "problems"
-	if n == 1 {
-		noun = "problem"
-	}
+	noun := plural(n, "problem", "problems")
 	safe, unsafe := FixSummary(in)
 	var fixable []string
 	if safe > 0 {
@@ -161,7 +162,17 @@ func writeText(w io.Writer, in Input) error {
 	} else {
 		fmt.Fprintf(w, "Found %d %s.\n", n, noun)
 	}
+	if in.Unchecked > 0 {
+		fmt.Fprintf(w, "%d %s could not be checked (see above).\n", in.Unchecked, plural(in.Unchecked, "path", "paths"))
+	}
 	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 type jsonPosition struct {

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/vramlint/vramlint/analysis"
 )
@@ -231,7 +232,10 @@ func (c *Checker) walk(dir string, ignores []*gitignore, visiting map[string]boo
 		if e.Type()&fs.ModeSymlink != 0 {
 			info, err := os.Stat(path)
 			if err != nil {
-				if strings.HasSuffix(e.Name(), ".py") || isLoop(err) {
+				if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(e.Name(), ".py") {
+					target, _ := os.Readlink(path)
+					c.problem(path, fmt.Errorf("broken symbolic link (to %s), skipped", target))
+				} else if strings.HasSuffix(e.Name(), ".py") || isLoop(err) {
 					c.problem(path, describe(err))
 				}
 				continue
@@ -277,9 +281,7 @@ func gitignoresAbove(dir string) []*gitignore {
 	return out
 }
 
-func isLoop(err error) bool {
-	return strings.Contains(err.Error(), "too many levels of symbolic links")
-}
+func isLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }
 
 // describe turns an OS error into a short sentence.
 func describe(err error) error {

@@ -73,34 +73,31 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	files, problems := checker.Check(context.Background(), paths)
 
-	failed := len(problems) > 0
+	unchecked := len(problems)
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "vramlint: %s\n", p)
 	}
-	checked, findings := 0, 0
+	findings, ruleFailed := 0, false
 	for _, f := range files {
 		switch {
 		case f.Err != nil:
-			failed = true
+			unchecked++
 			fmt.Fprintf(stderr, "vramlint: %s: %v\n", f.Path, f.Err)
 		case f.Result != nil:
-			checked++
 			findings += len(f.Result.Diagnostics)
 			for _, e := range f.Result.RuleErrors {
-				failed = true
+				ruleFailed = true
 				fmt.Fprintf(stderr, "vramlint: internal error, please report it: %v\n", e)
 			}
-		default:
-			checked++
 		}
 	}
-	in := report.Input{Files: files, Rules: rules.All(), Version: version}
+	in := report.Input{Files: files, Rules: rules.All(), Version: version, Unchecked: unchecked}
 	if err := report.Write(stdout, *format, in); err != nil {
 		fmt.Fprintf(stderr, "vramlint: %v\n", err)
 		return exitError
 	}
 	switch {
-	case failed:
+	case unchecked > 0 || ruleFailed:
 		return exitError
 	case findings > 0:
 		return exitFindings

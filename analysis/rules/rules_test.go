@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -76,5 +77,32 @@ func TestDocExamples(t *testing.T) {
 		if use.File.Tree.Root.HasError() {
 			t.Errorf("%s: the documented Use instead does not parse", r.Code)
 		}
+	}
+}
+
+// Half-typed code is what an editor sends on every keystroke: every prefix
+// of every fixture must analyse without a rule failing.
+func TestTruncatedSourcesNeverFail(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.py"))
+	runner := &analysis.Runner{Rules: rules.All()}
+	runs := 0
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for cut := 0; cut <= len(src); cut += 5 {
+			res, err := runner.Run(context.Background(), file, src[:cut], nil)
+			if err != nil {
+				t.Fatalf("%s[:%d]: %v", file, cut, err)
+			}
+			for _, e := range res.RuleErrors {
+				t.Errorf("%s[:%d]: %v", file, cut, e)
+			}
+			runs++
+		}
+	}
+	if runs < 1000 {
+		t.Errorf("only %d truncated sources checked", runs)
 	}
 }

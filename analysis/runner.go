@@ -59,6 +59,9 @@ type Result struct {
 	// RuleErrors are rules that failed (panicked) on this file; the other
 	// rules' diagnostics are still there.
 	RuleErrors []error
+	// DroppedFixes explains each fix withheld because applying it would
+	// have broken the file's syntax.
+	DroppedFixes []string
 }
 
 // Runner runs a set of rules over files. `vramlint check` and `vramlint
@@ -99,6 +102,7 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 			res.Diagnostics = append(res.Diagnostics, d)
 		}
 	}
+	res.verifyFixes()
 	sort.SliceStable(res.Diagnostics, func(i, j int) bool {
 		a, b := res.Diagnostics[i], res.Diagnostics[j]
 		if a.Start != b.Start {
@@ -107,6 +111,51 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 		return a.Code < b.Code
 	})
 	return res
+}
+
+// verifyFixes drops every fix whose result would have a syntax error the
+// source did not have: a fix is only offered if it leaves valid code.
+func (res *Result) verifyFixes() {
+	f := res.File
+	baseErrors := -1
+	verdicts := map[string]error{} // several diagnostics often share one fix
+	for i := range res.Diagnostics {
+		d := &res.Diagnostics[i]
+		kept := d.Fixes[:0]
+		for _, fix := range d.Fixes {
+			key := fmt.Sprint(fix.Edits)
+			err, seen := verdicts[key]
+			if !seen {
+				if baseErrors < 0 {
+					baseErrors = errorCount(f.Tree.Root)
+				}
+				err = verifyFix(f, fix, baseErrors)
+				verdicts[key] = err
+			}
+			if err != nil {
+				line := f.Mapper.LineOf(d.Start) + 1
+				res.DroppedFixes = append(res.DroppedFixes, fmt.Sprintf("%s:%d: %s: dropped fix %q: %v", f.Path, line, d.Code, fix.Title, err))
+				continue
+			}
+			kept = append(kept, fix)
+		}
+		d.Fixes = kept
+	}
+}
+
+func verifyFix(f *File, fix Fix, baseErrors int) error {
+	fixed, err := ApplyEdits(f.Src, fix.Edits)
+	if err != nil {
+		return err
+	}
+	tree, err := pyast.Parse(context.Background(), fixed)
+	if err != nil {
+		return err
+	}
+	if errorCount(tree.Root) > baseErrors {
+		return fmt.Errorf("the result would not parse")
+	}
+	return nil
 }
 
 // runRule runs one rule, turning a panic into an error so that one broken

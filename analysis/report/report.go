@@ -23,6 +23,9 @@ type Input struct {
 	Version string
 	// Unchecked counts the paths that could not be checked.
 	Unchecked int
+	// Fixed counts the diagnostics fixed by --fix (the files' results hold
+	// what remains).
+	Fixed int
 }
 
 // Write writes in in the named format.
@@ -83,8 +86,8 @@ func FixSummary(in Input) (safe, unsafe int) {
 	return safe, unsafe
 }
 
-// bestFix is the fix shown for a diagnostic: the first safe one, else the
-// first unsafe one, else the first.
+// bestFix is the fix --fix (or --unsafe-fixes) would apply: the first safe
+// one, else the first unsafe one, else the first.
 func bestFix(d analysis.Diagnostic) *analysis.Fix {
 	for _, want := range []analysis.Applicability{analysis.Safe, analysis.Unsafe, analysis.DisplayOnly} {
 		for i := range d.Fixes {
@@ -134,13 +137,20 @@ func writeText(w io.Writer, in Input) error {
 		}
 		caret.WriteString(strings.Repeat("^", max(width, 1)))
 		fmt.Fprintf(w, "%s | %s\n", pad, caret.String())
-		if fix := bestFix(it.d); fix != nil {
+		if len(it.d.Fixes) > 0 {
+			fix := it.d.Fixes[0] // the preferred fix
 			fmt.Fprintf(w, "%s = fix (%s): %s\n", pad, fix.Applicability, fix.Title)
 		}
 		fmt.Fprintln(w)
 	}
 	n := len(all)
 	switch {
+	case in.Fixed > 0:
+		fmt.Fprintf(w, "Found %d %s (%d fixed, %d remaining).\n", n+in.Fixed, plural(n+in.Fixed, "problem", "problems"), in.Fixed, n)
+		if in.Unchecked > 0 {
+			fmt.Fprintf(w, "%d %s could not be checked or written (see above).\n", in.Unchecked, plural(in.Unchecked, "path", "paths"))
+		}
+		return nil
 	case n == 0 && in.Unchecked > 0:
 		fmt.Fprintf(w, "No problems found, but %d %s could not be checked (see above).\n", in.Unchecked, plural(in.Unchecked, "path", "paths"))
 		return nil
@@ -219,8 +229,8 @@ func writeJSON(w io.Writer, in Input) error {
 		if r := ruleByCode(in.Rules, it.d.Code); r != nil {
 			jd.Name, jd.URL = r.Name, r.DocURL()
 		}
-		if fix := bestFix(it.d); fix != nil {
-			jd.Fix = &jsonFix{fix.Title, fix.Applicability.String()}
+		if len(it.d.Fixes) > 0 {
+			jd.Fix = &jsonFix{it.d.Fixes[0].Title, it.d.Fixes[0].Applicability.String()}
 		}
 		for _, f := range it.d.Fixes {
 			jd.Fixes = append(jd.Fixes, jsonFix{f.Title, f.Applicability.String()})

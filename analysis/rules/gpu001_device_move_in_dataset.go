@@ -16,7 +16,7 @@ var DeviceMoveInDataset = &analysis.Rule{
 	Name:            "device-move-in-dataset",
 	Summary:         "A Dataset or collate function moves tensors to the GPU, inside DataLoader worker processes",
 	DefaultSeverity: analysis.SeverityWarning,
-	Fixable:         analysis.FixNone,
+	Fixable:         analysis.FixAlways,
 	Doc: analysis.Doc{
 		What: "Finds `.cuda()`, `.to(<cuda device>)` and tensor factories called with a CUDA `device=` " +
 			"inside `__getitem__`/`__getitems__` of a `torch.utils.data.Dataset`, `__iter__` of an " +
@@ -68,7 +68,13 @@ loader = DataLoader(Squares(), batch_size=32, num_workers=4, pin_memory=True)
 for x, y in loader:
     x = x.to(device, non_blocking=True)
     y = y.to(device, non_blocking=True)`,
-		FixSafety: "No automatic fix yet.",
+		FixSafety: "The fix is unsafe: it moves code between functions. It removes the device moves " +
+			"from the worker code, so it returns CPU tensors; adds `pin_memory=True` to each DataLoader " +
+			"built on it in this file; and in every loop over those DataLoaders moves exactly the batch " +
+			"elements that were moved before, right after they are bound, with `.to(device, " +
+			"non_blocking=True)` (or `.cuda(non_blocking=True)` when no device variable is visible there). " +
+			"When no such loop is in the file, the fix only makes the worker code return CPU tensors, and " +
+			"the batch must be moved where it is consumed.",
 	},
 	Run: runDeviceMoveInDataset,
 }
@@ -92,8 +98,18 @@ type workerCode struct {
 
 func runDeviceMoveInDataset(pass *analysis.Pass) {
 	for _, wc := range findWorkerCode(pass.File) {
-		for _, move := range findDeviceMoves(pass.File, wc.fn) {
-			pass.Report(deviceMoveDiagnostic(pass.File, wc, move))
+		moves := findDeviceMoves(pass.File, wc.fn)
+		if len(moves) == 0 {
+			continue
+		}
+		// One fix moves every transfer of the function, so all of its
+		// diagnostics share it.
+		fix, related := deviceMoveFix(pass.File, wc, moves)
+		for _, move := range moves {
+			d := deviceMoveDiagnostic(pass.File, wc, move)
+			d.Fixes = []analysis.Fix{fix}
+			d.Related = append(d.Related, related...)
+			pass.Report(d)
 		}
 	}
 }
@@ -159,10 +175,13 @@ func collateFunction(f *analysis.File, e *pyast.Node) (*pyast.Node, string) {
 	return nil, ""
 }
 
-// deviceMove is one device transfer: the node to report and how to name it.
+// deviceMove is one device transfer: the range to report, how to name it,
+// and the call (with the device keyword, for factories) to rewrite.
 type deviceMove struct {
 	start, end int
 	what       string
+	call       *pyast.Node
+	deviceKw   *pyast.Node // set for torch.zeros(..., device=...)
 }
 
 func findDeviceMoves(f *analysis.File, fn *pyast.Node) []deviceMove {
@@ -173,13 +192,13 @@ func findDeviceMoves(f *analysis.File, fn *pyast.Node) []deviceMove {
 		}
 		switch method := f.MethodName(call); {
 		case method == "cuda":
-			moves = append(moves, deviceMove{Receiver(call).End, call.End, "`.cuda()`"})
+			moves = append(moves, deviceMove{start: Receiver(call).End, end: call.End, what: "`.cuda()`", call: call})
 		case method == "to" && f.IsDeviceExpr(f.Arg(call, "device", 0)):
-			moves = append(moves, deviceMove{Receiver(call).End, call.End, "`" + f.Text(call)[Receiver(call).End-call.Start:] + "`"})
+			moves = append(moves, deviceMove{start: Receiver(call).End, end: call.End, what: "`" + f.Text(call)[Receiver(call).End-call.Start:] + "`", call: call})
 		default:
 			name, ok := strings.CutPrefix(f.Callee(call), "torch.")
 			if kw := f.KeywordArg(call, "device"); ok && tensorFactories[name] && kw != nil && f.IsDeviceExpr(kw.Child("value")) {
-				moves = append(moves, deviceMove{kw.Start, kw.End, "`torch." + name + "(..., " + f.Text(kw) + ")`"})
+				moves = append(moves, deviceMove{start: kw.Start, end: kw.End, what: "`torch." + name + "(..., " + f.Text(kw) + ")`", call: call, deviceKw: kw})
 			}
 		}
 	}

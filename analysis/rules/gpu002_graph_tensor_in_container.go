@@ -12,7 +12,7 @@ var GraphTensorInContainer = &analysis.Rule{
 	Name:            "graph-tensor-in-container",
 	Summary:         "A tensor with autograd history is kept in a list, dict or set across loop iterations",
 	DefaultSeverity: analysis.SeverityWarning,
-	Fixable:         analysis.FixNone,
+	Fixable:         analysis.FixSometimes,
 	Doc: analysis.Doc{
 		What: "Finds `xs.append(t)`, `xs.extend(...)`, `xs.insert(i, t)`, `s.add(t)` and `d[k] = t` inside a " +
 			"loop, where `t` comes from a model, a criterion or a loss function (or arithmetic, indexing, " +
@@ -57,7 +57,11 @@ for step in range(100):
     loss.backward()
     optimizer.step()
     history.append(loss.item())`,
-		FixSafety: "No automatic fix yet.",
+		FixSafety: "The fixes are unsafe: they change what the container holds. For a scalar loss the " +
+			"preferred fix stores `loss.item()` (a Python float; it waits for the GPU each step), the other " +
+			"`loss.detach()`. For other tensors they store `t.detach()` or `t.detach().cpu()`. When the " +
+			"container is later used as tensors (`torch.stack(history)`, `history[-1].backward()`), only " +
+			"`.detach()` is offered, because floats would break that code.",
 	},
 	Run: runGraphTensorInContainer,
 }
@@ -127,6 +131,9 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if onlyMovedToCPU(f, value) {
 			d.Message += " (`.cpu()` copies but does not detach)"
 		}
+		if !stmt.Is("call") || f.MethodName(stmt) != "extend" {
+			d.Fixes = containerFixes(f, value, name, scope, taint.IsScalarLoss(value))
+		}
 		pass.Report(d)
 	}
 	for _, call := range f.Calls {
@@ -161,4 +168,18 @@ func onlyMovedToCPU(f *analysis.File, value *pyast.Node) bool {
 		return f.Text(f.Arg(value, "device", 0)) == `"cpu"` || f.Text(f.Arg(value, "device", 0)) == `'cpu'`
 	}
 	return false
+}
+
+// containerFixes offers .item() for scalar losses, .detach() always, and
+// .detach().cpu() for other tensors; only .detach() when the container is
+// later used as tensors.
+func containerFixes(f *analysis.File, value *pyast.Node, container string, scope *pyast.Node, scalar bool) []analysis.Fix {
+	detach := wrapFix(f, "Store", value, "detach()", analysis.Unsafe)
+	switch {
+	case usedAsTensor(f, container, scope, true):
+		return []analysis.Fix{detach}
+	case scalar:
+		return []analysis.Fix{wrapFix(f, "Store", value, "item()", analysis.Unsafe), detach}
+	}
+	return []analysis.Fix{detach, wrapFix(f, "Store", value, "detach().cpu()", analysis.Unsafe)}
 }

@@ -12,7 +12,7 @@ var GraphTensorAccumulated = &analysis.Rule{
 	Name:            "graph-tensor-accumulated",
 	Summary:         "A running total adds up losses with their autograd history across iterations",
 	DefaultSeverity: analysis.SeverityWarning,
-	Fixable:         analysis.FixNone,
+	Fixable:         analysis.FixAlways,
 	Doc: analysis.Doc{
 		What: "Finds `total += loss` and `total = total + loss` in a loop, where `loss` carries autograd " +
 			"history (it comes from a model, a criterion or a loss function), `total` is initialised " +
@@ -51,7 +51,11 @@ for step in range(100):
     optimizer.step()
     total_loss += loss.item()
 print(total_loss / 100)`,
-		FixSafety: "No automatic fix yet.",
+		FixSafety: "Two fixes. The preferred one adds `loss.item()`: unsafe, because the total becomes a " +
+			"Python float instead of a tensor (and `.item()` waits for the GPU). Adding `loss.detach()` is " +
+			"safe: the total keeps its values, type and device and only loses the graph that nothing " +
+			"backpropagates through (totals that reach `.backward()` are not reported). When the total is " +
+			"later used as a tensor (`total.item()`, `torch.log(total)`), only `.detach()` is offered.",
 	},
 	Run: runGraphTensorAccumulated,
 }
@@ -101,8 +105,13 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		if !taints[scope].Tainted(value) || resetIn(f, name, loops[0].Child("body"), a) || f.ReachesBackward(name, scope) {
 			continue
 		}
+		fixes := []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", analysis.Safe)}
+		if !usedAsTensor(f, name, scope, false) {
+			fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
+		}
 		pass.Report(analysis.Diagnostic{
 			Start: a.Start, End: a.End,
+			Fixes: fixes,
 			Message: "`" + f.Text(a) + "` adds `" + f.Text(value) + "` with its autograd history: `" + name +
 				"` becomes a tensor whose graph links every iteration's graph and keeps them all alive; add `" +
 				f.Text(value) + ".item()` or `" + f.Text(value) + ".detach()`",

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -14,7 +15,7 @@ var EvalWithoutNoGrad = &analysis.Rule{
 	Name:            "eval-without-no-grad",
 	Summary:         "An evaluation loop runs the model with autograd on",
 	DefaultSeverity: analysis.SeverityWarning,
-	Fixable:         analysis.FixNone,
+	Fixable:         analysis.FixSometimes,
 	Doc: analysis.Doc{
 		What: "Finds loops that call the model after `model.eval()` (or that iterate a loader named " +
 			"`val*`, `valid*`, `test*` or `eval*`), never call `.backward()` or `torch.autograd.grad`, and " +
@@ -44,7 +45,9 @@ correct = 0
 with torch.no_grad():
     for x in val_batches:
         correct += int((model(x).argmax(1) == 0).sum())`,
-		FixSafety: "No automatic fix yet.",
+		FixSafety: "The fix wraps the loop in `with torch.no_grad():`, re-indented in the file's style " +
+			"(multi-line strings are left as they are). It is unsafe: code in the loop that needs gradients " +
+			"after all, or outputs later used in a backward pass, would stop working.",
 	},
 	Run: runEvalWithoutNoGrad,
 }
@@ -77,6 +80,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: loop.Start, End: end,
+			Fixes: noGradFixes(f, loop),
 			Message: "This evaluation loop runs the model with autograd on: `eval()` does not disable gradient " +
 				"tracking, so every forward pass records a graph and keeps its activations; wrap the loop in " +
 				"`with torch.no_grad():` (or `torch.inference_mode()`)",
@@ -158,4 +162,49 @@ func calledUnderNoGrad(f *analysis.File, loop *pyast.Node) bool {
 		}
 	}
 	return false
+}
+
+// noGradFixes wraps loop in `with torch.no_grad():`, indenting it one level
+// in the file's own style. It needs `import torch` (under any alias).
+func noGradFixes(f *analysis.File, loop *pyast.Node) []analysis.Fix {
+	torch := f.TorchName()
+	if torch == "" {
+		return nil
+	}
+	// Lines that start inside a multi-line string are the string's content:
+	// indenting them would change it.
+	var strs []*pyast.Node
+	pyast.Walk(loop, func(n *pyast.Node) bool {
+		if n.Is("string") && f.Mapper.LineOf(n.Start) != f.Mapper.LineOf(n.End) {
+			strs = append(strs, n)
+			return false
+		}
+		return true
+	})
+	inString := func(off int) bool {
+		for _, s := range strs {
+			if s.Start < off && off < s.End {
+				return true
+			}
+		}
+		return false
+	}
+	start, _ := f.LineBounds(loop.Start)
+	indent, unit, eol := f.IndentAt(loop.Start), f.IndentUnit(), f.LineEnding()
+	var b strings.Builder
+	b.WriteString(indent + "with " + torch + ".no_grad():" + eol)
+	for off := start; off < loop.End; {
+		_, next := f.LineBounds(off)
+		line := string(f.Src[off:min(next, loop.End)])
+		if strings.TrimSpace(line) != "" && !inString(off) {
+			b.WriteString(unit)
+		}
+		b.WriteString(line)
+		off = next
+	}
+	return []analysis.Fix{{
+		Title:         "Wrap the loop in `with " + torch + ".no_grad():`",
+		Applicability: analysis.Unsafe,
+		Edits:         []analysis.Edit{{Start: start, End: loop.End, NewText: b.String()}},
+	}}
 }

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -14,7 +15,7 @@ var EmptyCacheInLoop = &analysis.Rule{
 	Name:            "empty-cache-in-loop",
 	Summary:         "`torch.cuda.empty_cache()` runs on every iteration of a loop",
 	DefaultSeverity: analysis.SeverityWarning,
-	Fixable:         analysis.FixNone,
+	Fixable:         analysis.FixSometimes,
 	Doc: analysis.Doc{
 		What: "Finds `torch.cuda.empty_cache()` and `torch.accelerator.memory.empty_cache()` called on " +
 			"every iteration of a loop. A call in an `except` branch (an out-of-memory handler), under a " +
@@ -43,7 +44,10 @@ for step in range(1000):
     out = model(torch.randn(4, 8, device="cuda"))
     del out
 torch.cuda.empty_cache()`,
-		FixSafety: "No automatic fix yet.",
+		FixSafety: "Two fixes, both unsafe: move the call after the loop (for a batch loop inside an epoch " +
+			"loop, that is once per epoch), or remove it. Neither changes what the program computes, but both " +
+			"change how much memory the process keeps reserved, which other processes on the GPU can see, so " +
+			"neither is applied without asking.",
 	},
 	Run: runEmptyCacheInLoop,
 }
@@ -62,6 +66,7 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: call.Start, End: call.End,
+			Fixes: emptyCacheFixes(f, call, loops[0]),
 			Message: "`" + f.Text(call.Child("function")) + "()` on every loop iteration frees no tensor that is " +
 				"still referenced, so it cannot stop memory growth, and each call synchronises the device and " +
 				"forces new `cudaMalloc`s; call it once after the loop, or find what keeps the memory alive",
@@ -111,4 +116,48 @@ func offNormalPath(f *analysis.File, call, loop *pyast.Node) bool {
 		}
 	}
 	return false
+}
+
+// emptyCacheFixes offers to move the call after loop, or to remove it.
+// Both need the call to be a statement alone on its line (a trailing
+// comment travels with it).
+func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node) []analysis.Fix {
+	stmt := call.Parent
+	if !stmt.Is("expression_statement") || len(stmt.NamedChildren()) != 1 {
+		return nil
+	}
+	lineStart, next := f.LineBounds(stmt.Start)
+	lineEnd := f.Mapper.LineEnd(f.Mapper.LineOf(stmt.Start))
+	if strings.TrimSpace(string(f.Src[lineStart:stmt.Start])) != "" {
+		return nil
+	}
+	comment := strings.TrimSpace(string(f.Src[stmt.End:lineEnd]))
+	if comment != "" && !strings.HasPrefix(comment, "#") {
+		return nil
+	}
+	// Taking the only statement out of a block would leave it empty.
+	remove := analysis.Edit{Start: lineStart, End: next}
+	if len(stmt.Parent.NamedChildren()) == 1 {
+		remove = analysis.Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"}
+	}
+	eol := f.LineEnding()
+	moved := f.IndentAt(loop.Start) + f.Text(stmt)
+	if comment != "" {
+		moved += "  " + comment
+	}
+	_, after := f.LineBounds(loop.End)
+	insert := analysis.Edit{Start: after, End: after, NewText: moved + eol}
+	if after == len(f.Src) && !strings.HasSuffix(string(f.Src), "\n") && !strings.HasSuffix(string(f.Src), "\r") {
+		insert.NewText = eol + moved
+	}
+	name := "`" + f.Text(call) + "`"
+	removeOnly := remove
+	if comment != "" && remove.NewText == "" {
+		// Keep the comment where it was.
+		removeOnly = analysis.Edit{Start: stmt.Start, End: lineEnd, NewText: comment}
+	}
+	return []analysis.Fix{
+		{Title: "Move " + name + " after the loop", Applicability: analysis.Unsafe, Edits: []analysis.Edit{remove, insert}},
+		{Title: "Remove " + name, Applicability: analysis.Unsafe, Edits: []analysis.Edit{removeOnly}},
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/vramlint/vramlint/analysis/report"
 	"github.com/vramlint/vramlint/analysis/rules"
 	"github.com/vramlint/vramlint/analysis/workspace"
+	"github.com/vramlint/vramlint/codeactions"
 )
 
 // listFlag is a comma-separated list flag (--select GPU001,GPU0).
@@ -39,6 +40,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&sel, "select", "rule codes or prefixes to enable, comma-separated (replaces the configured select)")
 	fs.Var(&ignore, "ignore", "rule codes or prefixes to disable, comma-separated (replaces the configured ignore)")
 	jobs := fs.Int("jobs", 0, "files to analyse at once (0: one per core)")
+	fix := fs.Bool("fix", false, "apply safe fixes (and unsafe ones with --unsafe-fixes)")
+	unsafeFixes := fs.Bool("unsafe-fixes", false, "also apply unsafe fixes (implies --fix unless --diff is given)")
+	diff := fs.Bool("diff", false, "print the fixes as a unified diff and write nothing")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: vramlint check [flags] [PATH...]")
 		fs.PrintDefaults()
@@ -92,6 +96,28 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	in := report.Input{Files: files, Rules: rules.All(), Version: version, Unchecked: unchecked}
+	if *fix || *diff || *unsafeFixes {
+		fixed, changed, failedWrites := applyFixes(files, *diff, *unsafeFixes, stdout, stderr)
+		in.Unchecked += failedWrites
+		if *diff {
+			fmt.Fprintf(stderr, "Would fix %d %s in %d %s.\n", fixed, plural(fixed, "problem", "problems"), changed, plural(changed, "file", "files"))
+			if failedWrites > 0 || ruleFailed || in.Unchecked > 0 {
+				return exitError
+			}
+			if changed > 0 {
+				return exitFindings
+			}
+			return exitClean
+		}
+		in.Fixed = fixed
+		findings = 0
+		for _, f := range files {
+			if f.Result != nil {
+				findings += len(f.Result.Diagnostics)
+			}
+		}
+		unchecked = in.Unchecked
+	}
 	if err := report.Write(stdout, *format, in); err != nil {
 		fmt.Fprintf(stderr, "vramlint: %v\n", err)
 		return exitError
@@ -103,6 +129,51 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitFindings
 	}
 	return exitClean
+}
+
+// applyFixes fixes each file with diagnostics, in rounds, and writes it
+// (or, with diff, prints the diff). It replaces each file's result with the
+// analysis of the fixed source, and returns the number of diagnostics
+// fixed, of files changed, and of files that could not be written.
+func applyFixes(files []workspace.FileResult, diff, unsafeFlag bool, stdout, stderr io.Writer) (fixed, changed, failed int) {
+	runner := &analysis.Runner{Rules: rules.All()}
+	for i := range files {
+		f := &files[i]
+		if f.Result == nil || len(f.Result.Diagnostics) == 0 {
+			continue
+		}
+		src := f.Result.File.Src
+		fr, err := codeactions.FixAll(context.Background(), runner, f.Path, src, f.Settings, unsafeFlag || f.Settings.UnsafeFixes)
+		if err != nil {
+			fmt.Fprintf(stderr, "vramlint: %s: %v\n", f.Path, err)
+			failed++
+			continue
+		}
+		for _, d := range fr.Dropped {
+			fmt.Fprintf(stderr, "vramlint: note: %s\n", d)
+		}
+		if fr.Fixed == 0 || string(fr.Source) == string(src) {
+			continue
+		}
+		if diff {
+			fmt.Fprint(stdout, codeactions.UnifiedDiff(f.Path, src, fr.Source))
+		} else if err := codeactions.WriteFixed(f.Path, src, fr.Source); err != nil {
+			fmt.Fprintf(stderr, "vramlint: %s: %v\n", f.Path, err)
+			failed++
+			continue
+		}
+		fixed += fr.Fixed
+		changed++
+		f.Result = fr.Remaining
+	}
+	return fixed, changed, failed
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func validFormat(f string) bool {

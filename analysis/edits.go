@@ -1,0 +1,142 @@
+package analysis
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// ApplyEdits applies non-overlapping edits to src. Edits may touch (one
+// ending where the next starts); insertions at the same offset apply in the
+// order given.
+func ApplyEdits(src []byte, edits []Edit) ([]byte, error) {
+	sorted := append([]Edit(nil), edits...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Start < sorted[j].Start })
+	var out bytes.Buffer
+	last := 0
+	for _, e := range sorted {
+		if e.Start < last || e.End < e.Start || e.End > len(src) {
+			return nil, fmt.Errorf("edit [%d,%d) overlaps another or lies outside the source", e.Start, e.End)
+		}
+		out.Write(src[last:e.Start])
+		out.WriteString(e.NewText)
+		last = e.End
+	}
+	out.Write(src[last:])
+	return out.Bytes(), nil
+}
+
+// Overlaps reports whether two edit lists touch the same bytes. Two
+// insertions at one offset overlap too: their order would be a guess.
+func Overlaps(a, b []Edit) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Start < y.End && y.Start < x.End || x.Start == y.Start {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// LineEnding is the file's line terminator: CRLF when most lines use it.
+func (f *File) LineEnding() string {
+	crlf := bytes.Count(f.Src, []byte("\r\n"))
+	if crlf > 0 && crlf*2 >= bytes.Count(f.Src, []byte("\n")) {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// IndentUnit is one level of the file's indentation: a tab, or the
+// smallest step of spaces between a block and the block it opens (4 when
+// the file has no indented block).
+func (f *File) IndentUnit() string {
+	best := 0
+	pyast.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+		if n.Kind != "block" || len(n.Children) == 0 || n.Parent == nil {
+			return true
+		}
+		inner, outer := f.IndentAt(n.Children[0].Start), f.IndentAt(n.Parent.Start)
+		if len(inner) > 0 && inner[0] == '\t' {
+			best = -1
+			return false
+		}
+		if step := len(inner) - len(outer); step > 0 && (best == 0 || step < best) {
+			best = step
+		}
+		return best != -1
+	})
+	switch {
+	case best == -1:
+		return "\t"
+	case best == 0:
+		return "    "
+	}
+	return string(bytes.Repeat([]byte(" "), best))
+}
+
+// IndentAt is the leading whitespace of the line holding offset off.
+func (f *File) IndentAt(off int) string {
+	line := f.Mapper.Line(f.Mapper.LineOf(off))
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	return string(line[:i])
+}
+
+// LineBounds returns the start of the line holding off and the offset just
+// past that line's terminator (or the end of the source).
+func (f *File) LineBounds(off int) (start, next int) {
+	line := f.Mapper.LineOf(off)
+	start = f.Mapper.LineStart(line)
+	if line+1 < f.Mapper.LineCount() {
+		return start, f.Mapper.LineStart(line + 1)
+	}
+	return start, len(f.Src)
+}
+
+// Primary reports whether e can take a method call without parentheses:
+// `loss.item()` but `(a * b).item()`.
+func Primary(e *pyast.Node) bool {
+	return e.Is("identifier", "attribute", "call", "subscript", "parenthesized_expression", "string", "integer", "float", "list", "dictionary")
+}
+
+// WrapMethod returns the edits that call method on expression e, adding
+// parentheses when e needs them.
+func WrapMethod(e *pyast.Node, method string) []Edit {
+	if Primary(e) {
+		return []Edit{{Start: e.End, End: e.End, NewText: "." + method}}
+	}
+	return []Edit{{Start: e.Start, End: e.Start, NewText: "("}, {Start: e.End, End: e.End, NewText: ")." + method}}
+}
+
+// TorchName is the local name torch is imported as ("" when the file has
+// no `import torch`).
+func (f *File) TorchName() string {
+	if _, ok := f.Imports["torch"]; ok && f.Imports["torch"] == "torch" {
+		return "torch"
+	}
+	for local, q := range f.Imports {
+		if q == "torch" {
+			return local
+		}
+	}
+	return ""
+}
+
+// errorCount is the number of syntax errors in a tree.
+func errorCount(n *pyast.Node) int {
+	count := 0
+	pyast.Walk(n, func(m *pyast.Node) bool {
+		if m.Kind == "ERROR" || m.Kind == "MISSING" {
+			count++
+			return false
+		}
+		return true
+	})
+	return count
+}

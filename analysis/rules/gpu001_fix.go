@@ -1,0 +1,478 @@
+package rules
+
+import (
+	"strings"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// This file builds GPU001's fix: return CPU tensors from the worker code,
+// pin the DataLoader's memory and move the batch in the training loop.
+
+// deviceMoveFix builds the fix for every move in one worker function, and
+// the related information to add when the consuming loop is not found.
+func deviceMoveFix(f *analysis.File, wc workerCode, moves []deviceMove) (analysis.Fix, []analysis.Related) {
+	removal := removeMoves(f, moves)
+	shape := movedShape(f, wc.fn, moves)
+	var loopEdits []analysis.Edit
+	loops := 0
+	if shape != nil {
+		for _, loader := range wc.loaders {
+			for _, loop := range loopsOver(f, loader) {
+				edits, ok := moveBatchInLoop(f, loop, shape, moves)
+				if ok {
+					loopEdits = append(loopEdits, edits...)
+					loops++
+				}
+			}
+		}
+	}
+	if loops == 0 {
+		fnName := wc.fn
+		if n := wc.fn.Child("name"); n != nil {
+			fnName = n
+		}
+		return analysis.Fix{
+				Title:         "Return CPU tensors from " + wc.label,
+				Applicability: analysis.Unsafe,
+				Edits:         removal,
+			}, []analysis.Related{{
+				Start: fnName.Start, End: fnName.End,
+				Message: "no loop over this data was found in the file: after the fix, move each batch to the device " +
+					"where it is consumed, with `.to(device, non_blocking=True)`",
+			}}
+	}
+	edits := append(removal, loopEdits...)
+	for _, loader := range wc.loaders {
+		if loader.PinMemory == nil {
+			edits = append(edits, addKeyword(f, loader.Call, "pin_memory=True"))
+		}
+	}
+	return analysis.Fix{
+		Title:         "Move the device transfer into the training loop",
+		Applicability: analysis.Unsafe,
+		Edits:         edits,
+	}, nil
+}
+
+// removeMoves returns the edits that take each device move out, leaving
+// the tensor on the CPU (and any dtype conversion in place).
+func removeMoves(f *analysis.File, moves []deviceMove) []analysis.Edit {
+	var edits []analysis.Edit
+	for _, m := range moves {
+		switch {
+		case m.deviceKw != nil:
+			edits = append(edits, removeArgument(m.call.Child("arguments"), m.deviceKw))
+		case f.MethodName(m.call) == "cuda":
+			edits = append(edits, analysis.Edit{Start: m.start, End: m.end})
+		default: // .to(device, ...): keep the arguments that are not about the device
+			var kept []string
+			args := m.call.Child("arguments")
+			if args == nil {
+				continue
+			}
+			for i, a := range args.NamedChildren() {
+				switch {
+				case a.Kind == "keyword_argument":
+					switch f.Text(a.Child("name")) {
+					case "device", "non_blocking", "copy":
+						continue
+					}
+				case i == 0 && f.IsDeviceExpr(a):
+					continue
+				}
+				kept = append(kept, f.Text(a))
+			}
+			if len(kept) == 0 {
+				edits = append(edits, analysis.Edit{Start: m.start, End: m.end})
+			} else {
+				edits = append(edits, analysis.Edit{Start: args.Start, End: args.End, NewText: "(" + strings.Join(kept, ", ") + ")"})
+			}
+		}
+	}
+	return edits
+}
+
+// removeArgument deletes one argument and the comma that separates it.
+func removeArgument(args, arg *pyast.Node) analysis.Edit {
+	for i, c := range args.Children {
+		if c != arg {
+			continue
+		}
+		if i > 0 && args.Children[i-1].Kind == "," {
+			return analysis.Edit{Start: args.Children[i-1].Start, End: arg.End}
+		}
+		if i+1 < len(args.Children) && args.Children[i+1].Kind == "," {
+			end := args.Children[i+1].End
+			if i+2 < len(args.Children) {
+				end = args.Children[i+2].Start
+			}
+			return analysis.Edit{Start: arg.Start, End: end}
+		}
+	}
+	return analysis.Edit{Start: arg.Start, End: arg.End}
+}
+
+// addKeyword appends a keyword argument to a call.
+func addKeyword(f *analysis.File, call *pyast.Node, kw string) analysis.Edit {
+	args := call.Child("arguments")
+	named := args.NamedChildren()
+	if len(named) == 0 {
+		return analysis.Edit{Start: args.Start + 1, End: args.Start + 1, NewText: kw}
+	}
+	last := named[len(named)-1]
+	return analysis.Edit{Start: last.End, End: last.End, NewText: ", " + kw}
+}
+
+// batchShape says which parts of what the worker code returns were on the
+// device: positions of a tuple, keys of a dict, or the single value.
+type batchShape struct {
+	positional []bool
+	keys       []string // moved dict keys, in order, as written (quoted)
+	single     bool
+}
+
+// movedShape finds which returned (or yielded) values carried a device
+// move. It returns nil when the returns disagree or cannot be read.
+func movedShape(f *analysis.File, fn *pyast.Node, moves []deviceMove) *batchShape {
+	moved := movedNames(f, fn, moves)
+	carries := func(e *pyast.Node) bool {
+		for _, m := range moves {
+			if e.Start <= m.start && m.end <= e.End {
+				return true
+			}
+		}
+		found := false
+		pyast.Walk(e, func(n *pyast.Node) bool {
+			if n.Is("identifier") && moved[f.Text(n)] {
+				found = true
+			}
+			return !found
+		})
+		return found
+	}
+	var values []*pyast.Node
+	if fn.Kind == "lambda" {
+		values = append(values, fn.Child("body"))
+	} else {
+		pyast.Walk(fn.Child("body"), func(n *pyast.Node) bool {
+			switch n.Kind {
+			case "function_definition", "lambda", "class_definition":
+				return false
+			case "return_statement":
+				if v := n.NamedChildren(); len(v) == 1 {
+					values = append(values, v[0])
+				}
+			case "yield":
+				if v := n.NamedChildren(); len(v) == 1 {
+					values = append(values, v[0])
+				}
+			}
+			return true
+		})
+	}
+	var shape *batchShape
+	for _, v := range values {
+		s := &batchShape{}
+		switch v.Kind {
+		case "expression_list", "tuple":
+			for _, el := range v.NamedChildren() {
+				s.positional = append(s.positional, carries(el))
+			}
+		case "dictionary":
+			for _, pair := range v.NamedChildren() {
+				key := pair.Child("key")
+				if !pair.Is("pair") || !key.Is("string") {
+					return nil
+				}
+				if carries(pair.Child("value")) {
+					s.keys = append(s.keys, f.Text(key))
+				}
+			}
+		default:
+			s.single = carries(v)
+		}
+		if shape == nil {
+			shape = s
+			continue
+		}
+		// Merge: the same kind of value from every return.
+		switch {
+		case len(s.positional) != len(shape.positional):
+			return nil
+		case s.positional != nil:
+			for i := range s.positional {
+				shape.positional[i] = shape.positional[i] || s.positional[i]
+			}
+		case s.keys != nil || shape.keys != nil:
+			shape.keys = mergeKeys(shape.keys, s.keys)
+		default:
+			shape.single = shape.single || s.single
+		}
+	}
+	if shape == nil || !shape.anyMoved() {
+		return nil
+	}
+	return shape
+}
+
+func mergeKeys(a, b []string) []string {
+	for _, k := range b {
+		found := false
+		for _, have := range a {
+			found = found || have == k
+		}
+		if !found {
+			a = append(a, k)
+		}
+	}
+	return a
+}
+
+func (s *batchShape) anyMoved() bool {
+	for _, m := range s.positional {
+		if m {
+			return true
+		}
+	}
+	return s.single || len(s.keys) > 0
+}
+
+// movedNames are the names in fn that hold a moved tensor, or a value
+// computed from one.
+func movedNames(f *analysis.File, fn *pyast.Node, moves []deviceMove) map[string]bool {
+	moved := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, a := range f.Assignments {
+			if !fn.Contains(a) || a.Kind != "assignment" {
+				continue
+			}
+			right := a.Child("right")
+			if right == nil {
+				continue
+			}
+			hit := false
+			for _, m := range moves {
+				hit = hit || right.Start <= m.start && m.end <= right.End
+			}
+			pyast.Walk(right, func(n *pyast.Node) bool {
+				hit = hit || n.Is("identifier") && moved[f.Text(n)]
+				return !hit
+			})
+			if left := a.Child("left"); hit && left.Is("identifier") && !moved[f.Text(left)] {
+				moved[f.Text(left)], changed = true, true
+			}
+		}
+	}
+	return moved
+}
+
+// loopsOver finds the for loops that iterate a DataLoader: over its
+// variable or its call, directly or through enumerate/tqdm/iter.
+func loopsOver(f *analysis.File, loader *analysis.DataLoader) []*pyast.Node {
+	var out []*pyast.Node
+	for _, loop := range f.Loops {
+		if loop.Kind != "for_statement" {
+			continue
+		}
+		it, _ := unwrapIterable(f, loop.Child("right"))
+		if it == loader.Call || loader.Var != "" && it.Is("identifier", "attribute") && f.Text(it) == loader.Var {
+			out = append(out, loop)
+		}
+	}
+	return out
+}
+
+// unwrapIterable strips enumerate(), tqdm() and iter() from a loop's
+// iterable and says whether enumerate was among them.
+func unwrapIterable(f *analysis.File, it *pyast.Node) (*pyast.Node, bool) {
+	enumerated := false
+	for it.Is("call") {
+		switch f.Text(it.Child("function")) {
+		case "enumerate":
+			enumerated = true
+		case "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter":
+		default:
+			return it, enumerated
+		}
+		arg := f.Arg(it, "iterable", 0)
+		if arg == nil {
+			return it, enumerated
+		}
+		it = arg
+	}
+	return it, enumerated
+}
+
+// moveBatchInLoop returns the edits that move the batch elements of shape
+// to the device inside loop, right after they are bound.
+func moveBatchInLoop(f *analysis.File, loop *pyast.Node, shape *batchShape, moves []deviceMove) ([]analysis.Edit, bool) {
+	target := loop.Child("left")
+	if _, enumerated := unwrapIterable(f, loop.Child("right")); enumerated {
+		parts := target.NamedChildren()
+		if !target.Is("pattern_list", "tuple_pattern") || len(parts) != 2 {
+			return nil, false
+		}
+		target = parts[1]
+	}
+	body := loop.Child("body")
+	if body == nil || target == nil {
+		return nil, false
+	}
+	stmts := body.NamedChildren()
+	if len(stmts) == 0 || f.Mapper.LineOf(stmts[0].Start) == f.Mapper.LineOf(loop.Start) {
+		return nil, false // a one-line loop: no line to insert on
+	}
+	device := deviceAtLoop(f, loop, moves)
+	move := func(e string) string {
+		if device == "" {
+			return e + ".cuda(non_blocking=True)"
+		}
+		return e + ".to(" + device + ", non_blocking=True)"
+	}
+	var lines []string
+	anchor := stmts[0]
+	after := false // insert after anchor rather than before it
+	switch {
+	case target.Is("pattern_list", "tuple_pattern", "list_pattern"):
+		names := target.NamedChildren()
+		if len(names) != len(shape.positional) {
+			return nil, false
+		}
+		for i, n := range names {
+			if shape.positional[i] {
+				if !n.Is("identifier") {
+					return nil, false
+				}
+				lines = append(lines, f.Text(n)+" = "+move(f.Text(n)))
+			}
+		}
+	case target.Is("identifier"):
+		batch := f.Text(target)
+		anchor = skipBatchGuards(f, stmts, batch)
+		if anchor == nil {
+			return nil, false
+		}
+		switch {
+		case shape.single:
+			lines = append(lines, batch+" = "+move(batch))
+		case len(shape.keys) > 0:
+			for _, k := range shape.keys {
+				el := batch + "[" + k + "]"
+				lines = append(lines, el+" = "+move(el))
+			}
+		default:
+			// images, labels = batch on a later line: move right after it.
+			if unpack := findUnpack(f, stmts, batch, len(shape.positional)); unpack != nil {
+				anchor, after = unpack, true
+				for i, n := range unpack.Child("left").NamedChildren() {
+					if shape.positional[i] {
+						lines = append(lines, f.Text(n)+" = "+move(f.Text(n)))
+					}
+				}
+				break
+			}
+			for i, m := range shape.positional {
+				if m {
+					el := batch + "[" + itoa(i) + "]"
+					lines = append(lines, el+" = "+move(el))
+				}
+			}
+		}
+	default:
+		return nil, false
+	}
+	indent, eol := f.IndentAt(anchor.Start), f.LineEnding()
+	text := ""
+	for _, l := range lines {
+		text += indent + l + eol
+	}
+	if after {
+		_, next := f.LineBounds(anchor.End)
+		if next == len(f.Src) && !strings.HasSuffix(string(f.Src), "\n") {
+			text = eol + strings.TrimSuffix(text, eol)
+		}
+		return []analysis.Edit{{Start: next, End: next, NewText: text}}, true
+	}
+	start, _ := f.LineBounds(anchor.Start)
+	return []analysis.Edit{{Start: start, End: start, NewText: text}}, true
+}
+
+// skipBatchGuards returns the first statement after leading guards such as
+// `if batch is None: continue`, where the batch can first be used.
+func skipBatchGuards(f *analysis.File, stmts []*pyast.Node, batch string) *pyast.Node {
+	for _, s := range stmts {
+		if s.Is("if_statement") && strings.Contains(f.Text(s.Child("condition")), batch) {
+			continue
+		}
+		return s
+	}
+	return nil
+}
+
+// findUnpack finds `a, b = batch` among the loop body's statements.
+func findUnpack(f *analysis.File, stmts []*pyast.Node, batch string, n int) *pyast.Node {
+	for _, s := range stmts {
+		if !s.Is("expression_statement") || len(s.NamedChildren()) != 1 {
+			continue
+		}
+		a := s.NamedChildren()[0]
+		if a.Is("assignment") && f.Text(a.Child("right")) == batch {
+			if left := a.Child("left"); left.Is("pattern_list", "tuple_pattern") && len(left.NamedChildren()) == n {
+				for _, el := range left.NamedChildren() {
+					if !el.Is("identifier") {
+						return nil
+					}
+				}
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+// deviceAtLoop names the device to move the batch to: the device variable
+// the worker code used, if the loop can see it, else the nearest device
+// variable assigned before the loop in its function or at module level;
+// "" when there is none (then .cuda() is used).
+func deviceAtLoop(f *analysis.File, loop *pyast.Node, moves []deviceMove) string {
+	scope := analysis.Scope(loop)
+	module := f.Tree.Root
+	visible := func(name string) bool {
+		for _, a := range f.Assignments {
+			if a.Kind == "assignment" && a.End <= loop.Start && f.Text(a.Child("left")) == name &&
+				(analysis.InScope(a, scope) || analysis.InScope(a, module)) && f.IsDeviceExpr(a.Child("right")) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range moves {
+		if f.MethodName(m.call) == "to" {
+			if d := f.Arg(m.call, "device", 0); d.Is("identifier") && visible(f.Text(d)) {
+				return f.Text(d)
+			}
+		}
+	}
+	best := ""
+	for _, a := range f.Assignments {
+		left := a.Child("left")
+		if a.Kind == "assignment" && left.Is("identifier") && a.End <= loop.Start &&
+			(analysis.InScope(a, scope) || analysis.InScope(a, module)) && f.IsDeviceExpr(a.Child("right")) && isDeviceBinding(f, a.Child("right")) {
+			best = f.Text(left)
+		}
+	}
+	return best
+}
+
+// isDeviceBinding accepts only values that are devices themselves (not a
+// bare integer such as `rank = 0`).
+func isDeviceBinding(f *analysis.File, e *pyast.Node) bool {
+	return e.Is("string", "call", "conditional_expression")
+}
+
+func itoa(i int) string {
+	return string(rune('0' + i))
+}

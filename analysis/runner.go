@@ -17,6 +17,13 @@ type Pass struct {
 	*File
 	Rule        *Rule
 	diagnostics []Diagnostic
+	sup         *suppressions
+}
+
+// Suppressed reports whether a `# noqa` comment silences this rule at the
+// line holding offset. Fixes use it to leave suppressed code alone.
+func (p *Pass) Suppressed(offset int) bool {
+	return p.sup != nil && p.sup.line(p.Mapper.LineOf(offset), p.Rule.Code)
 }
 
 // Report records a diagnostic of the running rule.
@@ -90,7 +97,7 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 		if !settings.Enabled(rule.Code, f.Path) || sup.file(rule.Code) {
 			continue
 		}
-		diags, err := runRule(rule, f)
+		diags, err := runRule(rule, f, sup)
 		if err != nil {
 			res.RuleErrors = append(res.RuleErrors, err)
 		}
@@ -160,8 +167,8 @@ func verifyFix(f *File, fix Fix, baseErrors int) error {
 
 // runRule runs one rule, turning a panic into an error so that one broken
 // rule never takes the others (or the language server) down.
-func runRule(rule *Rule, f *File) (diags []Diagnostic, err error) {
-	pass := &Pass{File: f, Rule: rule}
+func runRule(rule *Rule, f *File, sup *suppressions) (diags []Diagnostic, err error) {
+	pass := &Pass{File: f, Rule: rule, sup: sup}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("rule %s panicked on %s: %v\n%s", rule.Code, f.Path, p, debug.Stack())

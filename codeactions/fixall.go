@@ -26,18 +26,31 @@ func Applicable(fix analysis.Fix, unsafe bool) bool {
 	return false
 }
 
-// SelectFixes picks, for each diagnostic, its first applicable fix, and
-// keeps those whose edits do not overlap an earlier pick. Diagnostics that
-// share one fix (GPU001 on two lines of one __getitem__) count as fixed
-// together. It returns the chosen edits and how many diagnostics they fix.
-func SelectFixes(diags []analysis.Diagnostic, unsafe bool) (edits []analysis.Edit, fixed int) {
+// Chooser picks the fix to apply for a diagnostic, or nil for none.
+type Chooser func(d analysis.Diagnostic) *analysis.Fix
+
+// Preferred chooses each diagnostic's first applicable fix: the preferred
+// one among those the user allowed.
+func Preferred(unsafe bool) Chooser {
+	return func(d analysis.Diagnostic) *analysis.Fix {
+		if i := slices.IndexFunc(d.Fixes, func(f analysis.Fix) bool { return Applicable(f, unsafe) }); i >= 0 {
+			return &d.Fixes[i]
+		}
+		return nil
+	}
+}
+
+// SelectFixes picks a fix for each diagnostic and keeps those whose edits
+// do not overlap an earlier pick. Diagnostics that share one fix (GPU001
+// on two lines of one __getitem__) count as fixed together. It returns the
+// chosen edits and how many diagnostics they fix.
+func SelectFixes(diags []analysis.Diagnostic, choose Chooser) (edits []analysis.Edit, fixed int) {
 	var chosen [][]analysis.Edit
 	for _, d := range diags {
-		i := slices.IndexFunc(d.Fixes, func(f analysis.Fix) bool { return Applicable(f, unsafe) })
-		if i < 0 {
+		fix := choose(d)
+		if fix == nil {
 			continue
 		}
-		fix := d.Fixes[i]
 		if slices.ContainsFunc(chosen, func(c []analysis.Edit) bool { return slices.Equal(c, fix.Edits) }) {
 			fixed++
 			continue
@@ -62,8 +75,9 @@ type FixResult struct {
 }
 
 // FixAll applies fixes to src in rounds until none applies (at most
-// MaxRounds), re-analysing after each round.
-func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byte, settings *analysis.Settings, unsafe bool) (*FixResult, error) {
+// MaxRounds), re-analysing after each round. choose picks each
+// diagnostic's fix (Preferred for `check --fix`).
+func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byte, settings *analysis.Settings, choose Chooser) (*FixResult, error) {
 	out := &FixResult{Source: src}
 	for {
 		res, err := runner.Run(ctx, path, out.Source, settings)
@@ -75,7 +89,7 @@ func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byt
 		if out.Rounds == MaxRounds {
 			return out, nil
 		}
-		edits, fixed := SelectFixes(res.Diagnostics, unsafe)
+		edits, fixed := SelectFixes(res.Diagnostics, choose)
 		if len(edits) == 0 {
 			return out, nil
 		}

@@ -99,13 +99,19 @@ type workerCode struct {
 func runDeviceMoveInDataset(pass *analysis.Pass) {
 	for _, wc := range findWorkerCode(pass.File) {
 		moves := findDeviceMoves(pass.File, wc.fn)
-		if len(moves) == 0 {
+		// One fix moves every transfer of the function, so all of its
+		// diagnostics share it; transfers under `# noqa` stay as they are.
+		var unsuppressed []deviceMove
+		for _, m := range moves {
+			if !pass.Suppressed(m.start) {
+				unsuppressed = append(unsuppressed, m)
+			}
+		}
+		if len(unsuppressed) == 0 {
 			continue
 		}
-		// One fix moves every transfer of the function, so all of its
-		// diagnostics share it.
-		fix, related := deviceMoveFix(pass.File, wc, moves)
-		for _, move := range moves {
+		fix, related := deviceMoveFix(pass.File, wc, unsuppressed)
+		for _, move := range unsuppressed {
 			d := deviceMoveDiagnostic(pass.File, wc, move)
 			d.Fixes = []analysis.Fix{fix}
 			d.Related = append(d.Related, related...)

@@ -64,6 +64,8 @@ func removeMoves(f *analysis.File, moves []deviceMove) []analysis.Edit {
 		switch {
 		case m.deviceKw != nil:
 			edits = append(edits, removeArgument(m.call.Child("arguments"), m.deviceKw))
+		case isSelfMove(f, m):
+			edits = append(edits, removeStatement(f, m.call.Parent.Parent))
 		case f.MethodName(m.call) == "cuda":
 			edits = append(edits, analysis.Edit{Start: m.start, End: m.end})
 		default: // .to(device, ...): keep the arguments that are not about the device
@@ -94,6 +96,48 @@ func removeMoves(f *analysis.File, moves []deviceMove) []analysis.Edit {
 	return edits
 }
 
+// isSelfMove reports whether the move is a whole statement `x = x.cuda()`
+// (or `x = x.to(device)` with nothing but device arguments): without the
+// move it would be `x = x`, so the statement goes.
+func isSelfMove(f *analysis.File, m deviceMove) bool {
+	a := m.call.Parent
+	if m.deviceKw != nil || !a.Is("assignment") || a.Child("right") != m.call || !a.Parent.Is("expression_statement") {
+		return false
+	}
+	if f.Text(a.Child("left")) != f.Text(Receiver(m.call)) {
+		return false
+	}
+	if f.MethodName(m.call) == "to" {
+		for i, arg := range m.call.Child("arguments").NamedChildren() {
+			isDevice := i == 0 && f.IsDeviceExpr(arg) ||
+				arg.Is("keyword_argument") && strings.Contains(" device non_blocking copy ", " "+f.Text(arg.Child("name"))+" ")
+			if !isDevice {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// removeStatement deletes a statement that is alone on its line, keeping a
+// trailing comment in its place, or turns it into `pass` when it is the
+// only statement of its block.
+func removeStatement(f *analysis.File, stmt *pyast.Node) analysis.Edit {
+	if len(stmt.Parent.NamedChildren()) == 1 {
+		return analysis.Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"}
+	}
+	lineStart, next := f.LineBounds(stmt.Start)
+	lineEnd := f.Mapper.LineEnd(f.Mapper.LineOf(stmt.Start))
+	rest := strings.TrimSpace(string(f.Src[stmt.End:lineEnd]))
+	switch {
+	case strings.TrimSpace(string(f.Src[lineStart:stmt.Start])) != "" || rest != "" && !strings.HasPrefix(rest, "#"):
+		return analysis.Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"} // shares its line
+	case rest != "":
+		return analysis.Edit{Start: stmt.Start, End: lineEnd, NewText: rest}
+	}
+	return analysis.Edit{Start: lineStart, End: next}
+}
+
 // removeArgument deletes one argument and the comma that separates it.
 func removeArgument(args, arg *pyast.Node) analysis.Edit {
 	for i, c := range args.Children {
@@ -114,7 +158,8 @@ func removeArgument(args, arg *pyast.Node) analysis.Edit {
 	return analysis.Edit{Start: arg.Start, End: arg.End}
 }
 
-// addKeyword appends a keyword argument to a call.
+// addKeyword appends a keyword argument to a call: inline, or on a line
+// of its own when the arguments are one per line.
 func addKeyword(f *analysis.File, call *pyast.Node, kw string) analysis.Edit {
 	args := call.Child("arguments")
 	named := args.NamedChildren()
@@ -122,7 +167,17 @@ func addKeyword(f *analysis.File, call *pyast.Node, kw string) analysis.Edit {
 		return analysis.Edit{Start: args.Start + 1, End: args.Start + 1, NewText: kw}
 	}
 	last := named[len(named)-1]
-	return analysis.Edit{Start: last.End, End: last.End, NewText: ", " + kw}
+	if f.Mapper.LineOf(last.Start) == f.Mapper.LineOf(args.Start) {
+		return analysis.Edit{Start: last.End, End: last.End, NewText: ", " + kw}
+	}
+	eol, indent := f.LineEnding(), f.IndentAt(last.Start)
+	for i, c := range args.Children {
+		if c == last && i+1 < len(args.Children) && args.Children[i+1].Kind == "," {
+			comma := args.Children[i+1]
+			return analysis.Edit{Start: comma.End, End: comma.End, NewText: eol + indent + kw + ","}
+		}
+	}
+	return analysis.Edit{Start: last.End, End: last.End, NewText: "," + eol + indent + kw}
 }
 
 // batchShape says which parts of what the worker code returns were on the

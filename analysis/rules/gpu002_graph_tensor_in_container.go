@@ -175,6 +175,15 @@ func onlyMovedToCPU(f *analysis.File, value *pyast.Node) bool {
 // later used as tensors.
 func containerFixes(f *analysis.File, value *pyast.Node, container string, scope *pyast.Node, scalar bool) []analysis.Fix {
 	detach := wrapFix(f, "Store", value, "detach()", analysis.Unsafe)
+	if onlyMovedToCPU(f, value) {
+		// logits.cpu() -> logits.detach().cpu(): detach before the copy.
+		recv := Receiver(value)
+		return []analysis.Fix{{
+			Title:         "Store `" + f.Text(recv) + ".detach()" + f.Text(value)[recv.End-value.Start:] + "`",
+			Applicability: analysis.Unsafe,
+			Edits:         []analysis.Edit{{Start: recv.End, End: recv.End, NewText: ".detach()"}},
+		}}
+	}
 	switch {
 	case usedAsTensor(f, container, scope, true):
 		return []analysis.Fix{detach}

@@ -142,7 +142,7 @@ func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node) []analysis.Fix {
 	}
 	eol := f.LineEnding()
 	moved := f.IndentAt(loop.Start) + f.Text(stmt)
-	if comment != "" {
+	if comment != "" && remove.NewText == "" { // a `pass` keeps the comment in place
 		moved += "  " + comment
 	}
 	_, after := f.LineBounds(loop.End)

@@ -143,7 +143,7 @@ func applyFixes(files []workspace.FileResult, diff, unsafeFlag bool, stdout, std
 			continue
 		}
 		src := f.Result.File.Src
-		fr, err := codeactions.FixAll(context.Background(), runner, f.Path, src, f.Settings, unsafeFlag || f.Settings.UnsafeFixes)
+		fr, err := codeactions.FixAll(context.Background(), runner, f.Path, src, f.Settings, codeactions.Preferred(unsafeFlag || f.Settings.UnsafeFixes))
 		if err != nil {
 			fmt.Fprintf(stderr, "vramlint: %s: %v\n", f.Path, err)
 			failed++

@@ -131,7 +131,10 @@ func TestTextOutput(t *testing.T) {
 	if !strings.Contains(out, "7 | \t\treturn torch.ones(1).cuda()\n  | \t\t                    ^^^^^^^\n") {
 		t.Errorf("source line and caret:\n%s", out)
 	}
-	if !strings.HasSuffix(out, "Found 1 problem.\n") {
+	if !strings.Contains(out, "  = fix (unsafe): Return CPU tensors from `D.__getitem__`\n") {
+		t.Errorf("fix line:\n%s", out)
+	}
+	if !strings.HasSuffix(out, "Found 1 problem (1 fixable with --unsafe-fixes).\n") {
 		t.Errorf("summary:\n%s", out)
 	}
 	clean := filepath.Join(dir, "clean.py")

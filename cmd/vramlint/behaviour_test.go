@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// These tests run real PyTorch programs (CPU-only PyTorch, Debian's
+// python3-torch) before and after `vramlint check --fix --unsafe-fixes`.
+// testdata/behaviour/sitecustomize.py turns CUDA calls into recorded no-ops
+// and logs which process made them.
+
+// torchPython returns a Python that can import torch, or skips the test;
+// with VRAMLINT_REQUIRE_TORCH set (as .ci/test does) it fails instead.
+func torchPython(t *testing.T) string {
+	t.Helper()
+	python := os.Getenv("VRAMLINT_PYTHON")
+	if python == "" {
+		python = "/usr/bin/python3"
+	}
+	if err := exec.Command(python, "-c", "import torch").Run(); err != nil {
+		if os.Getenv("VRAMLINT_REQUIRE_TORCH") != "" {
+			t.Fatalf("%s cannot import torch (%v); install python3-torch", python, err)
+		}
+		t.Skipf("no PyTorch for %s (%v): install python3-torch, or set VRAMLINT_PYTHON", python, err)
+	}
+	return python
+}
+
+type shimRecord struct {
+	Kind        string `json:"kind"`
+	Worker      bool   `json:"worker"`
+	NonBlocking bool   `json:"non_blocking"`
+}
+
+// shimCounts summarises one run's log.
+type shimCounts struct {
+	workerMoves, mainMoves, mainNonBlocking, emptyCache int
+}
+
+// runProgram runs a Python program in its own folder under the shim and
+// returns its standard output and what the shim recorded.
+func runProgram(t *testing.T, python, program string) (string, shimCounts) {
+	t.Helper()
+	dir := filepath.Dir(program)
+	logPath := filepath.Join(dir, "shim.log")
+	os.Remove(logPath)
+	shim, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "behaviour"))
+	cmd := exec.Command(python, filepath.Base(program))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+shim, "VRAMLINT_SHIM_LOG="+logPath, "PYTHONDONTWRITEBYTECODE=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", program, err, stderr.String())
+		}
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("%s did not finish in 3 minutes", program)
+	}
+	var c shimCounts
+	log, err := os.Open(logPath)
+	if err != nil {
+		t.Fatalf("%s: the shim wrote no log: %v", program, err)
+	}
+	defer log.Close()
+	sc := bufio.NewScanner(log)
+	for sc.Scan() {
+		var r shimRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("shim log: %v", err)
+		}
+		switch {
+		case r.Kind == "empty_cache":
+			c.emptyCache++
+		case r.Worker:
+			c.workerMoves++
+		default:
+			c.mainMoves++
+			if r.NonBlocking {
+				c.mainNonBlocking++
+			}
+		}
+	}
+	return stdout.String(), c
+}
+
+func TestFixedProgramsBehave(t *testing.T) {
+	python := torchPython(t)
+	programs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "behaviour", "programs", "*.py"))
+	programs = append(programs, filepath.Join("..", "..", "examples", "train.py"))
+	if len(programs) < 6 {
+		t.Fatalf("only %d programs", len(programs))
+	}
+	for _, program := range programs {
+		t.Run(filepath.Base(program), func(t *testing.T) {
+			t.Parallel()
+			before := filepath.Join(t.TempDir(), filepath.Base(program))
+			after := filepath.Join(t.TempDir(), filepath.Base(program))
+			copyFile(t, program, before, 0o644)
+			copyFile(t, program, after, 0o644)
+			if _, errOut, code := vramlint(t, "check", "--fix", "--unsafe-fixes", after); code != exitClean {
+				t.Fatalf("fix: exit %d, %s", code, errOut)
+			}
+			outBefore, b := runProgram(t, python, before)
+			outAfter, a := runProgram(t, python, after)
+			if b.workerMoves == 0 {
+				t.Errorf("before the fix no DataLoader worker moved a tensor to the device: %+v", b)
+			}
+			if a.workerMoves != 0 {
+				t.Errorf("after the fix workers still move tensors to the device: %+v", a)
+			}
+			if a.mainNonBlocking == 0 {
+				t.Errorf("after the fix the main process makes no non_blocking transfer: %+v", a)
+			}
+			if b.emptyCache > 0 && (a.emptyCache == 0 || 2*a.emptyCache > b.emptyCache) {
+				t.Errorf("empty_cache() calls: %d before, %d after: want it moved out of the batch loop", b.emptyCache, a.emptyCache)
+			}
+			if outBefore != outAfter {
+				t.Errorf("the program's output changed:\nbefore:\n%s\nafter:\n%s", outBefore, outAfter)
+			}
+			if outBefore == "" {
+				t.Error("the program printed nothing to compare")
+			}
+		})
+	}
+}

@@ -262,3 +262,28 @@ func TestSyntaxErrorsStillAnalysed(t *testing.T) {
 		t.Errorf("diagnostics after a syntax error: %v", lines(res))
 	}
 }
+
+func TestFixesThatBreakSyntaxAreDropped(t *testing.T) {
+	rule := &Rule{
+		Code: "GPU001", Name: "fixes", DefaultSeverity: SeverityWarning,
+		Run: func(p *Pass) {
+			for _, c := range p.Calls {
+				p.Report(Diagnostic{Start: c.Start, End: c.End, Message: "m", Fixes: []Fix{
+					{Title: "break it", Edits: []Edit{{Start: c.End, End: c.End, NewText: "("}}},
+					{Title: "keep it", Edits: []Edit{{Start: c.End, End: c.End, NewText: ".item()"}}},
+				}})
+			}
+		},
+	}
+	res, err := (&Runner{Rules: []*Rule{rule}}).Run(context.Background(), "t.py", []byte("flag()\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixes := res.Diagnostics[0].Fixes
+	if len(fixes) != 1 || fixes[0].Title != "keep it" {
+		t.Errorf("fixes offered: %+v", fixes)
+	}
+	if len(res.DroppedFixes) != 1 || !strings.Contains(res.DroppedFixes[0], `t.py:1: GPU001: dropped fix "break it": the result would not parse`) {
+		t.Errorf("drop not logged: %v", res.DroppedFixes)
+	}
+}

@@ -66,16 +66,31 @@ func (s *suppressions) line(line int, code string) bool {
 	return ok && (set == nil || set[code])
 }
 
-// NoqaCodes returns the codes a `# noqa:` comment in text names, the byte
-// range of the comment's code list within text, and whether text holds a
-// noqa comment at all (bare noqa: no codes, ok true).
-func NoqaCodes(text string) (codes []string, listStart, listEnd int, ok bool) {
+// NoqaCodes returns the codes a `# noqa:` comment in text names, where the
+// comment's code list ends within text, and whether text holds a noqa
+// comment at all (a bare noqa: no codes, ok true).
+func NoqaCodes(text string) (codes []string, listEnd int, ok bool) {
 	m := lineNoqa.FindStringSubmatchIndex(text)
 	if m == nil || fileNoqa.MatchString(text) {
-		return nil, 0, 0, false
+		return nil, 0, false
 	}
 	if m[2] < 0 {
-		return nil, m[1], m[1], true
+		return nil, m[1], true
 	}
-	return codeList.FindAllString(text[m[2]:m[3]], -1), m[2], m[3], true
+	return codeList.FindAllString(text[m[2]:m[3]], -1), m[3], true
+}
+
+// NoqaCodeAt returns the rule code written at byte offset off of a
+// `# noqa: ...` comment's text, or "".
+func NoqaCodeAt(text string, off int) string {
+	m := lineNoqa.FindStringSubmatchIndex(text)
+	if m == nil || m[2] < 0 || off < m[2] || off > m[3] {
+		return ""
+	}
+	for _, loc := range codeList.FindAllStringIndex(text[m[2]:m[3]], -1) {
+		if m[2]+loc[0] <= off && off <= m[2]+loc[1] {
+			return strings.ToUpper(text[m[2]+loc[0] : m[2]+loc[1]])
+		}
+	}
+	return ""
 }

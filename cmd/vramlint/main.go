@@ -44,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "check":
 		return runCheck(rest, stdout, stderr)
+	case "server":
+		return runServer(rest, os.Stdin, stdout, stderr)
 	case "rule":
 		return runRule(rest, stdout, stderr)
 	case "rules":

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/vramlint/vramlint/analysis/rules"
+	"github.com/vramlint/vramlint/server"
+)
+
+func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	logFile := fs.String("log-file", "", "append the server's log to this file (default: stderr)")
+	debounce := fs.Duration("debounce", 100*time.Millisecond, "delay between an edit and its diagnostics")
+	if err := fs.Parse(args); err != nil {
+		return exitError
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vramlint server: unexpected arguments %v (it speaks LSP over stdin/stdout)\n", fs.Args())
+		return exitError
+	}
+	logOut := stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "vramlint server: %v\n", err)
+			return exitError
+		}
+		defer f.Close()
+		logOut = f
+	}
+	// Nothing but protocol messages may go to stdout.
+	return server.Run(context.Background(), stdin, stdout, server.Options{
+		Rules:    rules.All(),
+		Log:      logOut,
+		Debounce: *debounce,
+		Version:  version,
+	})
+}

@@ -1,0 +1,285 @@
+package codeactions
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// Code action kinds vramlint offers. protocol v0.12.0 stops at
+// source.organizeImports, so source.fixAll is spelled out here.
+const (
+	KindQuickFix protocol.CodeActionKind = "quickfix"
+	KindSource   protocol.CodeActionKind = "source"
+	KindFixAll   protocol.CodeActionKind = "source.fixAll.vramlint"
+)
+
+// Document is what converting analysis results to LSP needs to know about
+// one document version: the mapper is the one edge where byte offsets
+// become line/column positions.
+type Document struct {
+	URI      protocol.DocumentURI
+	Version  int32
+	Mapper   *analysis.Mapper
+	Encoding analysis.Encoding
+}
+
+// Position converts a byte offset.
+func (d Document) Position(off int) protocol.Position {
+	p := d.Mapper.Position(off, d.Encoding)
+	return protocol.Position{Line: uint32(p.Line), Character: uint32(p.Column)}
+}
+
+// Range converts a byte range.
+func (d Document) Range(start, end int) protocol.Range {
+	return protocol.Range{Start: d.Position(start), End: d.Position(end)}
+}
+
+// Offset converts a position, clamping a position past the end of a line
+// or of the document (the second result says whether it was clamped).
+func (d Document) Offset(p protocol.Position) (int, bool) {
+	off, err := d.Mapper.Offset(analysis.Position{Line: int(p.Line), Column: int(p.Character)}, d.Encoding)
+	return off, err != nil
+}
+
+// TextEdits converts byte edits.
+func (d Document) TextEdits(edits []analysis.Edit) []protocol.TextEdit {
+	out := make([]protocol.TextEdit, 0, len(edits))
+	for _, e := range edits {
+		out = append(out, protocol.TextEdit{Range: d.Range(e.Start, e.End), NewText: e.NewText})
+	}
+	return out
+}
+
+// WorkspaceEdit wraps edits to this document version: as documentChanges
+// when the client supports them, else as plain changes (Neovim 0.7).
+func (d Document) WorkspaceEdit(edits []analysis.Edit, documentChanges bool) *protocol.WorkspaceEdit {
+	te := d.TextEdits(edits)
+	if documentChanges {
+		return &protocol.WorkspaceEdit{DocumentChanges: []protocol.TextDocumentEdit{{
+			TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{
+				TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: d.URI},
+				Version:                &d.Version,
+			},
+			Edits: te,
+		}}}
+	}
+	return &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{d.URI: te}}
+}
+
+// FixData is what a diagnostic's `data` carries: its fixes as LSP edits of
+// the version it was computed for.
+type FixData struct {
+	Version int32     `json:"version"`
+	Fixes   []FixEdit `json:"fixes"`
+}
+
+// FixEdit is one fix in FixData.
+type FixEdit struct {
+	Title  string              `json:"title"`
+	Safety string              `json:"safety"`
+	Edits  []protocol.TextEdit `json:"edits"`
+}
+
+var severities = map[analysis.Severity]protocol.DiagnosticSeverity{
+	analysis.SeverityError:   protocol.DiagnosticSeverityError,
+	analysis.SeverityWarning: protocol.DiagnosticSeverityWarning,
+	analysis.SeverityInfo:    protocol.DiagnosticSeverityInformation,
+	analysis.SeverityHint:    protocol.DiagnosticSeverityHint,
+}
+
+// Diagnostic converts one diagnostic. Related locations are included only
+// when the client supports them.
+func (d Document) Diagnostic(diag analysis.Diagnostic, rule *analysis.Rule, related bool) protocol.Diagnostic {
+	out := protocol.Diagnostic{
+		Range:    d.Range(diag.Start, diag.End),
+		Severity: severities[diag.Severity],
+		Code:     diag.Code,
+		Source:   "vramlint",
+		Message:  diag.Message,
+	}
+	if rule != nil {
+		out.CodeDescription = &protocol.CodeDescription{Href: protocol.URI(rule.DocURL())}
+	}
+	if related {
+		for _, r := range diag.Related {
+			out.RelatedInformation = append(out.RelatedInformation, protocol.DiagnosticRelatedInformation{
+				Location: protocol.Location{URI: d.URI, Range: d.Range(r.Start, r.End)},
+				Message:  r.Message,
+			})
+		}
+	}
+	data := FixData{Version: d.Version, Fixes: []FixEdit{}}
+	for _, f := range diag.Fixes {
+		data.Fixes = append(data.Fixes, FixEdit{Title: f.Title, Safety: f.Applicability.String(), Edits: d.TextEdits(f.Edits)})
+	}
+	out.Data = data
+	return out
+}
+
+// Diagnostics converts a result's diagnostics (never nil: an empty list
+// clears the client's).
+func (d Document) Diagnostics(res *analysis.Result, rules []*analysis.Rule, related bool) []protocol.Diagnostic {
+	out := []protocol.Diagnostic{}
+	if res == nil {
+		return out
+	}
+	for _, diag := range res.Diagnostics {
+		out = append(out, d.Diagnostic(diag, ruleFor(rules, diag.Code), related))
+	}
+	return out
+}
+
+func ruleFor(rules []*analysis.Rule, code string) *analysis.Rule {
+	for _, r := range rules {
+		if r.Code == code {
+			return r
+		}
+	}
+	return nil
+}
+
+// ActionRequest is a textDocument/codeAction request, decoded and mapped
+// to byte offsets.
+type ActionRequest struct {
+	Start, End      int
+	Only            []protocol.CodeActionKind
+	Automatic       bool // triggerKind 2: only quick fixes
+	Unsafe          bool // unsafe fixes in source.fixAll
+	DocumentChanges bool
+	Rules           []*analysis.Rule
+	Related         bool
+	// FixAll computes the file after all applicable fixes (in rounds).
+	FixAll func(ctx context.Context, unsafe bool) ([]byte, error)
+}
+
+// wants reports whether the request's `only` filter admits kind.
+func (r ActionRequest) wants(kind protocol.CodeActionKind) bool {
+	if r.Automatic && kind != KindQuickFix {
+		return false
+	}
+	if len(r.Only) == 0 {
+		return true
+	}
+	for _, o := range r.Only {
+		if kind == o || strings.HasPrefix(string(kind), string(o)+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// CodeActions lists the actions for the diagnostics whose ranges overlap
+// the request's: one quick fix per fix (isPreferred on the first safe one),
+// a "Disable ... for this line" action, and source.fixAll.vramlint. Every
+// action carries its edit; nothing waits for codeAction/resolve.
+//
+// Diagnostics are matched by range overlap with the server's own results,
+// not by equality with those the client echoes back: Neovim 0.7 echoes them
+// with byte columns instead of UTF-16 ones.
+func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req ActionRequest) []protocol.CodeAction {
+	actions := []protocol.CodeAction{}
+	if req.wants(KindQuickFix) {
+		for _, diag := range res.Diagnostics {
+			if !overlaps(diag.Start, diag.End, req.Start, req.End) {
+				continue
+			}
+			lspDiag := d.Diagnostic(diag, ruleFor(req.Rules, diag.Code), req.Related)
+			preferred := slices.IndexFunc(diag.Fixes, func(f analysis.Fix) bool { return f.Applicability == analysis.Safe })
+			for i, fix := range diag.Fixes {
+				title := fix.Title
+				if fix.Applicability == analysis.Unsafe {
+					title += " (unsafe)"
+				}
+				actions = append(actions, protocol.CodeAction{
+					Title:       "vramlint (" + diag.Code + "): " + title,
+					Kind:        KindQuickFix,
+					Diagnostics: []protocol.Diagnostic{lspDiag},
+					IsPreferred: i == preferred,
+					Edit:        d.WorkspaceEdit(fix.Edits, req.DocumentChanges),
+				})
+			}
+			if edit, ok := NoqaEdit(res.File, diag); ok {
+				actions = append(actions, protocol.CodeAction{
+					Title:       "vramlint (" + diag.Code + "): Disable " + diag.Code + " for this line",
+					Kind:        KindQuickFix,
+					Diagnostics: []protocol.Diagnostic{lspDiag},
+					Edit:        d.WorkspaceEdit([]analysis.Edit{edit}, req.DocumentChanges),
+				})
+			}
+		}
+	}
+	if req.wants(KindFixAll) && req.FixAll != nil {
+		if fixed, err := req.FixAll(ctx, req.Unsafe); err == nil && string(fixed) != string(res.File.Src) {
+			actions = append(actions, protocol.CodeAction{
+				Title: "vramlint: Fix all auto-fixable problems",
+				Kind:  KindFixAll,
+				Edit:  d.WorkspaceEdit([]analysis.Edit{MinimalEdit(res.File.Src, fixed)}, req.DocumentChanges),
+			})
+		}
+	}
+	return actions
+}
+
+// overlaps reports whether [a, b) and [c, d) share a byte, or an empty
+// range (a cursor) touches the other.
+func overlaps(a, b, c, d int) bool {
+	return a < d && c < b || c == d && a <= c && c <= b || a == b && c <= a && a <= d
+}
+
+// MinimalEdit is one edit that turns old into new, covering only the bytes
+// between their common prefix and suffix.
+func MinimalEdit(old, new []byte) analysis.Edit {
+	pre := 0
+	for pre < len(old) && pre < len(new) && old[pre] == new[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(old)-pre && suf < len(new)-pre && old[len(old)-1-suf] == new[len(new)-1-suf] {
+		suf++
+	}
+	return analysis.Edit{Start: pre, End: len(old) - suf, NewText: string(new[pre : len(new)-suf])}
+}
+
+// NoqaEdit adds the diagnostic's code to a `# noqa: ...` comment at the end
+// of its line, or adds such a comment. A bare `# noqa` already covers every
+// code: then there is nothing to add.
+func NoqaEdit(f *analysis.File, diag analysis.Diagnostic) (analysis.Edit, bool) {
+	line := f.Mapper.LineOf(diag.Start)
+	lineStart, lineEnd := f.Mapper.LineStart(line), f.Mapper.LineEnd(line)
+	for _, c := range f.Comments {
+		if c.Start < lineStart || c.Start >= lineEnd {
+			continue
+		}
+		text := f.Text(c)
+		codes, listEnd, ok := analysis.NoqaCodes(text)
+		switch {
+		case !ok:
+			continue
+		case len(codes) == 0:
+			return analysis.Edit{}, false
+		case slices.Contains(codes, diag.Code):
+			return analysis.Edit{}, false
+		}
+		return analysis.Edit{Start: c.Start + listEnd, End: c.Start + listEnd, NewText: ", " + diag.Code}, true
+	}
+	// The line's end may lie inside a multi-line string: a comment there
+	// would become part of the string.
+	inString := false
+	pyast.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+		if n.End < lineEnd || n.Start > lineEnd || inString {
+			return false
+		}
+		inString = n.Is("string") && n.Start < lineEnd && lineEnd < n.End
+		return !inString
+	})
+	if inString {
+		return analysis.Edit{}, false
+	}
+	return analysis.Edit{Start: lineEnd, End: lineEnd, NewText: "  # noqa: " + diag.Code}, true
+}

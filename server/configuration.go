@@ -1,0 +1,136 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/vramlint/vramlint/analysis"
+)
+
+// editorSettings are the settings the editor sends (initializationOptions,
+// workspace/didChangeConfiguration). They override pyproject.toml.
+type editorSettings struct {
+	overrides analysis.Overrides
+	debounce  time.Duration
+}
+
+// settingKeys are the [tool.vramlint] keys an editor may set.
+var settingKeys = map[string]bool{
+	"select": true, "ignore": true, "extend-select": true, "per-file-ignores": true,
+	"severity": true, "unsafe-fixes": true, "exclude": true,
+}
+
+// apply reads editor settings: an object with the keys of [tool.vramlint]
+// (camelCase accepted: unsafeFixes, extendSelect), plus `debounce` in
+// milliseconds; it may sit under "settings" or "vramlint". Other keys
+// (an extension's own, such as path) are ignored.
+func (e *editorSettings) apply(raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return fmt.Errorf("settings must be an object: %w", err)
+	}
+	for _, wrapper := range []string{"settings", "vramlint"} {
+		if inner, ok := obj[wrapper].(map[string]any); ok {
+			obj = inner
+		}
+	}
+	overrides := analysis.Overrides{}
+	debounce := e.debounce
+	for key, v := range obj {
+		switch key {
+		case "unsafeFixes":
+			key = "unsafe-fixes"
+		case "extendSelect":
+			key = "extend-select"
+		case "perFileIgnores":
+			key = "per-file-ignores"
+		case "debounce":
+			ms, ok := v.(float64)
+			if !ok || ms < 0 {
+				return fmt.Errorf("debounce: must be a number of milliseconds, got %v", v)
+			}
+			debounce = time.Duration(ms * float64(time.Millisecond))
+			continue
+		}
+		if settingKeys[key] {
+			overrides[key] = v
+		}
+	}
+	if _, err := (&analysis.Settings{}).WithOverrides(overrides); err != nil {
+		return err
+	}
+	e.overrides, e.debounce = overrides, debounce
+	return nil
+}
+
+func (s *Server) didChangeConfiguration(params json.RawMessage) error {
+	var p struct {
+		Settings json.RawMessage `json:"settings"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("didChangeConfiguration: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.editor.apply(p.Settings); err != nil {
+		s.tell(messageError, "settings: %v (keeping the previous ones)", err)
+		return nil
+	}
+	s.refreshAll()
+	return nil
+}
+
+func (s *Server) didChangeWorkspaceFolders(params json.RawMessage) error {
+	var p struct {
+		Event struct {
+			Added   []workspaceFolder `json:"added"`
+			Removed []workspaceFolder `json:"removed"`
+		} `json:"event"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("didChangeWorkspaceFolders: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range p.Event.Removed {
+		if path, ok := filePath(f.URI); ok {
+			for i, have := range s.folders {
+				if have == path {
+					s.folders = append(s.folders[:i], s.folders[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+	for _, f := range p.Event.Added {
+		if path, ok := filePath(f.URI); ok {
+			s.folders = append(s.folders, path)
+		}
+	}
+	s.refreshAll()
+	return nil
+}
+
+// refreshAll reloads every open document's settings (pyproject.toml and
+// the editor's) and re-publishes its diagnostics. Call with s.mu held.
+func (s *Server) refreshAll() {
+	s.reported = map[string]bool{}
+	for _, d := range s.docs {
+		old := d.snap
+		d.snap = s.newSnapshot(d, old.src, old.tree, s.settingsFor(d.path), old.skip)
+		s.scheduleDiagnostics(d)
+	}
+	if s.pullMode() && s.client.Workspace.Diagnostics.RefreshSupport {
+		// A request, not a notification: the client re-pulls.
+		go func() {
+			if _, err := s.conn.Call(context.Background(), "workspace/diagnostic/refresh", nil, nil); err != nil {
+				s.log.Printf("workspace/diagnostic/refresh: %v", err)
+			}
+		}()
+	}
+}

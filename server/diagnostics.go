@@ -1,0 +1,126 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"go.lsp.dev/protocol"
+)
+
+// scheduleDiagnostics (re)starts the debounce for d's current version: a
+// newer version cancels the pending or running analysis of an older one.
+// Call with s.mu held.
+func (s *Server) scheduleDiagnostics(d *document) {
+	d.stopDiagnostics()
+	if s.pullMode() {
+		return // the client asks (textDocument/diagnostic)
+	}
+	snap := d.snap
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancelRun = cancel
+	run := func() { go s.publish(ctx, snap) }
+	if s.editor.debounce <= 0 {
+		run()
+		return
+	}
+	d.timer = time.AfterFunc(s.editor.debounce, run)
+}
+
+// stopDiagnostics cancels d's pending and running analysis.
+func (d *document) stopDiagnostics() {
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+	}
+	if d.cancelRun != nil {
+		d.cancelRun()
+		d.cancelRun = nil
+	}
+}
+
+// publish analyses snap and pushes its diagnostics, unless a newer version
+// arrived meanwhile: a result for an old version is never published.
+func (s *Server) publish(ctx context.Context, snap *snapshot) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Printf("panic while analysing %s: %v", snap.uri, p)
+		}
+	}()
+	if ctx.Err() != nil {
+		return
+	}
+	res := snap.analyze()
+	s.logRuleErrors(snap)
+	s.mu.Lock()
+	defer s.mu.Unlock() // held while sending, so no older result can overtake
+	if d := s.docs[snap.uri]; d == nil || d.snap != snap || ctx.Err() != nil {
+		return
+	}
+	doc := snap.lspDocument()
+	s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{
+		URI:         doc.URI,
+		Version:     uint32(snap.version),
+		Diagnostics: doc.Diagnostics(res, s.opts.Rules, s.client.TextDocument.PublishDiagnostics.RelatedInformation),
+	})
+}
+
+// logRuleErrors logs the rules that failed on a snapshot, and the fixes
+// withheld because they would break the syntax.
+func (s *Server) logRuleErrors(snap *snapshot) {
+	if res := snap.analyze(); res != nil {
+		for _, err := range res.RuleErrors {
+			s.log.Printf("%s: %v", snap.uri, err)
+		}
+		for _, msg := range res.DroppedFixes {
+			s.log.Print(msg)
+		}
+	}
+}
+
+// pullDiagnostics answers textDocument/diagnostic (LSP 3.17).
+func (s *Server) pullDiagnostics(params json.RawMessage) (requestWork, error) {
+	var p struct {
+		TextDocument struct {
+			URI string `json:"uri"`
+		} `json:"textDocument"`
+		PreviousResultID string `json:"previousResultId"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams("textDocument/diagnostic", err)
+	}
+	snap, err := s.snapshotOf(p.TextDocument.URI)
+	if err != nil {
+		return nil, err
+	}
+	return func(context.Context) (any, error) {
+		resultID := strconv.Itoa(int(snap.version))
+		if p.PreviousResultID == resultID {
+			return map[string]any{"kind": "unchanged", "resultId": resultID}, nil
+		}
+		res := snap.analyze()
+		s.logRuleErrors(snap)
+		doc := snap.lspDocument()
+		return map[string]any{
+			"kind":     "full",
+			"resultId": resultID,
+			"items":    doc.Diagnostics(res, s.opts.Rules, s.client.TextDocument.PublishDiagnostics.RelatedInformation),
+		}, nil
+	}, nil
+}
+
+// snapshotOf returns the current snapshot of an open document.
+func (s *Server) snapshotOf(uri string) (*snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.docs[uri]
+	if d == nil {
+		return nil, invalidParams("request", errNotOpen(uri))
+	}
+	return d.snap, nil
+}
+
+type errNotOpen string
+
+func (e errNotOpen) Error() string { return "document " + string(e) + " is not open" }

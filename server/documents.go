@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"time"
+
+	sitter "github.com/smacker/go-tree-sitter"
+	"go.lsp.dev/protocol"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/codeactions"
+)
+
+// document is an open buffer. Its fields change on the message loop under
+// Server.mu; everything else reads immutable snapshots.
+type document struct {
+	uri     string
+	path    string // the file's path; "" for untitled: and other schemes
+	version int32
+	snap    *snapshot
+
+	timer     *time.Timer        // the pending debounced analysis
+	cancelRun context.CancelFunc // the running analysis
+}
+
+// snapshot is one version of a document, never modified: requests and the
+// diagnostics worker read it without locks.
+type snapshot struct {
+	uri      string
+	path     string
+	version  int32
+	src      []byte
+	tree     *pyast.Tree // nil when the source is not analysed (too large)
+	mapper   *analysis.Mapper
+	settings *analysis.Settings
+	unsafe   bool // unsafe fixes in source.fixAll
+	encoding analysis.Encoding
+	runner   *analysis.Runner
+	skip     error // why the source is not analysed
+
+	once   sync.Once
+	result *analysis.Result
+}
+
+// analyze returns the analysis of this version, computing it once.
+func (s *snapshot) analyze() *analysis.Result {
+	s.once.Do(func() {
+		if s.tree == nil {
+			return
+		}
+		name := s.path
+		if name == "" {
+			name = s.uri
+		}
+		s.result = s.runner.Analyze(analysis.NewFile(name, s.src, s.tree), s.settings)
+	})
+	return s.result
+}
+
+// lspDocument is the snapshot as codeactions sees it.
+func (s *snapshot) lspDocument() codeactions.Document {
+	return codeactions.Document{URI: protocol.DocumentURI(s.uri), Version: s.version, Mapper: s.mapper, Encoding: s.encoding}
+}
+
+// newSnapshot makes the snapshot of a document's new text and tree.
+func (s *Server) newSnapshot(d *document, src []byte, tree *pyast.Tree, settings *analysis.Settings, skip error) *snapshot {
+	return &snapshot{
+		uri: d.uri, path: d.path, version: d.version, src: src, tree: tree,
+		mapper: analysis.NewMapper(src), settings: settings, unsafe: settings.UnsafeFixes,
+		encoding: s.encoding, runner: s.runner, skip: skip,
+	}
+}
+
+// parse parses src, incrementally when old is the previous tree already
+// edited to match. Sources vramlint does not analyse get no tree.
+func parse(old *sitter.Tree, src []byte) (*pyast.Tree, error) {
+	if err := analysis.CheckSource(src); err != nil {
+		return nil, err
+	}
+	return pyast.Reparse(context.Background(), old, src)
+}
+
+// errStale marks work for a version that is no longer current.
+var errStale = errors.New("the document changed")
+
+// settingsFor loads the settings for a document: the nearest
+// pyproject.toml with [tool.vramlint] above the file (or the first
+// workspace folder, for untitled buffers), then the editor's settings.
+// A broken configuration file is shown once; the defaults apply.
+// Call with s.mu held.
+func (s *Server) settingsFor(path string) *analysis.Settings {
+	dir := ""
+	switch {
+	case path != "":
+		dir = filepath.Dir(path)
+	case len(s.folders) > 0:
+		dir = s.folders[0]
+	}
+	settings := &analysis.Settings{Root: dir}
+	if dir != "" {
+		found, err := analysis.FindSettings(dir)
+		var ce *analysis.ConfigError
+		if errors.As(err, &ce) && !s.reported[ce.File] {
+			s.reported[ce.File] = true
+			s.tell(messageError, "invalid configuration, using the defaults: %v", err)
+			s.notify("window/showMessage", map[string]any{"type": messageError, "message": "vramlint: invalid configuration: " + err.Error()})
+		}
+		if found != nil {
+			settings = found
+		}
+	}
+	merged, err := settings.WithOverrides(s.editor.overrides)
+	if err != nil {
+		return settings
+	}
+	return merged
+}

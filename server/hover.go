@@ -1,0 +1,67 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/vramlint/vramlint/analysis"
+)
+
+// hover shows a rule's documentation over one of its diagnostics, or over
+// its code in a `# noqa: ...` comment.
+func (s *Server) hover(params json.RawMessage) (requestWork, error) {
+	var p struct {
+		TextDocument struct {
+			URI string `json:"uri"`
+		} `json:"textDocument"`
+		Position protocol.Position `json:"position"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams("textDocument/hover", err)
+	}
+	snap, err := s.snapshotOf(p.TextDocument.URI)
+	if err != nil {
+		return nil, err
+	}
+	return func(context.Context) (any, error) {
+		res := snap.analyze()
+		if res == nil {
+			return nil, nil
+		}
+		doc := snap.lspDocument()
+		off, _ := doc.Offset(p.Position)
+		code, start, end := "", 0, 0
+		for _, c := range res.File.Comments {
+			if c.Start <= off && off <= c.End {
+				if code = analysis.NoqaCodeAt(res.File.Text(c), off-c.Start); code != "" {
+					start, end = c.Start, c.End
+				}
+			}
+		}
+		for _, d := range res.Diagnostics {
+			if code == "" && d.Start <= off && off <= d.End {
+				code, start, end = d.Code, d.Start, d.End
+			}
+		}
+		rule := ruleByCode(s.opts.Rules, code)
+		if rule == nil {
+			return nil, nil
+		}
+		r := doc.Range(start, end)
+		return protocol.Hover{
+			Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: rule.Markdown() + "\n[Documentation](" + rule.DocURL() + ")\n"},
+			Range:    &r,
+		}, nil
+	}, nil
+}
+
+func ruleByCode(rules []*analysis.Rule, code string) *analysis.Rule {
+	for _, r := range rules {
+		if r.Code == code {
+			return r
+		}
+	}
+	return nil
+}

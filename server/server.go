@@ -256,7 +256,7 @@ func invalidParams(method string, err error) error {
 
 // idKey canonicalises a request id, numeric or string, for cancellation.
 func idKey(id jsonrpc2.ID) string {
-	b, _ := json.Marshal(id)
+	b, _ := json.Marshal(&id) // MarshalJSON has a pointer receiver
 	return string(b)
 }
 

@@ -54,11 +54,15 @@ func Parse(ctx context.Context, src []byte) (*Tree, error) {
 // to match src. A nil old parses from scratch.
 func Reparse(ctx context.Context, old *sitter.Tree, src []byte) (*Tree, error) {
 	p := parsers.Get().(*sitter.Parser)
-	defer parsers.Put(p)
+	// With a cancellable context the binding watches it from a goroutine
+	// that may still set the parser's cancellation flag after the parse
+	// has finished, which would abort the parser's next parse. Such a
+	// parser is never reused.
+	if ctx.Done() == nil {
+		defer parsers.Put(p)
+	}
 	ts, err := p.ParseCtx(ctx, old, src)
 	if err != nil {
-		// The parser can be left mid-parse after a cancellation.
-		p.Reset()
 		return nil, fmt.Errorf("parse: %w", err)
 	}
 	return &Tree{TS: ts, Root: Mirror(ts.RootNode())}, nil

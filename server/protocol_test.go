@@ -1,0 +1,487 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/rules"
+)
+
+// A line with CJK and an emoji before the reported call: UTF-16 counts
+// the emoji as 2 units, UTF-8 counts bytes.
+const unicodeSource = "import torch\nfrom torch.utils.data import Dataset\n\n\nclass D(Dataset):\n    def __getitem__(self, i):\n        s = '数据😀'; return torch.ones(1).cuda()\n"
+
+func TestPositionEncodings(t *testing.T) {
+	for _, tc := range []struct {
+		offered []string
+		want    string
+		enc     analysis.Encoding
+	}{
+		{nil, "utf-16", analysis.UTF16},
+		{[]string{"utf-16", "utf-8"}, "utf-8", analysis.UTF8},
+		{[]string{"utf-32", "utf-16"}, "utf-32", analysis.CodePoints},
+	} {
+		c := startServer(t, Options{})
+		result := c.initialize(map[string]any{"general": map[string]any{"positionEncodings": tc.offered}}, nil)
+		if got := result["capabilities"].(map[string]any)["positionEncoding"]; got != tc.want {
+			t.Errorf("offered %v: negotiated %v, want %s", tc.offered, got, tc.want)
+		}
+		uri := "file:///u.py"
+		c.open(uri, unicodeSource)
+		diags := c.diagnostics(uri, 1)
+		off := strings.Index(unicodeSource, ".cuda()")
+		want := clientPosition(unicodeSource, off, tc.enc)
+		if len(diags) != 1 || diags[0].Range.Start != want {
+			t.Errorf("%s: diagnostic at %+v, want %+v", tc.want, diags, want)
+		}
+		// An edit in the same encoding, on the same line before the call.
+		at := lspPosition{6, 8}
+		v := c.change(uri, tc.enc, lspTextEdit{Range: lspRange{Start: at, End: at}, NewText: "x = 1; "})
+		diags = c.diagnostics(uri, v)
+		want.Character += 7
+		if len(diags) != 1 || diags[0].Range.Start != want {
+			t.Errorf("%s after edit: %+v, want %+v", tc.want, diags, want)
+		}
+		if c.srv.docs[uri].snap.src == nil || string(c.srv.docs[uri].snap.src) != c.texts[uri] {
+			t.Errorf("%s: server text differs from the client's", tc.want)
+		}
+	}
+}
+
+func TestCRLFAndWholeDocumentChanges(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///crlf.py"
+	crlf := strings.ReplaceAll(leakyDataset, "\n", "\r\n")
+	c.open(uri, crlf)
+	diags := c.diagnostics(uri, 1)
+	if len(diags) != 2 || diags[0].Range.Start != (lspPosition{6, 28}) || diags[1].Range.Start != (lspPosition{10, 4}) {
+		t.Fatalf("CRLF diagnostics: %+v", diags)
+	}
+	// A rangeless change replaces the whole document.
+	c.vers[uri] = 2
+	c.texts[uri] = "import torch\r\nx = 1\r\n"
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []any{map[string]any{"text": c.texts[uri]}},
+	})
+	if diags := c.diagnostics(uri, 2); len(diags) != 0 {
+		t.Errorf("after a whole-document change: %+v", diags)
+	}
+	if got := string(c.srv.docs[uri].snap.src); got != c.texts[uri] {
+		t.Errorf("server text %q", got)
+	}
+	// A whole-document change followed by an incremental one, in one message.
+	c.vers[uri] = 3
+	c.texts[uri] = strings.ReplaceAll(leakyDataset, "\n", "\r\n")
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument": map[string]any{"uri": uri, "version": 3},
+		"contentChanges": []any{
+			map[string]any{"text": "import torch\r\n"},
+			map[string]any{"range": lspRange{Start: lspPosition{1, 0}, End: lspPosition{1, 0}}, "text": strings.TrimPrefix(c.texts[uri], "import torch\r\n")},
+		},
+	})
+	if diags := c.diagnostics(uri, 3); len(diags) != 2 {
+		t.Errorf("after mixed changes: %+v", diags)
+	}
+}
+
+// After 1000 random incremental edits the server's text, tree and
+// diagnostics equal those of a fresh parse of the final text.
+func TestRandomIncrementalEdits(t *testing.T) {
+	src, err := os.ReadFile("testdata/dataloader_leak.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces := []string{"x", " ", "\n", "\n    ", "(", ")", ":", "torch.cuda.empty_cache()", ".cuda()", "数", "😀", "for i in range(3):\n", "\"", "'''", "#", "\t", "é", "history.append(loss)\n", ""}
+	rng := rand.New(rand.NewSource(42))
+	for _, enc := range []analysis.Encoding{analysis.UTF16, analysis.UTF8} {
+		c := startServer(t, Options{})
+		offered := []string{"utf-16"}
+		if enc == analysis.UTF8 {
+			offered = []string{"utf-8"}
+		}
+		c.initialize(map[string]any{"general": map[string]any{"positionEncodings": offered}}, nil)
+		uri := "file:///random.py"
+		c.open(uri, string(src))
+		version := 1
+		for i := 0; i < 1000; i++ {
+			text := c.texts[uri]
+			runes := []rune(text)
+			a := rng.Intn(len(runes) + 1)
+			b := min(len(runes), a+rng.Intn(4)*rng.Intn(6))
+			if rng.Intn(8) == 0 { // multi-line deletions and replacements
+				b = min(len(runes), a+rng.Intn(200))
+			}
+			insert := ""
+			for n := rng.Intn(3); n > 0; n-- {
+				insert += pieces[rng.Intn(len(pieces))]
+			}
+			start := len(string(runes[:a]))
+			end := len(string(runes[:b]))
+			edit := lspTextEdit{Range: lspRange{clientPosition(text, start, enc), clientPosition(text, end, enc)}, NewText: insert}
+			version = c.change(uri, enc, edit)
+		}
+		final := c.texts[uri]
+		diags := c.diagnostics(uri, version)
+		snap := c.srv.docs[uri].snap
+		if string(snap.src) != final {
+			t.Fatalf("%v: the server's text differs from the client's", enc)
+		}
+		fresh, err := pyast.Parse(t.Context(), []byte(final))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := sexp(snap.tree.Root), sexp(fresh.Root); got != want {
+			t.Errorf("%v: the incrementally parsed tree differs from a fresh parse", enc)
+		}
+		runner := &analysis.Runner{Rules: rules.All()}
+		want := runner.Analyze(analysis.NewFile("random.py", []byte(final), fresh), nil)
+		if len(diags) != len(want.Diagnostics) {
+			t.Fatalf("%v: %d diagnostics, a fresh analysis has %d", enc, len(diags), len(want.Diagnostics))
+		}
+		for i, d := range want.Diagnostics {
+			pos := clientPosition(final, d.Start, enc)
+			if diags[i].Code != d.Code || diags[i].Range.Start != pos || diags[i].Message != d.Message {
+				t.Errorf("%v: diagnostic %d: %s at %+v, want %s at %+v", enc, i, diags[i].Code, diags[i].Range.Start, d.Code, pos)
+			}
+		}
+	}
+}
+
+// sexp renders a tree with kinds, fields and byte ranges.
+func sexp(n *pyast.Node) string {
+	var b strings.Builder
+	var walk func(*pyast.Node)
+	walk = func(n *pyast.Node) {
+		fmt.Fprintf(&b, "(%s:%s %d-%d", n.Field, n.Kind, n.Start, n.End)
+		for _, c := range n.Children {
+			walk(c)
+		}
+		b.WriteString(")")
+	}
+	walk(n)
+	return b.String()
+}
+
+func TestOutOfRangeChangesAndBackwardVersions(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///edge.py"
+	c.open(uri, "import torch\nx = 1\n")
+	c.diagnostics(uri, 1)
+	// A position past the end of a line and one past the end of the file.
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument": map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []any{
+			map[string]any{"range": lspRange{lspPosition{0, 99}, lspPosition{0, 120}}, "text": "  # a"},
+			map[string]any{"range": lspRange{lspPosition{40, 3}, lspPosition{41, 0}}, "text": "y = 2\n"},
+		},
+	})
+	c.diagnostics(uri, 2)
+	if got := string(c.srv.docs[uri].snap.src); got != "import torch  # a\nx = 1\ny = 2\n" {
+		t.Errorf("clamped edits: %q", got)
+	}
+	// A version that goes backwards is applied, not dropped.
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": 1},
+		"contentChanges": []any{map[string]any{"text": leakyDataset}},
+	})
+	if diags := c.diagnostics(uri, 1); len(diags) != 2 {
+		t.Errorf("after a backward version: %+v", diags)
+	}
+	// The server still answers.
+	if err := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": lspPosition{999, 999}}, nil); err != nil {
+		t.Errorf("hover past the end: %v", err)
+	}
+}
+
+func TestMalformedMessagesKeepServerRunning(t *testing.T) {
+	c := startServer(t, Options{})
+	c.sendRaw(`{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {`)
+	m := c.await("parse error", func(m message) bool { return m.Error != nil })
+	if m.Error.Code != -32700 || string(m.ID) != "null" {
+		t.Errorf("malformed JSON: %s", m.raw)
+	}
+	fmt.Fprintf(c.in, "Content-Length: nonsense\r\n\r\n")
+	c.await("error for a bad header", func(m message) bool { return m.Error != nil && m.Error.Code == -32700 })
+	c.initialize(map[string]any{}, nil)
+	if err := c.request("textDocument/codeAction", "not an object", nil); err == nil || err.Code != -32602 {
+		t.Errorf("params of the wrong shape: %v, want InvalidParams", err)
+	}
+	if code := c.shutdownAndExit(); code != 0 {
+		t.Errorf("exit status %d", code)
+	}
+}
+
+// slowRule sleeps on files that mention SLOW, so a request stays in flight
+// long enough to be cancelled; panicRule panics on files that mention BOOM.
+var (
+	slowRule = &analysis.Rule{Code: "GPU998", Name: "slow", DefaultSeverity: analysis.SeverityHint, Run: func(p *analysis.Pass) {
+		if strings.Contains(string(p.Src), "SLOW") {
+			time.Sleep(500 * time.Millisecond)
+		}
+	}}
+	panicRule = &analysis.Rule{Code: "GPU999", Name: "boom", DefaultSeverity: analysis.SeverityHint, Run: func(p *analysis.Pass) {
+		if strings.Contains(string(p.Src), "BOOM") {
+			panic("injected failure")
+		}
+	}}
+)
+
+func TestCancelNumericAndStringIDs(t *testing.T) {
+	c := startServer(t, Options{Rules: append(rules.All(), slowRule)})
+	c.initialize(map[string]any{"textDocument": map[string]any{"diagnostic": map[string]any{}}}, nil)
+	for i, id := range []any{77, "req-78"} {
+		uri := fmt.Sprintf("file:///slow%d.py", i)
+		c.open(uri, "# SLOW\n"+leakyDataset)
+		c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "textDocument/diagnostic", "params": map[string]any{"textDocument": map[string]any{"uri": uri}}})
+		c.notify("$/cancelRequest", map[string]any{"id": id})
+		idJSON, _ := json.Marshal(id)
+		m := c.await("cancelled response", func(m message) bool { return string(m.ID) == string(idJSON) })
+		if m.Error == nil || m.Error.Code != -32800 {
+			t.Errorf("id %v: %s, want RequestCancelled", id, m.raw)
+		}
+	}
+}
+
+func TestRulePanicLeavesServerAnswering(t *testing.T) {
+	c := startServer(t, Options{Rules: append(rules.All(), panicRule)})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///boom.py"
+	c.open(uri, "# BOOM\n"+leakyDataset)
+	if diags := c.diagnostics(uri, 1); len(diags) != 2 {
+		t.Errorf("the other rules' diagnostics: %+v", diags)
+	}
+	if actions := c.codeActions(uri, lspRange{lspPosition{7, 0}, lspPosition{7, 40}}, nil, 0); len(actions) == 0 {
+		t.Error("no code actions after a rule panicked")
+	}
+}
+
+func TestPullDiagnostics(t *testing.T) {
+	c := startServer(t, Options{})
+	result := c.initialize(map[string]any{"textDocument": map[string]any{"diagnostic": map[string]any{"dynamicRegistration": false}}}, nil)
+	if _, ok := result["capabilities"].(map[string]any)["diagnosticProvider"]; !ok {
+		t.Fatal("diagnosticProvider not advertised")
+	}
+	uri := "file:///pull.py"
+	c.open(uri, leakyDataset)
+	var report struct {
+		Kind     string          `json:"kind"`
+		ResultID string          `json:"resultId"`
+		Items    []lspDiagnostic `json:"items"`
+	}
+	params := map[string]any{"textDocument": map[string]any{"uri": uri}}
+	if err := c.request("textDocument/diagnostic", params, &report); err != nil || report.Kind != "full" || len(report.Items) != 2 {
+		t.Fatalf("pull: %+v %v", report, err)
+	}
+	params["previousResultId"] = report.ResultID
+	if err := c.request("textDocument/diagnostic", params, &report); err != nil || report.Kind != "unchanged" {
+		t.Errorf("unchanged pull: %+v %v", report, err)
+	}
+	c.mu.Lock()
+	for _, m := range c.msgs {
+		if m.Method == "textDocument/publishDiagnostics" {
+			t.Errorf("pushed to a pull client: %s", m.raw)
+		}
+	}
+	c.mu.Unlock()
+}
+
+func TestFixAllNoqaAndHover(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "untitled:Untitled-1"
+	text := `import torch
+
+model = torch.nn.Linear(2, 1)
+total = 0.0
+for step in range(3):
+    loss = model(torch.randn(1, 2)).sum()
+    loss.backward()
+    total += loss
+    torch.cuda.empty_cache()  # noqa: GPU001
+print(total)
+`
+	c.open(uri, text)
+	diags := c.diagnostics(uri, 1)
+	if len(diags) != 2 || diags[0].Code != "GPU003" || diags[1].Code != "GPU005" {
+		t.Fatalf("diagnostics of an untitled buffer: %+v", diags)
+	}
+	// An automatic trigger gets quick fixes only.
+	for _, a := range c.codeActions(uri, diags[0].Range, nil, 2) {
+		if a.Kind != "quickfix" {
+			t.Errorf("automatic trigger returned %s", a.Kind)
+		}
+	}
+	actions := c.codeActions(uri, diags[0].Range, nil, 0)
+	var titles []string
+	preferred := ""
+	for _, a := range actions {
+		titles = append(titles, a.Kind+": "+a.Title)
+		if a.IsPreferred {
+			preferred = a.Title
+		}
+	}
+	want := []string{
+		"quickfix: vramlint (GPU003): Accumulate `loss.item()` (unsafe)",
+		"quickfix: vramlint (GPU003): Accumulate `loss.detach()`",
+		"quickfix: vramlint (GPU003): Disable GPU003 for this line",
+		"source.fixAll.vramlint: vramlint: Fix all auto-fixable problems",
+	}
+	if strings.Join(titles, "\n") != strings.Join(want, "\n") || preferred != "vramlint (GPU003): Accumulate `loss.detach()`" {
+		t.Errorf("actions:\n%s\npreferred: %q", strings.Join(titles, "\n"), preferred)
+	}
+	// source.fixAll applies the safe fixes only (unsafe fixes are off).
+	all := c.codeActions(uri, lspRange{}, []string{"source.fixAll"}, 0)
+	if len(all) != 1 || all[0].Kind != "source.fixAll.vramlint" {
+		t.Fatalf("fixAll: %+v", all)
+	}
+	v := c.applyAction(uri, analysis.UTF16, all[0])
+	diags = c.diagnostics(uri, v)
+	if !strings.Contains(c.texts[uri], "total += loss.detach()") || len(diags) != 1 {
+		t.Errorf("after fixAll:\n%s\n%+v", c.texts[uri], diags)
+	}
+	// Hover over the code in the noqa comment, then over the diagnostic.
+	line := strings.Index(c.texts[uri], "GPU001")
+	var hover struct {
+		Contents struct{ Kind, Value string }
+	}
+	if err := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": clientPosition(c.texts[uri], line+2, analysis.UTF16)}, &hover); err != nil ||
+		hover.Contents.Kind != "markdown" || !strings.HasPrefix(hover.Contents.Value, "# GPU001 device-move-in-dataset") {
+		t.Errorf("hover on a noqa code: %+v %v", hover, err)
+	}
+	if err := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": diags[0].Range.Start}, &hover); err != nil ||
+		!strings.HasPrefix(hover.Contents.Value, "# GPU005 empty-cache-in-loop") {
+		t.Errorf("hover on a diagnostic: %+v %v", hover, err)
+	}
+	// The noqa action extends the existing comment; the diagnostic goes.
+	var noqa lspCodeAction
+	for _, a := range c.codeActions(uri, diags[0].Range, []string{"quickfix"}, 0) {
+		if strings.Contains(a.Title, "Disable GPU005") {
+			noqa = a
+		}
+	}
+	v = c.applyAction(uri, analysis.UTF16, noqa)
+	if diags := c.diagnostics(uri, v); len(diags) != 0 || !strings.Contains(c.texts[uri], "# noqa: GPU001, GPU005\n") {
+		t.Errorf("after the noqa action:\n%s\n%+v", c.texts[uri], diags)
+	}
+}
+
+func TestWorkspaceEditShapes(t *testing.T) {
+	for _, documentChanges := range []bool{false, true} {
+		c := startServer(t, Options{})
+		c.initialize(map[string]any{"workspace": map[string]any{"workspaceEdit": map[string]any{"documentChanges": documentChanges}}}, nil)
+		uri := "file:///shape.py"
+		c.open(uri, leakyDataset)
+		diags := c.diagnostics(uri, 1)
+		a := c.codeActions(uri, diags[1].Range, nil, 0)[0]
+		if documentChanges {
+			if len(a.Edit.DocumentChanges) != 1 || a.Edit.DocumentChanges[0].TextDocument.Version != 1 || a.Edit.Changes != nil {
+				t.Errorf("documentChanges expected: %+v", a.Edit)
+			}
+		} else if len(a.Edit.Changes[uri]) == 0 || a.Edit.DocumentChanges != nil {
+			t.Errorf("plain changes expected (Neovim 0.7): %+v", a.Edit)
+		}
+	}
+}
+
+// Neovim 0.7 echoes diagnostics with byte columns; actions are matched by
+// range overlap, so a request in byte columns still finds them.
+func TestCodeActionRangeInByteColumns(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///bytes.py"
+	c.open(uri, unicodeSource)
+	c.diagnostics(uri, 1)
+	off := strings.Index(unicodeSource, ".cuda()")
+	bytePos := clientPosition(unicodeSource, off, analysis.UTF8)
+	actions := c.codeActions(uri, lspRange{bytePos, bytePos}, nil, 0)
+	if len(actions) == 0 {
+		t.Error("no actions for a range given in byte columns")
+	}
+}
+
+func TestCloseClearsAndConfigurationRepublishes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.py")
+	uri := "file://" + path
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, map[string]any{"settings": map[string]any{"ignore": []string{"GPU001"}}})
+	c.open(uri, leakyDataset)
+	if diags := c.diagnostics(uri, 1); len(diags) != 1 || diags[0].Code != "GPU005" {
+		t.Fatalf("initializationOptions ignore: %+v", diags)
+	}
+	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"vramlint": map[string]any{"ignore": []string{"GPU005"}, "severity": map[string]any{"GPU001": "hint"}}}})
+	diags := c.diagnostics(uri, 1)
+	if len(diags) != 1 || diags[0].Code != "GPU001" || diags[0].Severity != 4 {
+		t.Fatalf("after didChangeConfiguration: %+v", diags)
+	}
+	// pyproject.toml applies under the editor's settings.
+	os.WriteFile(filepath.Join(dir, "pyproject.toml"), []byte("[tool.vramlint]\nselect = [\"GPU005\"]\n"), 0o644)
+	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{}})
+	if diags := c.diagnostics(uri, 1); len(diags) != 1 || diags[0].Code != "GPU005" {
+		t.Fatalf("pyproject.toml select: %+v", diags)
+	}
+	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	m := c.await("clearing publish", func(m message) bool {
+		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"diagnostics":[]`)
+	})
+	if strings.Contains(m.raw, "null") {
+		t.Errorf("clearing must send an empty array: %s", m.raw)
+	}
+}
+
+func TestBrokenConfigurationIsShownOnce(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "pyproject.toml"), []byte("[tool.vramlint]\nselct = 1\n"), 0o644)
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	for i, name := range []string{"a.py", "b.py"} {
+		uri := "file://" + filepath.Join(dir, name)
+		c.open(uri, leakyDataset)
+		if diags := c.diagnostics(uri, 1); len(diags) != 2 {
+			t.Errorf("file %d: linting must go on with the defaults: %+v", i, diags)
+		}
+	}
+	c.await("showMessage", func(m message) bool {
+		return m.Method == "window/showMessage" && strings.Contains(string(m.Params), "selct")
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.msgs {
+		if m.Method == "window/showMessage" {
+			t.Errorf("shown twice: %s", m.raw)
+		}
+	}
+}
+
+func TestExitsWhenEditorProcessDies(t *testing.T) {
+	editor := exec.Command("sleep", "60")
+	if err := editor.Start(); err != nil {
+		t.Skip("no sleep command")
+	}
+	c := startServer(t, Options{ParentPollInterval: 20 * time.Millisecond})
+	if err := c.request("initialize", map[string]any{"processId": editor.Process.Pid, "capabilities": map[string]any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	editor.Process.Kill()
+	editor.Wait()
+	select {
+	case code := <-c.exit:
+		if code != 1 {
+			t.Errorf("status %d, want 1", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server outlived its editor")
+	}
+}

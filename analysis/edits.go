@@ -43,6 +43,11 @@ func Overlaps(a, b []Edit) bool {
 
 // LineEnding is the file's line terminator: CRLF when most lines use it.
 func (f *File) LineEnding() string {
+	f.computeLazy()
+	return f.lazy.lineEnding
+}
+
+func (f *File) lineEnding() string {
 	crlf := bytes.Count(f.Src, []byte("\r\n"))
 	if crlf > 0 && crlf*2 >= bytes.Count(f.Src, []byte("\n")) {
 		return "\r\n"
@@ -54,6 +59,11 @@ func (f *File) LineEnding() string {
 // smallest step of spaces between a block and the block it opens (4 when
 // the file has no indented block).
 func (f *File) IndentUnit() string {
+	f.computeLazy()
+	return f.lazy.indentUnit
+}
+
+func (f *File) indentUnit() string {
 	best := 0
 	pyast.Walk(f.Tree.Root, func(n *pyast.Node) bool {
 		if n.Kind != "block" || len(n.Children) == 0 || n.Parent == nil {
@@ -126,17 +136,4 @@ func (f *File) TorchName() string {
 		}
 	}
 	return ""
-}
-
-// errorCount is the number of syntax errors in a tree.
-func errorCount(n *pyast.Node) int {
-	count := 0
-	pyast.Walk(n, func(m *pyast.Node) bool {
-		if m.Kind == "ERROR" || m.Kind == "MISSING" {
-			count++
-			return false
-		}
-		return true
-	})
-	return count
 }

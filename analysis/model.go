@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 )
@@ -34,6 +35,34 @@ type File struct {
 	Comments    []*pyast.Node
 
 	bindings map[string][]*pyast.Node // identifier -> right-hand sides bound to it
+
+	// Computed on first use.
+	lazy struct {
+		sync.Once
+		lineEnding, indentUnit string
+		deviceBindings         []*pyast.Node
+	}
+}
+
+// computeLazy fills the facts that only fixes need.
+func (f *File) computeLazy() {
+	f.lazy.Do(func() {
+		f.lazy.lineEnding = f.lineEnding()
+		f.lazy.indentUnit = f.indentUnit()
+		for _, a := range f.Assignments {
+			left, right := a.Child("left"), a.Child("right")
+			if a.Kind == "assignment" && left.Is("identifier") && right.Is("string", "call", "conditional_expression") && f.IsDeviceExpr(right) {
+				f.lazy.deviceBindings = append(f.lazy.deviceBindings, a)
+			}
+		}
+	})
+}
+
+// DeviceBindings are the assignments of a device to a plain name
+// (`device = torch.device("cuda")`), in source order.
+func (f *File) DeviceBindings() []*pyast.Node {
+	f.computeLazy()
+	return f.lazy.deviceBindings
 }
 
 // Class is a class definition.

@@ -68,54 +68,6 @@ func Reparse(ctx context.Context, old *sitter.Tree, src []byte) (*Tree, error) {
 	return &Tree{TS: ts, Root: Mirror(ts.RootNode())}, nil
 }
 
-// Mirror copies the tree below n into Go values.
-func Mirror(n *sitter.Node) *Node {
-	c := sitter.NewTreeCursor(n)
-	defer c.Close()
-	kinds := map[sitter.Symbol]string{}
-	kindOf := func(s *sitter.Node) string {
-		sym := s.Symbol()
-		k, ok := kinds[sym]
-		if !ok {
-			k = s.Type()
-			kinds[sym] = k
-		}
-		return k
-	}
-	root := &Node{Kind: kindOf(n), Start: int(n.StartByte()), End: int(n.EndByte()), Named: n.IsNamed()}
-	parent := root
-	if !c.GoToFirstChild() {
-		return root
-	}
-	for {
-		s := c.CurrentNode()
-		node := &Node{
-			Kind:   kindOf(s),
-			Field:  c.CurrentFieldName(),
-			Start:  int(s.StartByte()),
-			End:    int(s.EndByte()),
-			Named:  s.IsNamed(),
-			Parent: parent,
-		}
-		if s.IsMissing() {
-			// A MISSING node is the parser's repair, not text the user wrote.
-			node.Kind = "MISSING"
-			node.Named = false
-		}
-		parent.Children = append(parent.Children, node)
-		if c.GoToFirstChild() {
-			parent = node
-			continue
-		}
-		for !c.GoToNextSibling() {
-			if !c.GoToParent() || parent == root {
-				return root
-			}
-			parent = parent.Parent
-		}
-	}
-}
-
 // Text is the source text of n.
 func (n *Node) Text(src []byte) string { return string(src[n.Start:n.End]) }
 
@@ -222,4 +174,28 @@ func (n *Node) HasError() bool {
 		return !found
 	})
 	return found
+}
+
+// ParseTree parses src (incrementally from old, an edited tree) without
+// building the Go mirror: for callers that only ask whether it parses.
+func ParseTree(old *sitter.Tree, src []byte) (*sitter.Tree, error) {
+	p := parsers.Get().(*sitter.Parser)
+	defer parsers.Put(p)
+	return p.ParseCtx(context.Background(), old, src)
+}
+
+// ErrorCount counts the syntax errors (ERROR and MISSING nodes) of a
+// tree-sitter tree, descending only into subtrees that contain one.
+func ErrorCount(n *sitter.Node) int {
+	if !n.HasError() {
+		return 0
+	}
+	if n.IsError() || n.IsMissing() {
+		return 1
+	}
+	count := 0
+	for i := 0; i < int(n.ChildCount()); i++ {
+		count += ErrorCount(n.Child(i))
+	}
+	return count
 }

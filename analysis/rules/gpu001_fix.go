@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -494,38 +495,26 @@ func findUnpack(f *analysis.File, stmts []*pyast.Node, batch string, n int) *pya
 // "" when there is none (then .cuda() is used).
 func deviceAtLoop(f *analysis.File, loop *pyast.Node, moves []deviceMove) string {
 	scope := analysis.Scope(loop)
-	module := f.Tree.Root
-	visible := func(name string) bool {
-		for _, a := range f.Assignments {
-			if a.Kind == "assignment" && a.End <= loop.Start && f.Text(a.Child("left")) == name &&
-				(analysis.InScope(a, scope) || analysis.InScope(a, module)) && f.IsDeviceExpr(a.Child("right")) {
-				return true
-			}
+	var visible []string // in source order
+	for _, a := range f.DeviceBindings() {
+		if a.End > loop.Start {
+			break
 		}
-		return false
+		if s := analysis.Scope(a); s == scope || s == f.Tree.Root {
+			visible = append(visible, f.Text(a.Child("left")))
+		}
 	}
 	for _, m := range moves {
 		if f.MethodName(m.call) == "to" {
-			if d := f.Arg(m.call, "device", 0); d.Is("identifier") && visible(f.Text(d)) {
+			if d := f.Arg(m.call, "device", 0); d.Is("identifier") && slices.Contains(visible, f.Text(d)) {
 				return f.Text(d)
 			}
 		}
 	}
-	best := ""
-	for _, a := range f.Assignments {
-		left := a.Child("left")
-		if a.Kind == "assignment" && left.Is("identifier") && a.End <= loop.Start &&
-			(analysis.InScope(a, scope) || analysis.InScope(a, module)) && f.IsDeviceExpr(a.Child("right")) && isDeviceBinding(f, a.Child("right")) {
-			best = f.Text(left)
-		}
+	if len(visible) == 0 {
+		return ""
 	}
-	return best
-}
-
-// isDeviceBinding accepts only values that are devices themselves (not a
-// bare integer such as `rank = 0`).
-func isDeviceBinding(f *analysis.File, e *pyast.Node) bool {
-	return e.Is("string", "call", "conditional_expression")
+	return visible[len(visible)-1]
 }
 
 func itoa(i int) string {

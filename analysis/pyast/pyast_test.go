@@ -1,0 +1,82 @@
+package pyast
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// slowMirror mirrors a tree through the binding's cursor, one cgo call per
+// step: the reference the C walk is checked against.
+func slowMirror(n *sitter.Node) string {
+	c := sitter.NewTreeCursor(n)
+	defer c.Close()
+	var b strings.Builder
+	var walk func()
+	walk = func() {
+		node := c.CurrentNode()
+		kind := node.Type()
+		if node.IsMissing() {
+			kind = "MISSING"
+		}
+		fmt.Fprintf(&b, "(%s:%s %d-%d %v", c.CurrentFieldName(), kind, node.StartByte(), node.EndByte(), node.IsNamed() && !node.IsMissing())
+		if c.GoToFirstChild() {
+			for {
+				walk()
+				if !c.GoToNextSibling() {
+					break
+				}
+			}
+			c.GoToParent()
+		}
+		b.WriteString(")")
+	}
+	walk()
+	return b.String()
+}
+
+func render(n *Node) string {
+	var b strings.Builder
+	var walk func(*Node)
+	walk = func(n *Node) {
+		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field, n.Kind, n.Start, n.End, n.Named)
+		for _, c := range n.Children {
+			if c.Parent != n {
+				b.WriteString("!parent")
+			}
+			walk(c)
+		}
+		b.WriteString(")")
+	}
+	walk(n)
+	return b.String()
+}
+
+func TestMirrorMatchesTheBinding(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "rules", "testdata", "*", "*.py"))
+	sources := []string{"", "x", "def f(:\n  return (", "class A:\n\tdef f(self): pass\n# 注释 😀\n"}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, string(b))
+	}
+	if len(sources) < 20 {
+		t.Fatalf("only %d sources", len(sources))
+	}
+	for i, src := range sources {
+		tree, err := Parse(context.Background(), []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := render(tree.Root), slowMirror(tree.TS.RootNode()); got != want {
+			t.Errorf("source %d: the C walk differs from the binding's tree", i)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package pyast
+
+/*
+#include <stdint.h>
+#include <stdbool.h>
+
+// tree-sitter's C library is compiled into the binary by
+// github.com/smacker/go-tree-sitter; these are the prototypes of the part
+// of its API (lib/include/tree_sitter/api.h) the walk below uses. VLNode
+// and VLCursor have the layout of TSNode and TSTreeCursor.
+typedef struct { uint32_t context[4]; const void *id; const void *tree; } VLNode;
+typedef struct { const void *tree; const void *id; uint32_t context[3]; } VLCursor;
+
+extern VLCursor ts_tree_cursor_new(VLNode node);
+extern void ts_tree_cursor_delete(VLCursor *self);
+extern bool ts_tree_cursor_goto_first_child(VLCursor *self);
+extern bool ts_tree_cursor_goto_next_sibling(VLCursor *self);
+extern bool ts_tree_cursor_goto_parent(VLCursor *self);
+extern VLNode ts_tree_cursor_current_node(const VLCursor *self);
+extern uint16_t ts_tree_cursor_current_field_id(const VLCursor *self);
+extern uint16_t ts_node_symbol(VLNode self);
+extern uint32_t ts_node_start_byte(VLNode self);
+extern uint32_t ts_node_end_byte(VLNode self);
+extern bool ts_node_is_named(VLNode self);
+extern bool ts_node_is_missing(VLNode self);
+extern uint32_t ts_node_descendant_count(VLNode self);
+
+typedef struct {
+	uint32_t start, end;
+	int32_t parent;
+	uint16_t symbol, field;
+	uint8_t named, missing;
+} VLFlat;
+
+static uint32_t vl_count(VLNode root) { return ts_node_descendant_count(root); }
+
+static void vl_record(VLCursor *c, VLFlat *f, int32_t parent) {
+	VLNode n = ts_tree_cursor_current_node(c);
+	f->start = ts_node_start_byte(n);
+	f->end = ts_node_end_byte(n);
+	f->parent = parent;
+	f->symbol = ts_node_symbol(n);
+	f->field = ts_tree_cursor_current_field_id(c);
+	f->named = ts_node_is_named(n);
+	f->missing = ts_node_is_missing(n);
+}
+
+// vl_walk writes the nodes below root in preorder, each with the index of
+// its parent, and returns how many it wrote (at most cap).
+static uint32_t vl_walk(VLNode root, VLFlat *out, uint32_t cap) {
+	VLCursor c = ts_tree_cursor_new(root);
+	uint32_t n = 0;
+	vl_record(&c, &out[n++], -1);
+	int32_t parent = 0;
+	if (ts_tree_cursor_goto_first_child(&c)) {
+		for (;;) {
+			if (n == cap) break;
+			int32_t self = (int32_t)n;
+			vl_record(&c, &out[n++], parent);
+			if (ts_tree_cursor_goto_first_child(&c)) {
+				parent = self;
+				continue;
+			}
+			bool more = true;
+			while (!ts_tree_cursor_goto_next_sibling(&c)) {
+				if (!ts_tree_cursor_goto_parent(&c)) { more = false; break; }
+				parent = out[parent].parent;
+				if (parent < 0) { more = false; break; }
+			}
+			if (!more) break;
+		}
+	}
+	ts_tree_cursor_delete(&c);
+	return n;
+}
+*/
+import "C"
+
+import (
+	"sync"
+	"unsafe"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// names are the grammar's symbol and field names by id, read once.
+var names = sync.OnceValues(func() ([]string, []string) {
+	symbols := make([]string, language.SymbolCount())
+	for i := range symbols {
+		symbols[i] = language.SymbolName(sitter.Symbol(i))
+	}
+	var fields []string
+	for i := 0; ; i++ {
+		name := language.FieldName(i)
+		if i > 0 && name == "" {
+			break
+		}
+		fields = append(fields, name)
+	}
+	return symbols, fields
+})
+
+// Mirror copies the tree below n into Go values. The walk runs in C, in
+// one cgo call: through the binding, every step would cross cgo and go
+// through the binding's node cache.
+func Mirror(n *sitter.Node) *Node {
+	// The binding's Node begins with the C TSNode it wraps.
+	root := *(*C.VLNode)(unsafe.Pointer(n))
+	count := C.vl_count(root)
+	flat := make([]C.VLFlat, count)
+	count = C.vl_walk(root, &flat[0], count)
+	flat = flat[:count]
+
+	symbols, fields := names()
+	nodes := make([]Node, count)
+	children := make([]int32, count)
+	for i := 1; i < len(flat); i++ {
+		children[flat[i].parent]++
+	}
+	backing := make([]*Node, max(0, len(flat)-1))
+	next := 0
+	for i := range flat {
+		f := &flat[i]
+		node := &nodes[i]
+		if int(f.symbol) < len(symbols) {
+			node.Kind = symbols[f.symbol]
+		} else {
+			node.Kind = language.SymbolName(sitter.Symbol(f.symbol)) // ERROR is symbol 65535
+		}
+		if int(f.field) < len(fields) && f.field > 0 {
+			node.Field = fields[f.field]
+		}
+		node.Start, node.End, node.Named = int(f.start), int(f.end), f.named != 0
+		if f.missing != 0 {
+			// A MISSING node is the parser's repair, not text the user wrote.
+			node.Kind, node.Named = "MISSING", false
+		}
+		c := int(children[i])
+		node.Children = backing[next : next : next+c]
+		next += c
+		if f.parent >= 0 {
+			p := &nodes[f.parent]
+			node.Parent = p
+			p.Children = append(p.Children, node)
+		}
+	}
+	return &nodes[0]
+}

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/rules"
+)
+
+// trainingFile generates a PyTorch training file of about n lines: many
+// Datasets, models, training and evaluation functions, some with the
+// problems vramlint reports.
+func trainingFile(n int) string {
+	var b strings.Builder
+	b.WriteString("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torch.utils.data import DataLoader, Dataset\n\ndevice = torch.device(\"cuda\")\n\n")
+	for i := 0; strings.Count(b.String(), "\n") < n; i++ {
+		fmt.Fprintf(&b, `
+
+class Data%[1]d(Dataset):
+    """Samples for experiment %[1]d."""
+
+    def __init__(self, n):
+        self.x = torch.randn(n, 16)
+        self.y = torch.randint(0, 4, (n,))
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        x = self.x[i]
+        if i %% 2 == 0:
+            x = x * 2
+        return x.cuda(), self.y[i]
+
+
+class Model%[1]d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+def train%[1]d(epochs=3):
+    model = Model%[1]d().to(device)
+    loader = DataLoader(Data%[1]d(256), batch_size=32, num_workers=2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    criterion = nn.CrossEntropyLoss()
+    history = []
+    for epoch in range(epochs):
+        total = 0.0
+        for step, (x, y) in enumerate(loader):
+            y = y.to(device)
+            out = model(x)
+            loss = criterion(out, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            history.append(loss.item())
+            total += loss.item()
+            if step %% 10 == 0:
+                print(epoch, step, total / (step + 1))
+        torch.cuda.empty_cache()
+    return history
+
+
+@torch.no_grad()
+def evaluate%[1]d(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x.to(device)).argmax(1) == y.to(device)).sum().item()
+    return correct
+`, i)
+	}
+	return b.String()
+}
+
+func BenchmarkParseFull(b *testing.B) {
+	src := []byte(trainingFile(10000))
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if _, err := pyast.Parse(context.Background(), src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAnalyzeFull(b *testing.B) {
+	src := []byte(trainingFile(10000))
+	tree, _ := pyast.Parse(context.Background(), src)
+	runner := &analysis.Runner{Rules: rules.All()}
+	for b.Loop() {
+		runner.Analyze(analysis.NewFile("bench.py", src, tree), nil)
+	}
+}
+
+// BenchmarkOpenToDiagnostics measures didOpen to publishDiagnostics on the
+// 10,000-line file, through the protocol, debounce 0.
+func BenchmarkOpenToDiagnostics(b *testing.B) {
+	text := trainingFile(10000)
+	t := &testing.T{}
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	i := 0
+	for b.Loop() {
+		uri := fmt.Sprintf("file:///bench%d.py", i)
+		i++
+		c.open(uri, text)
+		c.diagnostics(uri, 1)
+		c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	}
+}
+
+// BenchmarkEditToDiagnostics measures a one-character edit to the
+// publishDiagnostics of the new version, debounce 0.
+func BenchmarkEditToDiagnostics(b *testing.B) {
+	text := trainingFile(10000)
+	t := &testing.T{}
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///bench.py"
+	c.open(uri, text)
+	c.diagnostics(uri, 1)
+	line := strings.Count(text[:strings.Index(text, "def train7(")], "\n")
+	for b.Loop() {
+		// Type one character into a name and delete it again, alternately.
+		v := c.vers[uri]
+		var e lspTextEdit
+		if v%2 == 1 {
+			e = lspTextEdit{Range: lspRange{lspPosition{line, 10}, lspPosition{line, 10}}, NewText: "x"}
+		} else {
+			e = lspTextEdit{Range: lspRange{lspPosition{line, 10}, lspPosition{line, 11}}, NewText: ""}
+		}
+		v = c.change(uri, analysis.UTF16, e)
+		c.diagnostics(uri, v)
+	}
+}

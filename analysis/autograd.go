@@ -172,8 +172,8 @@ type taintEvent struct {
 // NewTaint computes the taint of the names assigned in scope.
 func (f *File) NewTaint(scope *pyast.Node) *Taint {
 	t := &Taint{f: f, events: map[string][]taintEvent{}}
-	for _, a := range f.Assignments {
-		if !scope.Contains(a) || !InScope(a, scope) {
+	for _, a := range f.AssignmentsIn(scope) {
+		if !InScope(a, scope) {
 			continue
 		}
 		left, right := a.Child("left"), a.Child("right")
@@ -381,8 +381,8 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 	for changed := true; changed; {
 		changed = false
 		// Assignments, and for loops: `for log_prob in saved_log_probs`.
-		for _, a := range append(f.Assignments, f.Loops...) {
-			if !scope.Contains(a) || a.Kind == "while_statement" {
+		for _, a := range append(f.AssignmentsIn(scope), f.LoopsIn(scope)...) {
+			if a.Kind == "while_statement" {
 				continue
 			}
 			if right := a.Child("right"); right != nil && uses(right) {
@@ -394,19 +394,16 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 			}
 		}
 		// Containers filled from it: policy_loss.append(-log_prob * R).
-		for _, c := range f.Calls {
+		for _, c := range f.CallsIn(scope) {
 			switch f.MethodName(c) {
 			case "append", "extend", "insert", "add":
-				if recv := Receiver(c); scope.Contains(c) && !derived[f.Text(recv)] && uses(c.Child("arguments")) {
+				if recv := Receiver(c); !derived[f.Text(recv)] && uses(c.Child("arguments")) {
 					derived[f.Text(recv)], changed = true, true
 				}
 			}
 		}
 	}
-	for _, call := range f.Calls {
-		if !scope.Contains(call) {
-			continue
-		}
+	for _, call := range f.CallsIn(scope) {
 		switch {
 		case f.MethodName(call) == "backward" && uses(Receiver(call)):
 			return true
@@ -422,12 +419,9 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 // LoopBodyHasBackward reports whether the body of loop calls .backward() or
 // torch.autograd.grad.
 func (f *File) LoopBodyHasBackward(loop *pyast.Node) bool {
-	body := loop.Child("body")
-	for _, call := range f.Calls {
-		if body.Contains(call) {
-			if f.MethodName(call) == "backward" || f.Callee(call) == "torch.autograd.grad" || f.Callee(call) == "torch.autograd.backward" {
-				return true
-			}
+	for _, call := range f.CallsIn(loop.Child("body")) {
+		if f.MethodName(call) == "backward" || f.Callee(call) == "torch.autograd.grad" || f.Callee(call) == "torch.autograd.backward" {
+			return true
 		}
 	}
 	return false
@@ -436,8 +430,8 @@ func (f *File) LoopBodyHasBackward(loop *pyast.Node) bool {
 // AssignedIn reports whether name is assigned (plainly, not augmented)
 // somewhere inside node.
 func (f *File) AssignedIn(name string, node *pyast.Node) bool {
-	for _, a := range f.Assignments {
-		if a.Kind == "assignment" && node.Contains(a) {
+	for _, a := range f.AssignmentsIn(node) {
+		if a.Kind == "assignment" {
 			for _, n := range targetNames(f, a.Child("left")) {
 				if n == name {
 					return true

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,6 +140,31 @@ func NewFile(path string, src []byte, tree *pyast.Tree) *File {
 	}
 	return f
 }
+
+// within returns the nodes of a source-ordered index that lie inside n,
+// found by binary search on their start offsets.
+func within(index []*pyast.Node, n *pyast.Node) []*pyast.Node {
+	if n == nil {
+		return nil
+	}
+	i := sort.Search(len(index), func(i int) bool { return index[i].Start >= n.Start })
+	j := sort.Search(len(index), func(j int) bool { return index[j].Start >= n.End })
+	// An ancestor that starts where n starts (f(x)(y) around f(x)) sorts
+	// first; drop it.
+	for i < j && !n.Contains(index[i]) {
+		i++
+	}
+	return index[i:j]
+}
+
+// CallsIn returns the calls inside n, in source order.
+func (f *File) CallsIn(n *pyast.Node) []*pyast.Node { return within(f.Calls, n) }
+
+// AssignmentsIn returns the assignments inside n, in source order.
+func (f *File) AssignmentsIn(n *pyast.Node) []*pyast.Node { return within(f.Assignments, n) }
+
+// LoopsIn returns the loops inside n, in source order.
+func (f *File) LoopsIn(n *pyast.Node) []*pyast.Node { return within(f.Loops, n) }
 
 // Text is the source text of n ("" for nil).
 func (f *File) Text(n *pyast.Node) string {

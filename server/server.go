@@ -56,6 +56,7 @@ type Server struct {
 	log    *log.Logger
 	runner *analysis.Runner
 	conn   jsonrpc2.Conn
+	stream *stream
 
 	mu       sync.Mutex
 	state    lifecycle
@@ -99,7 +100,8 @@ func newServer(opts Options) *Server {
 func (s *Server) serve(ctx context.Context, in io.ReadCloser, out io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s.conn = jsonrpc2.NewConn(newStream(in, out, in, s.log))
+	s.stream = newStream(in, out, in, s.log)
+	s.conn = jsonrpc2.NewConn(s.stream)
 	s.conn.Go(ctx, s.handle)
 	select {
 	case code := <-s.exit:
@@ -290,9 +292,20 @@ func (s *Server) cancelRequest(params json.RawMessage) error {
 	return nil
 }
 
-// notify sends a notification to the client, logging failures.
+// notify sends a notification to the client, logging failures. It is
+// encoded once, here: jsonrpc2's Notify encodes params, then validates and
+// re-encodes them inside the message, which for a large diagnostics list
+// costs more than the analysis.
 func (s *Server) notify(method string, params any) {
-	if err := s.conn.Notify(context.Background(), method, params); err != nil {
+	body, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+	if err == nil {
+		_, err = s.stream.writeRaw(body)
+	}
+	if err != nil {
 		s.log.Printf("sending %s: %v", method, err)
 	}
 }

@@ -145,6 +145,9 @@ func (n *Node) Ancestor(kinds ...string) *Node {
 
 // Contains reports whether m lies within n (n is m or an ancestor of m).
 func (n *Node) Contains(m *Node) bool {
+	if m == nil || m.Start < n.Start || m.End > n.End {
+		return false // outside n's bytes: not below it
+	}
 	for ; m != nil; m = m.Parent {
 		if m == n {
 			return true

@@ -192,10 +192,7 @@ type deviceMove struct {
 
 func findDeviceMoves(f *analysis.File, fn *pyast.Node) []deviceMove {
 	var moves []deviceMove
-	for _, call := range f.Calls {
-		if !fn.Contains(call) {
-			continue
-		}
+	for _, call := range f.CallsIn(fn) {
 		switch method := f.MethodName(call); {
 		case method == "cuda":
 			moves = append(moves, deviceMove{start: Receiver(call).End, end: call.End, what: "`.cuda()`", call: call})

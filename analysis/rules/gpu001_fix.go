@@ -301,8 +301,8 @@ func movedNames(f *analysis.File, fn *pyast.Node, moves []deviceMove) map[string
 	moved := map[string]bool{}
 	for changed := true; changed; {
 		changed = false
-		for _, a := range f.Assignments {
-			if !fn.Contains(a) || a.Kind != "assignment" {
+		for _, a := range f.AssignmentsIn(fn) {
+			if a.Kind != "assignment" {
 				continue
 			}
 			right := a.Child("right")

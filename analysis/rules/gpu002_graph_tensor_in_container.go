@@ -147,8 +147,8 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 // backwardBefore reports whether, in loop, `<value>.backward()` runs
 // before stmt.
 func backwardBefore(f *analysis.File, value, loop, stmt *pyast.Node) bool {
-	for _, call := range f.Calls {
-		if call.Start < stmt.Start && loop.Contains(call) && f.MethodName(call) == "backward" && f.Text(Receiver(call)) == f.Text(value) {
+	for _, call := range f.CallsIn(loop) {
+		if call.Start < stmt.Start && f.MethodName(call) == "backward" && f.Text(Receiver(call)) == f.Text(value) {
 			return true
 		}
 	}

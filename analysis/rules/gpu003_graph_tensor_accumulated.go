@@ -122,8 +122,8 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 // resetIn reports whether name is assigned in body by a statement other
 // than the accumulation itself (then the total lives one iteration).
 func resetIn(f *analysis.File, name string, body, stmt *pyast.Node) bool {
-	for _, a := range f.Assignments {
-		if a != stmt && a.Kind == "assignment" && body.Contains(a) && f.Text(a.Child("left")) == name {
+	for _, a := range f.AssignmentsIn(body) {
+		if a != stmt && a.Kind == "assignment" && f.Text(a.Child("left")) == name {
 			if acc, _ := accumulation(f, a); acc == nil {
 				return true
 			}

@@ -93,7 +93,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 func evalModeBefore(f *analysis.File, loop *pyast.Node) bool {
 	scope := analysis.Scope(loop)
 	var last *pyast.Node
-	for _, c := range f.Calls {
+	for _, c := range f.CallsIn(scope) {
 		if c.End > loop.Start {
 			break
 		}

@@ -83,8 +83,8 @@ func phaseBoundary(f *analysis.File, call, loop *pyast.Node) bool {
 	if left := loop.Child("left"); left != nil && epochName.MatchString(f.Text(left)) {
 		return true
 	}
-	for _, inner := range f.Loops {
-		if inner != loop && inner.End <= call.Start && loop.Child("body").Contains(inner) {
+	for _, inner := range f.LoopsIn(loop.Child("body")) {
+		if inner.End <= call.Start {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -483,5 +484,44 @@ func TestExitsWhenEditorProcessDies(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server outlived its editor")
+	}
+}
+
+func TestHandlerPanicsAreAnsweredWithInternalError(t *testing.T) {
+	requestHandlers["test/panicWhileDecoding"] = func(*Server, json.RawMessage) (requestWork, error) { panic("decode") }
+	requestHandlers["test/panicWhileWorking"] = func(*Server, json.RawMessage) (requestWork, error) {
+		return func(context.Context) (any, error) { panic("work") }, nil
+	}
+	t.Cleanup(func() {
+		delete(requestHandlers, "test/panicWhileDecoding")
+		delete(requestHandlers, "test/panicWhileWorking")
+	})
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	for _, method := range []string{"test/panicWhileDecoding", "test/panicWhileWorking"} {
+		if err := c.request(method, map[string]any{}, nil); err == nil || err.Code != -32603 {
+			t.Errorf("%s: %v, want InternalError", method, err)
+		}
+	}
+	uri := "file:///after.py"
+	c.open(uri, leakyDataset)
+	if diags := c.diagnostics(uri, 1); len(diags) != 2 {
+		t.Errorf("the server stopped working after a panic: %+v", diags)
+	}
+}
+
+func TestFixAllWithUnsafeFixesEnabled(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, map[string]any{"unsafeFixes": true, "debounce": 0})
+	uri := "file:///unsafe.py"
+	c.open(uri, leakyDataset)
+	c.diagnostics(uri, 1)
+	all := c.codeActions(uri, lspRange{}, []string{"source"}, 0)
+	if len(all) != 1 {
+		t.Fatalf("fixAll: %+v", all)
+	}
+	v := c.applyAction(uri, analysis.UTF16, all[0])
+	if diags := c.diagnostics(uri, v); len(diags) != 0 || strings.Contains(c.texts[uri], ".cuda()") {
+		t.Errorf("unsafe fixes were not applied:\n%s\n%+v", c.texts[uri], diags)
 	}
 }

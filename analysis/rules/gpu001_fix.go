@@ -2,6 +2,7 @@ package rules
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -432,7 +433,7 @@ func moveBatchInLoop(f *analysis.File, loop *pyast.Node, shape *batchShape, move
 			}
 			for i, m := range shape.positional {
 				if m {
-					el := batch + "[" + itoa(i) + "]"
+					el := batch + "[" + strconv.Itoa(i) + "]"
 					lines = append(lines, el+" = "+move(el))
 				}
 			}
@@ -515,8 +516,4 @@ func deviceAtLoop(f *analysis.File, loop *pyast.Node, moves []deviceMove) string
 		return ""
 	}
 	return visible[len(visible)-1]
-}
-
-func itoa(i int) string {
-	return string(rune('0' + i))
 }

@@ -84,9 +84,6 @@ func parse(old *sitter.Tree, src []byte) (*pyast.Tree, error) {
 	return pyast.Reparse(context.Background(), old, src)
 }
 
-// errStale marks work for a version that is no longer current.
-var errStale = errors.New("the document changed")
-
 // settingsFor loads the settings for a document: the nearest
 // pyproject.toml with [tool.vramlint] above the file (or the first
 // workspace folder, for untitled buffers), then the editor's settings.

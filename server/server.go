@@ -36,11 +36,8 @@ type Options struct {
 	Version string
 }
 
-// LSP error codes beyond JSON-RPC's.
-const (
-	codeRequestCancelled jsonrpc2.Code = -32800
-	codeContentModified  jsonrpc2.Code = -32801
-)
+// codeRequestCancelled is LSP's error code for a cancelled request.
+const codeRequestCancelled jsonrpc2.Code = -32800
 
 type lifecycle int
 
@@ -314,7 +311,6 @@ func (s *Server) notify(method string, params any) {
 const (
 	messageError   = 1
 	messageWarning = 2
-	messageInfo    = 3
 )
 
 // tell logs a message and shows it in the editor's log.

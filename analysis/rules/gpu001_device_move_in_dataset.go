@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -151,16 +152,8 @@ func findWorkerCode(f *analysis.File) []workerCode {
 		out = append(out, workerCode{fn: fn, label: label, loaders: []*analysis.DataLoader{d}})
 	}
 	// Map iteration order is random; report in source order.
-	sortByStart(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].fn.Start < out[j].fn.Start })
 	return out
-}
-
-func sortByStart(wcs []workerCode) {
-	for i := 1; i < len(wcs); i++ {
-		for j := i; j > 0 && wcs[j].fn.Start < wcs[j-1].fn.Start; j-- {
-			wcs[j], wcs[j-1] = wcs[j-1], wcs[j]
-		}
-	}
 }
 
 // collateFunction resolves a collate_fn argument to the function it runs:

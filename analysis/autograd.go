@@ -120,6 +120,10 @@ func (f *File) NamesModule(fn *pyast.Node) bool {
 	if !fn.Is("identifier", "attribute") {
 		return false
 	}
+	return f.memo(&f.memos.module, f.Text(fn), func() bool { return f.namesModule(fn) })
+}
+
+func (f *File) namesModule(fn *pyast.Node) bool {
 	if f.QualifiedName(fn) != "" {
 		return false // torch.relu, np.mean, ...: an imported function
 	}
@@ -147,12 +151,14 @@ func (f *File) IsLossCall(call *pyast.Node) bool {
 	if !fn.Is("identifier", "attribute") {
 		return false
 	}
-	for _, b := range f.Bindings(f.Text(fn)) {
-		if f.constructsCriterion(b) {
-			return true
+	return f.memo(&f.memos.loss, f.Text(fn), func() bool {
+		for _, b := range f.Bindings(f.Text(fn)) {
+			if f.constructsCriterion(b) {
+				return true
+			}
 		}
-	}
-	return criterionName.MatchString(f.lastName(fn))
+		return criterionName.MatchString(f.lastName(fn))
+	})
 }
 
 // Taint tracks, within one scope (a function or the module), which names

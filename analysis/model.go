@@ -37,6 +37,12 @@ type File struct {
 
 	bindings map[string][]*pyast.Node // identifier -> right-hand sides bound to it
 
+	// Answers that depend only on a name's text, remembered per file.
+	memos struct {
+		sync.Mutex
+		module, loss map[string]bool
+	}
+
 	// Computed on first use.
 	lazy struct {
 		sync.Once
@@ -57,6 +63,24 @@ func (f *File) computeLazy() {
 			}
 		}
 	})
+}
+
+// memo returns the remembered answer for key in m, computing it once.
+func (f *File) memo(m *map[string]bool, key string, compute func() bool) bool {
+	f.memos.Lock()
+	v, ok := (*m)[key]
+	f.memos.Unlock()
+	if ok {
+		return v
+	}
+	v = compute()
+	f.memos.Lock()
+	if *m == nil {
+		*m = map[string]bool{}
+	}
+	(*m)[key] = v
+	f.memos.Unlock()
+	return v
 }
 
 // DeviceBindings are the assignments of a device to a plain name
@@ -256,14 +280,23 @@ func (f *File) QualifiedName(n *pyast.Node) string {
 		return ""
 	case n.Kind == "identifier":
 		if q, ok := f.Imports[f.Text(n)]; ok {
-			return canonicalNames.Replace(q)
+			return canonical(q)
 		}
 	case n.Kind == "attribute":
 		if base := f.QualifiedName(n.Child("object")); base != "" {
-			return canonicalNames.Replace(base + "." + f.Text(n.Child("attribute")))
+			return canonical(base + "." + f.Text(n.Child("attribute")))
 		}
 	}
 	return ""
+}
+
+// canonical folds private module paths; most names have none, and the
+// check is much cheaper than the replacement.
+func canonical(q string) string {
+	if strings.Contains(q, "utils.data.data") || strings.Contains(q, "grad_mode") {
+		return canonicalNames.Replace(q)
+	}
+	return q
 }
 
 // Callee returns the qualified name of the function a call calls, or "".

@@ -90,6 +90,21 @@ var benchFiles = []struct {
 	leakEvery int
 }{{"typical", 25}, {"every", 1}}
 
+// BenchmarkParseRaw is tree-sitter's parse alone: the yardstick for
+// opening a file.
+func BenchmarkParseRaw(b *testing.B) {
+	src := []byte(trainingFile(10000, 25))
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		tree, err := pyast.ParseTree(nil, src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tree.Close()
+	}
+}
+
+// BenchmarkParseFull is the parse with the Go mirror of the tree.
 func BenchmarkParseFull(b *testing.B) {
 	src := []byte(trainingFile(10000, 25))
 	b.SetBytes(int64(len(src)))

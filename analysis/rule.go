@@ -42,6 +42,16 @@ type Rule struct {
 	Run func(pass *Pass)
 }
 
+// FindRule returns the rule with the given code in rules, or nil.
+func FindRule(rules []*Rule, code string) *Rule {
+	for _, r := range rules {
+		if r.Code == code {
+			return r
+		}
+	}
+	return nil
+}
+
 // DocURL is where the rule's documentation lives on the web.
 func (r *Rule) DocURL() string {
 	return "https://github.com/vramlint/vramlint/blob/main/docs/rules/" + r.Code + ".md"

@@ -130,18 +130,9 @@ func (d Document) Diagnostics(res *analysis.Result, rules []*analysis.Rule, rela
 		return out
 	}
 	for _, diag := range res.Diagnostics {
-		out = append(out, d.Diagnostic(diag, ruleFor(rules, diag.Code), related))
+		out = append(out, d.Diagnostic(diag, analysis.FindRule(rules, diag.Code), related))
 	}
 	return out
-}
-
-func ruleFor(rules []*analysis.Rule, code string) *analysis.Rule {
-	for _, r := range rules {
-		if r.Code == code {
-			return r
-		}
-	}
-	return nil
 }
 
 // ActionRequest is a textDocument/codeAction request, decoded and mapped
@@ -189,7 +180,7 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 			if !overlaps(diag.Start, diag.End, req.Start, req.End) {
 				continue
 			}
-			lspDiag := d.Diagnostic(diag, ruleFor(req.Rules, diag.Code), req.Related)
+			lspDiag := d.Diagnostic(diag, analysis.FindRule(req.Rules, diag.Code), req.Related)
 			preferred := slices.IndexFunc(diag.Fixes, func(f analysis.Fix) bool { return f.Applicability == analysis.Safe })
 			for i, fix := range diag.Fixes {
 				title := fix.Title

@@ -45,7 +45,7 @@ func (s *Server) hover(params json.RawMessage) (requestWork, error) {
 				code, start, end = d.Code, d.Start, d.End
 			}
 		}
-		rule := ruleByCode(s.opts.Rules, code)
+		rule := analysis.FindRule(s.opts.Rules, code)
 		if rule == nil {
 			return nil, nil
 		}
@@ -55,13 +55,4 @@ func (s *Server) hover(params json.RawMessage) (requestWork, error) {
 			Range:    &r,
 		}, nil
 	}, nil
-}
-
-func ruleByCode(rules []*analysis.Rule, code string) *analysis.Rule {
-	for _, r := range rules {
-		if r.Code == code {
-			return r
-		}
-	}
-	return nil
 }

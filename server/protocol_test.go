@@ -99,7 +99,7 @@ func TestCRLFAndWholeDocumentChanges(t *testing.T) {
 // After 1000 random incremental edits the server's text, tree and
 // diagnostics equal those of a fresh parse of the final text.
 func TestRandomIncrementalEdits(t *testing.T) {
-	src, err := os.ReadFile("testdata/dataloader_leak.py")
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestStdinClosedEndsServer(t *testing.T) {
 
 // The article's program, from open to fixed through code actions alone.
 func TestArticleProgramFixedThroughCodeActions(t *testing.T) {
-	src, err := os.ReadFile("testdata/dataloader_leak.py")
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

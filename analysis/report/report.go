@@ -99,15 +99,6 @@ func bestFix(d analysis.Diagnostic) *analysis.Fix {
 	return nil
 }
 
-func ruleByCode(rules []*analysis.Rule, code string) *analysis.Rule {
-	for _, r := range rules {
-		if r.Code == code {
-			return r
-		}
-	}
-	return nil
-}
-
 // writeText prints diagnostics the way ruff does: location, code, message,
 // the source line with a caret, the fix, then a summary.
 func writeText(w io.Writer, in Input) error {
@@ -226,7 +217,7 @@ func writeJSON(w io.Writer, in Input) error {
 			Start: jsonPosition{sp.startLine, sp.startCol}, End: jsonPosition{sp.endLine, sp.endCol},
 			Fixes: []jsonFix{}, Related: []jsonRelated{},
 		}
-		if r := ruleByCode(in.Rules, it.d.Code); r != nil {
+		if r := analysis.FindRule(in.Rules, it.d.Code); r != nil {
 			jd.Name, jd.URL = r.Name, r.DocURL()
 		}
 		if len(it.d.Fixes) > 0 {
@@ -345,7 +336,7 @@ func writeGitHub(w io.Writer, in Input) error {
 			level = "warning"
 		}
 		title := it.d.Code
-		if r := ruleByCode(in.Rules, it.d.Code); r != nil {
+		if r := analysis.FindRule(in.Rules, it.d.Code); r != nil {
 			title += " " + r.Name
 		}
 		fmt.Fprintf(w, "::%s title=%s,file=%s,line=%d,col=%d,endLine=%d,endColumn=%d::%s\n",

@@ -16,14 +16,7 @@ func All() []*analysis.Rule {
 }
 
 // ByCode returns the rule with the given code, or nil.
-func ByCode(code string) *analysis.Rule {
-	for _, r := range All() {
-		if r.Code == code {
-			return r
-		}
-	}
-	return nil
-}
+func ByCode(code string) *analysis.Rule { return analysis.FindRule(All(), code) }
 
 func init() {
 	for _, r := range All() {

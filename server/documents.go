@@ -66,11 +66,12 @@ func (s *snapshot) lspDocument() codeactions.Document {
 	return codeactions.Document{URI: protocol.DocumentURI(s.uri), Version: s.version, Mapper: s.mapper, Encoding: s.encoding}
 }
 
-// newSnapshot makes the snapshot of a document's new text and tree.
-func (s *Server) newSnapshot(d *document, src []byte, tree *pyast.Tree, settings *analysis.Settings, skip error) *snapshot {
+// newSnapshot makes the snapshot of a document's new text (with its line
+// index) and tree.
+func (s *Server) newSnapshot(d *document, src []byte, mapper *analysis.Mapper, tree *pyast.Tree, settings *analysis.Settings, skip error) *snapshot {
 	return &snapshot{
 		uri: d.uri, path: d.path, version: d.version, src: src, tree: tree,
-		mapper: analysis.NewMapper(src), settings: settings, unsafe: settings.UnsafeFixes,
+		mapper: mapper, settings: settings, unsafe: settings.UnsafeFixes,
 		encoding: s.encoding, runner: s.runner, skip: skip,
 	}
 }

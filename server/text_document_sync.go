@@ -37,7 +37,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 	}
-	d.snap = s.newSnapshot(d, src, tree, s.settingsFor(d.path), skip)
+	d.snap = s.newSnapshot(d, src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)
 	s.docs[td.URI] = d
 	s.scheduleDiagnostics(d)
 	return nil
@@ -115,7 +115,7 @@ func (s *Server) didChange(params json.RawMessage) error {
 	if skip != nil && d.snap.skip == nil {
 		s.tell(messageWarning, "%s is no longer analysed: %v", d.uri, skip)
 	}
-	d.snap = s.newSnapshot(d, src, tree, d.snap.settings, skip)
+	d.snap = s.newSnapshot(d, src, mapper, tree, d.snap.settings, skip)
 	s.scheduleDiagnostics(d)
 	return nil
 }

@@ -513,7 +513,26 @@ func (f *File) InNoGrad(n *pyast.Node) bool {
 			}
 		}
 	}
-	return false
+	return f.gradDisabledBefore(n)
+}
+
+// gradDisabledBefore reports whether the last `torch.set_grad_enabled(...)`
+// statement before n in n's own scope turned autograd off.
+func (f *File) gradDisabledBefore(n *pyast.Node) bool {
+	scope := Scope(n)
+	disabled := false
+	for _, c := range f.CallsIn(scope) {
+		if c.Start >= n.Start {
+			break
+		}
+		switch f.Callee(c) {
+		case "torch.set_grad_enabled", "torch.autograd.set_grad_enabled":
+			if c.Parent.Is("expression_statement") && InScope(c, scope) {
+				disabled = f.Text(f.Arg(c, "mode", 0)) == "False"
+			}
+		}
+	}
+	return disabled
 }
 
 // --- devices ---
@@ -542,8 +561,9 @@ func (f *File) isDeviceExpr(e *pyast.Node, depth int) bool {
 	}
 	switch e.Kind {
 	case "string":
-		s := strings.Trim(f.Text(e), `"'`)
-		return strings.HasPrefix(s, "cuda")
+		// Past any prefix (f"cuda:{rank}", r'cuda') and the quotes.
+		s := strings.TrimLeft(f.Text(e), "rRbBuUfF")
+		return strings.HasPrefix(strings.TrimLeft(s, `"'`), "cuda")
 	case "integer":
 		return true // a device index
 	case "conditional_expression":

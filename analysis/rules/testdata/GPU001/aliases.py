@@ -25,3 +25,8 @@ class Pairs(tud.Dataset):
 
 
 loader = DL(dataset=Pairs(), num_workers=args.workers)
+
+
+class Ranked(tud.Dataset):
+    def __getitem__(self, i):
+        return T.ones(3).to(f"cuda:{i % 2}")  # want: GPU001

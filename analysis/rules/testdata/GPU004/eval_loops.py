@@ -48,3 +48,12 @@ class Runner:
         while True:  # want: GPU004
             x = next(data)
             self.model(x)
+
+
+
+def predict_after_reenabling():
+    torch.set_grad_enabled(False)
+    torch.set_grad_enabled(True)
+    model.eval()
+    for x, y in val_loader:  # want: GPU004
+        model(x)

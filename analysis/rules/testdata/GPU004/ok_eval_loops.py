@@ -68,3 +68,11 @@ class Lit(nn.Module):
     def validation_step(self, batch, idx):
         for x in batch:
             self.model(x)
+
+
+def predict_without_grad():
+    torch.set_grad_enabled(False)
+    model.eval()
+    for x, y in val_loader:
+        model(x)
+    torch.set_grad_enabled(True)

@@ -48,14 +48,23 @@ type File struct {
 		sync.Once
 		lineEnding, indentUnit string
 		deviceBindings         []*pyast.Node
+		gradSwitches           []*pyast.Node // torch.set_grad_enabled(...) statements
 	}
 }
 
-// computeLazy fills the facts that only fixes need.
+// computeLazy fills the facts that only some rules and fixes need.
 func (f *File) computeLazy() {
 	f.lazy.Do(func() {
 		f.lazy.lineEnding = f.lineEnding()
 		f.lazy.indentUnit = f.indentUnit()
+		for _, c := range f.Calls {
+			switch f.Callee(c) {
+			case "torch.set_grad_enabled", "torch.autograd.set_grad_enabled":
+				if c.Parent.Is("expression_statement") {
+					f.lazy.gradSwitches = append(f.lazy.gradSwitches, c)
+				}
+			}
+		}
 		for _, a := range f.Assignments {
 			left, right := a.Child("left"), a.Child("right")
 			if a.Kind == "assignment" && left.Is("identifier") && right.Is("string", "call", "conditional_expression") && f.IsDeviceExpr(right) {
@@ -519,17 +528,14 @@ func (f *File) InNoGrad(n *pyast.Node) bool {
 // gradDisabledBefore reports whether the last `torch.set_grad_enabled(...)`
 // statement before n in n's own scope turned autograd off.
 func (f *File) gradDisabledBefore(n *pyast.Node) bool {
-	scope := Scope(n)
-	disabled := false
-	for _, c := range f.CallsIn(scope) {
+	f.computeLazy()
+	scope, disabled := Scope(n), false
+	for _, c := range f.lazy.gradSwitches {
 		if c.Start >= n.Start {
 			break
 		}
-		switch f.Callee(c) {
-		case "torch.set_grad_enabled", "torch.autograd.set_grad_enabled":
-			if c.Parent.Is("expression_statement") && InScope(c, scope) {
-				disabled = f.Text(f.Arg(c, "mode", 0)) == "False"
-			}
+		if InScope(c, scope) {
+			disabled = f.Text(f.Arg(c, "mode", 0)) == "False"
 		}
 	}
 	return disabled

@@ -348,19 +348,6 @@ func (t *Taint) IsScalarLoss(e *pyast.Node) bool {
 	return false
 }
 
-// mentions reports whether the expression e uses the name (an identifier
-// or attribute chain).
-func (f *File) mentions(e *pyast.Node, name string) bool {
-	found := false
-	pyast.Walk(e, func(n *pyast.Node) bool {
-		if n.Is("identifier", "attribute") && f.Text(n) == name {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
 // ReachesBackward reports whether the value held in name flows, within
 // scope, into `.backward()` or `torch.autograd.grad/backward`: then keeping
 // its graph is the point (gradient accumulation, REINFORCE log-probs,

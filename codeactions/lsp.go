@@ -15,7 +15,6 @@ import (
 // source.organizeImports, so source.fixAll is spelled out here.
 const (
 	KindQuickFix protocol.CodeActionKind = "quickfix"
-	KindSource   protocol.CodeActionKind = "source"
 	KindFixAll   protocol.CodeActionKind = "source.fixAll.vramlint"
 )
 

@@ -136,7 +136,7 @@ func BenchmarkOpenToDiagnostics(b *testing.B) {
 	for _, bf := range benchFiles {
 		b.Run(bf.name, func(b *testing.B) {
 			text := trainingFile(10000, bf.leakEvery)
-			c := startServer(&testing.T{}, Options{})
+			c := startServer(b, Options{})
 			c.initialize(map[string]any{}, nil)
 			i := 0
 			for b.Loop() {
@@ -156,7 +156,7 @@ func BenchmarkEditToDiagnostics(b *testing.B) {
 	for _, bf := range benchFiles {
 		b.Run(bf.name, func(b *testing.B) {
 			text := trainingFile(10000, bf.leakEvery)
-			c := startServer(&testing.T{}, Options{})
+			c := startServer(b, Options{})
 			c.initialize(map[string]any{}, nil)
 			uri := "file:///bench.py"
 			c.open(uri, text)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +23,7 @@ import (
 // so that decoding bugs in the library surface instead of being hidden by
 // shared types.
 type testClient struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *Server
 	in     *io.PipeWriter // the server's stdin
 	nextID int
@@ -53,7 +54,7 @@ type rpcError struct {
 func (e *rpcError) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Message) }
 
 // startServer runs a server over pipes. opts.Rules defaults to every rule.
-func startServer(t *testing.T, opts Options) *testClient {
+func startServer(t testing.TB, opts Options) *testClient {
 	t.Helper()
 	if opts.Rules == nil {
 		opts.Rules = rules.All()
@@ -326,11 +327,9 @@ func (c *testClient) applyAction(uri string, enc analysis.Encoding, a lspCodeAct
 }
 
 func sortDesc(edits []lspTextEdit, text string, enc analysis.Encoding) {
-	for i := 1; i < len(edits); i++ {
-		for j := i; j > 0 && clientOffset(text, edits[j].Range.Start, enc) > clientOffset(text, edits[j-1].Range.Start, enc); j-- {
-			edits[j], edits[j-1] = edits[j-1], edits[j]
-		}
-	}
+	sort.SliceStable(edits, func(i, j int) bool {
+		return clientOffset(text, edits[i].Range.Start, enc) > clientOffset(text, edits[j].Range.Start, enc)
+	})
 }
 
 // clientOffset converts a position the way an editor would: lines split at

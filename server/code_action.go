@@ -47,7 +47,7 @@ func (s *Server) codeAction(params json.RawMessage) (requestWork, error) {
 			Start: start, End: max(start, end),
 			Only:            p.Context.Only,
 			Automatic:       p.Context.TriggerKind == 2,
-			Unsafe:          snap.unsafe,
+			Unsafe:          snap.settings.UnsafeFixes,
 			DocumentChanges: documentChanges,
 			Rules:           s.opts.Rules,
 			Related:         related,

@@ -122,7 +122,7 @@ func (s *Server) refreshAll() {
 	s.reported = map[string]bool{}
 	for _, d := range s.docs {
 		old := d.snap
-		d.snap = s.newSnapshot(d, old.src, old.mapper, old.tree, s.settingsFor(d.path), old.skip)
+		d.snap = s.newSnapshot(d, old.version, old.src, old.mapper, old.tree, s.settingsFor(d.path), old.skip)
 		s.scheduleDiagnostics(d)
 	}
 	if s.pullMode() && s.client.Workspace.Diagnostics.RefreshSupport {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/vramlint/vramlint/analysis"
 )
 
 // scheduleDiagnostics (re)starts the debounce for d's current version: a
@@ -52,7 +54,7 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 		return
 	}
 	res := snap.analyze()
-	s.logRuleErrors(snap)
+	s.logRuleErrors(snap.uri, res)
 	s.mu.Lock()
 	defer s.mu.Unlock() // held while sending, so no older result can overtake
 	if d := s.docs[snap.uri]; d == nil || d.snap != snap || ctx.Err() != nil {
@@ -66,12 +68,12 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	})
 }
 
-// logRuleErrors logs the rules that failed on a snapshot, and the fixes
+// logRuleErrors logs the rules that failed on a document, and the fixes
 // withheld because they would break the syntax.
-func (s *Server) logRuleErrors(snap *snapshot) {
-	if res := snap.analyze(); res != nil {
+func (s *Server) logRuleErrors(uri string, res *analysis.Result) {
+	if res != nil {
 		for _, err := range res.RuleErrors {
-			s.log.Printf("%s: %v", snap.uri, err)
+			s.log.Printf("%s: %v", uri, err)
 		}
 		for _, msg := range res.DroppedFixes {
 			s.log.Print(msg)
@@ -100,7 +102,7 @@ func (s *Server) pullDiagnostics(params json.RawMessage) (requestWork, error) {
 			return map[string]any{"kind": "unchanged", "resultId": resultID}, nil
 		}
 		res := snap.analyze()
-		s.logRuleErrors(snap)
+		s.logRuleErrors(snap.uri, res)
 		doc := snap.lspDocument()
 		return map[string]any{
 			"kind":     "full",

@@ -18,10 +18,9 @@ import (
 // document is an open buffer. Its fields change on the message loop under
 // Server.mu; everything else reads immutable snapshots.
 type document struct {
-	uri     string
-	path    string // the file's path; "" for untitled: and other schemes
-	version int32
-	snap    *snapshot
+	uri  string
+	path string    // the file's path; "" for untitled: and other schemes
+	snap *snapshot // the current version
 
 	timer     *time.Timer        // the pending debounced analysis
 	cancelRun context.CancelFunc // the running analysis
@@ -37,7 +36,6 @@ type snapshot struct {
 	tree     *pyast.Tree // nil when the source is not analysed (too large)
 	mapper   *analysis.Mapper
 	settings *analysis.Settings
-	unsafe   bool // unsafe fixes in source.fixAll
 	encoding analysis.Encoding
 	runner   *analysis.Runner
 	skip     error // why the source is not analysed
@@ -66,12 +64,12 @@ func (s *snapshot) lspDocument() codeactions.Document {
 	return codeactions.Document{URI: protocol.DocumentURI(s.uri), Version: s.version, Mapper: s.mapper, Encoding: s.encoding}
 }
 
-// newSnapshot makes the snapshot of a document's new text (with its line
-// index) and tree.
-func (s *Server) newSnapshot(d *document, src []byte, mapper *analysis.Mapper, tree *pyast.Tree, settings *analysis.Settings, skip error) *snapshot {
+// newSnapshot makes the snapshot of a version of a document: its text (with
+// its line index) and tree.
+func (s *Server) newSnapshot(d *document, version int32, src []byte, mapper *analysis.Mapper, tree *pyast.Tree, settings *analysis.Settings, skip error) *snapshot {
 	return &snapshot{
-		uri: d.uri, path: d.path, version: d.version, src: src, tree: tree,
-		mapper: mapper, settings: settings, unsafe: settings.UnsafeFixes,
+		uri: d.uri, path: d.path, version: version, src: src, tree: tree,
+		mapper: mapper, settings: settings,
 		encoding: s.encoding, runner: s.runner, skip: skip,
 	}
 }

@@ -30,14 +30,14 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	if old := s.docs[td.URI]; old != nil {
 		old.stopDiagnostics()
 	}
-	d := &document{uri: td.URI, version: td.Version}
+	d := &document{uri: td.URI}
 	d.path, _ = filePath(td.URI)
 	src := []byte(td.Text)
 	tree, skip := parse(nil, src)
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 	}
-	d.snap = s.newSnapshot(d, src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)
+	d.snap = s.newSnapshot(d, td.Version, src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)
 	s.docs[td.URI] = d
 	s.scheduleDiagnostics(d)
 	return nil
@@ -68,10 +68,10 @@ func (s *Server) didChange(params json.RawMessage) error {
 	if d == nil {
 		return fmt.Errorf("didChange for %s, which is not open", p.TextDocument.URI)
 	}
-	if p.TextDocument.Version <= d.version {
+	if p.TextDocument.Version <= d.snap.version {
 		// The spec says versions only increase; apply the change anyway,
 		// since the client's buffer already has it.
-		s.log.Printf("%s: version went from %d to %d", d.uri, d.version, p.TextDocument.Version)
+		s.log.Printf("%s: version went from %d to %d", d.uri, d.snap.version, p.TextDocument.Version)
 	}
 	src := d.snap.src
 	// Edit a copy of the tree: the old snapshot's tree stays as it was.
@@ -110,12 +110,11 @@ func (s *Server) didChange(params json.RawMessage) error {
 		}
 		src, mapper = next, nextMapper
 	}
-	d.version = p.TextDocument.Version
 	tree, skip := parse(ts, src)
 	if skip != nil && d.snap.skip == nil {
 		s.tell(messageWarning, "%s is no longer analysed: %v", d.uri, skip)
 	}
-	d.snap = s.newSnapshot(d, src, mapper, tree, d.snap.settings, skip)
+	d.snap = s.newSnapshot(d, p.TextDocument.Version, src, mapper, tree, d.snap.settings, skip)
 	s.scheduleDiagnostics(d)
 	return nil
 }

@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -112,14 +111,4 @@ func Check(t *testing.T, name string, src []byte, rules ...*analysis.Rule) *anal
 		}
 	}
 	return res
-}
-
-// Codes lists the codes of diagnostics, sorted, for compact assertions.
-func Codes(diags []analysis.Diagnostic) []string {
-	out := make([]string, len(diags))
-	for i, d := range diags {
-		out[i] = d.Code
-	}
-	sort.Strings(out)
-	return out
 }

@@ -36,9 +36,6 @@ type Tree struct {
 
 var language = python.GetLanguage()
 
-// Language is the tree-sitter Python grammar.
-func Language() *sitter.Language { return language }
-
 var parsers = sync.Pool{New: func() any {
 	p := sitter.NewParser()
 	p.SetLanguage(language)

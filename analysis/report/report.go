@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -71,32 +72,21 @@ func spanOf(m *analysis.Mapper, start, end int, enc analysis.Encoding) span {
 	return span{s.Line + 1, s.Column + 1, e.Line + 1, e.Column + 1}
 }
 
-// FixSummary counts the diagnostics with a fix --fix would apply and those
-// only --unsafe-fixes would.
+// FixSummary counts the diagnostics --fix can fix (they have a safe fix)
+// and those only --unsafe-fixes can (their best fix is unsafe).
 func FixSummary(in Input) (safe, unsafe int) {
+	has := func(d analysis.Diagnostic, a analysis.Applicability) bool {
+		return slices.ContainsFunc(d.Fixes, func(f analysis.Fix) bool { return f.Applicability == a })
+	}
 	for _, it := range items(in) {
-		switch best := bestFix(it.d); {
-		case best == nil:
-		case best.Applicability == analysis.Safe:
+		switch {
+		case has(it.d, analysis.Safe):
 			safe++
-		case best.Applicability == analysis.Unsafe:
+		case has(it.d, analysis.Unsafe):
 			unsafe++
 		}
 	}
 	return safe, unsafe
-}
-
-// bestFix is the fix --fix (or --unsafe-fixes) would apply: the first safe
-// one, else the first unsafe one, else the first.
-func bestFix(d analysis.Diagnostic) *analysis.Fix {
-	for _, want := range []analysis.Applicability{analysis.Safe, analysis.Unsafe, analysis.DisplayOnly} {
-		for i := range d.Fixes {
-			if d.Fixes[i].Applicability == want {
-				return &d.Fixes[i]
-			}
-		}
-	}
-	return nil
 }
 
 // writeText prints diagnostics the way ruff does: location, code, message,
@@ -137,19 +127,19 @@ func writeText(w io.Writer, in Input) error {
 	n := len(all)
 	switch {
 	case in.Fixed > 0:
-		fmt.Fprintf(w, "Found %d %s (%d fixed, %d remaining).\n", n+in.Fixed, plural(n+in.Fixed, "problem", "problems"), in.Fixed, n)
+		fmt.Fprintf(w, "Found %d %s (%d fixed, %d remaining).\n", n+in.Fixed, Plural(n+in.Fixed, "problem", "problems"), in.Fixed, n)
 		if in.Unchecked > 0 {
-			fmt.Fprintf(w, "%d %s could not be checked or written (see above).\n", in.Unchecked, plural(in.Unchecked, "path", "paths"))
+			fmt.Fprintf(w, "%d %s could not be checked or written (see above).\n", in.Unchecked, Plural(in.Unchecked, "path", "paths"))
 		}
 		return nil
 	case n == 0 && in.Unchecked > 0:
-		fmt.Fprintf(w, "No problems found, but %d %s could not be checked (see above).\n", in.Unchecked, plural(in.Unchecked, "path", "paths"))
+		fmt.Fprintf(w, "No problems found, but %d %s could not be checked (see above).\n", in.Unchecked, Plural(in.Unchecked, "path", "paths"))
 		return nil
 	case n == 0:
 		fmt.Fprintln(w, "All checks passed!")
 		return nil
 	}
-	noun := plural(n, "problem", "problems")
+	noun := Plural(n, "problem", "problems")
 	safe, unsafe := FixSummary(in)
 	var fixable []string
 	if safe > 0 {
@@ -164,12 +154,13 @@ func writeText(w io.Writer, in Input) error {
 		fmt.Fprintf(w, "Found %d %s.\n", n, noun)
 	}
 	if in.Unchecked > 0 {
-		fmt.Fprintf(w, "%d %s could not be checked (see above).\n", in.Unchecked, plural(in.Unchecked, "path", "paths"))
+		fmt.Fprintf(w, "%d %s could not be checked (see above).\n", in.Unchecked, Plural(in.Unchecked, "path", "paths"))
 	}
 	return nil
 }
 
-func plural(n int, one, many string) string {
+// Plural picks the word for n things.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}

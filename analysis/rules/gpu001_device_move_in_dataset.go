@@ -188,9 +188,9 @@ func findDeviceMoves(f *analysis.File, fn *pyast.Node) []deviceMove {
 	for _, call := range f.CallsIn(fn) {
 		switch method := f.MethodName(call); {
 		case method == "cuda":
-			moves = append(moves, deviceMove{start: Receiver(call).End, end: call.End, what: "`.cuda()`", call: call})
+			moves = append(moves, deviceMove{start: analysis.Receiver(call).End, end: call.End, what: "`.cuda()`", call: call})
 		case method == "to" && f.IsDeviceExpr(f.Arg(call, "device", 0)):
-			moves = append(moves, deviceMove{start: Receiver(call).End, end: call.End, what: "`" + f.Text(call)[Receiver(call).End-call.Start:] + "`", call: call})
+			moves = append(moves, deviceMove{start: analysis.Receiver(call).End, end: call.End, what: "`" + f.Text(call)[analysis.Receiver(call).End-call.Start:] + "`", call: call})
 		default:
 			name, ok := strings.CutPrefix(f.Callee(call), "torch.")
 			if kw := f.KeywordArg(call, "device"); ok && tensorFactories[name] && kw != nil && f.IsDeviceExpr(kw.Child("value")) {
@@ -200,9 +200,6 @@ func findDeviceMoves(f *analysis.File, fn *pyast.Node) []deviceMove {
 	}
 	return moves
 }
-
-// Receiver is analysis.Receiver, named short for this file.
-var Receiver = analysis.Receiver
 
 func deviceMoveDiagnostic(f *analysis.File, wc workerCode, move deviceMove) analysis.Diagnostic {
 	d := analysis.Diagnostic{Start: move.start, End: move.end}

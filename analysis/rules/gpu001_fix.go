@@ -106,7 +106,7 @@ func isSelfMove(f *analysis.File, m deviceMove) bool {
 	if m.deviceKw != nil || !a.Is("assignment") || a.Child("right") != m.call || !a.Parent.Is("expression_statement") {
 		return false
 	}
-	if f.Text(a.Child("left")) != f.Text(Receiver(m.call)) {
+	if f.Text(a.Child("left")) != f.Text(analysis.Receiver(m.call)) {
 		return false
 	}
 	if f.MethodName(m.call) == "to" {

@@ -71,7 +71,7 @@ for step in range(100):
 func storedValue(f *analysis.File, n *pyast.Node) (value, container *pyast.Node) {
 	switch n.Kind {
 	case "call":
-		recv := Receiver(n)
+		recv := analysis.Receiver(n)
 		if !recv.Is("identifier", "attribute") {
 			return nil, nil
 		}
@@ -148,7 +148,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 // before stmt.
 func backwardBefore(f *analysis.File, value, loop, stmt *pyast.Node) bool {
 	for _, call := range f.CallsIn(loop) {
-		if call.Start < stmt.Start && f.MethodName(call) == "backward" && f.Text(Receiver(call)) == f.Text(value) {
+		if call.Start < stmt.Start && f.MethodName(call) == "backward" && f.Text(analysis.Receiver(call)) == f.Text(value) {
 			return true
 		}
 	}
@@ -177,7 +177,7 @@ func containerFixes(f *analysis.File, value *pyast.Node, container string, scope
 	detach := wrapFix(f, "Store", value, "detach()", analysis.Unsafe)
 	if onlyMovedToCPU(f, value) {
 		// logits.cpu() -> logits.detach().cpu(): detach before the copy.
-		recv := Receiver(value)
+		recv := analysis.Receiver(value)
 		return []analysis.Fix{{
 			Title:         "Store `" + f.Text(recv) + ".detach()" + f.Text(value)[recv.End-value.Start:] + "`",
 			Applicability: analysis.Unsafe,

@@ -97,7 +97,7 @@ func evalModeBefore(f *analysis.File, loop *pyast.Node) bool {
 		if c.End > loop.Start {
 			break
 		}
-		if m := f.MethodName(c); (m == "eval" || m == "train") && analysis.InScope(c, scope) && f.NamesModule(Receiver(c)) {
+		if m := f.MethodName(c); (m == "eval" || m == "train") && analysis.InScope(c, scope) && f.NamesModule(analysis.Receiver(c)) {
 			last = c
 		}
 	}

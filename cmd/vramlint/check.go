@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -50,7 +51,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}
-	if !validFormat(*format) {
+	if !slices.Contains(report.Formats, *format) {
 		fmt.Fprintf(stderr, "vramlint: unknown output format %q (want %s)\n", *format, strings.Join(report.Formats, ", "))
 		return exitError
 	}
@@ -100,7 +101,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fixed, changed, failedWrites := applyFixes(files, *diff, *unsafeFixes, stdout, stderr)
 		in.Unchecked += failedWrites
 		if *diff {
-			fmt.Fprintf(stderr, "Would fix %d %s in %d %s.\n", fixed, plural(fixed, "problem", "problems"), changed, plural(changed, "file", "files"))
+			fmt.Fprintf(stderr, "Would fix %d %s in %d %s.\n", fixed, report.Plural(fixed, "problem", "problems"), changed, report.Plural(changed, "file", "files"))
 			if failedWrites > 0 || ruleFailed || in.Unchecked > 0 {
 				return exitError
 			}
@@ -167,20 +168,4 @@ func applyFixes(files []workspace.FileResult, diff, unsafeFlag bool, stdout, std
 		f.Result = fr.Remaining
 	}
 	return fixed, changed, failed
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-func validFormat(f string) bool {
-	for _, known := range report.Formats {
-		if f == known {
-			return true
-		}
-	}
-	return false
 }

@@ -256,29 +256,30 @@ func (c *Checker) walk(dir string, ignores []*gitignore, visiting map[string]boo
 	}
 }
 
-// gitignoresAbove loads the .gitignore files from the enclosing git
-// repository's root down to dir's parent.
+// gitignoresAbove loads the .gitignore files of dir's ancestors, from the
+// enclosing git repository's root down; none outside a repository.
 func gitignoresAbove(dir string) []*gitignore {
-	var chain []string
-	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
-		chain = append(chain, d)
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil || filepath.Dir(d) == d {
-			break
+	var ancestors []string // nearest first, ending at the repository root
+	for d := dir; !exists(filepath.Join(d, ".git")); {
+		parent := filepath.Dir(d)
+		if parent == d {
+			return nil // not inside a repository
 		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-		return nil // dir is the repository root
-	}
-	if _, err := os.Stat(filepath.Join(chain[len(chain)-1], ".git")); err != nil {
-		return nil // not inside a repository: only dir's own .gitignore files count
+		ancestors = append(ancestors, parent)
+		d = parent
 	}
 	var out []*gitignore
-	for i := len(chain) - 1; i >= 0; i-- {
-		if g := loadGitignore(chain[i]); g != nil {
+	for i := len(ancestors) - 1; i >= 0; i-- {
+		if g := loadGitignore(ancestors[i]); g != nil {
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func isLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }

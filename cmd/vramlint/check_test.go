@@ -315,6 +315,24 @@ func TestGitignoreAndExclude(t *testing.T) {
 	}
 }
 
+// .gitignore files above the checked folder count, up to the repository
+// root, and not beyond it.
+func TestGitignoreAboveTheCheckedFolder(t *testing.T) {
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, ".gitignore"), "*.py\n")
+	repo := filepath.Join(outside, "repo")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(repo, ".gitignore"), "gen/\n")
+	writeFile(t, filepath.Join(repo, "src", "gen", "a.py"), leaky)
+	writeFile(t, filepath.Join(repo, "src", "b.py"), leaky)
+	diags, _, _ := checkJSON(t, filepath.Join(repo, "src"))
+	if len(diags) != 1 || !strings.HasSuffix(diags[0].File, "b.py") {
+		t.Errorf("checked: %+v", diags)
+	}
+}
+
 func TestBrokenConfigReportedOnce(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[tool.vramlint]\nignroe = [\"GPU001\"]\n")

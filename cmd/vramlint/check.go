@@ -78,53 +78,50 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	files, problems := checker.Check(context.Background(), paths)
 
-	unchecked := len(problems)
+	in := report.Input{Files: files, Rules: rules.All(), Version: version, Unchecked: len(problems)}
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "vramlint: %s\n", p)
 	}
-	findings, ruleFailed := 0, false
+	ruleFailed := false
 	for _, f := range files {
 		switch {
 		case f.Err != nil:
-			unchecked++
+			in.Unchecked++
 			fmt.Fprintf(stderr, "vramlint: %s: %v\n", f.Path, f.Err)
 		case f.Result != nil:
-			findings += len(f.Result.Diagnostics)
 			for _, e := range f.Result.RuleErrors {
 				ruleFailed = true
 				fmt.Fprintf(stderr, "vramlint: internal error, please report it: %v\n", e)
 			}
 		}
 	}
-	in := report.Input{Files: files, Rules: rules.All(), Version: version, Unchecked: unchecked}
 	if *fix || *diff || *unsafeFixes {
-		fixed, changed, failedWrites := applyFixes(files, *diff, *unsafeFixes, stdout, stderr)
+		fixed, changed, failedWrites := applyFixes(checker.Runner, files, *diff, *unsafeFixes, stdout, stderr)
 		in.Unchecked += failedWrites
 		if *diff {
 			fmt.Fprintf(stderr, "Would fix %d %s in %d %s.\n", fixed, report.Plural(fixed, "problem", "problems"), changed, report.Plural(changed, "file", "files"))
-			if failedWrites > 0 || ruleFailed || in.Unchecked > 0 {
+			switch {
+			case in.Unchecked > 0 || ruleFailed:
 				return exitError
-			}
-			if changed > 0 {
+			case changed > 0:
 				return exitFindings
 			}
 			return exitClean
 		}
 		in.Fixed = fixed
-		findings = 0
-		for _, f := range files {
-			if f.Result != nil {
-				findings += len(f.Result.Diagnostics)
-			}
-		}
-		unchecked = in.Unchecked
 	}
 	if err := report.Write(stdout, *format, in); err != nil {
 		fmt.Fprintf(stderr, "vramlint: %v\n", err)
 		return exitError
 	}
+	findings := 0
+	for _, f := range files {
+		if f.Result != nil {
+			findings += len(f.Result.Diagnostics)
+		}
+	}
 	switch {
-	case unchecked > 0 || ruleFailed:
+	case in.Unchecked > 0 || ruleFailed:
 		return exitError
 	case findings > 0:
 		return exitFindings
@@ -136,8 +133,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 // (or, with diff, prints the diff). It replaces each file's result with the
 // analysis of the fixed source, and returns the number of diagnostics
 // fixed, of files changed, and of files that could not be written.
-func applyFixes(files []workspace.FileResult, diff, unsafeFlag bool, stdout, stderr io.Writer) (fixed, changed, failed int) {
-	runner := &analysis.Runner{Rules: rules.All()}
+func applyFixes(runner *analysis.Runner, files []workspace.FileResult, diff, unsafeFlag bool, stdout, stderr io.Writer) (fixed, changed, failed int) {
 	for i := range files {
 		f := &files[i]
 		if f.Result == nil || len(f.Result.Diagnostics) == 0 {

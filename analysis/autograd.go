@@ -175,8 +175,26 @@ type taintEvent struct {
 	scalarLoss bool
 }
 
-// NewTaint computes the taint of the names assigned in scope.
-func (f *File) NewTaint(scope *pyast.Node) *Taint {
+// TaintOf returns the taint of the names assigned in scope, computed once
+// per file and shared by the rules that ask.
+func (f *File) TaintOf(scope *pyast.Node) *Taint {
+	f.memos.Lock()
+	t := f.memos.taint[scope]
+	f.memos.Unlock()
+	if t != nil {
+		return t
+	}
+	t = f.newTaint(scope)
+	f.memos.Lock()
+	if f.memos.taint == nil {
+		f.memos.taint = map[*pyast.Node]*Taint{}
+	}
+	f.memos.taint[scope] = t
+	f.memos.Unlock()
+	return t
+}
+
+func (f *File) newTaint(scope *pyast.Node) *Taint {
 	t := &Taint{f: f, events: map[string][]taintEvent{}}
 	for _, a := range f.AssignmentsIn(scope) {
 		if !InScope(a, scope) {

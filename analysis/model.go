@@ -37,10 +37,11 @@ type File struct {
 
 	bindings map[string][]*pyast.Node // identifier -> right-hand sides bound to it
 
-	// Answers that depend only on a name's text, remembered per file.
+	// Answers remembered per file: about a name's text, and each scope's taint.
 	memos struct {
 		sync.Mutex
 		module, loss map[string]bool
+		taint        map[*pyast.Node]*Taint // by scope
 	}
 
 	// Computed on first use.

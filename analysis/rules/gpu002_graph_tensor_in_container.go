@@ -91,7 +91,6 @@ func storedValue(f *analysis.File, n *pyast.Node) (value, container *pyast.Node)
 
 func runGraphTensorInContainer(pass *analysis.Pass) {
 	f := pass.File
-	taints := map[*pyast.Node]*analysis.Taint{}
 	check := func(stmt *pyast.Node) {
 		value, container := storedValue(f, stmt)
 		if value == nil {
@@ -102,10 +101,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			return
 		}
 		scope := analysis.Scope(stmt)
-		if taints[scope] == nil {
-			taints[scope] = f.NewTaint(scope)
-		}
-		taint := taints[scope]
+		taint := f.TaintOf(scope)
 		name := f.Text(container)
 		if !taint.Tainted(value) || f.AssignedIn(name, loops[0].Child("body")) || f.ReachesBackward(name, scope) {
 			return

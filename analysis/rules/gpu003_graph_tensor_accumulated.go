@@ -87,7 +87,6 @@ func accumulation(f *analysis.File, a *pyast.Node) (acc, value *pyast.Node) {
 
 func runGraphTensorAccumulated(pass *analysis.Pass) {
 	f := pass.File
-	taints := map[*pyast.Node]*analysis.Taint{}
 	for _, a := range f.Assignments {
 		acc, value := accumulation(f, a)
 		if acc == nil {
@@ -98,11 +97,8 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 			continue
 		}
 		scope := analysis.Scope(a)
-		if taints[scope] == nil {
-			taints[scope] = f.NewTaint(scope)
-		}
 		name := f.Text(acc)
-		if !taints[scope].Tainted(value) || resetIn(f, name, loops[0].Child("body"), a) || f.ReachesBackward(name, scope) {
+		if !f.TaintOf(scope).Tainted(value) || resetIn(f, name, loops[0].Child("body"), a) || f.ReachesBackward(name, scope) {
 			continue
 		}
 		fixes := []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", analysis.Safe)}

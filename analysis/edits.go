@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 )
@@ -107,6 +108,37 @@ func (f *File) LineBounds(off int) (start, next int) {
 		return start, f.Mapper.LineStart(line + 1)
 	}
 	return start, len(f.Src)
+}
+
+// InsertLinesAfter returns the edit that inserts text, whole lines each
+// ending in the file's line ending, after the line holding offset off; at
+// the end of a file without a final line break, the break comes first.
+func (f *File) InsertLinesAfter(off int, text string) Edit {
+	_, next := f.LineBounds(off)
+	if next == len(f.Src) && len(f.Src) > 0 && f.Src[len(f.Src)-1] != '\n' && f.Src[len(f.Src)-1] != '\r' {
+		eol := f.LineEnding()
+		return Edit{Start: next, End: next, NewText: eol + strings.TrimSuffix(text, eol)}
+	}
+	return Edit{Start: next, End: next, NewText: text}
+}
+
+// RemoveStatement deletes a statement: its whole line when it is alone
+// there, keeping a trailing comment in its place; `pass` instead when it
+// is the only statement of its block or shares its line with code.
+func (f *File) RemoveStatement(stmt *pyast.Node) Edit {
+	if len(stmt.Parent.NamedChildren()) == 1 {
+		return Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"}
+	}
+	lineStart, next := f.LineBounds(stmt.Start)
+	lineEnd := f.Mapper.LineEnd(f.Mapper.LineOf(stmt.Start))
+	rest := strings.TrimSpace(string(f.Src[stmt.End:lineEnd]))
+	switch {
+	case strings.TrimSpace(string(f.Src[lineStart:stmt.Start])) != "" || rest != "" && !strings.HasPrefix(rest, "#"):
+		return Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"} // shares its line
+	case rest != "":
+		return Edit{Start: stmt.Start, End: lineEnd, NewText: rest}
+	}
+	return Edit{Start: lineStart, End: next}
 }
 
 // Primary reports whether e can take a method call without parentheses:

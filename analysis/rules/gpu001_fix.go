@@ -67,7 +67,7 @@ func removeMoves(f *analysis.File, moves []deviceMove) []analysis.Edit {
 		case m.deviceKw != nil:
 			edits = append(edits, removeArgument(m.call.Child("arguments"), m.deviceKw))
 		case isSelfMove(f, m):
-			edits = append(edits, removeStatement(f, m.call.Parent.Parent))
+			edits = append(edits, f.RemoveStatement(m.call.Parent.Parent))
 		case f.MethodName(m.call) == "cuda":
 			edits = append(edits, analysis.Edit{Start: m.start, End: m.end})
 		default: // .to(device, ...): keep the arguments that are not about the device
@@ -119,25 +119,6 @@ func isSelfMove(f *analysis.File, m deviceMove) bool {
 		}
 	}
 	return true
-}
-
-// removeStatement deletes a statement that is alone on its line, keeping a
-// trailing comment in its place, or turns it into `pass` when it is the
-// only statement of its block.
-func removeStatement(f *analysis.File, stmt *pyast.Node) analysis.Edit {
-	if len(stmt.Parent.NamedChildren()) == 1 {
-		return analysis.Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"}
-	}
-	lineStart, next := f.LineBounds(stmt.Start)
-	lineEnd := f.Mapper.LineEnd(f.Mapper.LineOf(stmt.Start))
-	rest := strings.TrimSpace(string(f.Src[stmt.End:lineEnd]))
-	switch {
-	case strings.TrimSpace(string(f.Src[lineStart:stmt.Start])) != "" || rest != "" && !strings.HasPrefix(rest, "#"):
-		return analysis.Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"} // shares its line
-	case rest != "":
-		return analysis.Edit{Start: stmt.Start, End: lineEnd, NewText: rest}
-	}
-	return analysis.Edit{Start: lineStart, End: next}
 }
 
 // removeArgument deletes one argument and the comma that separates it.
@@ -447,11 +428,7 @@ func moveBatchInLoop(f *analysis.File, loop *pyast.Node, shape *batchShape, move
 		text += indent + l + eol
 	}
 	if after {
-		_, next := f.LineBounds(anchor.End)
-		if next == len(f.Src) && !strings.HasSuffix(string(f.Src), "\n") {
-			text = eol + strings.TrimSuffix(text, eol)
-		}
-		return []analysis.Edit{{Start: next, End: next, NewText: text}}, true
+		return []analysis.Edit{f.InsertLinesAfter(anchor.End, text)}, true
 	}
 	start, _ := f.LineBounds(anchor.Start)
 	return []analysis.Edit{{Start: start, End: start, NewText: text}}, true

@@ -145,19 +145,10 @@ func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node) []analysis.Fix {
 	if comment != "" && remove.NewText == "" { // a `pass` keeps the comment in place
 		moved += "  " + comment
 	}
-	_, after := f.LineBounds(loop.End)
-	insert := analysis.Edit{Start: after, End: after, NewText: moved + eol}
-	if after == len(f.Src) && !strings.HasSuffix(string(f.Src), "\n") && !strings.HasSuffix(string(f.Src), "\r") {
-		insert.NewText = eol + moved
-	}
+	insert := f.InsertLinesAfter(loop.End, moved+eol)
 	name := "`" + f.Text(call) + "`"
-	removeOnly := remove
-	if comment != "" && remove.NewText == "" {
-		// Keep the comment where it was.
-		removeOnly = analysis.Edit{Start: stmt.Start, End: lineEnd, NewText: comment}
-	}
 	return []analysis.Fix{
 		{Title: "Move " + name + " after the loop", Applicability: analysis.Unsafe, Edits: []analysis.Edit{remove, insert}},
-		{Title: "Remove " + name, Applicability: analysis.Unsafe, Edits: []analysis.Edit{removeOnly}},
+		{Title: "Remove " + name, Applicability: analysis.Unsafe, Edits: []analysis.Edit{f.RemoveStatement(stmt)}},
 	}
 }

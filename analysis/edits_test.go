@@ -1,0 +1,67 @@
+package analysis
+
+import (
+	"context"
+	"testing"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+func parseFile(t *testing.T, src string) *File {
+	t.Helper()
+	tree, err := pyast.Parse(context.Background(), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewFile("t.py", []byte(src), tree)
+}
+
+func apply(t *testing.T, f *File, e Edit) string {
+	t.Helper()
+	out, err := ApplyEdits(f.Src, []Edit{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func TestInsertLinesAfter(t *testing.T) {
+	cases := []struct {
+		src  string
+		off  int // inserted after the line holding off
+		want string
+	}{
+		{"a = 1\nb = 2\n", 0, "a = 1\nx\nb = 2\n"},
+		{"a = 1", 0, "a = 1\nx"},
+		{"a = 1\r\nb = 2\r\n", 0, "a = 1\r\nx\r\nb = 2\r\n"},
+		{"a = 1\r\nb = 2", 8, "a = 1\r\nb = 2\r\nx"},
+	}
+	for _, c := range cases {
+		f := parseFile(t, c.src)
+		if got := apply(t, f, f.InsertLinesAfter(c.off, "x"+f.LineEnding())); got != c.want {
+			t.Errorf("%q: got %q, want %q", c.src, got, c.want)
+		}
+	}
+}
+
+func TestRemoveStatement(t *testing.T) {
+	cases := []struct{ src, stmt, want string }{
+		{"for i in x:\n    a()\n    b()\n", "b()", "for i in x:\n    a()\n"},
+		{"for i in x:\n    a()\n    b()  # note\n", "b()", "for i in x:\n    a()\n    # note\n"},
+		{"for i in x:\n    b()\n", "b()", "for i in x:\n    pass\n"},
+		{"for i in x:\n    a(); b()\n", "b()", "for i in x:\n    a(); pass\n"},
+	}
+	for _, c := range cases {
+		f := parseFile(t, c.src)
+		var stmt *pyast.Node
+		pyast.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+			if n.Kind == "expression_statement" && f.Text(n) == c.stmt {
+				stmt = n
+			}
+			return true
+		})
+		if got := apply(t, f, f.RemoveStatement(stmt)); got != c.want {
+			t.Errorf("%q: got %q, want %q", c.src, got, c.want)
+		}
+	}
+}

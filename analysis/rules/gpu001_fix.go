@@ -316,11 +316,59 @@ func loopsOver(f *analysis.File, loader *analysis.DataLoader) []*pyast.Node {
 			continue
 		}
 		it, _ := unwrapIterable(f, loop.Child("right"))
-		if it == loader.Call || loader.Var != "" && it.Is("identifier", "attribute") && f.Text(it) == loader.Var {
+		if it == loader.Call || loader.Var != "" && it.Is("identifier", "attribute") && f.Text(it) == loader.Var && seesLoader(f, loop, loader) {
 			out = append(out, loop)
 		}
 	}
 	return out
+}
+
+// seesLoader reports whether the loader's variable, in loop, is the one
+// the loader was assigned to: in the same function, or a module-level
+// variable in a function that does not bind the name itself; for an
+// attribute (self.loader), in the same class.
+func seesLoader(f *analysis.File, loop *pyast.Node, loader *analysis.DataLoader) bool {
+	if strings.Contains(loader.Var, ".") {
+		return f.EnclosingClass(loop) == f.EnclosingClass(loader.Call)
+	}
+	scope, defined := analysis.Scope(loop), analysis.Scope(loader.Call)
+	switch {
+	case scope == defined:
+		return true
+	case defined != f.Tree.Root:
+		return false
+	}
+	for s := scope; s != nil && s != f.Tree.Root; s = analysis.Scope(s.Parent) {
+		if bindsLocally(f, s, loader.Var) {
+			return false
+		}
+	}
+	return true
+}
+
+// bindsLocally reports whether fn (a function or lambda) binds name
+// itself: as a parameter, or by assigning it or looping over it in its own
+// code.
+func bindsLocally(f *analysis.File, fn *pyast.Node, name string) bool {
+	found := false
+	pyast.Walk(fn.Child("parameters"), func(n *pyast.Node) bool {
+		found = found || n.Is("identifier") && f.Text(n) == name
+		return !found
+	})
+	for _, a := range f.AssignmentsIn(fn) {
+		if !found && analysis.InScope(a, fn) && a.Kind == "assignment" && f.AssignedIn(name, a) {
+			found = true
+		}
+	}
+	for _, l := range f.LoopsIn(fn) {
+		if !found && analysis.InScope(l, fn) && l.Kind == "for_statement" {
+			pyast.Walk(l.Child("left"), func(n *pyast.Node) bool {
+				found = found || n.Is("identifier") && f.Text(n) == name
+				return !found
+			})
+		}
+	}
+	return found
 }
 
 // unwrapIterable strips enumerate(), tqdm() and iter() from a loop's

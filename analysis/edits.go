@@ -13,20 +13,34 @@ import (
 // ending where the next starts); insertions at the same offset apply in the
 // order given.
 func ApplyEdits(src []byte, edits []Edit) ([]byte, error) {
-	sorted := append([]Edit(nil), edits...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Start < sorted[j].Start })
+	sorted, err := sortEdits(len(src), edits)
+	if err != nil {
+		return nil, err
+	}
 	var out bytes.Buffer
 	last := 0
 	for _, e := range sorted {
-		if e.Start < last || e.End < e.Start || e.End > len(src) {
-			return nil, fmt.Errorf("edit [%d,%d) overlaps another or lies outside the source", e.Start, e.End)
-		}
 		out.Write(src[last:e.Start])
 		out.WriteString(e.NewText)
 		last = e.End
 	}
 	out.Write(src[last:])
 	return out.Bytes(), nil
+}
+
+// sortEdits returns the edits in the order ApplyEdits applies them, or
+// why they cannot apply to a source of size bytes.
+func sortEdits(size int, edits []Edit) ([]Edit, error) {
+	sorted := append([]Edit(nil), edits...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Start < sorted[j].Start })
+	last := 0
+	for _, e := range sorted {
+		if e.Start < last || e.End < e.Start || e.End > size {
+			return nil, fmt.Errorf("edit [%d,%d) overlaps another or lies outside the source", e.Start, e.End)
+		}
+		last = e.End
+	}
+	return sorted, nil
 }
 
 // Overlaps reports whether two edit lists touch the same bytes. Two
@@ -65,38 +79,31 @@ func (f *File) IndentUnit() string {
 }
 
 func (f *File) indentUnit() string {
-	best := 0
-	pyast.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-		if n.Kind != "block" || len(n.Children) == 0 || n.Parent == nil {
-			return true
-		}
-		inner, outer := f.IndentAt(n.Children[0].Start), f.IndentAt(n.Parent.Start)
-		if len(inner) > 0 && inner[0] == '\t' {
-			best = -1
-			return false
-		}
-		if step := len(inner) - len(outer); step > 0 && (best == 0 || step < best) {
-			best = step
-		}
-		return best != -1
-	})
-	switch {
-	case best == -1:
+	switch f.indent {
+	case -1:
 		return "\t"
-	case best == 0:
+	case 0:
 		return "    "
 	}
-	return string(bytes.Repeat([]byte(" "), best))
+	return strings.Repeat(" ", f.indent)
 }
 
 // IndentAt is the leading whitespace of the line holding offset off.
-func (f *File) IndentAt(off int) string {
-	line := f.Mapper.Line(f.Mapper.LineOf(off))
-	i := 0
-	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-		i++
+func (f *File) IndentAt(off int) string { return indentAt(f.Src, off) }
+
+func indentAt(src []byte, off int) string {
+	start := off
+	for start > 0 {
+		if c := src[start-1]; c == '\n' || c == '\r' && (start == len(src) || src[start] != '\n') {
+			break
+		}
+		start--
 	}
-	return string(line[:i])
+	end := start
+	for end < len(src) && (src[end] == ' ' || src[end] == '\t') {
+		end++
+	}
+	return string(src[start:end])
 }
 
 // LineBounds returns the start of the line holding off and the offset just

@@ -54,7 +54,7 @@ func TestRemoveStatement(t *testing.T) {
 	for _, c := range cases {
 		f := parseFile(t, c.src)
 		var stmt *pyast.Node
-		pyast.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+		f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
 			if n.Kind == "expression_statement" && f.Text(n) == c.stmt {
 				stmt = n
 			}

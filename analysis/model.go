@@ -12,9 +12,14 @@ import (
 
 // File is the per-file model every rule shares: computed once, read-only
 // afterwards.
+//
+// Node offsets, Src and Mapper are those of Tree.Src, which in a buffer
+// laid out for editing is the source with spaces at the ends of some lines
+// (see pyast.Tree); a Result's offsets are the source's.
 type File struct {
 	Path   string
 	Src    []byte
+	source []byte // the source itself
 	Tree   *pyast.Tree
 	Mapper *Mapper
 
@@ -36,6 +41,8 @@ type File struct {
 	Comments    []*pyast.Node
 
 	bindings map[string][]*pyast.Node // identifier -> right-hand sides bound to it
+	segments map[*pyast.Segment]*segmentIndex
+	indent   int // the smallest indentation step; -1: tabs
 
 	// Answers remembered per file: about a name's text, and each scope's taint.
 	memos struct {
@@ -132,41 +139,71 @@ func (d *DataLoader) Workers(src []byte) (int, bool) {
 	return n, err == nil
 }
 
-// NewFile builds the model for a parsed file.
+// NewFile builds the model for a parsed file; src is its source.
 func NewFile(path string, src []byte, tree *pyast.Tree) *File {
+	return NewFileFrom(nil, path, src, tree)
+}
+
+// NewFileFrom builds the model for a version of a buffer, reusing what it
+// found in the segments it shares with prev, the model of an earlier
+// version (nil for none).
+func NewFileFrom(prev *File, path string, src []byte, tree *pyast.Tree) *File {
 	f := &File{
-		Path: path, Src: src, Tree: tree, Mapper: NewMapper(src),
+		Path: path, Src: tree.Src, source: src, Tree: tree, Mapper: NewMapper(tree.Src),
 		Imports:   map[string]string{},
 		Classes:   map[string]*Class{},
 		Functions: map[string][]*pyast.Node{},
 		bindings:  map[string][]*pyast.Node{},
+		segments:  make(map[*pyast.Segment]*segmentIndex, len(tree.Segments)),
 	}
-	pyast.Walk(tree.Root, func(n *pyast.Node) bool {
-		switch n.Kind {
-		case "import_statement":
-			f.addImport(n)
-		case "import_from_statement":
-			f.addFromImport(n)
-		case "class_definition":
-			f.addClass(n)
-		case "function_definition":
-			if name := n.Child("name"); name != nil {
-				f.Functions[f.Text(name)] = append(f.Functions[f.Text(name)], n)
-			}
-		case "call":
-			f.Calls = append(f.Calls, n)
-		case "for_statement", "while_statement":
-			f.Loops = append(f.Loops, n)
-		case "assignment", "augmented_assignment":
-			f.Assignments = append(f.Assignments, n)
-			if n.Kind == "assignment" {
-				f.addBinding(n)
-			}
-		case "comment":
-			f.Comments = append(f.Comments, n)
+	indexes := make([]*segmentIndex, len(tree.Segments))
+	var calls, loops, assignments, comments int
+	for i, seg := range tree.Segments {
+		ix := (*segmentIndex)(nil)
+		if prev != nil {
+			ix = prev.segments[seg]
 		}
-		return true
-	})
+		if ix == nil {
+			ix = newSegmentIndex(seg, tree)
+		}
+		f.segments[seg], indexes[i] = ix, ix
+		calls, loops, assignments, comments = calls+len(ix.calls), loops+len(ix.loops), assignments+len(ix.assignments), comments+len(ix.comments)
+	}
+	f.Calls = make([]*pyast.Node, 0, calls)
+	f.Loops = make([]*pyast.Node, 0, loops)
+	f.Assignments = make([]*pyast.Node, 0, assignments)
+	f.Comments = make([]*pyast.Node, 0, comments)
+	for _, ix := range indexes {
+		f.Calls = append(f.Calls, ix.calls...)
+		f.Loops = append(f.Loops, ix.loops...)
+		f.Assignments = append(f.Assignments, ix.assignments...)
+		f.Comments = append(f.Comments, ix.comments...)
+		for _, n := range ix.definitions {
+			switch n.Kind {
+			case "import_statement":
+				f.addImport(n)
+			case "import_from_statement":
+				f.addFromImport(n)
+			case "class_definition":
+				f.addClass(n)
+			case "function_definition":
+				if name := n.Child("name"); name != nil {
+					f.Functions[f.Text(name)] = append(f.Functions[f.Text(name)], n)
+				}
+			}
+		}
+		switch {
+		case f.indent == -1 || ix.indent == -1:
+			f.indent = -1
+		case ix.indent > 0 && (f.indent == 0 || ix.indent < f.indent):
+			f.indent = ix.indent
+		}
+	}
+	for _, a := range f.Assignments {
+		if a.Kind == "assignment" {
+			f.addBinding(a)
+		}
+	}
 	for _, call := range f.Calls {
 		if f.IsDataLoaderCall(call) {
 			f.DataLoaders = append(f.DataLoaders, f.newDataLoader(call))
@@ -174,6 +211,52 @@ func NewFile(path string, src []byte, tree *pyast.Tree) *File {
 	}
 	return f
 }
+
+// segmentIndex is what NewFile finds in one segment; it depends on the
+// segment alone, so versions that share the segment share it.
+type segmentIndex struct {
+	calls, loops, assignments, comments []*pyast.Node
+	definitions                         []*pyast.Node // imports, classes and functions
+	indent                              int           // as File.indent
+}
+
+func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
+	ix := &segmentIndex{}
+	for _, stmt := range seg.Nodes {
+		pyast.Walk(stmt, func(n *pyast.Node) bool {
+			switch n.Kind {
+			case "import_statement", "import_from_statement", "class_definition", "function_definition":
+				ix.definitions = append(ix.definitions, n)
+			case "call":
+				ix.calls = append(ix.calls, n)
+			case "for_statement", "while_statement":
+				ix.loops = append(ix.loops, n)
+			case "assignment", "augmented_assignment":
+				ix.assignments = append(ix.assignments, n)
+			case "comment":
+				ix.comments = append(ix.comments, n)
+			case "block":
+				if ix.indent != -1 && len(n.Children) > 0 && n.Parent != nil {
+					inner, outer := indentAt(tree.Src, n.Children[0].Start), indentAt(tree.Src, n.Parent.Start)
+					switch step := len(inner) - len(outer); {
+					case len(inner) > 0 && inner[0] == '\t':
+						ix.indent = -1
+					case step > 0 && (ix.indent == 0 || step < ix.indent):
+						ix.indent = step
+					}
+				}
+			}
+			return true
+		})
+	}
+	return ix
+}
+
+// ToSource converts an offset in f.Src to the source's.
+func (f *File) ToSource(off int) int { return f.Tree.Real(off) }
+
+// FromSource converts an offset in the source to one in f.Src.
+func (f *File) FromSource(off int) int { return f.Tree.Virtual(off) }
 
 // within returns the nodes of a source-ordered index that lie inside n,
 // found by binary search on their start offsets.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"unicode/utf8"
 
@@ -61,7 +62,11 @@ func CheckSource(src []byte) error {
 
 // Result is the outcome of analysing one file.
 type Result struct {
-	File        *File
+	File *File
+	// Src is the source; the offsets of diagnostics, related information
+	// and fixes are its own (File's may differ, see File).
+	Src         []byte
+	Mapper      *Mapper      // Src's
 	Diagnostics []Diagnostic // sorted by position, suppressions applied
 	// RuleErrors are rules that failed (panicked) on this file; the other
 	// rules' diagnostics are still there.
@@ -91,7 +96,10 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 	if settings == nil {
 		settings = &Settings{}
 	}
-	res := &Result{File: f}
+	res := &Result{File: f, Src: f.source, Mapper: f.Mapper}
+	if f.Tree.LaidOut() {
+		res.Mapper = NewMapper(f.source)
+	}
 	sup := parseSuppressions(f)
 	for _, rule := range r.Rules {
 		if !settings.Enabled(rule.Code, f.Path) || sup.file(rule.Code) {
@@ -110,6 +118,7 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 		}
 	}
 	res.verifyFixes()
+	res.toSource()
 	sort.SliceStable(res.Diagnostics, func(i, j int) bool {
 		a, b := res.Diagnostics[i], res.Diagnostics[j]
 		if a.Start != b.Start {
@@ -125,6 +134,8 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 func (res *Result) verifyFixes() {
 	f := res.File
 	verdicts := map[string]error{} // several diagnostics often share one fix
+	trees := regionTrees{}
+	defer trees.close()
 	for i := range res.Diagnostics {
 		d := &res.Diagnostics[i]
 		kept := d.Fixes[:0]
@@ -132,7 +143,7 @@ func (res *Result) verifyFixes() {
 			key := fmt.Sprint(fix.Edits)
 			err, seen := verdicts[key]
 			if !seen {
-				err = verifyFix(f, fix)
+				err = verifyFix(f, fix, trees)
 				verdicts[key] = err
 			}
 			if err != nil {
@@ -143,6 +154,34 @@ func (res *Result) verifyFixes() {
 			kept = append(kept, fix)
 		}
 		d.Fixes = kept
+	}
+}
+
+// toSource converts the offsets rules reported in f.Src to the source's.
+func (res *Result) toSource() {
+	f := res.File
+	if !f.Tree.LaidOut() {
+		return // the same text
+	}
+	for i := range res.Diagnostics {
+		d := &res.Diagnostics[i]
+		d.Start, d.End = f.ToSource(d.Start), f.ToSource(d.End)
+		// Copies: diagnostics may share their fixes.
+		related := slices.Clone(d.Related)
+		for j := range related {
+			related[j].Start, related[j].End = f.ToSource(related[j].Start), f.ToSource(related[j].End)
+		}
+		d.Related = related
+		fixes := slices.Clone(d.Fixes)
+		for j, fix := range fixes {
+			edits := make([]Edit, len(fix.Edits))
+			for k, e := range fix.Edits {
+				edits[k] = Edit{Start: f.ToSource(e.Start), End: f.ToSource(e.End), NewText: e.NewText}
+			}
+			fix.Edits = edits
+			fixes[j] = fix
+		}
+		d.Fixes = fixes
 	}
 }
 

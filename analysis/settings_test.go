@@ -258,7 +258,7 @@ func TestRulePanicIsContained(t *testing.T) {
 
 func TestSyntaxErrorsStillAnalysed(t *testing.T) {
 	res := run(t, "def broken(:\n    pass\nflag()\n", nil)
-	if !res.File.Tree.Root.HasError() || len(res.Diagnostics) != 2 {
+	if !res.File.Tree.HasError() || len(res.Diagnostics) != 2 {
 		t.Errorf("diagnostics after a syntax error: %v", lines(res))
 	}
 }

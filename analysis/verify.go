@@ -1,10 +1,13 @@
 package analysis
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"sort"
 	"sync"
+
+	sitter "github.com/smacker/go-tree-sitter"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 )
@@ -23,7 +26,7 @@ type region struct{ start, end int }
 // An edit between statements (an insertion after a loop) belongs with the
 // statement before it.
 func (f *File) fixRegions(edits []Edit) []region {
-	stmts := f.Tree.Root.Children
+	stmts := f.Tree.Statements
 	var regions []region
 	for _, e := range edits {
 		r := region{e.Start, e.End}
@@ -61,8 +64,38 @@ var verdicts = struct {
 
 const maxVerdicts = 1 << 14
 
-func verifyFix(f *File, fix Fix) error {
-	if _, err := ApplyEdits(f.Src, fix.Edits); err != nil {
+// regionTrees are the regions parsed during one analysis, by start
+// offset: the fixes of a file often touch the same statements, and each is
+// verified by an incremental reparse of the region's tree.
+type regionTrees map[int]*regionTree
+
+type regionTree struct {
+	tree   *sitter.Tree
+	errors int
+}
+
+func (rt regionTrees) close() {
+	for _, t := range rt {
+		t.tree.Close()
+	}
+}
+
+// parse returns the tree of region r of src, parsing it once.
+func (rt regionTrees) parse(src []byte, r region) (*regionTree, error) {
+	if t := rt[r.start]; t != nil {
+		return t, nil
+	}
+	tree, err := pyast.ParseTree(nil, src[r.start:r.end])
+	if err != nil {
+		return nil, err
+	}
+	t := &regionTree{tree: tree, errors: pyast.ErrorCount(tree.RootNode())}
+	rt[r.start] = t
+	return t, nil
+}
+
+func verifyFix(f *File, fix Fix, trees regionTrees) error {
+	if _, err := sortEdits(len(f.Src), fix.Edits); err != nil {
 		return err
 	}
 	for _, r := range f.fixRegions(fix.Edits) {
@@ -82,7 +115,7 @@ func verifyFix(f *File, fix Fix) error {
 		err, ok := verdicts.m[key]
 		verdicts.Unlock()
 		if !ok {
-			err = verifyRegion(before, local)
+			err = verifyRegion(f.Src, r, local, trees)
 			verdicts.Lock()
 			if len(verdicts.m) >= maxVerdicts {
 				clear(verdicts.m)
@@ -97,23 +130,51 @@ func verifyFix(f *File, fix Fix) error {
 	return nil
 }
 
-func verifyRegion(before []byte, edits []Edit) error {
+// verifyRegion reports an error when edits (offsets local to region r of
+// src) would give the region more syntax errors than it has.
+func verifyRegion(src []byte, r region, edits []Edit, trees regionTrees) error {
+	before := src[r.start:r.end]
 	after, err := ApplyEdits(before, edits)
 	if err != nil {
 		return err
 	}
-	tb, err := pyast.ParseTree(nil, before)
+	bt, err := trees.parse(src, r)
 	if err != nil {
 		return err
 	}
-	defer tb.Close()
-	ta, err := pyast.ParseTree(nil, after)
+	// Edit a copy of the region's tree and reparse incrementally: the
+	// cost is that of the edits, not of the region.
+	edited := bt.tree.Copy()
+	defer edited.Close()
+	sorted, _ := sortEdits(len(before), edits)
+	shift := 0
+	for _, e := range sorted {
+		start, oldEnd := e.Start+shift, e.End+shift
+		newEnd := start + len(e.NewText)
+		startPoint := advance(sitter.Point{}, after[:start])
+		edited.Edit(sitter.EditInput{
+			StartIndex: uint32(start), OldEndIndex: uint32(oldEnd), NewEndIndex: uint32(newEnd),
+			StartPoint:  startPoint,
+			OldEndPoint: advance(startPoint, before[e.Start:e.End]),
+			NewEndPoint: advance(startPoint, []byte(e.NewText)),
+		})
+		shift += len(e.NewText) - (e.End - e.Start)
+	}
+	at, err := pyast.ParseTree(edited, after)
 	if err != nil {
 		return err
 	}
-	defer ta.Close()
-	if pyast.ErrorCount(ta.RootNode()) > pyast.ErrorCount(tb.RootNode()) {
+	defer at.Close()
+	if pyast.ErrorCount(at.RootNode()) > bt.errors {
 		return fmt.Errorf("the result would not parse")
 	}
 	return nil
+}
+
+// advance moves p (a row and byte column) over text.
+func advance(p sitter.Point, text []byte) sitter.Point {
+	if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
+		return sitter.Point{Row: p.Row + uint32(bytes.Count(text, []byte{'\n'})), Column: uint32(len(text) - i - 1)}
+	}
+	return sitter.Point{Row: p.Row, Column: p.Column + uint32(len(text))}
 }

@@ -205,11 +205,11 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 		}
 	}
 	if req.wants(KindFixAll) && req.FixAll != nil {
-		if fixed, err := req.FixAll(ctx, req.Unsafe); err == nil && string(fixed) != string(res.File.Src) {
+		if fixed, err := req.FixAll(ctx, req.Unsafe); err == nil && string(fixed) != string(res.Src) {
 			actions = append(actions, protocol.CodeAction{
 				Title: "vramlint: Fix all auto-fixable problems",
 				Kind:  KindFixAll,
-				Edit:  d.WorkspaceEdit([]analysis.Edit{MinimalEdit(res.File.Src, fixed)}, req.DocumentChanges),
+				Edit:  d.WorkspaceEdit([]analysis.Edit{MinimalEdit(res.Src, fixed)}, req.DocumentChanges),
 			})
 		}
 	}
@@ -238,9 +238,13 @@ func MinimalEdit(old, new []byte) analysis.Edit {
 
 // NoqaEdit adds the diagnostic's code to a `# noqa: ...` comment at the end
 // of its line, or adds such a comment. A bare `# noqa` already covers every
-// code: then there is nothing to add.
+// code: then there is nothing to add. The diagnostic's offsets and the
+// edit's are the source's.
 func NoqaEdit(f *analysis.File, diag analysis.Diagnostic) (analysis.Edit, bool) {
-	line := f.Mapper.LineOf(diag.Start)
+	at := func(off int) analysis.Edit {
+		return analysis.Edit{Start: f.ToSource(off), End: f.ToSource(off)}
+	}
+	line := f.Mapper.LineOf(f.FromSource(diag.Start))
 	lineStart, lineEnd := f.Mapper.LineStart(line), f.Mapper.LineEnd(line)
 	for _, c := range f.Comments {
 		if c.Start < lineStart || c.Start >= lineEnd {
@@ -256,12 +260,14 @@ func NoqaEdit(f *analysis.File, diag analysis.Diagnostic) (analysis.Edit, bool) 
 		case slices.Contains(codes, diag.Code):
 			return analysis.Edit{}, false
 		}
-		return analysis.Edit{Start: c.Start + listEnd, End: c.Start + listEnd, NewText: ", " + diag.Code}, true
+		e := at(c.Start + listEnd)
+		e.NewText = ", " + diag.Code
+		return e, true
 	}
 	// The line's end may lie inside a multi-line string: a comment there
 	// would become part of the string.
 	inString := false
-	pyast.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
 		if n.End < lineEnd || n.Start > lineEnd || inString {
 			return false
 		}
@@ -271,5 +277,7 @@ func NoqaEdit(f *analysis.File, diag analysis.Diagnostic) (analysis.Edit, bool) 
 	if inString {
 		return analysis.Edit{}, false
 	}
-	return analysis.Edit{Start: lineEnd, End: lineEnd, NewText: "  # noqa: " + diag.Code}, true
+	e := at(lineEnd)
+	e.NewText = "  # noqa: " + diag.Code
+	return e, true
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -200,7 +201,14 @@ func (c *testClient) diagnostics(uri string, version int) []lspDiagnostic {
 			URI     string `json:"uri"`
 			Version int    `json:"version"`
 		}
-		json.Unmarshal(m.Params, &p)
+		// Only the head: the diagnostics may be long.
+		head := m.Params[:min(len(m.Params), 200+len(uri))]
+		if i := bytes.Index(head, []byte(`"diagnostics"`)); i > 0 {
+			head = append(append([]byte{}, head[:i]...), []byte(`"x":0}`)...)
+		}
+		if json.Unmarshal(head, &p) != nil {
+			json.Unmarshal(m.Params, &p)
+		}
 		return p.URI == uri && p.Version == version
 	})
 	var p struct {

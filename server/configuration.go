@@ -123,6 +123,7 @@ func (s *Server) refreshAll() {
 	for _, d := range s.docs {
 		old := d.snap
 		d.snap = s.newSnapshot(d, old.version, old.src, old.mapper, old.tree, s.settingsFor(d.path), old.skip)
+		d.snap.base = old.model()
 		s.scheduleDiagnostics(d)
 	}
 	if s.pullMode() && s.client.Workspace.Diagnostics.RefreshSupport {

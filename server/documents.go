@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -40,8 +41,14 @@ type snapshot struct {
 	runner   *analysis.Runner
 	skip     error // why the source is not analysed
 
+	// base is the model of an earlier version, whose segments this
+	// version's analysis reuses (a model never points to another, so this
+	// keeps one old version alive at most).
+	base *analysis.File
+
 	once   sync.Once
 	result *analysis.Result
+	done   atomic.Pointer[analysis.File] // result's model, once analysed
 }
 
 // analyze returns the analysis of this version, computing it once.
@@ -54,9 +61,19 @@ func (s *snapshot) analyze() *analysis.Result {
 		if name == "" {
 			name = s.uri
 		}
-		s.result = s.runner.Analyze(analysis.NewFile(name, s.src, s.tree), s.settings)
+		s.result = s.runner.Analyze(analysis.NewFileFrom(s.base, name, s.src, s.tree), s.settings)
+		s.done.Store(s.result.File)
 	})
 	return s.result
+}
+
+// model returns the model of this version if it has been analysed, or
+// else the one its analysis would build on: the base for the next version.
+func (s *snapshot) model() *analysis.File {
+	if f := s.done.Load(); f != nil {
+		return f
+	}
+	return s.base
 }
 
 // lspDocument is the snapshot as codeactions sees it.
@@ -74,13 +91,13 @@ func (s *Server) newSnapshot(d *document, version int32, src []byte, mapper *ana
 	}
 }
 
-// parse parses src, incrementally when old is the previous tree already
+// parse parses src, incrementally when edited is prev's tree already
 // edited to match. Sources vramlint does not analyse get no tree.
-func parse(old *sitter.Tree, src []byte) (*pyast.Tree, error) {
+func parse(prev *pyast.Tree, edited *sitter.Tree, src []byte) (*pyast.Tree, error) {
 	if err := analysis.CheckSource(src); err != nil {
 		return nil, err
 	}
-	return pyast.Reparse(context.Background(), old, src)
+	return pyast.ParseForEditing(context.Background(), prev, edited, src)
 }
 
 // settingsFor loads the settings for a document: the nearest

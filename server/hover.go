@@ -33,10 +33,11 @@ func (s *Server) hover(params json.RawMessage) (requestWork, error) {
 		doc := snap.lspDocument()
 		off, _ := doc.Offset(p.Position)
 		code, start, end := "", 0, 0
-		for _, c := range res.File.Comments {
-			if c.Start <= off && off <= c.End {
-				if code = analysis.NoqaCodeAt(res.File.Text(c), off-c.Start); code != "" {
-					start, end = c.Start, c.End
+		f := res.File
+		for _, c := range f.Comments {
+			if cs, ce := f.ToSource(c.Start), f.ToSource(c.End); cs <= off && off <= ce {
+				if code = analysis.NoqaCodeAt(f.Text(c), off-cs); code != "" {
+					start, end = cs, ce
 				}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/rules"
+	"github.com/vramlint/vramlint/codeactions"
 )
 
 // A line with CJK and an emoji before the reported call: UTF-16 counts
@@ -97,12 +99,16 @@ func TestCRLFAndWholeDocumentChanges(t *testing.T) {
 }
 
 // After 1000 random incremental edits the server's text, tree and
-// diagnostics equal those of a fresh parse of the final text.
+// diagnostics equal those of a fresh parse of the final text; the
+// diagnostics, with their related information and fixes, also at every
+// 50th edit. The file is the article's program followed by generated
+// training code, so that most edits leave most statements as they were.
 func TestRandomIncrementalEdits(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
+	seed, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	src := string(seed) + trainingFile(500, 3)
 	pieces := []string{"x", " ", "\n", "\n    ", "(", ")", ":", "torch.cuda.empty_cache()", ".cuda()", "数", "😀", "for i in range(3):\n", "\"", "'''", "#", "\t", "é", "history.append(loss)\n", ""}
 	rng := rand.New(rand.NewSource(42))
 	for _, enc := range []analysis.Encoding{analysis.UTF16, analysis.UTF8} {
@@ -113,9 +119,9 @@ func TestRandomIncrementalEdits(t *testing.T) {
 		}
 		c.initialize(map[string]any{"general": map[string]any{"positionEncodings": offered}}, nil)
 		uri := "file:///random.py"
-		c.open(uri, string(src))
+		c.open(uri, src)
 		version := 1
-		for i := 0; i < 1000; i++ {
+		for i := 1; i <= 1000; i++ {
 			text := c.texts[uri]
 			runes := []rune(text)
 			a := rng.Intn(len(runes) + 1)
@@ -131,9 +137,15 @@ func TestRandomIncrementalEdits(t *testing.T) {
 			end := len(string(runes[:b]))
 			edit := lspTextEdit{Range: lspRange{clientPosition(text, start, enc), clientPosition(text, end, enc)}, NewText: insert}
 			version = c.change(uri, enc, edit)
+			if i%50 == 0 {
+				got := c.diagnostics(uri, version)
+				want := freshDiagnostics(t, c.texts[uri], version, enc)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%v: after edit %d the diagnostics differ from a fresh analysis'\ngot  %+v\nwant %+v", enc, i, got, want)
+				}
+			}
 		}
 		final := c.texts[uri]
-		diags := c.diagnostics(uri, version)
 		snap := c.srv.docs[uri].snap
 		if string(snap.src) != final {
 			t.Fatalf("%v: the server's text differs from the client's", enc)
@@ -142,35 +154,50 @@ func TestRandomIncrementalEdits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := sexp(snap.tree.Root), sexp(fresh.Root); got != want {
+		if got, want := sexp(snap.tree), sexp(fresh); got != want {
 			t.Errorf("%v: the incrementally parsed tree differs from a fresh parse", enc)
-		}
-		runner := &analysis.Runner{Rules: rules.All()}
-		want := runner.Analyze(analysis.NewFile("random.py", []byte(final), fresh), nil)
-		if len(diags) != len(want.Diagnostics) {
-			t.Fatalf("%v: %d diagnostics, a fresh analysis has %d", enc, len(diags), len(want.Diagnostics))
-		}
-		for i, d := range want.Diagnostics {
-			pos := clientPosition(final, d.Start, enc)
-			if diags[i].Code != d.Code || diags[i].Range.Start != pos || diags[i].Message != d.Message {
-				t.Errorf("%v: diagnostic %d: %s at %+v, want %s at %+v", enc, i, diags[i].Code, diags[i].Range.Start, d.Code, pos)
-			}
 		}
 	}
 }
 
-// sexp renders a tree with kinds, fields and byte ranges.
-func sexp(n *pyast.Node) string {
+// freshDiagnostics is what the server should publish for text: a fresh
+// parse and analysis, as LSP diagnostics decoded the way the test client
+// decodes the server's.
+func freshDiagnostics(t *testing.T, text string, version int, enc analysis.Encoding) []lspDiagnostic {
+	t.Helper()
+	runner := &analysis.Runner{Rules: rules.All()}
+	res, err := runner.Run(t.Context(), "/random.py", []byte(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := codeactions.Document{URI: "file:///random.py", Version: int32(version), Mapper: analysis.NewMapper([]byte(text)), Encoding: enc}
+	raw, err := json.Marshal(doc.Diagnostics(res, rules.All(), false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []lspDiagnostic
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sexp renders a tree's statements with kinds, fields and byte ranges in
+// the source.
+func sexp(t *pyast.Tree) string {
 	var b strings.Builder
 	var walk func(*pyast.Node)
 	walk = func(n *pyast.Node) {
-		fmt.Fprintf(&b, "(%s:%s %d-%d", n.Field, n.Kind, n.Start, n.End)
+		fmt.Fprintf(&b, "(%s:%s %d-%d", n.Field, n.Kind, t.Real(n.Start), t.Real(n.End))
 		for _, c := range n.Children {
 			walk(c)
 		}
 		b.WriteString(")")
 	}
-	walk(n)
+	b.WriteString(t.Root.Kind)
+	for _, s := range t.Statements {
+		walk(s)
+	}
 	return b.String()
 }
 

@@ -33,7 +33,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	d := &document{uri: td.URI}
 	d.path, _ = filePath(td.URI)
 	src := []byte(td.Text)
-	tree, skip := parse(nil, src)
+	tree, skip := parse(nil, nil, src)
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 	}
@@ -110,11 +110,13 @@ func (s *Server) didChange(params json.RawMessage) error {
 		}
 		src, mapper = next, nextMapper
 	}
-	tree, skip := parse(ts, src)
+	tree, skip := parse(d.snap.tree, ts, src)
 	if skip != nil && d.snap.skip == nil {
 		s.tell(messageWarning, "%s is no longer analysed: %v", d.uri, skip)
 	}
+	base := d.snap.model()
 	d.snap = s.newSnapshot(d, p.TextDocument.Version, src, mapper, tree, d.snap.settings, skip)
+	d.snap.base = base
 	s.scheduleDiagnostics(d)
 	return nil
 }

@@ -27,13 +27,6 @@ type Node struct {
 	Children []*Node
 }
 
-// Tree is a parsed Python file: the tree-sitter tree (kept for incremental
-// reparsing) and its Go mirror.
-type Tree struct {
-	TS   *sitter.Tree
-	Root *Node
-}
-
 var language = python.GetLanguage()
 
 var parsers = sync.Pool{New: func() any {
@@ -42,14 +35,9 @@ var parsers = sync.Pool{New: func() any {
 	return p
 }}
 
-// Parse parses src from scratch.
-func Parse(ctx context.Context, src []byte) (*Tree, error) {
-	return Reparse(ctx, nil, src)
-}
-
-// Reparse parses src reusing old, a tree already edited (sitter.Tree.Edit)
-// to match src. A nil old parses from scratch.
-func Reparse(ctx context.Context, old *sitter.Tree, src []byte) (*Tree, error) {
+// parse parses src, reusing old (a tree already edited to match src) when
+// it is not nil.
+func parse(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree, error) {
 	p := parsers.Get().(*sitter.Parser)
 	// With a cancellable context the binding watches it from a goroutine
 	// that may still set the parser's cancellation flag after the parse
@@ -62,7 +50,33 @@ func Reparse(ctx context.Context, old *sitter.Tree, src []byte) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
-	return &Tree{TS: ts, Root: Mirror(ts.RootNode())}, nil
+	return ts, nil
+}
+
+// Parse parses src from scratch and mirrors it with the source's own
+// offsets (Tree.Src is src).
+func Parse(ctx context.Context, src []byte) (*Tree, error) {
+	ts, err := parse(ctx, nil, src)
+	if err != nil {
+		return nil, err
+	}
+	return layOut(ts, src, nil, false), nil
+}
+
+// ParseForEditing parses src for a buffer being edited: incrementally
+// when edited is prev's tree-sitter tree already edited (sitter.Tree.Edit)
+// to match src, and laid out so that the next version can reuse every
+// top-level statement the edit did not touch (see Tree). prev and edited
+// are nil for a fresh parse.
+func ParseForEditing(ctx context.Context, prev *Tree, edited *sitter.Tree, src []byte) (*Tree, error) {
+	ts, err := parse(ctx, edited, src)
+	if err != nil {
+		return nil, err
+	}
+	if edited == nil {
+		prev = nil
+	}
+	return layOut(ts, src, prev, true), nil
 }
 
 // Text is the source text of n.

@@ -73,6 +73,37 @@ static uint32_t vl_walk(VLNode root, VLFlat *out, uint32_t cap) {
 	ts_tree_cursor_delete(&c);
 	return n;
 }
+
+typedef struct {
+	VLNode node;
+	uint32_t start, end;
+	uint64_t subtree;
+} VLTop;
+
+// vl_top lists the visible children of root (the module's top-level
+// statements), at most cap of them, and returns how many there are.
+static uint32_t vl_top(VLNode root, VLTop *out, uint32_t cap) {
+	VLCursor c = ts_tree_cursor_new(root);
+	uint32_t n = 0;
+	if (ts_tree_cursor_goto_first_child(&c)) {
+		do {
+			if (n < cap) {
+				VLNode child = ts_tree_cursor_current_node(&c);
+				out[n].node = child;
+				out[n].start = ts_node_start_byte(child);
+				out[n].end = ts_node_end_byte(child);
+				// A node's id points at its slot in its parent's array of
+				// children; the slot holds the subtree itself (its address,
+				// or a small leaf inline), which an incremental parse
+				// reuses for an unchanged statement.
+				out[n].subtree = *(const uint64_t *)child.id;
+			}
+			n++;
+		} while (ts_tree_cursor_goto_next_sibling(&c));
+	}
+	ts_tree_cursor_delete(&c);
+	return n;
+}
 */
 import "C"
 
@@ -100,20 +131,78 @@ var names = sync.OnceValues(func() ([]string, []string) {
 	return symbols, fields
 })
 
-// Mirror copies the tree below n into Go values. The walk runs in C, in
+// topLevel lists the top-level statements of a parsed module.
+func topLevel(ts *sitter.Tree) []top {
+	root := rootOf(ts)
+	tops := make([]C.VLTop, 64)
+	n := C.vl_top(root, &tops[0], C.uint32_t(len(tops)))
+	if int(n) > len(tops) {
+		tops = make([]C.VLTop, n)
+		n = C.vl_top(root, &tops[0], n)
+	}
+	out := make([]top, n)
+	for i := range out {
+		t := &tops[i]
+		out[i] = top{node: t.node, start: int(t.start), end: int(t.end), id: uint64(t.subtree)}
+	}
+	return out
+}
+
+// top is a top-level statement: its tree-sitter node, byte range and
+// identity (the address of its subtree, which an incremental parse keeps
+// for a statement it reuses unchanged).
+type top struct {
+	node       C.VLNode
+	start, end int
+	id         uint64
+}
+
+func rootOf(ts *sitter.Tree) C.VLNode {
+	// The binding's Node begins with the C TSNode it wraps.
+	return *(*C.VLNode)(unsafe.Pointer(ts.RootNode()))
+}
+
+// flatten lists the nodes below n in preorder. The walk runs in C, in
 // one cgo call: through the binding, every step would cross cgo and go
 // through the binding's node cache.
-func Mirror(n *sitter.Node) *Node {
-	// The binding's Node begins with the C TSNode it wraps.
-	root := *(*C.VLNode)(unsafe.Pointer(n))
-	count := C.vl_count(root)
+func flatten(n C.VLNode) []C.VLFlat {
+	count := C.vl_count(n)
 	flat := make([]C.VLFlat, count)
-	count = C.vl_walk(root, &flat[0], count)
-	flat = flat[:count]
+	count = C.vl_walk(n, &flat[0], count)
+	return flat[:count]
+}
 
+// shape hashes the structure of flattened nodes (kinds, fields and
+// offsets from origin) into h: two statements with the same text and
+// shape have the same mirror.
+func shape(h uint64, flat []C.VLFlat, origin int) uint64 {
+	const prime = 1099511628211
+	for i := range flat {
+		f := &flat[i]
+		for _, v := range [...]uint64{uint64(f.start) - uint64(origin), uint64(f.end) - uint64(origin),
+			uint64(uint32(f.parent)), uint64(f.symbol)<<32 | uint64(f.field)<<16 | uint64(f.named)<<8 | uint64(f.missing)} {
+			h = (h ^ v) * prime
+		}
+	}
+	return h
+}
+
+// shapeOf hashes the structure of the statements tops, offsets taken from
+// origin.
+func shapeOf(tops []top, origin int) uint64 {
+	h := uint64(14695981039346656037)
+	for _, t := range tops {
+		h = shape(h, flatten(t.node), origin)
+	}
+	return h
+}
+
+// mirror copies the tree below n into Go values, adding shift to every
+// offset and hanging it below parent.
+func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
 	symbols, fields := names()
-	nodes := make([]Node, count)
-	children := make([]int32, count)
+	nodes := make([]Node, len(flat))
+	children := make([]int32, len(flat))
 	for i := 1; i < len(flat); i++ {
 		children[flat[i].parent]++
 	}
@@ -130,7 +219,7 @@ func Mirror(n *sitter.Node) *Node {
 		if int(f.field) < len(fields) && f.field > 0 {
 			node.Field = fields[f.field]
 		}
-		node.Start, node.End, node.Named = int(f.start), int(f.end), f.named != 0
+		node.Start, node.End, node.Named = int(f.start)+shift, int(f.end)+shift, f.named != 0
 		if f.missing != 0 {
 			// A MISSING node is the parser's repair, not text the user wrote.
 			node.Kind, node.Named = "MISSING", false
@@ -142,6 +231,8 @@ func Mirror(n *sitter.Node) *Node {
 			p := &nodes[f.parent]
 			node.Parent = p
 			p.Children = append(p.Children, node)
+		} else {
+			node.Parent = parent
 		}
 	}
 	return &nodes[0]

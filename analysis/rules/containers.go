@@ -18,7 +18,7 @@ func usedAsTensor(f *analysis.File, name string, scope *pyast.Node, elements boo
 		scope = f.Tree.Root
 	}
 	used := false
-	pyast.Walk(scope, func(n *pyast.Node) bool {
+	f.Tree.Walk(scope, func(n *pyast.Node) bool {
 		switch {
 		case used:
 		case n.Is("call") && strings.HasPrefix(f.Callee(n), "torch."):

@@ -1,14 +1,19 @@
 package rules_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"testing"
 
+	sitter "github.com/smacker/go-tree-sitter"
+
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/analysistest"
+	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/rules"
 )
 
@@ -64,7 +69,7 @@ func TestDocExamples(t *testing.T) {
 		if len(ex.Diagnostics) == 0 {
 			t.Errorf("%s: the documented Example does not trigger the rule", r.Code)
 		}
-		if ex.File.Tree.Root.HasError() {
+		if ex.File.Tree.HasError() {
 			t.Errorf("%s: the documented Example does not parse", r.Code)
 		}
 		use, err := runner.Run(context.Background(), "use_instead.py", []byte(r.Doc.UseInstead), nil)
@@ -74,7 +79,7 @@ func TestDocExamples(t *testing.T) {
 		for _, d := range use.Diagnostics {
 			t.Errorf("%s: the documented Use instead triggers it: %s", r.Code, d.Message)
 		}
-		if use.File.Tree.Root.HasError() {
+		if use.File.Tree.HasError() {
 			t.Errorf("%s: the documented Use instead does not parse", r.Code)
 		}
 	}
@@ -104,5 +109,81 @@ func TestTruncatedSourcesNeverFail(t *testing.T) {
 	}
 	if runs < 1000 {
 		t.Errorf("only %d truncated sources checked", runs)
+	}
+}
+
+// The language server analyses buffers laid out for editing (spaces after
+// some lines, see pyast.Tree) and reuses the model of unchanged segments
+// across versions. Every fixture must give exactly what `check` gives: the
+// same diagnostics, related information and fix edits, in the source's
+// offsets, and the same fixes withheld.
+func TestLaidOutBuffersAnalyseLikeFiles(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.py"))
+	runner := &analysis.Runner{Rules: rules.All()}
+	checked := 0
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := runner.Run(context.Background(), file, src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := pyast.ParseForEditing(context.Background(), nil, nil, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fresh.LaidOut() {
+			t.Fatalf("%s: not laid out for editing", file)
+		}
+		got := runner.Analyze(analysis.NewFile(file, src, fresh), nil)
+		compareResults(t, file+" (laid out)", got, want)
+
+		// A version that shares all but the edited segment: type a
+		// character at the end of the first line and delete it again.
+		eol := bytes.IndexByte(src, '\n')
+		if eol < 0 {
+			continue
+		}
+		prev := got.File
+		tree := fresh
+		for _, e := range []struct {
+			del  int
+			text string
+		}{{0, "x"}, {1, ""}} {
+			next := append(append(append([]byte{}, src[:eol]...), e.text...), src[eol+e.del:]...)
+			ts := tree.TS.Copy()
+			ts.Edit(sitter.EditInput{
+				StartIndex: uint32(eol), OldEndIndex: uint32(eol + e.del), NewEndIndex: uint32(eol + len(e.text)),
+				StartPoint: sitter.Point{Column: uint32(eol)}, OldEndPoint: sitter.Point{Column: uint32(eol + e.del)},
+				NewEndPoint: sitter.Point{Column: uint32(eol + len(e.text))},
+			})
+			if tree, err = pyast.ParseForEditing(context.Background(), tree, ts, next); err != nil {
+				t.Fatal(err)
+			}
+			res := runner.Analyze(analysis.NewFileFrom(prev, file, next, tree), nil)
+			prev, src = res.File, next
+			if e.text == "" {
+				compareResults(t, file+" (edited)", res, want)
+			}
+		}
+		checked++
+	}
+	if checked < 20 {
+		t.Errorf("only %d fixtures checked", checked)
+	}
+}
+
+func compareResults(t *testing.T, name string, got, want *analysis.Result) {
+	t.Helper()
+	if !bytes.Equal(got.Src, want.Src) {
+		t.Fatalf("%s: the result's source differs", name)
+	}
+	if !reflect.DeepEqual(got.Diagnostics, want.Diagnostics) {
+		t.Errorf("%s: diagnostics differ\ngot  %+v\nwant %+v", name, got.Diagnostics, want.Diagnostics)
+	}
+	if len(got.DroppedFixes) != len(want.DroppedFixes) {
+		t.Errorf("%s: %d fixes withheld, want %d", name, len(got.DroppedFixes), len(want.DroppedFixes))
 	}
 }

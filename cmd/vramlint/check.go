@@ -139,7 +139,7 @@ func applyFixes(runner *analysis.Runner, files []workspace.FileResult, diff, uns
 		if f.Result == nil || len(f.Result.Diagnostics) == 0 {
 			continue
 		}
-		src := f.Result.File.Src
+		src := f.Result.Src
 		fr, err := codeactions.FixAll(context.Background(), runner, f.Path, src, f.Settings, codeactions.Preferred(unsafeFlag || f.Settings.UnsafeFixes))
 		if err != nil {
 			fmt.Fprintf(stderr, "vramlint: %s: %v\n", f.Path, err)

@@ -1,0 +1,446 @@
+package pyast
+
+import (
+	"bytes"
+	"runtime"
+	"sync"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// A buffer being edited changes in one place at a time, and most of its
+// top-level statements stay as they were. So that the next version can
+// reuse their mirrors as they are, node offsets do not index the source
+// itself but a laid-out copy of it, Tree.Src: each segment (a run of
+// top-level statements and the text up to the next one) sits at an offset
+// that stays put across versions, followed by spaces that leave room for
+// it to grow. An edit re-mirrors only the segments it touched and moves
+// none of the others. The spaces go at the end of the segment's last line,
+// so lines, indentation and tokens are those of the source; Real and
+// Virtual convert offsets. Parse lays a file out without room, so that
+// Tree.Src is the source and offsets are its own.
+
+// Tree is a parsed Python file: the tree-sitter tree (kept for incremental
+// reparsing) and its Go mirror.
+type Tree struct {
+	TS *sitter.Tree
+	// Root is the module. Its Children is empty: the module node is shared
+	// by the versions of a buffer while their statements differ, so the
+	// statements of this version are in Statements. Walk visits both.
+	Root       *Node
+	Statements []*Node
+	Segments   []*Segment
+	// Src is the text node offsets index: the source, laid out.
+	Src []byte
+
+	starts []int // each segment's offset in the source
+	roomy  bool
+}
+
+// LaidOut reports whether Src differs from the source (the tree was
+// parsed for editing).
+func (t *Tree) LaidOut() bool { return t.roomy && len(t.Segments) > 0 }
+
+// Segment is a run of top-level statements that starts a line, with the
+// text up to the next segment. It never changes once built, and versions
+// of a buffer share it while its text and syntax stay the same.
+type Segment struct {
+	Nodes []*Node // its top-level statements
+	Base  int     // its offset in Tree.Src
+	text  []byte  // its text in the source
+	ids   []uint64
+	shape uint64 // of its statements, see shapeOf
+	// padAt is where in text the spaces go: before the final line break,
+	// after the last statement; -1 when the statement runs to the end.
+	padAt int
+}
+
+// Len is the length of the segment's text in the source.
+func (s *Segment) Len() int { return len(s.text) }
+
+// Real converts an offset in t.Src to the source's.
+func (t *Tree) Real(v int) int {
+	i := t.segmentAt(v, func(s int) int { return t.Segments[s].Base })
+	if i < 0 {
+		return v
+	}
+	s := t.Segments[i]
+	local := v - s.Base
+	switch {
+	case s.padAt < 0 || local <= s.padAt:
+	case local < s.padAt+t.pad(i):
+		local = s.padAt // inside the spaces: where they were put
+	default:
+		local -= t.pad(i)
+	}
+	return t.starts[i] + min(local, len(s.text))
+}
+
+// Virtual converts an offset in the source to one in t.Src.
+func (t *Tree) Virtual(r int) int {
+	i := t.segmentAt(r, func(s int) int { return t.starts[s] })
+	if i < 0 {
+		return r
+	}
+	s := t.Segments[i]
+	local := r - t.starts[i]
+	if s.padAt >= 0 && local > s.padAt {
+		local += t.pad(i)
+	}
+	return s.Base + local
+}
+
+// segmentAt finds the last segment whose start (by startOf) is at or
+// before off, or -1.
+func (t *Tree) segmentAt(off int, startOf func(int) int) int {
+	lo, hi := 0, len(t.Segments)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if startOf(m) <= off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+// pad is how many spaces follow segment i in t.Src.
+func (t *Tree) pad(i int) int {
+	end := t.Root.End
+	if i+1 < len(t.Segments) {
+		end = t.Segments[i+1].Base
+	}
+	return end - t.Segments[i].Base - t.Segments[i].Len()
+}
+
+// HasError reports whether the tree contains a syntax error.
+func (t *Tree) HasError() bool { return t.TS.RootNode().HasError() }
+
+// Walk calls visit for n and every descendant in source order, like the
+// package's Walk; for t.Root that is every node of the tree.
+func (t *Tree) Walk(n *Node, visit func(*Node) bool) {
+	if n != t.Root {
+		Walk(n, visit)
+		return
+	}
+	if visit(n) {
+		for _, s := range t.Statements {
+			Walk(s, visit)
+		}
+	}
+}
+
+// group is a segment to be: top-level statements and the source range
+// from the first one (0 for the first group) to the next group.
+type group struct {
+	tops       []top
+	start, end int
+}
+
+// groups splits the top-level statements into segments: a segment starts
+// with a statement that starts a line.
+func groups(tops []top, src []byte) []group {
+	var out []group
+	for _, t := range tops {
+		if len(out) > 0 && !lineStart(src, t.start) {
+			out[len(out)-1].tops = append(out[len(out)-1].tops, t)
+			continue
+		}
+		start := t.start
+		if len(out) == 0 {
+			start = 0
+		} else {
+			out[len(out)-1].end = start
+		}
+		out = append(out, group{tops: []top{t}, start: start})
+	}
+	if len(out) > 0 {
+		out[len(out)-1].end = len(src)
+	}
+	return out
+}
+
+func lineStart(src []byte, off int) bool {
+	return off == 0 || src[off-1] == '\n' || src[off-1] == '\r'
+}
+
+// same reports whether segment s can stand for group g: the same
+// statements (tree-sitter kept their subtrees) over the same text.
+func (s *Segment) same(g group, src []byte) bool {
+	if len(s.ids) != len(g.tops) || !bytes.Equal(s.text, src[g.start:g.end]) {
+		return false
+	}
+	for i, t := range g.tops {
+		if s.ids[i] != t.id {
+			return false
+		}
+	}
+	return true
+}
+
+// room is the spare space a segment of n bytes gets in a fresh layout.
+func room(n int) int { return 64 + n/4 }
+
+// layOut builds the tree for ts, reusing prev's segments where the edit
+// left them alone; with roomy, segments get space to grow.
+func layOut(ts *sitter.Tree, src []byte, prev *Tree, roomy bool) *Tree {
+	gs := groups(topLevel(ts), src)
+	t := &Tree{TS: ts, starts: make([]int, len(gs)), roomy: roomy}
+	// The root is a module, or an ERROR when nothing parses.
+	kind := ts.RootNode().Type()
+	for i, g := range gs {
+		t.starts[i] = g.start
+	}
+	if !roomy || len(gs) == 0 {
+		t.Root = &Node{Kind: kind, Named: true, End: len(src)}
+		t.Segments = make([]*Segment, len(gs))
+		mirrorAll(t, gs, src, func(i int) int { return gs[i].start })
+		t.Src = src
+		t.collect()
+		return t
+	}
+	if prev == nil || prev.Root.Kind != kind || !t.reuse(prev, gs, src) {
+		bases := make([]int, len(gs))
+		end := 0
+		for i, g := range gs {
+			bases[i] = end
+			end += g.end - g.start + room(g.end-g.start)
+		}
+		end = max(end, len(src))
+		t.Root = &Node{Kind: kind, Named: true, End: end}
+		t.Segments = make([]*Segment, len(gs))
+		mirrorAll(t, gs, src, func(i int) int { return bases[i] })
+	}
+	t.Src = t.fill(t.Root.End)
+	t.collect()
+	return t
+}
+
+// reuse lays gs out keeping prev's segments that the edit left alone in
+// place, and fits the others into the space between them. Where they do
+// not fit, it gives up the neighbouring segments too, more each time; it
+// reports false when even the whole file does not fit.
+func (t *Tree) reuse(prev *Tree, gs []group, src []byte) bool {
+	old := prev.Segments
+	byID := make(map[uint64]int, len(old))
+	for i, s := range old {
+		byID[s.ids[0]] = i
+	}
+	// kept[i] is the index in old of the segment group i keeps, or -1. The
+	// kept ones stay in order.
+	kept := make([]int, len(gs))
+	last := -1
+	for i, g := range gs {
+		kept[i] = -1
+		if j, ok := byID[g.tops[0].id]; ok && j > last && old[j].same(g, src) {
+			kept[i], last = j, j
+		}
+	}
+	// After a syntax error tree-sitter often rebuilds the statements after
+	// it as they were; the same text with the same shape is the same
+	// segment.
+	used := make([]bool, len(old))
+	for _, j := range kept {
+		if j >= 0 {
+			used[j] = true
+		}
+	}
+	byText := map[string]int{}
+	for j, s := range old {
+		if !used[j] {
+			byText[string(s.text)] = j
+		}
+	}
+	last = -1
+	for i, g := range gs {
+		if kept[i] >= 0 {
+			last = kept[i]
+			continue
+		}
+		j, ok := byText[string(src[g.start:g.end])]
+		if !ok || j < last || len(old[j].ids) != len(g.tops) || old[j].shape != shapeOf(g.tops, g.start) {
+			continue
+		}
+		next := len(old)
+		for _, k := range kept[i+1:] {
+			if k >= 0 {
+				next = k
+				break
+			}
+		}
+		if j < next {
+			kept[i], last = j, j
+		}
+	}
+	for widen := 1; ; widen *= 2 {
+		bases, from, to := placeAll(prev, gs, src, kept)
+		if from < 0 {
+			t.Root = prev.Root
+			t.Segments = make([]*Segment, len(gs))
+			for i, g := range gs {
+				if kept[i] >= 0 {
+					t.Segments[i] = old[kept[i]]
+				} else {
+					t.Segments[i] = mirrorSegment(g, src, bases[i], t.Root)
+				}
+			}
+			return true
+		}
+		// Give up kept segments on both sides of the window that did not
+		// fit.
+		if from == 0 && to == len(gs) {
+			return false
+		}
+		for i := max(0, from-widen); i < min(len(gs), to+widen); i++ {
+			kept[i] = -1
+		}
+	}
+}
+
+// placeAll places every group that is not kept between the kept ones
+// around it. It returns the offsets, or the bounds of a window of groups
+// that did not fit (from < 0 when all did).
+func placeAll(prev *Tree, gs []group, src []byte, kept []int) (bases []int, from, to int) {
+	old := prev.Segments
+	bases = make([]int, len(gs))
+	for i := 0; i <= len(gs); {
+		// The window is gs[i:j], between kept neighbours i-1 and j.
+		j := i
+		for j < len(gs) && kept[j] < 0 {
+			j++
+		}
+		lo, hi := 0, prev.Root.End
+		var before *Segment
+		if i > 0 {
+			before = old[kept[i-1]]
+			lo = before.Base + before.Len()
+		}
+		if j < len(gs) {
+			hi = old[kept[j]].Base
+			bases[j] = hi
+		}
+		if !place(gs[i:j], src, before, lo, hi, bases[i:j]) {
+			return nil, i, j
+		}
+		i = j + 1
+	}
+	return bases, -1, -1
+}
+
+// place puts the groups of a window between lo and hi, after the segment
+// before (nil at the start of the file), spreading the spare space over
+// the groups that can take it.
+func place(window []group, src []byte, before *Segment, lo, hi int, bases []int) bool {
+	need, canPad := 0, 0
+	for _, g := range window {
+		need += g.end - g.start
+		if padPoint(g, src) >= 0 {
+			canPad++
+		}
+	}
+	spare := hi - lo - need
+	switch {
+	case spare < 0:
+		return false
+	case spare > 0 && canPad == 0:
+		if before == nil || before.padAt < 0 {
+			return false // also: the first segment must start at 0
+		}
+		lo += spare // the segment before takes it all
+		spare = 0
+	}
+	at := lo
+	for i, g := range window {
+		bases[i] = at
+		at += g.end - g.start
+		if padPoint(g, src) >= 0 {
+			share := spare / canPad
+			spare -= share
+			canPad--
+			at += share
+		}
+	}
+	return true
+}
+
+// padPoint is where in g's text spaces may go: before its final line
+// break and after its last statement, or at its end when it has no line
+// break (the end of the file); -1 when a statement runs past that point.
+func padPoint(g group, src []byte) int {
+	last := g.tops[len(g.tops)-1].end - g.start
+	text := src[g.start:g.end]
+	k := len(text)
+	switch {
+	case k > 0 && text[k-1] == '\n' && k > 1 && text[k-2] == '\r':
+		k -= 2
+	case k > 0 && (text[k-1] == '\n' || text[k-1] == '\r'):
+		k--
+	}
+	if last > k {
+		return -1
+	}
+	return k
+}
+
+// mirrorSegment mirrors group g with its text at base.
+func mirrorSegment(g group, src []byte, base int, root *Node) *Segment {
+	seg := &Segment{Base: base, text: src[g.start:g.end], padAt: padPoint(g, src), shape: 14695981039346656037}
+	for _, t := range g.tops {
+		flat := flatten(t.node)
+		seg.shape = shape(seg.shape, flat, g.start)
+		seg.Nodes = append(seg.Nodes, mirror(flat, base-g.start, root))
+		seg.ids = append(seg.ids, t.id)
+	}
+	return seg
+}
+
+// mirrorAll mirrors every group into t.Segments, on as many cores as are
+// worth it: a large file's mirror takes tens of milliseconds.
+func mirrorAll(t *Tree, gs []group, src []byte, base func(int) int) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(src)/(64<<10)))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			// Contiguous shares of about equal size.
+			for i := range gs {
+				if gs[i].start*workers/max(1, len(src)) == w {
+					t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.Root)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// fill writes the laid-out text: each segment's text at its base, with
+// spaces at its pad point up to the next segment.
+func (t *Tree) fill(size int) []byte {
+	out := make([]byte, size)
+	for i, s := range t.Segments {
+		at := s.Base
+		if s.padAt < 0 {
+			copy(out[at:], s.text)
+			continue
+		}
+		at += copy(out[at:], s.text[:s.padAt])
+		pad := t.pad(i)
+		for j := range pad {
+			out[at+j] = ' '
+		}
+		copy(out[at+pad:], s.text[s.padAt:])
+	}
+	return out
+}
+
+// collect lists the statements of all segments.
+func (t *Tree) collect() {
+	n := 0
+	for _, s := range t.Segments {
+		n += len(s.Nodes)
+	}
+	t.Statements = make([]*Node, 0, n)
+	for _, s := range t.Segments {
+		t.Statements = append(t.Statements, s.Nodes...)
+	}
+}

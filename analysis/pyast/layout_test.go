@@ -1,0 +1,200 @@
+package pyast
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// checkLayout checks that t mirrors src exactly: the same tree as the
+// binding's, every node's text in t.Src equal to its text in src, and
+// Real and Virtual inverse to each other on the source.
+func checkLayout(t *testing.T, tree *Tree, src []byte) {
+	t.Helper()
+	if got, want := render(tree), slowMirror(tree.TS.RootNode()); got != want {
+		t.Fatalf("the laid-out mirror differs from the binding's tree\ngot  %s\nwant %s\nsource %q", got, want, src)
+	}
+	if len(tree.Src) != tree.Root.End {
+		t.Fatalf("Src has %d bytes, the root ends at %d", len(tree.Src), tree.Root.End)
+	}
+	tree.Walk(tree.Root, func(n *Node) bool {
+		if n == tree.Root {
+			return true
+		}
+		if got, want := string(tree.Src[n.Start:n.End]), string(src[tree.Real(n.Start):tree.Real(n.End)]); got != want {
+			t.Fatalf("%s: laid-out text %q, source text %q", n.Kind, got, want)
+		}
+		return true
+	})
+	for r := 0; r <= len(src); r++ {
+		if got := tree.Real(tree.Virtual(r)); got != r {
+			t.Fatalf("Real(Virtual(%d)) = %d", r, got)
+		}
+	}
+	if got, want := strings.Count(string(tree.Src), "\n"), strings.Count(string(src), "\n"); got != want {
+		t.Fatalf("Src has %d lines, the source %d", got, want)
+	}
+}
+
+const threeFunctions = "import torch\n\n\ndef a():\n    return 1\n\n\ndef b(x):\n    y = x * 2\n    return y\n\n\nclass C:\n    def f(self):  # note\n        pass\nz = a(); w = b(z)\n"
+
+func TestLayoutForEditing(t *testing.T) {
+	for _, src := range []string{"", "\n\n", "x", "# only a comment", "def f(:\n  return (", threeFunctions,
+		strings.ReplaceAll(threeFunctions, "\n", "\r\n"), strings.ReplaceAll(threeFunctions, "\n", "\r"),
+		"\n\nx = '''a\nb'''\ny = 1", "if x:\n    pass\nelse:\n    pass\n\n\n"} {
+		tree, err := ParseForEditing(context.Background(), nil, nil, []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkLayout(t, tree, []byte(src))
+		if src == threeFunctions && len(tree.Src) <= len(src) {
+			t.Errorf("a layout for editing leaves no room: %d bytes for %d", len(tree.Src), len(src))
+		}
+	}
+}
+
+// edit applies one change to src and to tree's tree-sitter tree (a copy),
+// and parses the result for editing.
+func edit(t *testing.T, tree *Tree, src []byte, start, end int, text string) (*Tree, []byte) {
+	t.Helper()
+	next := append(append(append([]byte{}, src[:start]...), text...), src[end:]...)
+	ts := tree.TS.Copy()
+	ts.Edit(sitter.EditInput{
+		StartIndex: uint32(start), OldEndIndex: uint32(end), NewEndIndex: uint32(start + len(text)),
+		StartPoint: point(src, start), OldEndPoint: point(src, end), NewEndPoint: point(next, start+len(text)),
+	})
+	out, err := ParseForEditing(context.Background(), tree, ts, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, next
+}
+
+func point(src []byte, off int) sitter.Point {
+	line := strings.Count(string(src[:off]), "\n")
+	col := off - (strings.LastIndex(string(src[:off]), "\n") + 1)
+	return sitter.Point{Row: uint32(line), Column: uint32(col)}
+}
+
+func TestEditReusesUntouchedSegments(t *testing.T) {
+	src := []byte(threeFunctions)
+	tree, _ := ParseForEditing(context.Background(), nil, nil, src)
+	if len(tree.Segments) != 5 {
+		t.Fatalf("%d segments, want 5 (import, a, b, C, the two statements of the last line)", len(tree.Segments))
+	}
+	// Type into b's body: the statements before and after stay (tree-sitter
+	// may still rebuild a statement after an edit, as it does here for the
+	// one after the class).
+	at := strings.Index(string(src), "y = x") + 1
+	next, nsrc := edit(t, tree, src, at, at, "yy")
+	checkLayout(t, next, nsrc)
+	for i, s := range next.Segments[:4] {
+		if reused := s == tree.Segments[i]; reused != (i != 2) {
+			t.Errorf("segment %d reused: %v", i, reused)
+		}
+	}
+	if next.Root != tree.Root {
+		t.Error("the module node was not kept")
+	}
+	for _, s := range next.Segments {
+		for _, n := range s.Nodes {
+			if n.Parent != next.Root {
+				t.Error("a statement's parent is not the module")
+			}
+		}
+	}
+}
+
+func TestGrowingASegmentMovesOnlyItsNeighbours(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "def f%d(x):\n    y = x + %d\n    return y\n\n", i, i)
+	}
+	src := []byte(b.String())
+	tree, _ := ParseForEditing(context.Background(), nil, nil, src)
+	at := strings.Index(string(src), "x + 20")
+	next, nsrc := edit(t, tree, src, at, at, strings.Repeat("x + ", 100))
+	checkLayout(t, next, nsrc)
+	reused := 0
+	for i, s := range next.Segments {
+		if s == tree.Segments[i] {
+			reused++
+		}
+	}
+	if reused < 30 || next.Segments[20] == tree.Segments[20] {
+		t.Errorf("%d of 40 segments reused after growing one by 400 bytes", reused)
+	}
+	// Past all the room there is, the file is laid out afresh.
+	huge, hsrc := edit(t, next, nsrc, at, at, strings.Repeat("x + ", 10000))
+	checkLayout(t, huge, hsrc)
+	if huge.Root == next.Root {
+		t.Error("a layout without room kept its module node")
+	}
+}
+
+// Random edits, each checked against a fresh parse.
+func TestRandomEditsKeepTheLayoutExact(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	pieces := []string{"x", " ", "\n", "\n    ", "(", ")", ":", "def g():\n    return 2\n", "class D:\n", "\r\n", "'''", "#", "\t", "é😀", ""}
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "def f%d(x):\n    y = x + %d\n    return y\n\n", i, i)
+	}
+	src := []byte(b.String())
+	tree, _ := ParseForEditing(context.Background(), nil, nil, src)
+	for i := range 400 {
+		start := rng.Intn(len(src) + 1)
+		end := min(len(src), start+rng.Intn(3)*rng.Intn(8))
+		if rng.Intn(10) == 0 {
+			end = min(len(src), start+rng.Intn(300))
+		}
+		text := ""
+		for n := rng.Intn(3); n > 0; n-- {
+			text += pieces[rng.Intn(len(pieces))]
+		}
+		// Keep edits on character boundaries.
+		for start > 0 && start < len(src) && src[start]&0xC0 == 0x80 {
+			start--
+		}
+		for end < len(src) && src[end]&0xC0 == 0x80 {
+			end++
+		}
+		tree, src = edit(t, tree, src, start, max(start, end), text)
+		checkLayout(t, tree, src)
+		fresh, _ := Parse(context.Background(), src)
+		if render(tree) != render(fresh) {
+			t.Fatalf("edit %d: the incremental tree differs from a fresh parse", i)
+		}
+	}
+}
+
+// Typing a statement into one function, key by key, re-mirrors that
+// function only (and now and then a neighbour whose room it takes).
+func TestTypingReusesTheRest(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "def f%d(x):\n    y = x + %d\n    return y\n\n\n", i, i)
+	}
+	src := []byte(b.String())
+	tree, _ := ParseForEditing(context.Background(), nil, nil, src)
+	at := strings.Index(string(src), "    return y\n\n\ndef f21")
+	for _, key := range "    history.append(loss.item())  # 数 😀\n" + strings.Repeat("    z = x * 2\n", 12) {
+		prev := tree
+		tree, src = edit(t, tree, src, at, at, string(key))
+		at += len(string(key))
+		checkLayout(t, tree, src)
+		kept := 0
+		for i, s := range tree.Segments {
+			if i < len(prev.Segments) && s == prev.Segments[i] {
+				kept++
+			}
+		}
+		if kept < len(tree.Segments)-3 {
+			t.Fatalf("typing %q re-mirrored %d of %d segments", key, len(tree.Segments)-kept, len(tree.Segments))
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package analysis
+
+import (
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// verifyRegion reparses a region incrementally after a fix's edits; its
+// verdict must be the one fresh parses of the region before and after
+// give, for edits of every shape (several per fix, insertions, deletions,
+// line breaks, text that breaks the syntax).
+func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("rules", "testdata", "*", "*.py"))
+	texts := []string{"", "x", "\n", "    pass\n", "(", ")", "'''", ".cuda()", "数😀", "\r\n", ":\n        y = 1\n"}
+	rng := rand.New(rand.NewSource(1))
+	checked, rejected := 0, 0
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := region{0, len(src)}
+		trees := regionTrees{}
+		for range 20 {
+			var edits []Edit
+			at := 0
+			for n := 1 + rng.Intn(3); n > 0 && at < len(src); n-- {
+				start := at + rng.Intn(len(src)-at)
+				end := min(len(src), start+rng.Intn(3)*rng.Intn(5))
+				edits = append(edits, Edit{start, end, texts[rng.Intn(len(texts))]})
+				at = end + 1
+			}
+			got := verifyRegion(src, r, edits, trees)
+			after, err := ApplyEdits(src, edits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb, _ := pyast.ParseTree(nil, src)
+			ta, _ := pyast.ParseTree(nil, after)
+			want := pyast.ErrorCount(ta.RootNode()) > pyast.ErrorCount(tb.RootNode())
+			tb.Close()
+			ta.Close()
+			if (got != nil) != want {
+				t.Errorf("%s: edits %+v: verdict %v, fresh parses say broken=%v", file, edits, got, want)
+			}
+			checked++
+			if want {
+				rejected++
+			}
+		}
+		trees.close()
+	}
+	if checked < 400 || rejected < 50 || rejected == checked {
+		t.Errorf("%d edit sets checked, %d of them break the syntax", checked, rejected)
+	}
+}

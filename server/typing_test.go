@@ -1,0 +1,99 @@
+package server
+
+import (
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/vramlint/vramlint/analysis"
+)
+
+// Edits like typing: letters into names, whole statements inserted at a
+// line's indentation, lines deleted, and an unbalanced bracket or quote
+// typed and taken back. Most keep the file analysable, so diagnostics and
+// fixes appear, move and vanish; every 10th version they must equal a
+// fresh analysis', fix edits included.
+func TestRandomTypingKeepsDiagnosticsExact(t *testing.T) {
+	seed, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	statements := []string{"torch.cuda.empty_cache()", "history.append(loss)", "x = x.cuda()", "total += loss", "model.eval()", "y = y.to(device)", "pass", "# 数据 😀 note"}
+	unbalanced := []string{"(", "'''", `"`, "["}
+	rng := rand.New(rand.NewSource(3))
+	for _, enc := range []analysis.Encoding{analysis.UTF16, analysis.UTF8} {
+		c := startServer(t, Options{})
+		offered := map[analysis.Encoding]string{analysis.UTF16: "utf-16", analysis.UTF8: "utf-8"}[enc]
+		c.initialize(map[string]any{"general": map[string]any{"positionEncodings": []string{offered}}}, nil)
+		uri := "file:///typing.py"
+		c.open(uri, string(seed)+trainingFile(400, 2))
+		seen := 0
+		var undo *lspTextEdit
+		for i := 1; i <= 400; i++ {
+			text := c.texts[uri]
+			var edit lspTextEdit
+			if undo != nil {
+				edit, undo = *undo, nil
+			} else {
+				start, end, insert := typingEdit(rng, text, statements, unbalanced)
+				edit = lspTextEdit{Range: lspRange{clientPosition(text, start, enc), clientPosition(text, end, enc)}, NewText: insert}
+				for _, u := range unbalanced {
+					if insert == u {
+						after := text[:start] + insert + text[end:]
+						undo = &lspTextEdit{Range: lspRange{clientPosition(after, start, enc), clientPosition(after, start+len(insert), enc)}}
+					}
+				}
+			}
+			version := c.change(uri, enc, edit)
+			if i%10 == 0 {
+				got := c.diagnostics(uri, version)
+				want := freshDiagnostics(t, c.texts[uri], version, enc)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%v: after edit %d the diagnostics differ from a fresh analysis'\ngot  %+v\nwant %+v", enc, i, got, want)
+				}
+				seen += len(want)
+			}
+		}
+		if seen < 40*5 {
+			t.Errorf("%v: only %d diagnostics over 40 checks: the edits broke the file", enc, seen)
+		}
+	}
+}
+
+// typingEdit picks one typing-like edit of text: the byte range to replace
+// and the text to put there.
+func typingEdit(rng *rand.Rand, text string, statements, unbalanced []string) (start, end int, insert string) {
+	lines := strings.SplitAfter(text, "\n")
+	line := rng.Intn(len(lines))
+	lineStart := len(strings.Join(lines[:line], ""))
+	body := strings.TrimRight(lines[line], "\r\n")
+	indent := body[:len(body)-len(strings.TrimLeft(body, " "))]
+	switch kind := rng.Intn(10); {
+	case kind < 4: // a letter into the line
+		start = lineStart + len(indent) + rng.Intn(len(body)-len(indent)+1)
+		for start < len(text) && text[start]&0xC0 == 0x80 {
+			start++
+		}
+		return start, start, string(rune('a' + rng.Intn(26)))
+	case kind < 6: // delete a character of the line
+		if len(body) == 0 {
+			return lineStart, lineStart, ""
+		}
+		start = lineStart + rng.Intn(len(body))
+		for start > lineStart && text[start]&0xC0 == 0x80 {
+			start--
+		}
+		_, size := utf8.DecodeRuneInString(text[start:])
+		return start, start + size, ""
+	case kind < 8: // a statement before the line, at its indentation
+		return lineStart, lineStart, indent + statements[rng.Intn(len(statements))] + "\n"
+	case kind < 9: // delete the line
+		return lineStart, lineStart + len(lines[line]), ""
+	}
+	start = lineStart + len(indent)
+	return start, start, unbalanced[rng.Intn(len(unbalanced))]
+}

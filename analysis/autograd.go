@@ -33,8 +33,9 @@ var (
 	}
 )
 
-// lastName is the final identifier of an identifier or attribute chain.
-func (f *File) lastName(e *pyast.Node) string {
+// LastName is the final identifier of an identifier or attribute chain
+// (`empty_cache` in torch.cuda.empty_cache), or "".
+func (f *File) LastName(e *pyast.Node) string {
 	switch {
 	case e.Is("identifier"):
 		return f.Text(e)
@@ -127,15 +128,16 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 	if f.QualifiedName(fn) != "" {
 		return false // torch.relu, np.mean, ...: an imported function
 	}
+	// Any module bound to the name makes it a model, whatever else it is
+	// bound to: the answer must not depend on the order of the bindings.
+	criterion := false
 	for _, b := range f.Bindings(f.Text(fn)) {
 		if f.constructsModule(b) {
 			return true
 		}
-		if f.constructsCriterion(b) {
-			return false
-		}
+		criterion = criterion || f.constructsCriterion(b)
 	}
-	return modelName.MatchString(f.lastName(fn))
+	return !criterion && modelName.MatchString(f.LastName(fn))
 }
 
 // IsLossCall reports whether call computes a loss: a criterion object, an
@@ -157,7 +159,7 @@ func (f *File) IsLossCall(call *pyast.Node) bool {
 				return true
 			}
 		}
-		return criterionName.MatchString(f.lastName(fn))
+		return criterionName.MatchString(f.LastName(fn))
 	})
 }
 
@@ -166,6 +168,12 @@ func (f *File) IsLossCall(call *pyast.Node) bool {
 type Taint struct {
 	f      *File
 	events map[string][]taintEvent // name -> assignments in source order
+
+	// What the events were computed from besides the scope's code: the
+	// names asked about (whose bindings matter), while building.
+	segment  *pyast.Segment // the scope's; nil for the module
+	asked    map[string]bool
+	building bool
 }
 
 type taintEvent struct {
@@ -195,7 +203,11 @@ func (f *File) TaintOf(scope *pyast.Node) *Taint {
 }
 
 func (f *File) newTaint(scope *pyast.Node) *Taint {
-	t := &Taint{f: f, events: map[string][]taintEvent{}}
+	t := &Taint{f: f, events: map[string][]taintEvent{}, asked: map[string]bool{}, building: true}
+	defer func() { t.building = false }()
+	if scope != f.Tree.Root {
+		t.segment = f.segmentOf(scope)
+	}
 	for _, a := range f.AssignmentsIn(scope) {
 		if !InScope(a, scope) {
 			continue
@@ -302,6 +314,7 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 		if fn.Is("identifier") && plainBuiltins[f.Text(fn)] {
 			return false
 		}
+		t.ask(e)
 		if f.IsModelCall(e) || f.IsLossCall(e) {
 			return !f.InNoGrad(e)
 		}
@@ -337,12 +350,26 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 	return false
 }
 
+// ask records, while the taint is being built, the names whose bindings
+// IsModelCall and IsLossCall look at for call.
+func (t *Taint) ask(call *pyast.Node) {
+	if !t.building {
+		return
+	}
+	for _, n := range []*pyast.Node{call.Child("function"), Receiver(call)} {
+		if n.Is("identifier", "attribute") {
+			t.asked[t.f.Text(n)] = true
+		}
+	}
+}
+
 // IsScalarLoss reports whether e is a loss value: a loss call, a
 // reduction (.sum(), .mean()) of a tainted tensor, or a name holding one.
 func (t *Taint) IsScalarLoss(e *pyast.Node) bool {
 	f := t.f
 	switch e.Kind {
 	case "call":
+		t.ask(e)
 		if f.IsLossCall(e) {
 			return true
 		}

@@ -40,9 +40,16 @@ type File struct {
 	Assignments []*pyast.Node // assignment and augmented_assignment
 	Comments    []*pyast.Node
 
-	bindings map[string][]*pyast.Node // identifier -> right-hand sides bound to it
 	segments map[*pyast.Segment]*segmentIndex
-	indent   int // the smallest indentation step; -1: tabs
+	indexes  []*segmentIndex // in source order
+	indent   int             // the smallest indentation step; -1: tabs
+	// structure is what the remembered answers below depend on besides the
+	// bindings of names: the imports and the classes' headers.
+	structure string
+	bindings  struct {
+		sync.Once
+		m map[string][]*pyast.Node // identifier -> right-hand sides bound to it
+	}
 
 	// Answers remembered per file: about a name's text, and each scope's taint.
 	memos struct {
@@ -56,8 +63,8 @@ type File struct {
 		sync.Once
 		lineEnding, indentUnit string
 		deviceBindings         []*pyast.Node
-		gradSwitches           []*pyast.Node // torch.set_grad_enabled(...) statements
 	}
+	gradSwitches []*pyast.Node // torch.set_grad_enabled(...) statements
 }
 
 // computeLazy fills the facts that only some rules and fixes need.
@@ -65,14 +72,6 @@ func (f *File) computeLazy() {
 	f.lazy.Do(func() {
 		f.lazy.lineEnding = f.lineEnding()
 		f.lazy.indentUnit = f.indentUnit()
-		for _, c := range f.Calls {
-			switch f.Callee(c) {
-			case "torch.set_grad_enabled", "torch.autograd.set_grad_enabled":
-				if c.Parent.Is("expression_statement") {
-					f.lazy.gradSwitches = append(f.lazy.gradSwitches, c)
-				}
-			}
-		}
 		for _, a := range f.Assignments {
 			left, right := a.Child("left"), a.Child("right")
 			if a.Kind == "assignment" && left.Is("identifier") && right.Is("string", "call", "conditional_expression") && f.IsDeviceExpr(right) {
@@ -113,6 +112,8 @@ type Class struct {
 	Node    *pyast.Node // class_definition
 	Bases   []*pyast.Node
 	Methods map[string]*pyast.Node // function_definition by name
+
+	methodOrder []string
 }
 
 // DataLoader is one `DataLoader(...)` call.
@@ -137,119 +138,6 @@ func (d *DataLoader) Workers(src []byte) (int, bool) {
 	}
 	n, err := strconv.Atoi(strings.ReplaceAll(d.NumWorkers.Text(src), "_", ""))
 	return n, err == nil
-}
-
-// NewFile builds the model for a parsed file; src is its source.
-func NewFile(path string, src []byte, tree *pyast.Tree) *File {
-	return NewFileFrom(nil, path, src, tree)
-}
-
-// NewFileFrom builds the model for a version of a buffer, reusing what it
-// found in the segments it shares with prev, the model of an earlier
-// version (nil for none).
-func NewFileFrom(prev *File, path string, src []byte, tree *pyast.Tree) *File {
-	f := &File{
-		Path: path, Src: tree.Src, source: src, Tree: tree, Mapper: NewMapper(tree.Src),
-		Imports:   map[string]string{},
-		Classes:   map[string]*Class{},
-		Functions: map[string][]*pyast.Node{},
-		bindings:  map[string][]*pyast.Node{},
-		segments:  make(map[*pyast.Segment]*segmentIndex, len(tree.Segments)),
-	}
-	indexes := make([]*segmentIndex, len(tree.Segments))
-	var calls, loops, assignments, comments int
-	for i, seg := range tree.Segments {
-		ix := (*segmentIndex)(nil)
-		if prev != nil {
-			ix = prev.segments[seg]
-		}
-		if ix == nil {
-			ix = newSegmentIndex(seg, tree)
-		}
-		f.segments[seg], indexes[i] = ix, ix
-		calls, loops, assignments, comments = calls+len(ix.calls), loops+len(ix.loops), assignments+len(ix.assignments), comments+len(ix.comments)
-	}
-	f.Calls = make([]*pyast.Node, 0, calls)
-	f.Loops = make([]*pyast.Node, 0, loops)
-	f.Assignments = make([]*pyast.Node, 0, assignments)
-	f.Comments = make([]*pyast.Node, 0, comments)
-	for _, ix := range indexes {
-		f.Calls = append(f.Calls, ix.calls...)
-		f.Loops = append(f.Loops, ix.loops...)
-		f.Assignments = append(f.Assignments, ix.assignments...)
-		f.Comments = append(f.Comments, ix.comments...)
-		for _, n := range ix.definitions {
-			switch n.Kind {
-			case "import_statement":
-				f.addImport(n)
-			case "import_from_statement":
-				f.addFromImport(n)
-			case "class_definition":
-				f.addClass(n)
-			case "function_definition":
-				if name := n.Child("name"); name != nil {
-					f.Functions[f.Text(name)] = append(f.Functions[f.Text(name)], n)
-				}
-			}
-		}
-		switch {
-		case f.indent == -1 || ix.indent == -1:
-			f.indent = -1
-		case ix.indent > 0 && (f.indent == 0 || ix.indent < f.indent):
-			f.indent = ix.indent
-		}
-	}
-	for _, a := range f.Assignments {
-		if a.Kind == "assignment" {
-			f.addBinding(a)
-		}
-	}
-	for _, call := range f.Calls {
-		if f.IsDataLoaderCall(call) {
-			f.DataLoaders = append(f.DataLoaders, f.newDataLoader(call))
-		}
-	}
-	return f
-}
-
-// segmentIndex is what NewFile finds in one segment; it depends on the
-// segment alone, so versions that share the segment share it.
-type segmentIndex struct {
-	calls, loops, assignments, comments []*pyast.Node
-	definitions                         []*pyast.Node // imports, classes and functions
-	indent                              int           // as File.indent
-}
-
-func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
-	ix := &segmentIndex{}
-	for _, stmt := range seg.Nodes {
-		pyast.Walk(stmt, func(n *pyast.Node) bool {
-			switch n.Kind {
-			case "import_statement", "import_from_statement", "class_definition", "function_definition":
-				ix.definitions = append(ix.definitions, n)
-			case "call":
-				ix.calls = append(ix.calls, n)
-			case "for_statement", "while_statement":
-				ix.loops = append(ix.loops, n)
-			case "assignment", "augmented_assignment":
-				ix.assignments = append(ix.assignments, n)
-			case "comment":
-				ix.comments = append(ix.comments, n)
-			case "block":
-				if ix.indent != -1 && len(n.Children) > 0 && n.Parent != nil {
-					inner, outer := indentAt(tree.Src, n.Children[0].Start), indentAt(tree.Src, n.Parent.Start)
-					switch step := len(inner) - len(outer); {
-					case len(inner) > 0 && inner[0] == '\t':
-						ix.indent = -1
-					case step > 0 && (ix.indent == 0 || step < ix.indent):
-						ix.indent = step
-					}
-				}
-			}
-			return true
-		})
-	}
-	return ix
 }
 
 // ToSource converts an offset in f.Src to the source's.
@@ -320,42 +208,6 @@ func (f *File) addFromImport(n *pyast.Node) {
 	}
 }
 
-func (f *File) addClass(n *pyast.Node) {
-	c := &Class{Name: f.Text(n.Child("name")), Node: n, Methods: map[string]*pyast.Node{}}
-	if supers := n.Child("superclasses"); supers != nil {
-		for _, b := range supers.NamedChildren() {
-			if b.Kind != "keyword_argument" {
-				c.Bases = append(c.Bases, b)
-			}
-		}
-	}
-	if body := n.Child("body"); body != nil {
-		for _, s := range body.Children {
-			if s.Kind == "decorated_definition" {
-				s = s.Child("definition")
-			}
-			if s.Is("function_definition") {
-				c.Methods[f.Text(s.Child("name"))] = s
-			}
-		}
-	}
-	f.Classes[c.Name] = c
-}
-
-func (f *File) addBinding(n *pyast.Node) {
-	left, right := n.Child("left"), n.Child("right")
-	if left == nil || right == nil {
-		return
-	}
-	if left.Is("identifier", "attribute") {
-		f.bindings[f.Text(left)] = append(f.bindings[f.Text(left)], right)
-	}
-}
-
-// Bindings returns the right-hand sides assigned to name (an identifier or
-// a dotted attribute such as self.device) anywhere in the file.
-func (f *File) Bindings(name string) []*pyast.Node { return f.bindings[name] }
-
 // canonicalNames folds the private modules PyTorch defines public names in.
 var canonicalNames = strings.NewReplacer(
 	"torch.utils.data.dataset.", "torch.utils.data.",
@@ -386,7 +238,7 @@ func (f *File) QualifiedName(n *pyast.Node) string {
 // canonical folds private module paths; most names have none, and the
 // check is much cheaper than the replacement.
 func canonical(q string) string {
-	if strings.Contains(q, "utils.data.data") || strings.Contains(q, "grad_mode") {
+	if strings.HasPrefix(q, "torch.utils.data.data") || strings.HasPrefix(q, "torch.autograd.grad_mode.") {
 		return canonicalNames.Replace(q)
 	}
 	return q
@@ -491,10 +343,17 @@ func (f *File) derivesFrom(c *Class, seen map[*Class]bool, match func(string) bo
 }
 
 // EnclosingClass returns the class whose body holds n, or nil.
+//
+// A class defined twice under one name still holds its methods: the answer
+// depends on the class's own segment only.
 func (f *File) EnclosingClass(n *pyast.Node) *Class {
 	if cd := n.Ancestor("class_definition"); cd != nil {
-		if c := f.Classes[f.Text(cd.Child("name"))]; c != nil && c.Node == cd {
-			return c
+		if ix := f.segments[f.segmentOf(cd)]; ix != nil {
+			for _, c := range ix.classes {
+				if c.Node == cd {
+					return c
+				}
+			}
 		}
 	}
 	return nil
@@ -533,6 +392,17 @@ func EnclosingLoops(n *pyast.Node) []*pyast.Node {
 		}
 	}
 	return loops
+}
+
+// InLoop reports whether n is in the body of a loop of its function: what
+// EnclosingLoops finds, without building the list.
+func InLoop(n *pyast.Node) bool {
+	for p := n.Parent; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
+		if p.Is("for_statement", "while_statement") && p.Child("body").Contains(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // DecoratorsOf returns the decorator expressions of a function definition.
@@ -612,9 +482,8 @@ func (f *File) InNoGrad(n *pyast.Node) bool {
 // gradDisabledBefore reports whether the last `torch.set_grad_enabled(...)`
 // statement before n in n's own scope turned autograd off.
 func (f *File) gradDisabledBefore(n *pyast.Node) bool {
-	f.computeLazy()
 	scope, disabled := Scope(n), false
-	for _, c := range f.lazy.gradSwitches {
+	for _, c := range f.gradSwitches {
 		if c.Start >= n.Start {
 			break
 		}

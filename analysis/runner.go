@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -66,7 +67,6 @@ type Result struct {
 	// Src is the source; the offsets of diagnostics, related information
 	// and fixes are its own (File's may differ, see File).
 	Src         []byte
-	Mapper      *Mapper      // Src's
 	Diagnostics []Diagnostic // sorted by position, suppressions applied
 	// RuleErrors are rules that failed (panicked) on this file; the other
 	// rules' diagnostics are still there.
@@ -74,6 +74,22 @@ type Result struct {
 	// DroppedFixes explains each fix withheld because applying it would
 	// have broken the file's syntax.
 	DroppedFixes []string
+
+	mapper struct {
+		sync.Once
+		m *Mapper
+	}
+}
+
+// Mapper maps Src's offsets to lines and columns.
+func (res *Result) Mapper() *Mapper {
+	res.mapper.Do(func() {
+		res.mapper.m = res.File.Mapper
+		if res.File.Tree.LaidOut() {
+			res.mapper.m = NewMapper(res.Src)
+		}
+	})
+	return res.mapper.m
 }
 
 // Runner runs a set of rules over files. `vramlint check` and `vramlint
@@ -96,10 +112,7 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 	if settings == nil {
 		settings = &Settings{}
 	}
-	res := &Result{File: f, Src: f.source, Mapper: f.Mapper}
-	if f.Tree.LaidOut() {
-		res.Mapper = NewMapper(f.source)
-	}
+	res := &Result{File: f, Src: f.source}
 	sup := parseSuppressions(f)
 	for _, rule := range r.Rules {
 		if !settings.Enabled(rule.Code, f.Path) || sup.file(rule.Code) {

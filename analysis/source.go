@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"unicode/utf8"
@@ -46,7 +47,19 @@ type Mapper struct {
 
 // NewMapper indexes the line starts of src.
 func NewMapper(src []byte) *Mapper {
-	starts := []int{0}
+	starts := make([]int, 1, 1+len(src)/32)
+	if bytes.IndexByte(src, '\r') < 0 {
+		// Only "\n": let IndexByte find them, many bytes at a time.
+		for off := 0; ; {
+			i := bytes.IndexByte(src[off:], '\n')
+			if i < 0 {
+				break
+			}
+			off += i + 1
+			starts = append(starts, off)
+		}
+		return &Mapper{src: src, lineStarts: starts}
+	}
 	for i := 0; i < len(src); i++ {
 		switch src[i] {
 		case '\n':

@@ -89,7 +89,7 @@ func Check(t *testing.T, name string, src []byte, rules ...*analysis.Rule) *anal
 	}
 	met := make([]bool, len(wants))
 	for _, d := range res.Diagnostics {
-		line := res.Mapper.LineOf(d.Start) + 1
+		line := res.Mapper().LineOf(d.Start) + 1
 		matched := false
 		for i, w := range wants {
 			if !met[i] && w.line == line && w.code == d.Code && (w.msg == nil || w.msg.MatchString(d.Message)) {

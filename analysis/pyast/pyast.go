@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
 	"github.com/smacker/go-tree-sitter/python"
@@ -79,8 +80,15 @@ func ParseForEditing(ctx context.Context, prev *Tree, edited *sitter.Tree, src [
 	return layOut(ts, src, prev, true), nil
 }
 
-// Text is the source text of n.
-func (n *Node) Text(src []byte) string { return string(src[n.Start:n.End]) }
+// Text is the source text of n. It shares src's memory instead of
+// copying it (rules ask for texts by the thousand): sources are never
+// modified once parsed.
+func (n *Node) Text(src []byte) string {
+	if n.End <= n.Start {
+		return ""
+	}
+	return unsafe.String(&src[n.Start], n.End-n.Start)
+}
 
 // Child returns the first child filling field, or nil.
 func (n *Node) Child(field string) *Node {

@@ -94,7 +94,7 @@ func FixSummary(in Input) (safe, unsafe int) {
 func writeText(w io.Writer, in Input) error {
 	all := items(in)
 	for _, it := range all {
-		m := it.res.Mapper
+		m := it.res.Mapper()
 		sp := spanOf(m, it.d.Start, it.d.End, analysis.CodePoints)
 		fmt.Fprintf(w, "%s:%d:%d: %s %s\n", it.path, sp.startLine, sp.startCol, it.d.Code, it.d.Message)
 		line := sp.startLine - 1
@@ -201,7 +201,7 @@ type jsonDiagnostic struct {
 func writeJSON(w io.Writer, in Input) error {
 	out := []jsonDiagnostic{}
 	for _, it := range items(in) {
-		m := it.res.Mapper
+		m := it.res.Mapper()
 		sp := spanOf(m, it.d.Start, it.d.End, analysis.CodePoints)
 		jd := jsonDiagnostic{
 			Code: it.d.Code, Message: it.d.Message, Severity: it.d.Severity.String(), File: it.path,
@@ -260,7 +260,7 @@ func writeSARIF(w io.Writer, in Input) error {
 	}
 	results := []any{}
 	for _, it := range items(in) {
-		m := it.res.Mapper
+		m := it.res.Mapper()
 		region := func(start, end int) obj {
 			sp := spanOf(m, start, end, analysis.UTF16)
 			return obj{"startLine": sp.startLine, "startColumn": sp.startCol, "endLine": sp.endLine, "endColumn": sp.endCol}
@@ -318,7 +318,7 @@ var (
 // writeGitHub writes GitHub Actions workflow commands, one per diagnostic.
 func writeGitHub(w io.Writer, in Input) error {
 	for _, it := range items(in) {
-		sp := spanOf(it.res.Mapper, it.d.Start, it.d.End, analysis.CodePoints)
+		sp := spanOf(it.res.Mapper(), it.d.Start, it.d.End, analysis.CodePoints)
 		level := "notice"
 		switch it.d.Severity {
 		case analysis.SeverityError:

@@ -58,11 +58,11 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	f := pass.File
 	reported := map[*pyast.Node]bool{}
 	for _, call := range f.Calls {
-		if !f.IsModelCall(call) || f.InNoGrad(call) {
+		if !analysis.InLoop(call) || !f.IsModelCall(call) || f.InNoGrad(call) {
 			continue
 		}
 		loops := analysis.EnclosingLoops(call)
-		if len(loops) == 0 || reported[loops[0]] {
+		if reported[loops[0]] {
 			continue
 		}
 		loop := loops[0]

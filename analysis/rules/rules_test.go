@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"testing"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -186,4 +187,77 @@ func compareResults(t *testing.T, name string, got, want *analysis.Result) {
 	if len(got.DroppedFixes) != len(want.DroppedFixes) {
 		t.Errorf("%s: %d fixes withheld, want %d", name, len(got.DroppedFixes), len(want.DroppedFixes))
 	}
+}
+
+// Across versions of a buffer the model carries over what it remembered
+// about names and scopes (see analysis.NewFileFrom). Each step below
+// changes something those answers depend on, in another segment than the
+// code the answer is about; every version must analyse exactly as a fresh
+// file.
+func TestIncrementalAnswersFollowTheirInputs(t *testing.T) {
+	const base = `import torch
+import torch.nn as nn
+
+
+def train(model, loader, opt):
+    history = []
+    for x, y in loader:
+        out = net(x)
+        loss = crit(out, y)
+        loss.backward()
+        history.append(loss)
+        total = 0
+        total += loss
+    return history
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+
+
+net = Net()
+crit = nn.MSELoss()
+`
+	steps := []struct{ old, new string }{
+		{"crit = nn.MSELoss()", "crit = Net()"},                  // a binding now constructs a model
+		{"crit = Net()", "crit = nn.MSELoss()"},                  // and back
+		{"net = Net()", "net = nn.MSELoss()"},                    // the model becomes a criterion
+		{"net = nn.MSELoss()", "net = Net()\nnet = nn.L1Loss()"}, // bound twice
+		{"class Net(nn.Module):", "class Net:"},                  // a class header changes
+		{"class Net:", "class Net(nn.Module):"},
+		{"import torch.nn as nn", "import torch.nn as tnn"}, // an import changes
+		{"import torch.nn as tnn", "import torch.nn as nn"},
+		{"        history.append(loss)", "        history.append(loss)\n        torch.set_grad_enabled(False)"},
+		{"history = []", "history = []  # typing in the scope itself"},
+	}
+	runner := &analysis.Runner{Rules: rules.All()}
+	src := []byte(base)
+	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
+	prev := runner.Analyze(analysis.NewFile("inc.py", src, tree), nil).File
+	for i, step := range steps {
+		at := bytes.Index(src, []byte(step.old))
+		if at < 0 {
+			t.Fatalf("step %d: %q not found", i, step.old)
+		}
+		next := append(append(append([]byte{}, src[:at]...), step.new...), src[at+len(step.old):]...)
+		ts := tree.TS.Copy()
+		ts.Edit(sitter.EditInput{
+			StartIndex: uint32(at), OldEndIndex: uint32(at + len(step.old)), NewEndIndex: uint32(at + len(step.new)),
+			StartPoint: rowCol(src, at), OldEndPoint: rowCol(src, at+len(step.old)), NewEndPoint: rowCol(next, at+len(step.new)),
+		})
+		var err error
+		if tree, err = pyast.ParseForEditing(context.Background(), tree, ts, next); err != nil {
+			t.Fatal(err)
+		}
+		got := runner.Analyze(analysis.NewFileFrom(prev, "inc.py", next, tree), nil)
+		want, _ := runner.Run(context.Background(), "inc.py", next, nil)
+		compareResults(t, "step "+strconv.Itoa(i)+" ("+step.new+")", got, want)
+		prev, src = got.File, next
+	}
+}
+
+func rowCol(src []byte, off int) sitter.Point {
+	line := bytes.Count(src[:off], []byte("\n"))
+	return sitter.Point{Row: uint32(line), Column: uint32(off - bytes.LastIndexByte(src[:off], '\n') - 1)}
 }

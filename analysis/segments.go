@@ -1,0 +1,302 @@
+package analysis
+
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// A buffer's versions share the segments an edit did not touch (see
+// pyast.Tree), and with them what the model finds in each: its calls,
+// loops, assignments, classes and bindings. The answers the model
+// remembers about names and scopes carry over too, as long as what they
+// were computed from is unchanged: the imports, the classes' headers and
+// the bindings of the names they looked at.
+
+// NewFile builds the model for a parsed file; src is its source.
+func NewFile(path string, src []byte, tree *pyast.Tree) *File {
+	return NewFileFrom(nil, path, src, tree)
+}
+
+// NewFileFrom builds the model for a version of a buffer, reusing what it
+// can of prev, the model of an earlier version (nil for none).
+func NewFileFrom(prev *File, path string, src []byte, tree *pyast.Tree) *File {
+	f := &File{
+		Path: path, Src: tree.Src, source: src, Tree: tree, Mapper: NewMapper(tree.Src),
+		Imports:   map[string]string{},
+		Classes:   map[string]*Class{},
+		Functions: map[string][]*pyast.Node{},
+		segments:  make(map[*pyast.Segment]*segmentIndex, len(tree.Segments)),
+		indexes:   make([]*segmentIndex, len(tree.Segments)),
+	}
+	var calls, loops, assignments, comments int
+	for i, seg := range tree.Segments {
+		ix := (*segmentIndex)(nil)
+		if prev != nil {
+			ix = prev.segments[seg]
+		}
+		if ix == nil {
+			ix = newSegmentIndex(seg, tree)
+		}
+		f.segments[seg], f.indexes[i] = ix, ix
+		calls, loops, assignments, comments = calls+len(ix.calls), loops+len(ix.loops), assignments+len(ix.assignments), comments+len(ix.comments)
+	}
+	f.Calls = make([]*pyast.Node, 0, calls)
+	f.Loops = make([]*pyast.Node, 0, loops)
+	f.Assignments = make([]*pyast.Node, 0, assignments)
+	f.Comments = make([]*pyast.Node, 0, comments)
+	var structure strings.Builder
+	for _, ix := range f.indexes {
+		f.Calls = append(f.Calls, ix.calls...)
+		f.Loops = append(f.Loops, ix.loops...)
+		f.Assignments = append(f.Assignments, ix.assignments...)
+		f.Comments = append(f.Comments, ix.comments...)
+		for _, n := range ix.definitions {
+			switch n.Kind {
+			case "import_statement":
+				f.addImport(n)
+			case "import_from_statement":
+				f.addFromImport(n)
+			case "function_definition":
+				if name := n.Child("name"); name != nil {
+					f.Functions[f.Text(name)] = append(f.Functions[f.Text(name)], n)
+				}
+			}
+		}
+		for _, c := range ix.classes {
+			f.Classes[c.Name] = c
+		}
+		structure.WriteString(ix.classHeaders)
+		switch {
+		case f.indent == -1 || ix.indent == -1:
+			f.indent = -1
+		case ix.indent > 0 && (f.indent == 0 || ix.indent < f.indent):
+			f.indent = ix.indent
+		}
+	}
+	imports := make([]string, 0, len(f.Imports))
+	for k, v := range f.Imports {
+		imports = append(imports, k+"="+v)
+	}
+	sort.Strings(imports)
+	f.structure = strings.Join(imports, ";") + "\x00" + structure.String()
+	for _, ix := range f.indexes {
+		facts := ix.importFacts(f)
+		f.gradSwitches = append(f.gradSwitches, facts.gradSwitches...)
+		for _, call := range facts.dataLoaders {
+			f.DataLoaders = append(f.DataLoaders, f.newDataLoader(call))
+		}
+	}
+	f.carryOver(prev)
+	return f
+}
+
+// segmentIndex is what NewFile finds in one segment; it depends on the
+// segment alone, so versions that share the segment share it.
+type segmentIndex struct {
+	calls, loops, assignments, comments []*pyast.Node
+	definitions                         []*pyast.Node // imports and functions
+	classes                             []*Class
+	classHeaders                        string // the classes' names, bases and methods
+	bindings                            []binding
+	indent                              int // as File.indent
+
+	// What depends on the imports too, for the imports it was found with.
+	mu    sync.Mutex
+	facts *importFacts
+}
+
+// binding is a plain assignment to a name (or attribute chain).
+type binding struct {
+	name  string
+	value *pyast.Node
+}
+
+type importFacts struct {
+	imports      string // File.structure's imports part
+	dataLoaders  []*pyast.Node
+	gradSwitches []*pyast.Node
+}
+
+func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
+	ix := &segmentIndex{}
+	text := func(n *pyast.Node) string { return n.Text(tree.Src) }
+	var headers strings.Builder
+	for _, stmt := range seg.Nodes {
+		pyast.Walk(stmt, func(n *pyast.Node) bool {
+			switch n.Kind {
+			case "import_statement", "import_from_statement", "function_definition":
+				ix.definitions = append(ix.definitions, n)
+			case "class_definition":
+				c := newClass(n, text)
+				ix.classes = append(ix.classes, c)
+				headers.WriteString(c.Name)
+				if supers := n.Child("superclasses"); supers != nil {
+					headers.WriteString(text(supers))
+				}
+				for _, m := range c.methodOrder {
+					headers.WriteString(" " + m)
+				}
+				headers.WriteString("\n")
+			case "call":
+				ix.calls = append(ix.calls, n)
+			case "for_statement", "while_statement":
+				ix.loops = append(ix.loops, n)
+			case "assignment", "augmented_assignment":
+				ix.assignments = append(ix.assignments, n)
+				if left, right := n.Child("left"), n.Child("right"); n.Kind == "assignment" && right != nil && left.Is("identifier", "attribute") {
+					ix.bindings = append(ix.bindings, binding{text(left), right})
+				}
+			case "comment":
+				ix.comments = append(ix.comments, n)
+			case "block":
+				if ix.indent != -1 && len(n.Children) > 0 && n.Parent != nil {
+					inner, outer := indentAt(tree.Src, n.Children[0].Start), indentAt(tree.Src, n.Parent.Start)
+					switch step := len(inner) - len(outer); {
+					case len(inner) > 0 && inner[0] == '\t':
+						ix.indent = -1
+					case step > 0 && (ix.indent == 0 || step < ix.indent):
+						ix.indent = step
+					}
+				}
+			}
+			return true
+		})
+	}
+	ix.classHeaders = headers.String()
+	return ix
+}
+
+func newClass(n *pyast.Node, text func(*pyast.Node) string) *Class {
+	c := &Class{Name: text(n.Child("name")), Node: n, Methods: map[string]*pyast.Node{}}
+	if supers := n.Child("superclasses"); supers != nil {
+		for _, b := range supers.NamedChildren() {
+			if b.Kind != "keyword_argument" {
+				c.Bases = append(c.Bases, b)
+			}
+		}
+	}
+	if body := n.Child("body"); body != nil {
+		for _, s := range body.Children {
+			if s.Kind == "decorated_definition" {
+				s = s.Child("definition")
+			}
+			if s.Is("function_definition") {
+				name := text(s.Child("name"))
+				c.Methods[name] = s
+				c.methodOrder = append(c.methodOrder, name)
+			}
+		}
+	}
+	return c
+}
+
+// importFacts returns what the segment holds that only the imports tell:
+// its DataLoader constructions and set_grad_enabled statements.
+func (ix *segmentIndex) importFacts(f *File) *importFacts {
+	imports, _, _ := strings.Cut(f.structure, "\x00")
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.facts != nil && ix.facts.imports == imports {
+		return ix.facts
+	}
+	facts := &importFacts{imports: imports}
+	for _, c := range ix.calls {
+		switch f.Callee(c) {
+		case "torch.utils.data.DataLoader":
+			facts.dataLoaders = append(facts.dataLoaders, c)
+		case "torch.set_grad_enabled", "torch.autograd.set_grad_enabled":
+			if c.Parent.Is("expression_statement") {
+				facts.gradSwitches = append(facts.gradSwitches, c)
+			}
+		}
+	}
+	ix.facts = facts
+	return facts
+}
+
+// Bindings returns the right-hand sides assigned to name (an identifier or
+// a dotted attribute such as self.device) anywhere in the file.
+func (f *File) Bindings(name string) []*pyast.Node {
+	f.bindings.Do(func() {
+		f.bindings.m = map[string][]*pyast.Node{}
+		for _, ix := range f.indexes {
+			for _, b := range ix.bindings {
+				f.bindings.m[b.name] = append(f.bindings.m[b.name], b.value)
+			}
+		}
+	})
+	return f.bindings.m[name]
+}
+
+// segmentOf returns the segment holding n, or nil.
+func (f *File) segmentOf(n *pyast.Node) *pyast.Segment {
+	segs := f.Tree.Segments
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].Base > n.Start }) - 1
+	if i < 0 {
+		return nil
+	}
+	return segs[i]
+}
+
+// carryOver takes the answers prev remembered that still hold: with the
+// same imports and class headers, those about names whose bindings did not
+// change, and the taint of functions in shared segments that only asked
+// about such names.
+func (f *File) carryOver(prev *File) {
+	if prev == nil || prev.structure != f.structure {
+		return
+	}
+	// The names whose bindings may differ: those bound to other values in
+	// the segments only one of the versions has. (The answers about a name
+	// do not depend on the order of its bindings.)
+	type pair struct{ name, value string }
+	balance := map[pair]int{}
+	for seg, ix := range f.segments {
+		if prev.segments[seg] == nil {
+			for _, b := range ix.bindings {
+				balance[pair{b.name, f.Text(b.value)}]++
+			}
+		}
+	}
+	for seg, ix := range prev.segments {
+		if f.segments[seg] == nil {
+			for _, b := range ix.bindings {
+				balance[pair{b.name, prev.Text(b.value)}]--
+			}
+		}
+	}
+	changed := map[string]bool{}
+	for b, n := range balance {
+		if n != 0 {
+			changed[b.name] = true
+		}
+	}
+	prev.memos.Lock()
+	defer prev.memos.Unlock()
+	keep := func(from map[string]bool) map[string]bool {
+		to := make(map[string]bool, len(from))
+		for name, v := range from {
+			if !changed[name] {
+				to[name] = v
+			}
+		}
+		return to
+	}
+	f.memos.module, f.memos.loss = keep(prev.memos.module), keep(prev.memos.loss)
+	f.memos.taint = make(map[*pyast.Node]*Taint, len(prev.memos.taint))
+	for scope, t := range prev.memos.taint {
+		if t.segment == nil || f.segments[t.segment] == nil {
+			continue
+		}
+		stale := false
+		for name := range t.asked {
+			stale = stale || changed[name]
+		}
+		if !stale {
+			f.memos.taint[scope] = &Taint{f: f, events: t.events, segment: t.segment, asked: t.asked}
+		}
+	}
+}

@@ -159,7 +159,7 @@ func within(index []*pyast.Node, n *pyast.Node) []*pyast.Node {
 	for i < j && !n.Contains(index[i]) {
 		i++
 	}
-	return index[i:j]
+	return index[i:j:j] // capped: appending to it must not write into the index
 }
 
 // CallsIn returns the calls inside n, in source order.

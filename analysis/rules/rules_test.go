@@ -261,3 +261,32 @@ func rowCol(src []byte, off int) sitter.Point {
 	line := bytes.Count(src[:off], []byte("\n"))
 	return sitter.Point{Row: uint32(line), Column: uint32(off - bytes.LastIndexByte(src[:off], '\n') - 1)}
 }
+
+// Rules share one model and run side by side: running them together must
+// give what each gives alone. (ReachesBackward once appended to a slice of
+// the file's assignment index and overwrote the assignments after it.)
+func TestRulesTogetherEqualRulesAlone(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.py"))
+	files = append(files, filepath.Join("testdata", "shared_index.py"))
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		together, _ := (&analysis.Runner{Rules: rules.All()}).Run(context.Background(), file, src, nil)
+		var alone []analysis.Diagnostic
+		for _, r := range rules.All() {
+			res, _ := (&analysis.Runner{Rules: []*analysis.Rule{r}}).Run(context.Background(), file, src, nil)
+			alone = append(alone, res.Diagnostics...)
+		}
+		sort.SliceStable(alone, func(i, j int) bool {
+			if alone[i].Start != alone[j].Start {
+				return alone[i].Start < alone[j].Start
+			}
+			return alone[i].Code < alone[j].Code
+		})
+		if !reflect.DeepEqual(together.Diagnostics, alone) {
+			t.Errorf("%s: all rules together report %d diagnostics, each alone %d", file, len(together.Diagnostics), len(alone))
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -114,11 +115,35 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 	}
 	res := &Result{File: f, Src: f.source}
 	sup := parseSuppressions(f)
+	var enabled []*Rule
 	for _, rule := range r.Rules {
-		if !settings.Enabled(rule.Code, f.Path) || sup.file(rule.Code) {
-			continue
+		if settings.Enabled(rule.Code, f.Path) && !sup.file(rule.Code) {
+			enabled = append(enabled, rule)
 		}
-		diags, err := runRule(rule, f, sup)
+	}
+	// The rules only read the model (its remembered answers are guarded),
+	// so they run side by side; their results are taken in rule order.
+	type outcome struct {
+		diags []Diagnostic
+		err   error
+	}
+	outcomes := make([]outcome, len(enabled))
+	next := make(chan int, len(enabled))
+	for i := range enabled {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(len(enabled), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				outcomes[i].diags, outcomes[i].err = runRule(enabled[i], f, sup)
+			}
+		})
+	}
+	wg.Wait()
+	for i, rule := range enabled {
+		diags, err := outcomes[i].diags, outcomes[i].err
 		if err != nil {
 			res.RuleErrors = append(res.RuleErrors, err)
 		}

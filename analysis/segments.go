@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -31,16 +32,28 @@ func NewFileFrom(prev *File, path string, src []byte, tree *pyast.Tree) *File {
 		segments:  make(map[*pyast.Segment]*segmentIndex, len(tree.Segments)),
 		indexes:   make([]*segmentIndex, len(tree.Segments)),
 	}
-	var calls, loops, assignments, comments int
+	var fresh []int // segments without an index yet
 	for i, seg := range tree.Segments {
-		ix := (*segmentIndex)(nil)
-		if prev != nil {
-			ix = prev.segments[seg]
+		if prev != nil && prev.segments[seg] != nil {
+			f.indexes[i] = prev.segments[seg]
+		} else {
+			fresh = append(fresh, i)
 		}
-		if ix == nil {
-			ix = newSegmentIndex(seg, tree)
-		}
-		f.segments[seg], f.indexes[i] = ix, ix
+	}
+	// A whole file's worth of segments is indexed on every core.
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(fresh)/64))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for _, i := range fresh[w*len(fresh)/workers : (w+1)*len(fresh)/workers] {
+				f.indexes[i] = newSegmentIndex(tree.Segments[i], tree)
+			}
+		})
+	}
+	wg.Wait()
+	var calls, loops, assignments, comments int
+	for i, ix := range f.indexes {
+		f.segments[tree.Segments[i]] = ix
 		calls, loops, assignments, comments = calls+len(ix.calls), loops+len(ix.loops), assignments+len(ix.assignments), comments+len(ix.comments)
 	}
 	f.Calls = make([]*pyast.Node, 0, calls)
@@ -204,6 +217,14 @@ func (ix *segmentIndex) importFacts(f *File) *importFacts {
 	}
 	facts := &importFacts{imports: imports}
 	for _, c := range ix.calls {
+		// Resolving every call's name costs; the last name tells most apart.
+		fn := c.Child("function")
+		switch last := f.LastName(fn); {
+		case last == "DataLoader" || last == "set_grad_enabled":
+		case fn.Is("identifier") && f.Imports[last] != "":
+		default:
+			continue
+		}
 		switch f.Callee(c) {
 		case "torch.utils.data.DataLoader":
 			facts.dataLoaders = append(facts.dataLoaders, c)

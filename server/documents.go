@@ -25,6 +25,75 @@ type document struct {
 
 	timer     *time.Timer        // the pending debounced analysis
 	cancelRun context.CancelFunc // the running analysis
+
+	whole *completion // the whole-file parse of a tree parsed in chunks
+}
+
+// completion is the background parse of a document that was opened by
+// parsing it in chunks (see pyast.Tree.Complete): its first edit reparses
+// incrementally from it.
+type completion struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+	tree   *pyast.Tree // nil when it failed or was cancelled
+}
+
+// completeInBackground starts the whole-file parse of d's tree when it was
+// parsed in chunks, once the first diagnostics are out (or after a
+// moment, when nobody asks for them): until then they need the cores.
+func (d *document) completeInBackground(snap *snapshot, logf func(string, ...any)) {
+	d.stopCompletion()
+	tree := snap.tree
+	if tree == nil || tree.TS != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &completion{done: make(chan struct{}), cancel: cancel}
+	d.whole = c
+	go func() {
+		defer close(c.done)
+		select {
+		case <-snap.analysed:
+		case <-time.After(250 * time.Millisecond):
+		case <-ctx.Done():
+			tree.Release()
+			return
+		}
+		whole, err := tree.Complete(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				logf("%s: parsing the whole file: %v", d.uri, err)
+			}
+		case !whole.SameSegments(tree):
+			// Parsing in chunks should give the whole file's tree; if it
+			// did not, the next version is analysed from the whole parse.
+			logf("%s: the chunked parse differs from the whole file's", d.uri)
+			c.tree = whole
+		default:
+			c.tree = whole
+		}
+	}()
+}
+
+// completed waits for the whole-file parse of d's tree and returns it, or
+// nil when there is none (the next version is then parsed afresh).
+func (d *document) completed() *pyast.Tree {
+	if d.whole == nil {
+		return nil
+	}
+	<-d.whole.done
+	tree := d.whole.tree
+	d.whole = nil
+	return tree
+}
+
+// stopCompletion cancels d's background whole-file parse, if any.
+func (d *document) stopCompletion() {
+	if d.whole != nil {
+		d.whole.cancel()
+		d.whole = nil
+	}
 }
 
 // snapshot is one version of a document, never modified: requests and the
@@ -46,9 +115,11 @@ type snapshot struct {
 	// keeps one old version alive at most).
 	base *analysis.File
 
-	once   sync.Once
-	result *analysis.Result
-	done   atomic.Pointer[analysis.File] // result's model, once analysed
+	once          sync.Once
+	result        *analysis.Result
+	done          atomic.Pointer[analysis.File] // result's model, once analysed
+	analysed      chan struct{}                 // closed once analysed
+	closeAnalysed sync.Once
 }
 
 // analyze returns the analysis of this version, computing it once.
@@ -64,6 +135,7 @@ func (s *snapshot) analyze() *analysis.Result {
 		s.result = s.runner.Analyze(analysis.NewFileFrom(s.base, name, s.src, s.tree), s.settings)
 		s.done.Store(s.result.File)
 	})
+	s.closeAnalysed.Do(func() { close(s.analysed) })
 	return s.result
 }
 
@@ -85,7 +157,8 @@ func (s *snapshot) lspDocument() codeactions.Document {
 // its line index) and tree.
 func (s *Server) newSnapshot(d *document, version int32, src []byte, mapper *analysis.Mapper, tree *pyast.Tree, settings *analysis.Settings, skip error) *snapshot {
 	return &snapshot{
-		uri: d.uri, path: d.path, version: version, src: src, tree: tree,
+		analysed: make(chan struct{}),
+		uri:      d.uri, path: d.path, version: version, src: src, tree: tree,
 		mapper: mapper, settings: settings,
 		encoding: s.encoding, runner: s.runner, skip: skip,
 	}

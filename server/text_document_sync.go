@@ -29,6 +29,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	td := p.TextDocument
 	if old := s.docs[td.URI]; old != nil {
 		old.stopDiagnostics()
+		old.stopCompletion()
 	}
 	d := &document{uri: td.URI}
 	d.path, _ = filePath(td.URI)
@@ -38,6 +39,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 	}
 	d.snap = s.newSnapshot(d, td.Version, src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)
+	d.completeInBackground(d.snap, s.log.Printf)
 	s.docs[td.URI] = d
 	s.scheduleDiagnostics(d)
 	return nil
@@ -74,10 +76,14 @@ func (s *Server) didChange(params json.RawMessage) error {
 		s.log.Printf("%s: version went from %d to %d", d.uri, d.snap.version, p.TextDocument.Version)
 	}
 	src := d.snap.src
+	prev := d.snap.tree
+	if prev != nil && prev.TS == nil {
+		prev = d.completed() // opened in chunks: wait for the whole parse
+	}
 	// Edit a copy of the tree: the old snapshot's tree stays as it was.
 	var ts *sitter.Tree
-	if d.snap.tree != nil {
-		ts = d.snap.tree.TS.Copy()
+	if prev != nil {
+		ts = prev.TS.Copy()
 	}
 	mapper := d.snap.mapper
 	for _, c := range p.ContentChanges {
@@ -110,7 +116,7 @@ func (s *Server) didChange(params json.RawMessage) error {
 		}
 		src, mapper = next, nextMapper
 	}
-	tree, skip := parse(d.snap.tree, ts, src)
+	tree, skip := parse(prev, ts, src)
 	if skip != nil && d.snap.skip == nil {
 		s.tell(messageWarning, "%s is no longer analysed: %v", d.uri, skip)
 	}
@@ -159,6 +165,7 @@ func (s *Server) didClose(params json.RawMessage) error {
 		return nil
 	}
 	d.stopDiagnostics()
+	d.stopCompletion()
 	delete(s.docs, p.TextDocument.URI)
 	if !s.pullMode() {
 		// Clearing is an empty array, never null.

@@ -33,8 +33,16 @@ type Tree struct {
 	// Src is the text node offsets index: the source, laid out.
 	Src []byte
 
-	starts []int // each segment's offset in the source
+	starts []int      // each segment's offset in the source
+	ids    [][]uint64 // each segment's statements' identities in TS (see top)
 	roomy  bool
+	// The source, and whether it has a syntax error.
+	src      []byte
+	hasError bool
+	// The trees of the chunks a tree without TS was parsed in (see
+	// parseChunked), freed once the whole file is parsed.
+	chunks  []*sitter.Tree
+	release sync.Once
 }
 
 // LaidOut reports whether Src differs from the source (the tree was
@@ -48,8 +56,7 @@ type Segment struct {
 	Nodes []*Node // its top-level statements
 	Base  int     // its offset in Tree.Src
 	text  []byte  // its text in the source
-	ids   []uint64
-	shape uint64 // of its statements, see shapeOf
+	shape uint64  // of its statements, see shapeOf
 	// padAt is where in text the spaces go: before the final line break,
 	// after the last statement; -1 when the statement runs to the end.
 	padAt int
@@ -115,7 +122,7 @@ func (t *Tree) pad(i int) int {
 }
 
 // HasError reports whether the tree contains a syntax error.
-func (t *Tree) HasError() bool { return t.TS.RootNode().HasError() }
+func (t *Tree) HasError() bool { return t.hasError }
 
 // Walk calls visit for n and every descendant in source order, like the
 // package's Walk; for t.Root that is every node of the tree.
@@ -165,32 +172,57 @@ func lineStart(src []byte, off int) bool {
 	return off == 0 || src[off-1] == '\n' || src[off-1] == '\r'
 }
 
-// same reports whether segment s can stand for group g: the same
-// statements (tree-sitter kept their subtrees) over the same text.
-func (s *Segment) same(g group, src []byte) bool {
-	if len(s.ids) != len(g.tops) || !bytes.Equal(s.text, src[g.start:g.end]) {
+// same reports whether segment s, whose statements had the identities
+// ids, can stand for group g: the same statements (tree-sitter kept their
+// subtrees) over the same text.
+func (s *Segment) same(ids []uint64, g group, src []byte) bool {
+	if len(ids) != len(g.tops) || !bytes.Equal(s.text, src[g.start:g.end]) {
 		return false
 	}
 	for i, t := range g.tops {
-		if s.ids[i] != t.id {
+		if ids[i] != t.id {
 			return false
 		}
 	}
 	return true
 }
 
-// room is the spare space a segment of n bytes gets in a fresh layout.
-func room(n int) int { return 64 + n/4 }
+// In a fresh layout each segment gets as much room as it has text, and 32
+// bytes a line more: its offset in Src follows from its offset and line in
+// the source alone, which parts of a file parsed apart can compute (see
+// parseChunked).
+func freshBase(start, line int) int { return 2*start + 32*line }
+
+// freshBases returns the fresh-layout offsets of groups gs, the first of
+// which starts on line.
+func freshBases(gs []group, src []byte, line int) []int {
+	bases := make([]int, len(gs))
+	for i, g := range gs {
+		if i > 0 {
+			line += bytes.Count(src[gs[i-1].start:g.start], []byte{'\n'})
+		}
+		bases[i] = freshBase(g.start, line)
+	}
+	return bases
+}
 
 // layOut builds the tree for ts, reusing prev's segments where the edit
 // left them alone; with roomy, segments get space to grow.
 func layOut(ts *sitter.Tree, src []byte, prev *Tree, roomy bool) *Tree {
-	gs := groups(topLevel(ts), src)
-	t := &Tree{TS: ts, starts: make([]int, len(gs)), roomy: roomy}
 	// The root is a module, or an ERROR when nothing parses.
-	kind := ts.RootNode().Type()
+	return layOutTops(ts, ts.RootNode().Type(), ts.RootNode().HasError(), topLevel(ts, 0), src, prev, roomy)
+}
+
+// layOutTops builds the tree of the top-level statements tops, found in
+// ts (nil when they come from several trees, see parseChunked).
+func layOutTops(ts *sitter.Tree, kind string, hasError bool, tops []top, src []byte, prev *Tree, roomy bool) *Tree {
+	gs := groups(tops, src)
+	t := &Tree{TS: ts, starts: make([]int, len(gs)), ids: make([][]uint64, len(gs)), roomy: roomy, hasError: hasError, src: src}
 	for i, g := range gs {
 		t.starts[i] = g.start
+		for _, top := range g.tops {
+			t.ids[i] = append(t.ids[i], top.id)
+		}
 	}
 	if !roomy || len(gs) == 0 {
 		t.Root = &Node{Kind: kind, Named: true, End: len(src)}
@@ -201,15 +233,9 @@ func layOut(ts *sitter.Tree, src []byte, prev *Tree, roomy bool) *Tree {
 		return t
 	}
 	if prev == nil || prev.Root.Kind != kind || !t.reuse(prev, gs, src) {
-		bases := make([]int, len(gs))
-		end := 0
-		for i, g := range gs {
-			bases[i] = end
-			end += g.end - g.start + room(g.end-g.start)
-		}
-		end = max(end, len(src))
-		t.Root = &Node{Kind: kind, Named: true, End: end}
+		t.Root = &Node{Kind: kind, Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
 		t.Segments = make([]*Segment, len(gs))
+		bases := freshBases(gs, src, 0)
 		mirrorAll(t, gs, src, func(i int) int { return bases[i] })
 	}
 	t.Src = t.fill(t.Root.End)
@@ -224,8 +250,8 @@ func layOut(ts *sitter.Tree, src []byte, prev *Tree, roomy bool) *Tree {
 func (t *Tree) reuse(prev *Tree, gs []group, src []byte) bool {
 	old := prev.Segments
 	byID := make(map[uint64]int, len(old))
-	for i, s := range old {
-		byID[s.ids[0]] = i
+	for i := range old {
+		byID[prev.ids[i][0]] = i
 	}
 	// kept[i] is the index in old of the segment group i keeps, or -1. The
 	// kept ones stay in order.
@@ -233,7 +259,7 @@ func (t *Tree) reuse(prev *Tree, gs []group, src []byte) bool {
 	last := -1
 	for i, g := range gs {
 		kept[i] = -1
-		if j, ok := byID[g.tops[0].id]; ok && j > last && old[j].same(g, src) {
+		if j, ok := byID[g.tops[0].id]; ok && j > last && old[j].same(prev.ids[j], g, src) {
 			kept[i], last = j, j
 		}
 	}
@@ -259,7 +285,7 @@ func (t *Tree) reuse(prev *Tree, gs []group, src []byte) bool {
 			continue
 		}
 		j, ok := byText[string(src[g.start:g.end])]
-		if !ok || j < last || len(old[j].ids) != len(g.tops) || old[j].shape != shapeOf(g.tops, g.start) {
+		if !ok || j < last || len(old[j].Nodes) != len(g.tops) || old[j].shape != shapeOf(g.tops, g.start) {
 			continue
 		}
 		next := len(old)
@@ -273,6 +299,7 @@ func (t *Tree) reuse(prev *Tree, gs []group, src []byte) bool {
 			kept[i], last = j, j
 		}
 	}
+	var buf scratch
 	for widen := 1; ; widen *= 2 {
 		bases, from, to := placeAll(prev, gs, src, kept)
 		if from < 0 {
@@ -282,7 +309,7 @@ func (t *Tree) reuse(prev *Tree, gs []group, src []byte) bool {
 				if kept[i] >= 0 {
 					t.Segments[i] = old[kept[i]]
 				} else {
-					t.Segments[i] = mirrorSegment(g, src, bases[i], t.Root)
+					t.Segments[i] = mirrorSegment(g, src, bases[i], t.Root, &buf)
 				}
 			}
 			return true
@@ -383,14 +410,14 @@ func padPoint(g group, src []byte) int {
 	return k
 }
 
-// mirrorSegment mirrors group g with its text at base.
-func mirrorSegment(g group, src []byte, base int, root *Node) *Segment {
+// mirrorSegment mirrors group g with its text at base; buf is a buffer
+// for flatten (nil for none).
+func mirrorSegment(g group, src []byte, base int, root *Node, buf *scratch) *Segment {
 	seg := &Segment{Base: base, text: src[g.start:g.end], padAt: padPoint(g, src), shape: 14695981039346656037}
 	for _, t := range g.tops {
-		flat := flatten(t.node)
-		seg.shape = shape(seg.shape, flat, g.start)
-		seg.Nodes = append(seg.Nodes, mirror(flat, base-g.start, root))
-		seg.ids = append(seg.ids, t.id)
+		flat := flatten(t.node, buf)
+		seg.shape = shape(seg.shape, flat, g.start-t.origin)
+		seg.Nodes = append(seg.Nodes, mirror(flat, base-g.start+t.origin, root))
 	}
 	return seg
 }
@@ -402,10 +429,11 @@ func mirrorAll(t *Tree, gs []group, src []byte, base func(int) int) {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			var buf scratch
 			// Contiguous shares of about equal size.
 			for i := range gs {
 				if gs[i].start*workers/max(1, len(src)) == w {
-					t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.Root)
+					t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.Root, &buf)
 				}
 			}
 		})

@@ -9,7 +9,6 @@ package pyast
 import (
 	"context"
 	"fmt"
-	"sync"
 	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -30,22 +29,40 @@ type Node struct {
 
 var language = python.GetLanguage()
 
-var parsers = sync.Pool{New: func() any {
-	p := sitter.NewParser()
-	p.SetLanguage(language)
-	return p
-}}
+// parsers keeps idle parsers: making one allocates tree-sitter's buffers
+// (about a millisecond), and a sync.Pool would drop them at every garbage
+// collection.
+var parsers = make(chan *sitter.Parser, 16)
+
+func getParser() *sitter.Parser {
+	select {
+	case p := <-parsers:
+		return p
+	default:
+		p := sitter.NewParser()
+		p.SetLanguage(language)
+		return p
+	}
+}
+
+func putParser(p *sitter.Parser) {
+	select {
+	case parsers <- p:
+	default:
+		p.Close()
+	}
+}
 
 // parse parses src, reusing old (a tree already edited to match src) when
 // it is not nil.
 func parse(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree, error) {
-	p := parsers.Get().(*sitter.Parser)
+	p := getParser()
 	// With a cancellable context the binding watches it from a goroutine
 	// that may still set the parser's cancellation flag after the parse
 	// has finished, which would abort the parser's next parse. Such a
 	// parser is never reused.
 	if ctx.Done() == nil {
-		defer parsers.Put(p)
+		defer putParser(p)
 	}
 	ts, err := p.ParseCtx(ctx, old, src)
 	if err != nil {
@@ -68,14 +85,17 @@ func Parse(ctx context.Context, src []byte) (*Tree, error) {
 // when edited is prev's tree-sitter tree already edited (sitter.Tree.Edit)
 // to match src, and laid out so that the next version can reuse every
 // top-level statement the edit did not touch (see Tree). prev and edited
-// are nil for a fresh parse.
+// are nil for a fresh parse, which may leave TS nil (see Complete).
 func ParseForEditing(ctx context.Context, prev *Tree, edited *sitter.Tree, src []byte) (*Tree, error) {
+	if edited == nil {
+		if t := parseChunked(ctx, src); t != nil {
+			return t, nil
+		}
+		prev = nil
+	}
 	ts, err := parse(ctx, edited, src)
 	if err != nil {
 		return nil, err
-	}
-	if edited == nil {
-		prev = nil
 	}
 	return layOut(ts, src, prev, true), nil
 }
@@ -201,8 +221,8 @@ func (n *Node) HasError() bool {
 // ParseTree parses src (incrementally from old, an edited tree) without
 // building the Go mirror: for callers that only ask whether it parses.
 func ParseTree(old *sitter.Tree, src []byte) (*sitter.Tree, error) {
-	p := parsers.Get().(*sitter.Parser)
-	defer parsers.Put(p)
+	p := getParser()
+	defer putParser(p)
 	return p.ParseCtx(context.Background(), old, src)
 }
 

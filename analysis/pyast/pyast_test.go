@@ -43,25 +43,32 @@ func slowMirror(n *sitter.Node) string {
 // render prints a mirrored tree in the form slowMirror does, with offsets
 // in the source's own terms.
 func render(t *Tree) string {
+	// The root spans the whole text (the module is shared by versions of
+	// different lengths): its extent is tree-sitter's.
+	root := t.TS.RootNode()
+	return fmt.Sprintf("(:%s %d-%d %v", t.Root.Kind, root.StartByte(), root.EndByte(), t.Root.Named) + renderStatements(t) + ")"
+}
+
+// renderStatements renders the statements below the root.
+func renderStatements(t *Tree) string {
 	var b strings.Builder
-	var walk func(*Node, []*Node)
-	walk = func(n *Node, children []*Node) {
-		start, end := t.Real(n.Start), t.Real(n.End)
-		if n == t.Root {
-			// The root spans the whole text (the module is shared by
-			// versions of different lengths).
-			start, end = int(t.TS.RootNode().StartByte()), int(t.TS.RootNode().EndByte())
-		}
-		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field, n.Kind, start, end, n.Named)
-		for _, c := range children {
+	var walk func(*Node)
+	walk = func(n *Node) {
+		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field, n.Kind, t.Real(n.Start), t.Real(n.End), n.Named)
+		for _, c := range n.Children {
 			if c.Parent != n {
 				b.WriteString("!parent")
 			}
-			walk(c, c.Children)
+			walk(c)
 		}
 		b.WriteString(")")
 	}
-	walk(t.Root, t.Statements)
+	for _, s := range t.Statements {
+		if s.Parent != t.Root {
+			b.WriteString("!parent")
+		}
+		walk(s)
+	}
 	return b.String()
 }
 

@@ -131,8 +131,9 @@ var names = sync.OnceValues(func() ([]string, []string) {
 	return symbols, fields
 })
 
-// topLevel lists the top-level statements of a parsed module.
-func topLevel(ts *sitter.Tree) []top {
+// topLevel lists the top-level statements of a parsed module whose text
+// starts at origin in the source.
+func topLevel(ts *sitter.Tree, origin int) []top {
 	root := rootOf(ts)
 	tops := make([]C.VLTop, 64)
 	n := C.vl_top(root, &tops[0], C.uint32_t(len(tops)))
@@ -143,7 +144,7 @@ func topLevel(ts *sitter.Tree) []top {
 	out := make([]top, n)
 	for i := range out {
 		t := &tops[i]
-		out[i] = top{node: t.node, start: int(t.start), end: int(t.end), id: uint64(t.subtree)}
+		out[i] = top{node: t.node, start: origin + int(t.start), end: origin + int(t.end), origin: origin, id: uint64(t.subtree)}
 	}
 	return out
 }
@@ -153,7 +154,8 @@ func topLevel(ts *sitter.Tree) []top {
 // for a statement it reuses unchanged).
 type top struct {
 	node       C.VLNode
-	start, end int
+	start, end int // in the source
+	origin     int // where the text the node was parsed from starts
 	id         uint64
 }
 
@@ -165,12 +167,24 @@ func rootOf(ts *sitter.Tree) C.VLNode {
 // flatten lists the nodes below n in preorder. The walk runs in C, in
 // one cgo call: through the binding, every step would cross cgo and go
 // through the binding's node cache.
-func flatten(n C.VLNode) []C.VLFlat {
+//
+// The nodes are written to scratch when it is large enough (they are
+// copied into Go nodes right after, and the buffer is used again).
+func flatten(n C.VLNode, scratch *[]C.VLFlat) []C.VLFlat {
 	count := C.vl_count(n)
-	flat := make([]C.VLFlat, count)
+	if scratch == nil {
+		scratch = new([]C.VLFlat)
+	}
+	if uint32(cap(*scratch)) < uint32(count) {
+		*scratch = make([]C.VLFlat, count+count/2)
+	}
+	flat := (*scratch)[:count]
 	count = C.vl_walk(n, &flat[0], count)
 	return flat[:count]
 }
+
+// scratch is a buffer for flatten.
+type scratch = []C.VLFlat
 
 // shape hashes the structure of flattened nodes (kinds, fields and
 // offsets from origin) into h: two statements with the same text and
@@ -188,11 +202,11 @@ func shape(h uint64, flat []C.VLFlat, origin int) uint64 {
 }
 
 // shapeOf hashes the structure of the statements tops, offsets taken from
-// origin.
-func shapeOf(tops []top, origin int) uint64 {
+// start (in the source).
+func shapeOf(tops []top, start int) uint64 {
 	h := uint64(14695981039346656037)
 	for _, t := range tops {
-		h = shape(h, flatten(t.node), origin)
+		h = shape(h, flatten(t.node, nil), start-t.origin)
 	}
 	return h
 }

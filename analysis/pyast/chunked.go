@@ -1,0 +1,208 @@
+package pyast
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// Opening a large file waits for its parse, which takes tens of
+// milliseconds and uses one core. Top-level statements that start a line
+// parse the same alone as in the file, so the source is cut into chunks at
+// such lines and the chunks are parsed on as many cores, then mirrored as
+// one tree. That tree has no tree-sitter tree of the whole file to edit
+// incrementally (TS is nil): Complete parses the whole file, afterwards.
+//
+// A cut is safe when both sides parse without a syntax error: an open
+// bracket or string, a trailing backslash or decorator, or an `else:` at
+// the start of a chunk all show up as one. With any error, the file is
+// parsed whole.
+
+// minChunk is the smallest chunk worth a core of its own.
+const minChunk = 64 << 10
+
+// parseChunked parses src in chunks on several cores, or returns nil when
+// src is too small for that or a chunk has a syntax error.
+func parseChunked(ctx context.Context, src []byte) *Tree {
+	n := min(runtime.GOMAXPROCS(0), 8, len(src)/minChunk)
+	if n < 2 {
+		return nil
+	}
+	cuts := []int{0}
+	for i := 1; i < n; i++ {
+		at := cutAfter(src, max(cuts[len(cuts)-1]+1, len(src)*i/n))
+		if at < 0 || at >= len(src) {
+			break
+		}
+		cuts = append(cuts, at)
+	}
+	cuts = append(cuts, len(src))
+	if len(cuts) < 3 {
+		return nil
+	}
+	// Each chunk is parsed and mirrored on a core of its own: a fresh
+	// layout places a segment by its own offset (freshBase).
+	root := &Node{Kind: "module", Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
+	type part struct {
+		groups   []group
+		segments []*Segment
+		tree     *sitter.Tree
+	}
+	parts := make([]*part, len(cuts)-1)
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Go(func() {
+			start, end := cuts[i], cuts[i+1]
+			ts, err := parse(ctx, nil, src[start:end])
+			if err != nil {
+				return
+			}
+			if ts.RootNode().Type() != "module" || ts.RootNode().HasError() {
+				ts.Close()
+				return
+			}
+			tops := topLevel(ts, start)
+			if len(tops) == 0 || i > 0 && tops[0].start != start {
+				return
+			}
+			gs := groups(tops, src)
+			gs[0].start, gs[len(gs)-1].end = start, end
+			p := &part{groups: gs, tree: ts}
+			var buf scratch
+			bases := freshBases(gs, src, bytes.Count(src[:start], []byte{'\n'}))
+			for j, g := range gs {
+				p.segments = append(p.segments, mirrorSegment(g, src, bases[j], root, &buf))
+			}
+			parts[i] = p
+		})
+	}
+	wg.Wait()
+	t := &Tree{Root: root, roomy: true, src: src}
+	for _, p := range parts {
+		if p != nil {
+			// Freeing a large tree takes milliseconds: once the whole file
+			// is parsed (Complete), or after a failed cut, in the
+			// background.
+			t.chunks = append(t.chunks, p.tree)
+		}
+	}
+	for _, p := range parts {
+		if p == nil {
+			go t.Release()
+			return nil
+		}
+		for i, g := range p.groups {
+			t.starts = append(t.starts, g.start)
+			var ids []uint64
+			for _, top := range g.tops {
+				ids = append(ids, top.id)
+			}
+			t.ids = append(t.ids, ids)
+			t.Segments = append(t.Segments, p.segments[i])
+		}
+	}
+	t.Src = t.fill(root.End)
+	t.collect()
+	return t
+}
+
+// cutAfter returns the start of the first line at or after off that can
+// start a chunk: a line that starts at column 0 with a statement (not a
+// comment, not a clause continuing the statement before it), or -1.
+func cutAfter(src []byte, off int) int {
+	for {
+		i := bytes.IndexByte(src[off:], '\n')
+		if i < 0 {
+			return -1
+		}
+		off += i + 1
+		if off >= len(src) {
+			return -1
+		}
+		switch c := src[off]; {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '#' || c == ')' || c == ']' || c == '}' || c == '@':
+			continue
+		}
+		line := src[off:min(len(src), off+10)]
+		continuation := false
+		for _, kw := range []string{"else", "elif", "except", "finally"} {
+			if bytes.HasPrefix(line, []byte(kw)) && (len(line) == len(kw) || !isNameByte(line[len(kw)])) {
+				continuation = true
+			}
+		}
+		if !continuation && !continues(src[:off]) {
+			return off
+		}
+	}
+}
+
+// continues reports whether the last line of code in before (past blank
+// and comment lines) goes on into the next line: a decorator, a trailing
+// backslash, comma or opening bracket.
+func continues(before []byte) bool {
+	for len(before) > 0 {
+		end := len(before)
+		start := bytes.LastIndexByte(before[:end-1], '\n') + 1
+		line := bytes.TrimSpace(before[start:end])
+		before = before[:start]
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		if line[0] == '@' {
+			return true
+		}
+		if i := bytes.IndexByte(line, '#'); i >= 0 && !bytes.ContainsAny(line[:i], "'\"") {
+			line = bytes.TrimSpace(line[:i])
+		}
+		return len(line) > 0 && strings.IndexByte(`\,([{`, line[len(line)-1]) >= 0
+	}
+	return false
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// Complete returns the tree with a tree-sitter tree of the whole file, for
+// the next edit to reparse incrementally: t itself when it has one;
+// otherwise a tree that parses the whole file and keeps t's segments (each
+// checked to have the same text and shape; any that differ are mirrored
+// anew, which SameSegments reports).
+func (t *Tree) Complete(ctx context.Context) (*Tree, error) {
+	if t.TS != nil {
+		return t, nil
+	}
+	defer t.Release()
+	ts, err := parse(ctx, nil, t.src)
+	if err != nil {
+		return nil, err
+	}
+	return layOut(ts, t.src, t, true), nil
+}
+
+// Release frees the trees of the chunks t was parsed in, if any; Complete
+// does it too. Either way they are freed when t is collected.
+func (t *Tree) Release() {
+	t.release.Do(func() {
+		for _, ts := range t.chunks {
+			ts.Close()
+		}
+	})
+}
+
+// SameSegments reports whether t and u share all their segments.
+func (t *Tree) SameSegments(u *Tree) bool {
+	if len(t.Segments) != len(u.Segments) {
+		return false
+	}
+	for i, s := range t.Segments {
+		if u.Segments[i] != s {
+			return false
+		}
+	}
+	return true
+}

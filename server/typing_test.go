@@ -1,10 +1,12 @@
 package server
 
 import (
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -96,4 +98,53 @@ func typingEdit(rng *rand.Rand, text string, statements, unbalanced []string) (s
 	}
 	start = lineStart + len(indent)
 	return start, start, unbalanced[rng.Intn(len(unbalanced))]
+}
+
+// A large file is opened by parsing it in chunks on several cores, and
+// completed with a whole-file parse in the background: diagnostics must be
+// exact on open, on an edit made before that parse can have finished, and
+// on later edits; closing a document while it runs cancels it.
+func TestLargeFileOpenedInChunks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	text := trainingFile(6000, 7)
+	if len(text) < 128<<10 {
+		t.Fatalf("the file has %d bytes: too small to be parsed in chunks", len(text))
+	}
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+
+	// Open and close at once, many times: the background parses are
+	// cancelled, and the server keeps answering.
+	for i := range 5 {
+		uri := fmt.Sprintf("file:///closed%d.py", i)
+		c.open(uri, text)
+		c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	}
+
+	uri := "file:///large.py"
+	c.open(uri, text)
+	if !reflect.DeepEqual(c.diagnostics(uri, 1), freshDiagnostics(t, text, 1, analysis.UTF16)) {
+		t.Fatal("on open, the diagnostics differ from a fresh analysis'")
+	}
+	c.srv.mu.Lock()
+	chunked := c.srv.docs[uri].snap.tree.TS == nil
+	c.srv.mu.Unlock()
+	if !chunked {
+		t.Error("the large file was not parsed in chunks")
+	}
+	rng := rand.New(rand.NewSource(5))
+	for i := range 20 {
+		text := c.texts[uri]
+		start, end, insert := typingEdit(rng, text, []string{"torch.cuda.empty_cache()", "history.append(loss)"}, []string{"("})
+		version := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(text, start, analysis.UTF16), clientPosition(text, end, analysis.UTF16)}, NewText: insert})
+		if got, want := c.diagnostics(uri, version), freshDiagnostics(t, c.texts[uri], version, analysis.UTF16); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after edit %d the diagnostics differ from a fresh analysis'", i)
+		}
+	}
+	c.srv.mu.Lock()
+	tree := c.srv.docs[uri].snap.tree
+	c.srv.mu.Unlock()
+	if tree.TS == nil {
+		t.Error("after edits the tree still has no whole-file tree-sitter tree")
+	}
 }

@@ -119,6 +119,11 @@ type segmentIndex struct {
 	// What depends on the imports too, for the imports it was found with.
 	mu    sync.Mutex
 	facts *importFacts
+
+	// Calls by the last name of what they call, and the calls in loops:
+	// what rules look for, found on first use.
+	byName      map[string][]*pyast.Node
+	callsInLoop []*pyast.Node
 }
 
 // binding is a plain assignment to a name (or attribute chain).
@@ -236,6 +241,53 @@ func (ix *segmentIndex) importFacts(f *File) *importFacts {
 	}
 	ix.facts = facts
 	return facts
+}
+
+// callIndex fills the segment's calls by name and calls in loops once.
+func (ix *segmentIndex) callIndex(f *File) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.byName != nil {
+		return
+	}
+	ix.byName = map[string][]*pyast.Node{}
+	for _, c := range ix.calls {
+		if name := f.LastName(c.Child("function")); name != "" {
+			ix.byName[name] = append(ix.byName[name], c)
+		}
+		if InLoop(c) {
+			ix.callsInLoop = append(ix.callsInLoop, c)
+		}
+	}
+}
+
+// CallsNamed returns, in source order, the calls whose callee's last name
+// (`append` in history.append) is one of names: much fewer than Calls.
+func (f *File) CallsNamed(names ...string) []*pyast.Node {
+	var out []*pyast.Node
+	for _, ix := range f.indexes {
+		ix.callIndex(f)
+		n := len(out)
+		for _, name := range names {
+			out = append(out, ix.byName[name]...)
+		}
+		if len(names) > 1 {
+			part := out[n:]
+			sort.Slice(part, func(i, j int) bool { return part[i].Start < part[j].Start })
+		}
+	}
+	return out
+}
+
+// CallsInLoops returns, in source order, the calls in the body of a loop
+// of their function (see InLoop).
+func (f *File) CallsInLoops() []*pyast.Node {
+	var out []*pyast.Node
+	for _, ix := range f.indexes {
+		ix.callIndex(f)
+		out = append(out, ix.callsInLoop...)
+	}
+	return out
 }
 
 // Bindings returns the right-hand sides assigned to name (an identifier or

@@ -105,7 +105,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 			t.Segments = append(t.Segments, p.segments[i])
 		}
 	}
-	t.Src = t.fill(root.End)
+	t.Src = t.fill(root.End, nil)
 	t.collect()
 	return t
 }

@@ -238,7 +238,7 @@ func layOutTops(ts *sitter.Tree, kind string, hasError bool, tops []top, src []b
 		bases := freshBases(gs, src, 0)
 		mirrorAll(t, gs, src, func(i int) int { return bases[i] })
 	}
-	t.Src = t.fill(t.Root.End)
+	t.Src = t.fill(t.Root.End, prev)
 	t.collect()
 	return t
 }
@@ -443,23 +443,54 @@ func mirrorAll(t *Tree, gs []group, src []byte, base func(int) int) {
 
 // fill writes the laid-out text: each segment's text at its base, with
 // spaces at its pad point up to the next segment.
-func (t *Tree) fill(size int) []byte {
-	out := make([]byte, size)
+//
+// With prev, a tree of the same layout, it copies prev's text and rewrites
+// only the segments that are new or whose spaces changed.
+func (t *Tree) fill(size int, prev *Tree) []byte {
+	var out []byte
+	if prev != nil && prev.Root == t.Root && len(prev.Src) == size {
+		out = append([]byte(nil), prev.Src...)
+	} else {
+		out, prev = make([]byte, size), nil
+	}
+	j := 0 // prev's segment at or after the current one's offset
 	for i, s := range t.Segments {
+		end := t.Root.End
+		if i+1 < len(t.Segments) {
+			end = t.Segments[i+1].Base
+		}
+		if prev != nil {
+			for j < len(prev.Segments) && prev.Segments[j].Base < s.Base {
+				j++
+			}
+			if j < len(prev.Segments) && prev.Segments[j] == s && prev.segmentEnd(j) == end {
+				continue // the same text and spaces, already there
+			}
+		}
 		at := s.Base
 		if s.padAt < 0 {
 			copy(out[at:], s.text)
 			continue
 		}
 		at += copy(out[at:], s.text[:s.padAt])
-		pad := t.pad(i)
-		for j := range pad {
-			out[at+j] = ' '
+		pad := end - s.Base - len(s.text)
+		for filled := 0; filled < pad; {
+			filled += copy(out[at+filled:at+pad], spaces)
 		}
 		copy(out[at+pad:], s.text[s.padAt:])
 	}
 	return out
 }
+
+// segmentEnd is where segment i's spaces end: the next segment's offset.
+func (t *Tree) segmentEnd(i int) int {
+	if i+1 < len(t.Segments) {
+		return t.Segments[i+1].Base
+	}
+	return t.Root.End
+}
+
+var spaces = bytes.Repeat([]byte{' '}, 4096)
 
 // collect lists the statements of all segments.
 func (t *Tree) collect() {

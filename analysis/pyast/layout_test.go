@@ -1,6 +1,7 @@
 package pyast
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
@@ -20,6 +21,9 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 	}
 	if len(tree.Src) != tree.Root.End {
 		t.Fatalf("Src has %d bytes, the root ends at %d", len(tree.Src), tree.Root.End)
+	}
+	if tree.LaidOut() && !bytes.Equal(tree.Src, tree.fill(tree.Root.End, nil)) {
+		t.Fatal("Src, updated from the last version's, differs from one written afresh")
 	}
 	tree.Walk(tree.Root, func(n *Node) bool {
 		if n == tree.Root {

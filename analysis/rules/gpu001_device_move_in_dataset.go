@@ -98,6 +98,7 @@ type workerCode struct {
 }
 
 func runDeviceMoveInDataset(pass *analysis.Pass) {
+	var loops *iteratedLoops // indexed when a fix needs them
 	for _, wc := range findWorkerCode(pass.File) {
 		moves := findDeviceMoves(pass.File, wc.fn)
 		// One fix moves every transfer of the function, so all of its
@@ -111,7 +112,10 @@ func runDeviceMoveInDataset(pass *analysis.Pass) {
 		if len(unsuppressed) == 0 {
 			continue
 		}
-		fix, related := deviceMoveFix(pass.File, wc, unsuppressed)
+		if loops == nil {
+			loops = indexLoops(pass.File)
+		}
+		fix, related := deviceMoveFix(pass.File, loops, wc, unsuppressed)
 		for _, move := range unsuppressed {
 			d := deviceMoveDiagnostic(pass.File, wc, move)
 			d.Fixes = []analysis.Fix{fix}

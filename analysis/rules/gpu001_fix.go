@@ -14,14 +14,14 @@ import (
 
 // deviceMoveFix builds the fix for every move in one worker function, and
 // the related information to add when the consuming loop is not found.
-func deviceMoveFix(f *analysis.File, wc workerCode, moves []deviceMove) (analysis.Fix, []analysis.Related) {
+func deviceMoveFix(f *analysis.File, index *iteratedLoops, wc workerCode, moves []deviceMove) (analysis.Fix, []analysis.Related) {
 	removal := removeMoves(f, moves)
 	shape := movedShape(f, wc.fn, moves)
 	var loopEdits []analysis.Edit
 	loops := 0
 	if shape != nil {
 		for _, loader := range wc.loaders {
-			for _, loop := range loopsOver(f, loader) {
+			for _, loop := range index.over(f, loader) {
 				edits, ok := moveBatchInLoop(f, loop, shape, moves)
 				if ok {
 					loopEdits = append(loopEdits, edits...)
@@ -307,19 +307,41 @@ func movedNames(f *analysis.File, fn *pyast.Node, moves []deviceMove) map[string
 	return moved
 }
 
-// loopsOver finds the for loops that iterate a DataLoader: over its
-// variable or its call, directly or through enumerate/tqdm/iter.
-func loopsOver(f *analysis.File, loader *analysis.DataLoader) []*pyast.Node {
-	var out []*pyast.Node
+// iteratedLoops indexes a file's for loops by what they iterate (through
+// enumerate/tqdm/iter): a call node, or the text of a name or attribute.
+type iteratedLoops struct {
+	byCall map[*pyast.Node][]*pyast.Node
+	byName map[string][]*pyast.Node
+}
+
+func indexLoops(f *analysis.File) *iteratedLoops {
+	ix := &iteratedLoops{byCall: map[*pyast.Node][]*pyast.Node{}, byName: map[string][]*pyast.Node{}}
 	for _, loop := range f.Loops {
 		if loop.Kind != "for_statement" {
 			continue
 		}
-		it, _ := unwrapIterable(f, loop.Child("right"))
-		if it == loader.Call || loader.Var != "" && it.Is("identifier", "attribute") && f.Text(it) == loader.Var && seesLoader(f, loop, loader) {
-			out = append(out, loop)
+		switch it, _ := unwrapIterable(f, loop.Child("right")); {
+		case it.Is("call"):
+			ix.byCall[it] = append(ix.byCall[it], loop)
+		case it.Is("identifier", "attribute"):
+			ix.byName[f.Text(it)] = append(ix.byName[f.Text(it)], loop)
 		}
 	}
+	return ix
+}
+
+// over finds the for loops that iterate a DataLoader: over its variable
+// or its call, directly or through enumerate/tqdm/iter.
+func (ix *iteratedLoops) over(f *analysis.File, loader *analysis.DataLoader) []*pyast.Node {
+	out := slices.Clone(ix.byCall[loader.Call])
+	if loader.Var != "" {
+		for _, loop := range ix.byName[loader.Var] {
+			if seesLoader(f, loop, loader) {
+				out = append(out, loop)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *pyast.Node) int { return a.Start - b.Start })
 	return out
 }
 

@@ -132,7 +132,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		}
 		pass.Report(d)
 	}
-	for _, call := range f.Calls {
+	for _, call := range f.CallsNamed("append", "extend", "add", "appendleft", "insert") {
 		check(call)
 	}
 	for _, a := range f.Assignments {

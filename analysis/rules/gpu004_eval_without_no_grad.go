@@ -57,8 +57,8 @@ var evalLoaderName = regexp.MustCompile(`(?i)^(val|valid|validation|test|testing
 func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	f := pass.File
 	reported := map[*pyast.Node]bool{}
-	for _, call := range f.Calls {
-		if !analysis.InLoop(call) || !f.IsModelCall(call) || f.InNoGrad(call) {
+	for _, call := range f.CallsInLoops() {
+		if !f.IsModelCall(call) || f.InNoGrad(call) {
 			continue
 		}
 		loops := analysis.EnclosingLoops(call)

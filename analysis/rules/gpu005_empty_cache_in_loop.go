@@ -54,10 +54,7 @@ torch.cuda.empty_cache()`,
 
 func runEmptyCacheInLoop(pass *analysis.Pass) {
 	f := pass.File
-	for _, call := range f.Calls {
-		if f.LastName(call.Child("function")) != "empty_cache" {
-			continue // the cheap test first: most calls are something else
-		}
+	for _, call := range f.CallsNamed("empty_cache") {
 		switch f.Callee(call) {
 		case "torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.accelerator.memory.empty_cache":
 		default:

@@ -28,7 +28,9 @@ const minChunk = 64 << 10
 // parseChunked parses src in chunks on several cores, or returns nil when
 // src is too small for that or a chunk has a syntax error.
 func parseChunked(ctx context.Context, src []byte) *Tree {
-	n := min(runtime.GOMAXPROCS(0), 8, len(src)/minChunk)
+	// A chunk a core: more, smaller chunks measured slower.
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	n := min(workers, len(src)/minChunk)
 	if n < 2 {
 		return nil
 	}
@@ -44,40 +46,22 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 	if len(cuts) < 3 {
 		return nil
 	}
-	// Each chunk is parsed and mirrored on a core of its own: a fresh
-	// layout places a segment by its own offset (freshBase).
+	// Each chunk is parsed and mirrored on its own: a fresh layout places a
+	// segment by its own offset (freshBase).
 	root := &Node{Kind: "module", Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
-	type part struct {
-		groups   []group
-		segments []*Segment
-		tree     *sitter.Tree
-	}
-	parts := make([]*part, len(cuts)-1)
-	var wg sync.WaitGroup
+	parts := make([]*chunk, len(cuts)-1)
+	next := make(chan int, len(parts))
 	for i := range parts {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(workers, len(parts)) {
 		wg.Go(func() {
-			start, end := cuts[i], cuts[i+1]
-			ts, err := parse(ctx, nil, src[start:end])
-			if err != nil {
-				return
-			}
-			if ts.RootNode().Type() != "module" || ts.RootNode().HasError() {
-				ts.Close()
-				return
-			}
-			tops := topLevel(ts, start)
-			if len(tops) == 0 || i > 0 && tops[0].start != start {
-				return
-			}
-			gs := groups(tops, src)
-			gs[0].start, gs[len(gs)-1].end = start, end
-			p := &part{groups: gs, tree: ts}
 			var buf scratch
-			bases := freshBases(gs, src, bytes.Count(src[:start], []byte{'\n'}))
-			for j, g := range gs {
-				p.segments = append(p.segments, mirrorSegment(g, src, bases[j], root, &buf))
+			for i := range next {
+				parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], root, &buf)
 			}
-			parts[i] = p
 		})
 	}
 	wg.Wait()
@@ -91,7 +75,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		}
 	}
 	for _, p := range parts {
-		if p == nil {
+		if p == nil || p.broken {
 			go t.Release()
 			return nil
 		}
@@ -108,6 +92,36 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 	t.Src = t.fill(root.End, nil)
 	t.collect()
 	return t
+}
+
+// chunk is a part of a file parsed alone.
+type chunk struct {
+	tree     *sitter.Tree
+	broken   bool // with a syntax error, or not cut at a statement
+	groups   []group
+	segments []*Segment
+}
+
+// parseChunk parses and mirrors src[start:end], or returns nil when the
+// parse fails.
+func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf *scratch) *chunk {
+	ts, err := parse(ctx, nil, src[start:end])
+	if err != nil {
+		return nil
+	}
+	c := &chunk{tree: ts}
+	tops := topLevel(ts, start)
+	if ts.RootNode().Type() != "module" || ts.RootNode().HasError() || len(tops) == 0 || tops[0].start != start && start > 0 {
+		c.broken = true
+		return c
+	}
+	c.groups = groups(tops, src)
+	c.groups[0].start, c.groups[len(c.groups)-1].end = start, end
+	bases := freshBases(c.groups, src, bytes.Count(src[:start], []byte{'\n'}))
+	for i, g := range c.groups {
+		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, buf))
+	}
+	return c
 }
 
 // cutAfter returns the start of the first line at or after off that can

@@ -34,6 +34,7 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 		defer f.Close()
 		logOut = f
 	}
+	server.TuneRuntime()
 	// Nothing but protocol messages may go to stdout.
 	return server.Run(context.Background(), stdin, stdout, server.Options{
 		Rules:    rules.All(),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -200,5 +201,39 @@ func TestTypingReusesTheRest(t *testing.T) {
 		if kept < len(tree.Segments)-3 {
 			t.Fatalf("typing %q re-mirrored %d of %d segments", key, len(tree.Segments)-kept, len(tree.Segments))
 		}
+	}
+}
+
+// The edited tree an incremental parse starts from is referenced only by
+// the parser while it runs; collections during the parse must not free it
+// (the binding does not keep it alive; parse does).
+func TestIncrementalParseSurvivesCollections(t *testing.T) {
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "def f%d(x):\n    y = [x, %d]\n    return y\n\n\n", i, i)
+	}
+	src := []byte(b.String())
+	tree, _ := ParseForEditing(context.Background(), nil, nil, src)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	for i := range 300 {
+		at := (i * 7919) % len(src)
+		for at < len(src) && src[at] != '\n' {
+			at++
+		}
+		tree, src = edit(t, tree, src, at, at, "  # x")
+	}
+	if fresh, _ := Parse(context.Background(), src); renderStatements(fresh) != renderStatements(tree) {
+		t.Error("the tree after the edits differs from a fresh parse")
 	}
 }

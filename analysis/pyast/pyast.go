@@ -9,6 +9,7 @@ package pyast
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -65,6 +66,10 @@ func parse(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree, err
 		defer putParser(p)
 	}
 	ts, err := p.ParseCtx(ctx, old, src)
+	// The binding passes old's C tree to the parser without keeping old
+	// alive: a collection during the parse could run old's finalizer and
+	// free the tree under the parser.
+	runtime.KeepAlive(old)
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
@@ -223,7 +228,9 @@ func (n *Node) HasError() bool {
 func ParseTree(old *sitter.Tree, src []byte) (*sitter.Tree, error) {
 	p := getParser()
 	defer putParser(p)
-	return p.ParseCtx(context.Background(), old, src)
+	ts, err := p.ParseCtx(context.Background(), old, src)
+	runtime.KeepAlive(old) // see parse
+	return ts, err
 }
 
 // ErrorCount counts the syntax errors (ERROR and MISSING nodes) of a

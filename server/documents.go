@@ -41,8 +41,10 @@ type completion struct {
 // completeInBackground starts the whole-file parse of d's tree when it was
 // parsed in chunks, once the first diagnostics are out (or after a
 // moment, when nobody asks for them): until then they need the cores.
-func (d *document) completeInBackground(snap *snapshot, logf func(string, ...any)) {
+// Call with s.mu held.
+func (s *Server) completeInBackground(d *document) {
 	d.stopCompletion()
+	snap := d.snap
 	tree := snap.tree
 	if tree == nil || tree.TS != nil {
 		return
@@ -51,29 +53,43 @@ func (d *document) completeInBackground(snap *snapshot, logf func(string, ...any
 	c := &completion{done: make(chan struct{}), cancel: cancel}
 	d.whole = c
 	go func() {
-		defer close(c.done)
-		select {
-		case <-snap.analysed:
-		case <-time.After(250 * time.Millisecond):
-		case <-ctx.Done():
-			tree.Release()
+		whole := complete(ctx, snap, s.log.Printf, d.uri)
+		c.tree = whole
+		close(c.done) // before taking s.mu: didChange waits for it holding s.mu
+		if whole == nil || whole.SameSegments(tree) {
 			return
 		}
-		whole, err := tree.Complete(ctx)
-		switch {
-		case err != nil:
-			if ctx.Err() == nil {
-				logf("%s: parsing the whole file: %v", d.uri, err)
-			}
-		case !whole.SameSegments(tree):
-			// Parsing in chunks should give the whole file's tree; if it
-			// did not, the next version is analysed from the whole parse.
-			logf("%s: the chunked parse differs from the whole file's", d.uri)
-			c.tree = whole
-		default:
-			c.tree = whole
+		// Parsing in chunks should give the whole file's tree. Should it
+		// not, the whole parse is right: analyse this version again.
+		s.log.Printf("%s: the chunked parse differs from the whole file's; analysing again", d.uri)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if d.snap == snap && ctx.Err() == nil {
+			d.snap = s.newSnapshot(d, snap.version, snap.src, snap.mapper, whole, snap.settings, snap.skip)
+			s.scheduleDiagnostics(d)
 		}
 	}()
+}
+
+// complete parses the whole file of snap, whose tree was parsed in chunks,
+// once its first analysis is done (or after a moment); nil when it fails
+// or ctx is cancelled.
+func complete(ctx context.Context, snap *snapshot, logf func(string, ...any), uri string) *pyast.Tree {
+	select {
+	case <-snap.analysed:
+	case <-time.After(250 * time.Millisecond):
+	case <-ctx.Done():
+		snap.tree.Release()
+		return nil
+	}
+	whole, err := snap.tree.Complete(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			logf("%s: parsing the whole file: %v", uri, err)
+		}
+		return nil
+	}
+	return whole
 }
 
 // completed waits for the whole-file parse of d's tree and returns it, or

@@ -39,7 +39,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 	}
 	d.snap = s.newSnapshot(d, td.Version, src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)
-	d.completeInBackground(d.snap, s.log.Printf)
+	s.completeInBackground(d)
 	s.docs[td.URI] = d
 	s.scheduleDiagnostics(d)
 	return nil
@@ -123,6 +123,7 @@ func (s *Server) didChange(params json.RawMessage) error {
 	base := d.snap.model()
 	d.snap = s.newSnapshot(d, p.TextDocument.Version, src, mapper, tree, d.snap.settings, skip)
 	d.snap.base = base
+	s.completeInBackground(d) // when a whole new text was parsed in chunks
 	s.scheduleDiagnostics(d)
 	return nil
 }

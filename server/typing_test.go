@@ -141,6 +141,25 @@ func TestLargeFileOpenedInChunks(t *testing.T) {
 			t.Fatalf("after edit %d the diagnostics differ from a fresh analysis'", i)
 		}
 	}
+	// A whole new text is parsed in chunks again, and completed again.
+	text = trainingFile(6000, 5)
+	c.texts[uri] = text
+	c.vers[uri]++
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": c.vers[uri]},
+		"contentChanges": []map[string]any{{"text": text}},
+	})
+	if got, want := c.diagnostics(uri, c.vers[uri]), freshDiagnostics(t, text, c.vers[uri], analysis.UTF16); !reflect.DeepEqual(got, want) {
+		t.Fatal("after replacing the text the diagnostics differ from a fresh analysis'")
+	}
+	for i := range 3 {
+		text := c.texts[uri]
+		start, end, insert := typingEdit(rng, text, []string{"x = x.cuda()"}, []string{"("})
+		version := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(text, start, analysis.UTF16), clientPosition(text, end, analysis.UTF16)}, NewText: insert})
+		if got, want := c.diagnostics(uri, version), freshDiagnostics(t, c.texts[uri], version, analysis.UTF16); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after edit %d of the new text the diagnostics differ from a fresh analysis'", i)
+		}
+	}
 	c.srv.mu.Lock()
 	tree := c.srv.docs[uri].snap.tree
 	c.srv.mu.Unlock()

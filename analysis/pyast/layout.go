@@ -114,11 +114,15 @@ func (t *Tree) segmentAt(off int, startOf func(int) int) int {
 
 // pad is how many spaces follow segment i in t.Src.
 func (t *Tree) pad(i int) int {
-	end := t.Root.End
+	return t.segmentEnd(i) - t.Segments[i].Base - t.Segments[i].Len()
+}
+
+// segmentEnd is where segment i's spaces end: the next segment's offset.
+func (t *Tree) segmentEnd(i int) int {
 	if i+1 < len(t.Segments) {
-		end = t.Segments[i+1].Base
+		return t.Segments[i+1].Base
 	}
-	return end - t.Segments[i].Base - t.Segments[i].Len()
+	return t.Root.End
 }
 
 // HasError reports whether the tree contains a syntax error.
@@ -455,10 +459,7 @@ func (t *Tree) fill(size int, prev *Tree) []byte {
 	}
 	j := 0 // prev's segment at or after the current one's offset
 	for i, s := range t.Segments {
-		end := t.Root.End
-		if i+1 < len(t.Segments) {
-			end = t.Segments[i+1].Base
-		}
+		end := t.segmentEnd(i)
 		if prev != nil {
 			for j < len(prev.Segments) && prev.Segments[j].Base < s.Base {
 				j++
@@ -473,21 +474,13 @@ func (t *Tree) fill(size int, prev *Tree) []byte {
 			continue
 		}
 		at += copy(out[at:], s.text[:s.padAt])
-		pad := end - s.Base - len(s.text)
+		pad := t.pad(i)
 		for filled := 0; filled < pad; {
 			filled += copy(out[at+filled:at+pad], spaces)
 		}
 		copy(out[at+pad:], s.text[s.padAt:])
 	}
 	return out
-}
-
-// segmentEnd is where segment i's spaces end: the next segment's offset.
-func (t *Tree) segmentEnd(i int) int {
-	if i+1 < len(t.Segments) {
-		return t.Segments[i+1].Base
-	}
-	return t.Root.End
 }
 
 var spaces = bytes.Repeat([]byte{' '}, 4096)

@@ -568,11 +568,6 @@ func (f *File) isDeviceExpr(e *pyast.Node, depth int) bool {
 
 // --- torch.utils.data ---
 
-// IsDataLoaderCall reports whether call constructs a torch DataLoader.
-func (f *File) IsDataLoaderCall(call *pyast.Node) bool {
-	return f.Callee(call) == "torch.utils.data.DataLoader"
-}
-
 func (f *File) newDataLoader(call *pyast.Node) *DataLoader {
 	d := &DataLoader{
 		Call:       call,

@@ -92,7 +92,7 @@ func TestFixesIdempotentAndParse(t *testing.T) {
 			first := fix(t, file, src, choose)
 			before, _ := pyast.Parse(context.Background(), src)
 			after, _ := pyast.Parse(context.Background(), first.Source)
-			if !before.Root.HasError() && after.Root.HasError() {
+			if !before.HasError() && after.HasError() {
 				t.Errorf("%s (%s): the fixed source does not parse", file, suffix)
 			}
 			if first.Rounds >= MaxRounds {

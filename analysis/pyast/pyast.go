@@ -211,18 +211,6 @@ func Walk(n *Node, visit func(*Node) bool) {
 	}
 }
 
-// HasError reports whether the tree below n contains a syntax error.
-func (n *Node) HasError() bool {
-	found := false
-	Walk(n, func(m *Node) bool {
-		if m.Kind == "ERROR" || m.Kind == "MISSING" {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
 // ParseTree parses src (incrementally from old, an edited tree) without
 // building the Go mirror: for callers that only ask whether it parses.
 func ParseTree(old *sitter.Tree, src []byte) (*sitter.Tree, error) {

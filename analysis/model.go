@@ -56,6 +56,7 @@ type File struct {
 		sync.Mutex
 		module, loss map[string]bool
 		taint        map[*pyast.Node]*Taint // by scope
+		classes      map[*Class]classKind
 	}
 
 	// Computed on first use.
@@ -74,6 +75,14 @@ func (f *File) computeLazy() {
 		f.lazy.indentUnit = f.indentUnit()
 		for _, a := range f.Assignments {
 			left, right := a.Child("left"), a.Child("right")
+			if right.Is("call") {
+				// Only torch.device(...) and torch.cuda.current_device()
+				// (or aliases) name devices; most assigned calls do not.
+				fn := right.Child("function")
+				if name := f.LastName(fn); name != "device" && name != "current_device" && !(fn.Is("identifier") && f.Imports[name] != "") {
+					continue
+				}
+			}
 			if a.Kind == "assignment" && left.Is("identifier") && right.Is("string", "call", "conditional_expression") && f.IsDeviceExpr(right) {
 				f.lazy.deviceBindings = append(f.lazy.deviceBindings, a)
 			}
@@ -305,25 +314,60 @@ func (f *File) KeywordArg(call *pyast.Node, keyword string) *pyast.Node {
 
 // IsDataset reports whether c derives from torch.utils.data.Dataset or
 // IterableDataset, directly or through classes in this file.
-func (f *File) IsDataset(c *Class) bool {
-	return f.derivesFrom(c, map[*Class]bool{}, func(q string) bool {
-		return q == "torch.utils.data.Dataset" || q == "torch.utils.data.IterableDataset" ||
-			q == "torch.utils.data.TensorDataset" || strings.HasPrefix(q, "torchvision.datasets.")
-	})
-}
+func (f *File) IsDataset(c *Class) bool { return f.classKind(c)&dataset != 0 }
 
 // IsIterableDataset reports whether c derives from IterableDataset.
-func (f *File) IsIterableDataset(c *Class) bool {
-	return f.derivesFrom(c, map[*Class]bool{}, func(q string) bool { return q == "torch.utils.data.IterableDataset" })
-}
+func (f *File) IsIterableDataset(c *Class) bool { return f.classKind(c)&iterableDataset != 0 }
 
 // IsModule reports whether c derives from torch.nn.Module.
-func (f *File) IsModule(c *Class) bool {
-	return f.derivesFrom(c, map[*Class]bool{}, func(q string) bool {
+func (f *File) IsModule(c *Class) bool { return f.classKind(c)&module != 0 }
+
+// classKind is what a class derives from, as bits.
+type classKind uint8
+
+const (
+	dataset classKind = 1 << iota
+	iterableDataset
+	module
+	known // computed
+)
+
+// classKind answers the three questions about c once per file (and
+// across versions while the imports and class headers stay the same).
+func (f *File) classKind(c *Class) classKind {
+	if c == nil {
+		return known
+	}
+	f.memos.Lock()
+	k := f.memos.classes[c]
+	f.memos.Unlock()
+	if k&known != 0 {
+		return k
+	}
+	k = known
+	if f.derivesFrom(c, map[*Class]bool{}, func(q string) bool {
+		return q == "torch.utils.data.Dataset" || q == "torch.utils.data.IterableDataset" ||
+			q == "torch.utils.data.TensorDataset" || strings.HasPrefix(q, "torchvision.datasets.")
+	}) {
+		k |= dataset
+	}
+	if f.derivesFrom(c, map[*Class]bool{}, func(q string) bool { return q == "torch.utils.data.IterableDataset" }) {
+		k |= iterableDataset
+	}
+	if f.derivesFrom(c, map[*Class]bool{}, func(q string) bool {
 		return q == "torch.nn.Module" || strings.HasPrefix(q, "torch.nn.") && !strings.HasSuffix(q, "Loss") ||
 			q == "pytorch_lightning.LightningModule" || q == "lightning.LightningModule" ||
 			q == "lightning.pytorch.LightningModule"
-	})
+	}) {
+		k |= module
+	}
+	f.memos.Lock()
+	if f.memos.classes == nil {
+		f.memos.classes = map[*Class]classKind{}
+	}
+	f.memos.classes[c] = k
+	f.memos.Unlock()
+	return k
 }
 
 func (f *File) derivesFrom(c *Class, seen map[*Class]bool, match func(string) bool) bool {

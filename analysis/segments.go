@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -359,6 +360,13 @@ func (f *File) carryOver(prev *File) {
 		return to
 	}
 	f.memos.module, f.memos.loss = keep(prev.memos.module), keep(prev.memos.loss)
+	// What a class derives from depends on the class headers alone.
+	f.memos.classes = make(map[*Class]classKind, len(prev.memos.classes))
+	for c, k := range prev.memos.classes {
+		if ix := f.segments[prev.segmentOf(c.Node)]; ix != nil && slices.Contains(ix.classes, c) {
+			f.memos.classes[c] = k
+		}
+	}
 	f.memos.taint = make(map[*pyast.Node]*Taint, len(prev.memos.taint))
 	for scope, t := range prev.memos.taint {
 		if t.segment == nil || f.segments[t.segment] == nil {

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -63,5 +64,27 @@ func TestRemoveStatement(t *testing.T) {
 		if got := apply(t, f, f.RemoveStatement(stmt)); got != c.want {
 			t.Errorf("%q: got %q, want %q", c.src, got, c.want)
 		}
+	}
+}
+
+func TestDeviceBindings(t *testing.T) {
+	f := parseFile(t, `import torch
+from torch import device as D
+from torch.cuda import current_device
+
+a = D("cuda")
+b = torch.device("cuda:1")
+c = current_device()
+d = "cuda" if torch.cuda.is_available() else "cpu"
+e = model(x)
+g = torch.device("cpu")
+h = torch.randn(3)
+`)
+	var got []string
+	for _, a := range f.DeviceBindings() {
+		got = append(got, f.Text(a.Child("left")))
+	}
+	if want := []string{"a", "b", "c", "d"}; !slices.Equal(got, want) {
+		t.Errorf("device bindings %v, want %v", got, want)
 	}
 }

@@ -169,22 +169,43 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 
 // verifyFixes drops every fix whose result would have a syntax error the
 // source did not have: a fix is only offered if it leaves valid code.
+// Distinct fixes (several diagnostics often share one) are verified side
+// by side.
 func (res *Result) verifyFixes() {
 	f := res.File
-	verdicts := map[string]error{} // several diagnostics often share one fix
-	trees := regionTrees{}
-	defer trees.close()
+	index := map[string]int{} // a fix's edits -> its place in fixes
+	var fixes []Fix
+	for _, d := range res.Diagnostics {
+		for _, fix := range d.Fixes {
+			key := fmt.Sprint(fix.Edits)
+			if _, seen := index[key]; !seen {
+				index[key] = len(fixes)
+				fixes = append(fixes, fix)
+			}
+		}
+	}
+	verdicts := make([]error, len(fixes))
+	next := make(chan int, len(fixes))
+	for i := range fixes {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(len(fixes), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			trees := regionTrees{}
+			defer trees.close()
+			for i := range next {
+				verdicts[i] = verifyFix(f, fixes[i], trees)
+			}
+		})
+	}
+	wg.Wait()
 	for i := range res.Diagnostics {
 		d := &res.Diagnostics[i]
 		kept := d.Fixes[:0]
 		for _, fix := range d.Fixes {
-			key := fmt.Sprint(fix.Edits)
-			err, seen := verdicts[key]
-			if !seen {
-				err = verifyFix(f, fix, trees)
-				verdicts[key] = err
-			}
-			if err != nil {
+			if err := verdicts[index[fmt.Sprint(fix.Edits)]]; err != nil {
 				line := f.Mapper.LineOf(d.Start) + 1
 				res.DroppedFixes = append(res.DroppedFixes, fmt.Sprintf("%s:%d: %s: dropped fix %q: %v", f.Path, line, d.Code, fix.Title, err))
 				continue

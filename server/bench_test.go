@@ -161,8 +161,11 @@ func BenchmarkOpenToDiagnostics(b *testing.B) {
 			for b.Loop() {
 				uri := fmt.Sprintf("file:///bench%d.py", i)
 				i++
-				// The client's own encoding of the 257 KB message is not
-				// the server's time: it is done before the clock starts.
+				// Each open is of a text the server has not seen (what it
+				// remembers across files, such as fix verdicts, does not
+				// help), and the client's own encoding of the 257 KB
+				// message is done before the clock starts.
+				text := strings.ReplaceAll(text, "Samples for", fmt.Sprintf("Samples (%d) for", i))
 				open, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": map[string]any{
 					"textDocument": map[string]any{"uri": uri, "languageId": "python", "version": 1, "text": text},
 				}})

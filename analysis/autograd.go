@@ -221,7 +221,7 @@ func (f *File) newTaint(scope *pyast.Node) *Taint {
 			// x += y keeps x tainted if either side is.
 			for _, name := range targetNames(f, left) {
 				tainted := t.Tainted(right) || t.nameTainted(name, a.Start)
-				t.events[name] = append(t.events[name], taintEvent{at: at, tainted: tainted})
+				t.add(name, taintEvent{at: at, tainted: tainted})
 			}
 			continue
 		}
@@ -229,13 +229,13 @@ func (f *File) newTaint(scope *pyast.Node) *Taint {
 		// a, b = x, y: element-wise when the shapes match.
 		if elems := right.NamedChildren(); right.Is("expression_list", "tuple") && len(elems) == len(names) && left.Is("pattern_list", "tuple_pattern") {
 			for i, name := range names {
-				t.events[name] = append(t.events[name], taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i])})
+				t.add(name, taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i])})
 			}
 			continue
 		}
 		tainted, scalar := t.Tainted(right), t.IsScalarLoss(right)
 		for _, name := range names {
-			t.events[name] = append(t.events[name], taintEvent{at: at, tainted: tainted, scalarLoss: scalar && len(names) == 1})
+			t.add(name, taintEvent{at: at, tainted: tainted, scalarLoss: scalar && len(names) == 1})
 		}
 	}
 	return t
@@ -350,6 +350,15 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 	return false
 }
 
+// add records an assignment to name. Names are copies: a taint outlives
+// the version whose text it was computed from (see File.carryOver).
+func (t *Taint) add(name string, e taintEvent) {
+	if _, ok := t.events[name]; !ok {
+		name = strings.Clone(name)
+	}
+	t.events[name] = append(t.events[name], e)
+}
+
 // ask records, while the taint is being built, the names whose bindings
 // IsModelCall and IsLossCall look at for call.
 func (t *Taint) ask(call *pyast.Node) {
@@ -357,8 +366,8 @@ func (t *Taint) ask(call *pyast.Node) {
 		return
 	}
 	for _, n := range []*pyast.Node{call.Child("function"), Receiver(call)} {
-		if n.Is("identifier", "attribute") {
-			t.asked[t.f.Text(n)] = true
+		if n.Is("identifier", "attribute") && !t.asked[t.f.Text(n)] {
+			t.asked[strings.Clone(t.f.Text(n))] = true
 		}
 	}
 }

@@ -103,7 +103,8 @@ func (f *File) memo(m *map[string]bool, key string, compute func() bool) bool {
 	if *m == nil {
 		*m = map[string]bool{}
 	}
-	(*m)[key] = v
+	// A copy: the answers outlive this version's text (see carryOver).
+	(*m)[strings.Clone(key)] = v
 	f.memos.Unlock()
 	return v
 }

@@ -127,10 +127,11 @@ type segmentIndex struct {
 	callsInLoop []*pyast.Node
 }
 
-// binding is a plain assignment to a name (or attribute chain).
+// binding is a plain assignment to a name (or attribute chain). The name
+// is read from the file's text when needed: a string taken from the text
+// of the version that made the segment would keep that text alive.
 type binding struct {
-	name  string
-	value *pyast.Node
+	target, value *pyast.Node
 }
 
 type importFacts struct {
@@ -141,7 +142,7 @@ type importFacts struct {
 
 func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 	ix := &segmentIndex{}
-	text := func(n *pyast.Node) string { return n.Text(tree.Src) }
+	text := func(n *pyast.Node) string { return strings.Clone(n.Text(tree.Src)) }
 	var headers strings.Builder
 	for _, stmt := range seg.Nodes {
 		pyast.Walk(stmt, func(n *pyast.Node) bool {
@@ -166,7 +167,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 			case "assignment", "augmented_assignment":
 				ix.assignments = append(ix.assignments, n)
 				if left, right := n.Child("left"), n.Child("right"); n.Kind == "assignment" && right != nil && left.Is("identifier", "attribute") {
-					ix.bindings = append(ix.bindings, binding{text(left), right})
+					ix.bindings = append(ix.bindings, binding{left, right})
 				}
 			case "comment":
 				ix.comments = append(ix.comments, n)
@@ -188,6 +189,8 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 	return ix
 }
 
+// newClass builds a class's description; its strings are copies (see
+// binding).
 func newClass(n *pyast.Node, text func(*pyast.Node) string) *Class {
 	c := &Class{Name: text(n.Child("name")), Node: n, Methods: map[string]*pyast.Node{}}
 	if supers := n.Child("superclasses"); supers != nil {
@@ -254,6 +257,9 @@ func (ix *segmentIndex) callIndex(f *File) {
 	ix.byName = map[string][]*pyast.Node{}
 	for _, c := range ix.calls {
 		if name := f.LastName(c.Child("function")); name != "" {
+			if _, ok := ix.byName[name]; !ok {
+				name = strings.Clone(name) // see binding
+			}
 			ix.byName[name] = append(ix.byName[name], c)
 		}
 		if InLoop(c) {
@@ -298,7 +304,8 @@ func (f *File) Bindings(name string) []*pyast.Node {
 		f.bindings.m = map[string][]*pyast.Node{}
 		for _, ix := range f.indexes {
 			for _, b := range ix.bindings {
-				f.bindings.m[b.name] = append(f.bindings.m[b.name], b.value)
+				name := f.Text(b.target)
+				f.bindings.m[name] = append(f.bindings.m[name], b.value)
 			}
 		}
 	})
@@ -331,14 +338,14 @@ func (f *File) carryOver(prev *File) {
 	for seg, ix := range f.segments {
 		if prev.segments[seg] == nil {
 			for _, b := range ix.bindings {
-				balance[pair{b.name, f.Text(b.value)}]++
+				balance[pair{f.Text(b.target), f.Text(b.value)}]++
 			}
 		}
 	}
 	for seg, ix := range prev.segments {
 		if f.segments[seg] == nil {
 			for _, b := range ix.bindings {
-				balance[pair{b.name, prev.Text(b.value)}]--
+				balance[pair{prev.Text(b.target), prev.Text(b.value)}]--
 			}
 		}
 	}

@@ -417,7 +417,9 @@ func padPoint(g group, src []byte) int {
 // mirrorSegment mirrors group g with its text at base; buf is a buffer
 // for flatten (nil for none).
 func mirrorSegment(g group, src []byte, base int, root *Node, buf *scratch) *Segment {
-	seg := &Segment{Base: base, text: src[g.start:g.end], padAt: padPoint(g, src), shape: 14695981039346656037}
+	// Its own copy of the text: a view would keep this version's whole
+	// source alive as long as the segment.
+	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), shape: 14695981039346656037}
 	for _, t := range g.tops {
 		flat := flatten(t.node, buf)
 		seg.shape = shape(seg.shape, flat, g.start-t.origin)

@@ -5,9 +5,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"fmt"
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -289,4 +292,44 @@ func TestRulesTogetherEqualRulesAlone(t *testing.T) {
 			t.Errorf("%s: all rules together report %d diagnostics, each alone %d", file, len(together.Diagnostics), len(alone))
 		}
 	}
+}
+
+// A buffer edited for a long time must not keep old versions' texts alive:
+// segments and remembered answers outlive the version that made them, so
+// what they keep must be their own copies, not views into that version's
+// text.
+func TestOldVersionsAreNotKeptAlive(t *testing.T) {
+	var b strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&b, "def train%d(model, loader, criterion):\n    history = []\n    for x, y in loader:\n        loss = criterion(model(x), y)\n        loss.backward()\n        history.append(loss)\n    return history\n\n\n", i)
+	}
+	src := []byte(b.String())
+	runner := &analysis.Runner{Rules: rules.All()}
+	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
+	f := runner.Analyze(analysis.NewFile("long.py", src, tree), nil).File
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	one := heap()
+	// Rename a variable in a different function each time: every version
+	// makes a segment and new answers of its own.
+	for i := range 300 {
+		at := bytes.Index(src, []byte(fmt.Sprintf("def train%d(", i))) + len("def train")
+		next := append(append(append([]byte{}, src[:at]...), 'v'), src[at:]...)
+		ts := tree.TS.Copy()
+		ts.Edit(sitter.EditInput{StartIndex: uint32(at), OldEndIndex: uint32(at), NewEndIndex: uint32(at + 1),
+			StartPoint: rowCol(src, at), OldEndPoint: rowCol(src, at), NewEndPoint: rowCol(next, at+1)})
+		tree, _ = pyast.ParseForEditing(context.Background(), tree, ts, next)
+		f = runner.Analyze(analysis.NewFileFrom(f, "long.py", next, tree), nil).File
+		src = next
+	}
+	after := heap()
+	t.Logf("heap after one version: %.1f MB, after 300: %.1f MB", float64(one)/1e6, float64(after)/1e6)
+	if after > 3*one {
+		t.Errorf("after 300 versions the heap holds %d MB; after one it held %d MB", after>>20, one>>20)
+	}
+	runtime.KeepAlive(f)
 }

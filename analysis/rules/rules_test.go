@@ -3,9 +3,9 @@ package rules_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
-	"fmt"
 	"reflect"
 	"runtime"
 	"sort"

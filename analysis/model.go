@@ -73,18 +73,20 @@ func (f *File) computeLazy() {
 	f.lazy.Do(func() {
 		f.lazy.lineEnding = f.lineEnding()
 		f.lazy.indentUnit = f.indentUnit()
-		for _, a := range f.Assignments {
-			left, right := a.Child("left"), a.Child("right")
-			if right.Is("call") {
-				// Only torch.device(...) and torch.cuda.current_device()
-				// (or aliases) name devices; most assigned calls do not.
-				fn := right.Child("function")
-				if name := f.LastName(fn); name != "device" && name != "current_device" && !(fn.Is("identifier") && f.Imports[name] != "") {
-					continue
+		for _, ix := range f.indexes {
+			for _, a := range ix.deviceCandidates {
+				right := a.Child("right")
+				if right.Is("call") {
+					// Only torch.device(...) and torch.cuda.current_device()
+					// (or aliases) name devices; most assigned calls do not.
+					fn := right.Child("function")
+					if name := f.LastName(fn); name != "device" && name != "current_device" && !(fn.Is("identifier") && f.Imports[name] != "") {
+						continue
+					}
 				}
-			}
-			if a.Kind == "assignment" && left.Is("identifier") && right.Is("string", "call", "conditional_expression") && f.IsDeviceExpr(right) {
-				f.lazy.deviceBindings = append(f.lazy.deviceBindings, a)
+				if f.IsDeviceExpr(right) {
+					f.lazy.deviceBindings = append(f.lazy.deviceBindings, a)
+				}
 			}
 		}
 	})

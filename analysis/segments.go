@@ -115,7 +115,8 @@ type segmentIndex struct {
 	classes                             []*Class
 	classHeaders                        string // the classes' names, bases and methods
 	bindings                            []binding
-	indent                              int // as File.indent
+	deviceCandidates                    []*pyast.Node // name = string, call or conditional
+	indent                              int           // as File.indent
 
 	// What depends on the imports too, for the imports it was found with.
 	mu    sync.Mutex
@@ -168,6 +169,9 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				ix.assignments = append(ix.assignments, n)
 				if left, right := n.Child("left"), n.Child("right"); n.Kind == "assignment" && right != nil && left.Is("identifier", "attribute") {
 					ix.bindings = append(ix.bindings, binding{left, right})
+					if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
+						ix.deviceCandidates = append(ix.deviceCandidates, n)
+					}
 				}
 			case "comment":
 				ix.comments = append(ix.comments, n)

@@ -167,3 +167,39 @@ func TestLargeFileOpenedInChunks(t *testing.T) {
 		t.Error("after edits the tree still has no whole-file tree-sitter tree")
 	}
 }
+
+// Answers carried from one version to the next must never be stale, not
+// even for one version: every version of a typing session is checked.
+func TestEveryVersionIsExact(t *testing.T) {
+	seed, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// enc2 is a model only while a binding says so: inserting and deleting
+	// `enc2 = nn.Linear(2, 2)` anywhere changes what is known about the
+	// loops that store enc2(x).
+	statements := []string{"torch.cuda.empty_cache()", "history.append(loss)", "x = x.cuda()", "total += loss", "model.eval()",
+		"enc2 = nn.Linear(2, 2)", "history.append(enc2(x))", "total += enc2(x).sum()", "import torch.nn as nn", "device = torch.device('cuda')"}
+	rng := rand.New(rand.NewSource(8))
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///every.py"
+	c.open(uri, string(seed)+trainingFile(150, 2))
+	seen := 0
+	for i := 1; i <= 200; i++ {
+		text := c.texts[uri]
+		start, end, insert := typingEdit(rng, text, statements, []string{"("})
+		if insert == "(" {
+			insert = "" // keep the file analysable: this test is about carried answers
+		}
+		version := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(text, start, analysis.UTF16), clientPosition(text, end, analysis.UTF16)}, NewText: insert})
+		got, want := c.diagnostics(uri, version), freshDiagnostics(t, c.texts[uri], version, analysis.UTF16)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("version %d differs from a fresh analysis\ngot  %+v\nwant %+v", version, got, want)
+		}
+		seen += len(want)
+	}
+	if seen < 200*3 {
+		t.Errorf("only %d diagnostics over 200 versions: the edits broke the file", seen)
+	}
+}

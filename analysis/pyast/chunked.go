@@ -117,6 +117,11 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf
 	}
 	c.groups = groups(tops, src)
 	c.groups[0].start, c.groups[len(c.groups)-1].end = start, end
+	if end < len(src) && padPoint(c.groups[len(c.groups)-1], src) < 0 {
+		// It would take in the next chunk's first statement (see groups).
+		c.broken = true
+		return c
+	}
 	bases := freshBases(c.groups, src, bytes.Count(src[:start], []byte{'\n'}))
 	for i, g := range c.groups {
 		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, buf))

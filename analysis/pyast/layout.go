@@ -150,8 +150,27 @@ type group struct {
 }
 
 // groups splits the top-level statements into segments: a segment starts
-// with a statement that starts a line.
+// with a statement that starts a line, and takes in the next one when its
+// last statement runs past its final line break (a comment takes the "\r"
+// of a CRLF, an ERROR node a whole line): the spaces that give a segment
+// room must go before that line break.
 func groups(tops []top, src []byte) []group {
+	out := lineGroups(tops, src)
+	merged := out[:0]
+	for i := 0; i < len(out); i++ {
+		g := out[i]
+		for i+1 < len(out) && padPoint(g, src) < 0 {
+			i++
+			g.tops = append(g.tops[:len(g.tops):len(g.tops)], out[i].tops...)
+			g.end = out[i].end
+		}
+		merged = append(merged, g)
+	}
+	return merged
+}
+
+// lineGroups splits the top-level statements at those that start a line.
+func lineGroups(tops []top, src []byte) []group {
 	var out []group
 	for _, t := range tops {
 		if len(out) > 0 && !lineStart(src, t.start) {
@@ -472,7 +491,12 @@ func (t *Tree) fill(size int, prev *Tree) []byte {
 		}
 		at := s.Base
 		if s.padAt < 0 {
-			copy(out[at:], s.text)
+			// Only the last segment can have room it cannot put before a
+			// line break (see groups): spaces after the end of the file.
+			at += copy(out[at:], s.text)
+			for filled := 0; at+filled < end; {
+				filled += copy(out[at+filled:end], spaces)
+			}
 			continue
 		}
 		at += copy(out[at:], s.text[:s.padAt])

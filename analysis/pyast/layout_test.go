@@ -26,6 +26,16 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 	if tree.LaidOut() && !bytes.Equal(tree.Src, tree.fill(tree.Root.End, nil)) {
 		t.Fatal("Src, updated from the last version's, differs from one written afresh")
 	}
+	// Between segments there are only spaces, and only before a line
+	// break or at the end.
+	if i := bytes.IndexByte(tree.Src, 0); i >= 0 && bytes.IndexByte(src, 0) < 0 {
+		t.Fatalf("Src has a byte the source does not have at %d", i)
+	}
+	for i, s := range tree.Segments {
+		if s.padAt < 0 && i+1 < len(tree.Segments) {
+			t.Fatalf("segment %d has no place for spaces and is not the last", i)
+		}
+	}
 	tree.Walk(tree.Root, func(n *Node) bool {
 		if n == tree.Root {
 			return true

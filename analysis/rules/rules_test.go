@@ -333,3 +333,31 @@ func TestOldVersionsAreNotKeptAlive(t *testing.T) {
 	}
 	runtime.KeepAlive(f)
 }
+
+// In a CRLF file a comment's node takes the "\r" of its line ending, so a
+// segment that ends with a comment has no place for spaces before its line
+// break: the layout must not leave bytes of its own in front of the next
+// statement (a fix built from that line would carry them into the file).
+func TestLaidOutCRLFCommentBeforeALoop(t *testing.T) {
+	src := []byte(strings.ReplaceAll(`import torch
+
+model = torch.nn.Linear(2, 2)
+model.eval()
+# evaluate
+for x in [torch.randn(2)]:
+    y = model(x)
+    print(y)
+# done
+`, "\n", "\r\n"))
+	runner := &analysis.Runner{Rules: rules.All()}
+	want, _ := runner.Run(context.Background(), "crlf.py", src, nil)
+	if len(want.Diagnostics) == 0 {
+		t.Fatal("the evaluation loop is not reported")
+	}
+	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
+	if bytes.IndexByte(tree.Src, 0) >= 0 {
+		t.Error("the laid-out text holds NUL bytes")
+	}
+	got := runner.Analyze(analysis.NewFile("crlf.py", src, tree), nil)
+	compareResults(t, "crlf.py", got, want)
+}

@@ -1,6 +1,7 @@
 package pyast
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"runtime"
@@ -29,19 +30,24 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 	cases := []struct {
 		middle  string
 		chunked bool
+		crlf    bool
 	}{
-		{"", true},
-		{"x = 1\n# a comment at column 0\n", true},
-		{"s = '''\ndef not_code():\n    pass\n'''\n", true},                          // the string closes before any cut
-		{"s = '''\n" + strings.Repeat("def inside_a_string(): pass\n", 8000), false}, // it never closes
-		{"t = (\n" + strings.Repeat("1,\n", 20000) + ")\n", true},                    // no cut after a comma
-		{"u = (\n" + strings.Repeat("1,\n", 20000), false},                           // never closed
-		{"if x:\n    pass\n" + strings.Repeat("elif y:\n    pass\n", 4000) + "else:\n    pass\n", true},
-		{"@decorator\n" + strings.Repeat("# between\n", 8000) + "def decorated():\n    pass\n", true}, // not cut from its decorator
-		{"def broken(:\n    pass\n", false},                                                           // a syntax error anywhere: parsed whole
+		{"", true, false},
+		{"x = 1\n# a comment at column 0\n", true, false},
+		{"s = '''\ndef not_code():\n    pass\n'''\n", true, false},                          // the string closes before any cut
+		{"s = '''\n" + strings.Repeat("def inside_a_string(): pass\n", 8000), false, false}, // it never closes
+		{"t = (\n" + strings.Repeat("1,\n", 20000) + ")\n", true, false},                    // no cut after a comma
+		{"u = (\n" + strings.Repeat("1,\n", 20000), false, false},                           // never closed
+		{"if x:\n    pass\n" + strings.Repeat("elif y:\n    pass\n", 4000) + "else:\n    pass\n", true, false},
+		{"@decorator\n" + strings.Repeat("# between\n", 8000) + "def decorated():\n    pass\n", true, false}, // not cut from its decorator
+		{"def broken(:\n    pass\n", false, false},                                                           // a syntax error anywhere: parsed whole
+		{"# comments take the CR of their line\n# at the cut\n", true, true},
 	}
 	for i, c := range cases {
 		src := bigSource(200<<10, c.middle)
+		if c.crlf {
+			src = bytes.ReplaceAll(src, []byte("\n"), []byte("\r\n"))
+		}
 		got, err := ParseForEditing(context.Background(), nil, nil, src)
 		if err != nil {
 			t.Fatal(err)
@@ -55,6 +61,9 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 		}
 		if got.HasError() != want.HasError() {
 			t.Errorf("case %d: HasError %v, a whole parse says %v", i, got.HasError(), want.HasError())
+		}
+		if at := bytes.IndexByte(got.Src, 0); at >= 0 {
+			t.Errorf("case %d: Src has a NUL byte at %d", i, at)
 		}
 		whole, err := got.Complete(context.Background())
 		if err != nil || whole.TS == nil {

@@ -3,7 +3,10 @@
 //
 // Every call into the tree-sitter binding crosses cgo, so rules that walk
 // the tree node by node from Go pay for each step. The mirror is built with
-// one cursor walk per parse; after that, rules read ordinary structs.
+// one cursor walk per top-level statement, in C; after that, rules read
+// ordinary structs. A buffer being edited keeps the mirror of every
+// statement an edit leaves alone (layout.go), and a large one is parsed in
+// chunks on several cores when opened (chunked.go).
 package pyast
 
 import (

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,14 +76,11 @@ func (f *File) computeLazy() {
 		f.lazy.indentUnit = f.indentUnit()
 		for _, ix := range f.indexes {
 			for _, a := range ix.deviceCandidates {
+				// Only torch.device(...) and torch.cuda.current_device()
+				// name devices; most assigned calls do not.
 				right := a.Child("right")
-				if right.Is("call") {
-					// Only torch.device(...) and torch.cuda.current_device()
-					// (or aliases) name devices; most assigned calls do not.
-					fn := right.Child("function")
-					if name := f.LastName(fn); name != "device" && name != "current_device" && !(fn.Is("identifier") && f.Imports[name] != "") {
-						continue
-					}
+				if right.Is("call") && !f.mayCall(right, "device", "current_device") {
+					continue
 				}
 				if f.IsDeviceExpr(right) {
 					f.lazy.deviceBindings = append(f.lazy.deviceBindings, a)
@@ -254,6 +252,15 @@ func canonical(q string) string {
 		return canonicalNames.Replace(q)
 	}
 	return q
+}
+
+// mayCall reports whether call can call a function whose last name is
+// one of names: it is named so, or calls a name imported under another
+// (an alias). It is the cheap test before Callee.
+func (f *File) mayCall(call *pyast.Node, names ...string) bool {
+	fn := call.Child("function")
+	last := f.LastName(fn)
+	return slices.Contains(names, last) || fn.Is("identifier") && f.Imports[last] != ""
 }
 
 // Callee returns the qualified name of the function a call calls, or "".
@@ -439,17 +446,6 @@ func EnclosingLoops(n *pyast.Node) []*pyast.Node {
 		}
 	}
 	return loops
-}
-
-// InLoop reports whether n is in the body of a loop of its function: what
-// EnclosingLoops finds, without building the list.
-func InLoop(n *pyast.Node) bool {
-	for p := n.Parent; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
-		if p.Is("for_statement", "while_statement") && p.Child("body").Contains(n) {
-			return true
-		}
-	}
-	return false
 }
 
 // DecoratorsOf returns the decorator expressions of a function definition.

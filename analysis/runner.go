@@ -128,20 +128,9 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 		err   error
 	}
 	outcomes := make([]outcome, len(enabled))
-	next := make(chan int, len(enabled))
-	for i := range enabled {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range min(len(enabled), runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				outcomes[i].diags, outcomes[i].err = runRule(enabled[i], f, sup)
-			}
-		})
-	}
-	wg.Wait()
+	inParallel(len(enabled), func(i int) {
+		outcomes[i].diags, outcomes[i].err = runRule(enabled[i], f, sup)
+	})
 	for i, rule := range enabled {
 		diags, err := outcomes[i].diags, outcomes[i].err
 		if err != nil {
@@ -175,37 +164,28 @@ func (res *Result) verifyFixes() {
 	f := res.File
 	index := map[string]int{} // a fix's edits -> its place in fixes
 	var fixes []Fix
-	for _, d := range res.Diagnostics {
+	at := make([][]int, len(res.Diagnostics)) // each diagnostic's fixes in fixes
+	for i, d := range res.Diagnostics {
 		for _, fix := range d.Fixes {
 			key := fmt.Sprint(fix.Edits)
-			if _, seen := index[key]; !seen {
-				index[key] = len(fixes)
+			j, seen := index[key]
+			if !seen {
+				j = len(fixes)
+				index[key] = j
 				fixes = append(fixes, fix)
 			}
+			at[i] = append(at[i], j)
 		}
 	}
 	verdicts := make([]error, len(fixes))
-	next := make(chan int, len(fixes))
-	for i := range fixes {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range min(len(fixes), runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			trees := regionTrees{}
-			defer trees.close()
-			for i := range next {
-				verdicts[i] = verifyFix(f, fixes[i], trees)
-			}
-		})
-	}
-	wg.Wait()
+	var trees regionTrees
+	defer trees.close()
+	inParallel(len(fixes), func(i int) { verdicts[i] = verifyFix(f, fixes[i], &trees) })
 	for i := range res.Diagnostics {
 		d := &res.Diagnostics[i]
 		kept := d.Fixes[:0]
-		for _, fix := range d.Fixes {
-			if err := verdicts[index[fmt.Sprint(fix.Edits)]]; err != nil {
+		for k, fix := range d.Fixes {
+			if err := verdicts[at[i][k]]; err != nil {
 				line := f.Mapper.LineOf(d.Start) + 1
 				res.DroppedFixes = append(res.DroppedFixes, fmt.Sprintf("%s:%d: %s: dropped fix %q: %v", f.Path, line, d.Code, fix.Title, err))
 				continue
@@ -214,6 +194,25 @@ func (res *Result) verifyFixes() {
 		}
 		d.Fixes = kept
 	}
+}
+
+// inParallel calls do for every i in [0, n) on as many cores as there are
+// (and as n asks for), and returns when all calls have.
+func inParallel(n int, do func(i int)) {
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				do(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // toSource converts the offsets rules reported in f.Src to the source's.

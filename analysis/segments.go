@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -42,16 +41,9 @@ func NewFileFrom(prev *File, path string, src []byte, tree *pyast.Tree) *File {
 		}
 	}
 	// A whole file's worth of segments is indexed on every core.
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(fresh)/64))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for _, i := range fresh[w*len(fresh)/workers : (w+1)*len(fresh)/workers] {
-				f.indexes[i] = newSegmentIndex(tree.Segments[i], tree)
-			}
-		})
-	}
-	wg.Wait()
+	inParallel(len(fresh), func(k int) {
+		f.indexes[fresh[k]] = newSegmentIndex(tree.Segments[fresh[k]], tree)
+	})
 	var calls, loops, assignments, comments int
 	for i, ix := range f.indexes {
 		f.segments[tree.Segments[i]] = ix
@@ -230,12 +222,7 @@ func (ix *segmentIndex) importFacts(f *File) *importFacts {
 	}
 	facts := &importFacts{imports: imports}
 	for _, c := range ix.calls {
-		// Resolving every call's name costs; the last name tells most apart.
-		fn := c.Child("function")
-		switch last := f.LastName(fn); {
-		case last == "DataLoader" || last == "set_grad_enabled":
-		case fn.Is("identifier") && f.Imports[last] != "":
-		default:
+		if !f.mayCall(c, "DataLoader", "set_grad_enabled") {
 			continue
 		}
 		switch f.Callee(c) {
@@ -266,15 +253,22 @@ func (ix *segmentIndex) callIndex(f *File) {
 			}
 			ix.byName[name] = append(ix.byName[name], c)
 		}
-		if InLoop(c) {
+		if len(EnclosingLoops(c)) > 0 {
 			ix.callsInLoop = append(ix.callsInLoop, c)
 		}
 	}
 }
 
 // CallsNamed returns, in source order, the calls whose callee's last name
-// (`append` in history.append) is one of names: much fewer than Calls.
+// (`append` in history.append) is one of names, or that call a name
+// imported under another one (`from torch.cuda import empty_cache as
+// free`): much fewer than Calls.
 func (f *File) CallsNamed(names ...string) []*pyast.Node {
+	for local, q := range f.Imports {
+		if slices.Contains(names, q[strings.LastIndexByte(q, '.')+1:]) && !slices.Contains(names, local) {
+			names = append(names[:len(names):len(names)], local)
+		}
+	}
 	var out []*pyast.Node
 	for _, ix := range f.indexes {
 		ix.callIndex(f)
@@ -291,7 +285,7 @@ func (f *File) CallsNamed(names ...string) []*pyast.Node {
 }
 
 // CallsInLoops returns, in source order, the calls in the body of a loop
-// of their function (see InLoop).
+// of their function (see EnclosingLoops).
 func (f *File) CallsInLoops() []*pyast.Node {
 	var out []*pyast.Node
 	for _, ix := range f.indexes {

@@ -66,35 +66,51 @@ const maxVerdicts = 1 << 14
 
 // regionTrees are the regions parsed during one analysis, by start
 // offset: the fixes of a file often touch the same statements, and each is
-// verified by an incremental reparse of the region's tree.
-type regionTrees map[int]*regionTree
+// verified by an incremental reparse of a copy of the region's tree. Fixes
+// are verified side by side; the zero value is ready to use.
+type regionTrees struct {
+	mu sync.Mutex
+	m  map[int]*regionTree
+}
 
 type regionTree struct {
 	tree   *sitter.Tree
 	errors int
 }
 
-func (rt regionTrees) close() {
-	for _, t := range rt {
+func (rt *regionTrees) close() {
+	for _, t := range rt.m {
 		t.tree.Close()
 	}
 }
 
 // parse returns the tree of region r of src, parsing it once.
-func (rt regionTrees) parse(src []byte, r region) (*regionTree, error) {
-	if t := rt[r.start]; t != nil {
+func (rt *regionTrees) parse(src []byte, r region) (*regionTree, error) {
+	rt.mu.Lock()
+	t := rt.m[r.start]
+	rt.mu.Unlock()
+	if t != nil {
 		return t, nil
 	}
 	tree, err := pyast.ParseTree(nil, src[r.start:r.end])
 	if err != nil {
 		return nil, err
 	}
-	t := &regionTree{tree: tree, errors: pyast.ErrorCount(tree.RootNode())}
-	rt[r.start] = t
+	t = &regionTree{tree: tree, errors: pyast.ErrorCount(tree.RootNode())}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if had := rt.m[r.start]; had != nil {
+		tree.Close() // parsed at the same time for another fix
+		return had, nil
+	}
+	if rt.m == nil {
+		rt.m = map[int]*regionTree{}
+	}
+	rt.m[r.start] = t
 	return t, nil
 }
 
-func verifyFix(f *File, fix Fix, trees regionTrees) error {
+func verifyFix(f *File, fix Fix, trees *regionTrees) error {
 	if _, err := sortEdits(len(f.Src), fix.Edits); err != nil {
 		return err
 	}
@@ -132,7 +148,7 @@ func verifyFix(f *File, fix Fix, trees regionTrees) error {
 
 // verifyRegion reports an error when edits (offsets local to region r of
 // src) would give the region more syntax errors than it has.
-func verifyRegion(src []byte, r region, edits []Edit, trees regionTrees) error {
+func verifyRegion(src []byte, r region, edits []Edit, trees *regionTrees) error {
 	before := src[r.start:r.end]
 	after, err := ApplyEdits(before, edits)
 	if err != nil {

@@ -24,7 +24,7 @@ func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := region{0, len(src)}
-		trees := regionTrees{}
+		var trees regionTrees
 		for range 20 {
 			var edits []Edit
 			at := 0
@@ -34,7 +34,7 @@ func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
 				edits = append(edits, Edit{start, end, texts[rng.Intn(len(texts))]})
 				at = end + 1
 			}
-			got := verifyRegion(src, r, edits, trees)
+			got := verifyRegion(src, r, edits, &trees)
 			after, err := ApplyEdits(src, edits)
 			if err != nil {
 				t.Fatal(err)

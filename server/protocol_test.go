@@ -98,11 +98,13 @@ func TestCRLFAndWholeDocumentChanges(t *testing.T) {
 	}
 }
 
-// After 1000 random incremental edits the server's text, tree and
-// diagnostics equal those of a fresh parse of the final text; the
-// diagnostics, with their related information and fixes, also at every
-// 50th edit. The file is the article's program followed by generated
-// training code, so that most edits leave most statements as they were.
+// After 1000 random incremental edits the server's text and tree equal a
+// fresh parse of the final text, and at every 50th edit its diagnostics
+// equal a fresh analysis'. The random pieces (unbalanced quotes and
+// brackets among them) soon break the file, so this is about surviving
+// anything: past the first checkpoints there are few diagnostics left to
+// compare. TestRandomTypingKeepsDiagnosticsExact and TestEveryVersionIsExact
+// compare diagnostics on files that stay analysable.
 func TestRandomIncrementalEdits(t *testing.T) {
 	seed, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
 	if err != nil {

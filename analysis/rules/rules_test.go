@@ -156,16 +156,8 @@ func TestLaidOutBuffersAnalyseLikeFiles(t *testing.T) {
 			del  int
 			text string
 		}{{0, "x"}, {1, ""}} {
-			next := append(append(append([]byte{}, src[:eol]...), e.text...), src[eol+e.del:]...)
-			ts := tree.TS.Copy()
-			ts.Edit(sitter.EditInput{
-				StartIndex: uint32(eol), OldEndIndex: uint32(eol + e.del), NewEndIndex: uint32(eol + len(e.text)),
-				StartPoint: sitter.Point{Column: uint32(eol)}, OldEndPoint: sitter.Point{Column: uint32(eol + e.del)},
-				NewEndPoint: sitter.Point{Column: uint32(eol + len(e.text))},
-			})
-			if tree, err = pyast.ParseForEditing(context.Background(), tree, ts, next); err != nil {
-				t.Fatal(err)
-			}
+			var next []byte
+			tree, next = edited(t, tree, src, eol, eol+e.del, e.text)
 			res := runner.Analyze(analysis.NewFileFrom(prev, file, next, tree), nil)
 			prev, src = res.File, next
 			if e.text == "" {
@@ -243,21 +235,31 @@ crit = nn.MSELoss()
 		if at < 0 {
 			t.Fatalf("step %d: %q not found", i, step.old)
 		}
-		next := append(append(append([]byte{}, src[:at]...), step.new...), src[at+len(step.old):]...)
-		ts := tree.TS.Copy()
-		ts.Edit(sitter.EditInput{
-			StartIndex: uint32(at), OldEndIndex: uint32(at + len(step.old)), NewEndIndex: uint32(at + len(step.new)),
-			StartPoint: rowCol(src, at), OldEndPoint: rowCol(src, at+len(step.old)), NewEndPoint: rowCol(next, at+len(step.new)),
-		})
-		var err error
-		if tree, err = pyast.ParseForEditing(context.Background(), tree, ts, next); err != nil {
-			t.Fatal(err)
-		}
+		var next []byte
+		tree, next = edited(t, tree, src, at, at+len(step.old), step.new)
 		got := runner.Analyze(analysis.NewFileFrom(prev, "inc.py", next, tree), nil)
 		want, _ := runner.Run(context.Background(), "inc.py", next, nil)
 		compareResults(t, "step "+strconv.Itoa(i)+" ("+step.new+")", got, want)
 		prev, src = got.File, next
 	}
+}
+
+// edited replaces src[start:end] with text, in the source and in a copy
+// of tree's tree-sitter tree, and parses the result for editing: what the
+// server does with a change.
+func edited(t *testing.T, tree *pyast.Tree, src []byte, start, end int, text string) (*pyast.Tree, []byte) {
+	t.Helper()
+	next := append(append(append([]byte{}, src[:start]...), text...), src[end:]...)
+	ts := tree.TS.Copy()
+	ts.Edit(sitter.EditInput{
+		StartIndex: uint32(start), OldEndIndex: uint32(end), NewEndIndex: uint32(start + len(text)),
+		StartPoint: rowCol(src, start), OldEndPoint: rowCol(src, end), NewEndPoint: rowCol(next, start+len(text)),
+	})
+	out, err := pyast.ParseForEditing(context.Background(), tree, ts, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, next
 }
 
 func rowCol(src []byte, off int) sitter.Point {
@@ -318,11 +320,8 @@ func TestOldVersionsAreNotKeptAlive(t *testing.T) {
 	// makes a segment and new answers of its own.
 	for i := range 300 {
 		at := bytes.Index(src, []byte(fmt.Sprintf("def train%d(", i))) + len("def train")
-		next := append(append(append([]byte{}, src[:at]...), 'v'), src[at:]...)
-		ts := tree.TS.Copy()
-		ts.Edit(sitter.EditInput{StartIndex: uint32(at), OldEndIndex: uint32(at), NewEndIndex: uint32(at + 1),
-			StartPoint: rowCol(src, at), OldEndPoint: rowCol(src, at), NewEndPoint: rowCol(next, at+1)})
-		tree, _ = pyast.ParseForEditing(context.Background(), tree, ts, next)
+		var next []byte
+		tree, next = edited(t, tree, src, at, at, "v")
 		f = runner.Analyze(analysis.NewFileFrom(f, "long.py", next, tree), nil).File
 		src = next
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -131,16 +130,15 @@ type snapshot struct {
 	// keeps one old version alive at most).
 	base *analysis.File
 
-	once          sync.Once
-	result        *analysis.Result
-	done          atomic.Pointer[analysis.File] // result's model, once analysed
-	analysed      chan struct{}                 // closed once analysed
-	closeAnalysed sync.Once
+	once     sync.Once
+	result   *analysis.Result
+	analysed chan struct{} // closed once result is set
 }
 
 // analyze returns the analysis of this version, computing it once.
 func (s *snapshot) analyze() *analysis.Result {
 	s.once.Do(func() {
+		defer close(s.analysed)
 		if s.tree == nil {
 			return
 		}
@@ -149,17 +147,19 @@ func (s *snapshot) analyze() *analysis.Result {
 			name = s.uri
 		}
 		s.result = s.runner.Analyze(analysis.NewFileFrom(s.base, name, s.src, s.tree), s.settings)
-		s.done.Store(s.result.File)
 	})
-	s.closeAnalysed.Do(func() { close(s.analysed) })
 	return s.result
 }
 
 // model returns the model of this version if it has been analysed, or
 // else the one its analysis would build on: the base for the next version.
 func (s *snapshot) model() *analysis.File {
-	if f := s.done.Load(); f != nil {
-		return f
+	select {
+	case <-s.analysed:
+		if s.result != nil {
+			return s.result.File
+		}
+	default:
 	}
 	return s.base
 }

@@ -271,6 +271,7 @@ func layOutTops(ts *sitter.Tree, kind string, hasError bool, tops []top, src []b
 // not fit, it gives up the neighbouring segments too, more each time; it
 // reports false when even the whole file does not fit.
 func (t *Tree) reuse(prev *Tree, gs []group, src []byte) bool {
+	var buf scratch
 	old := prev.Segments
 	byID := make(map[uint64]int, len(old))
 	for i := range old {
@@ -308,7 +309,7 @@ func (t *Tree) reuse(prev *Tree, gs []group, src []byte) bool {
 			continue
 		}
 		j, ok := byText[string(src[g.start:g.end])]
-		if !ok || j < last || len(old[j].Nodes) != len(g.tops) || old[j].shape != shapeOf(g.tops, g.start) {
+		if !ok || j < last || len(old[j].Nodes) != len(g.tops) || old[j].shape != shapeOf(g.tops, g.start, &buf) {
 			continue
 		}
 		next := len(old)
@@ -322,7 +323,6 @@ func (t *Tree) reuse(prev *Tree, gs []group, src []byte) bool {
 			kept[i], last = j, j
 		}
 	}
-	var buf scratch
 	for widen := 1; ; widen *= 2 {
 		bases, from, to := placeAll(prev, gs, src, kept)
 		if from < 0 {
@@ -434,7 +434,7 @@ func padPoint(g group, src []byte) int {
 }
 
 // mirrorSegment mirrors group g with its text at base; buf is a buffer
-// for flatten (nil for none).
+// for flatten.
 func mirrorSegment(g group, src []byte, base int, root *Node, buf *scratch) *Segment {
 	// Its own copy of the text: a view would keep this version's whole
 	// source alive as long as the segment.

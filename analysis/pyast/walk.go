@@ -168,13 +168,10 @@ func rootOf(ts *sitter.Tree) C.VLNode {
 // one cgo call: through the binding, every step would cross cgo and go
 // through the binding's node cache.
 //
-// The nodes are written to scratch when it is large enough (they are
-// copied into Go nodes right after, and the buffer is used again).
+// The nodes are written to scratch, grown when needed: callers copy them
+// into Go nodes or hash them right after, and use the buffer again.
 func flatten(n C.VLNode, scratch *[]C.VLFlat) []C.VLFlat {
 	count := C.vl_count(n)
-	if scratch == nil {
-		scratch = new([]C.VLFlat)
-	}
 	if uint32(cap(*scratch)) < uint32(count) {
 		*scratch = make([]C.VLFlat, count+count/2)
 	}
@@ -202,11 +199,11 @@ func shape(h uint64, flat []C.VLFlat, origin int) uint64 {
 }
 
 // shapeOf hashes the structure of the statements tops, offsets taken from
-// start (in the source).
-func shapeOf(tops []top, start int) uint64 {
+// start (in the source); buf is a buffer for flatten.
+func shapeOf(tops []top, start int, buf *scratch) uint64 {
 	h := uint64(14695981039346656037)
 	for _, t := range tops {
-		h = shape(h, flatten(t.node, nil), start-t.origin)
+		h = shape(h, flatten(t.node, buf), start-t.origin)
 	}
 	return h
 }

@@ -11,7 +11,9 @@ import (
 // calls produce tensors that carry a graph, and which names hold them.
 
 var (
-	modelName     = regexp.MustCompile(`(?i)^(model|net|network|module|encoder|decoder|classifier|backbone|generator|discriminator|policy|critic|actor|teacher|student|head|ddp_model|unet|transformer|vae|gan)s?$|_(model|net)$|^(model|net)_|model$`)
+	// Names a model object goes by. A bare suffix (`...model`) is not
+	// enough: `extract_from_model` is a function.
+	modelName     = regexp.MustCompile(`(?i)^(model|net|network|module|encoder|decoder|classifier|backbone|generator|discriminator|policy|critic|actor|teacher|student|head|ddp_model|unet|transformer|vae|gan)s?$|^[a-z0-9]*_(model|net)$|^(model|net)_[a-z0-9_]*$|^[a-z]{0,6}model$`)
 	criterionName = regexp.MustCompile(`(?i)^(criterion|loss_fn|loss_func|loss_function|lossfn|objective)$|_(criterion|loss_fn|loss_func)$|^criterion_`)
 	// Loss functions in torch.nn.functional that are not named *loss*.
 	functionalLosses = map[string]bool{
@@ -25,6 +27,11 @@ var (
 		"data_ptr": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true,
 		"isnan": true, "isinf": true, "isfinite": true, "long": true, "int": true, "bool": true,
 		"element_size": true,
+		// Module and container accessors: parameters are leaves, the rest
+		// are not tensors.
+		"parameters": true, "named_parameters": true, "buffers": true, "named_buffers": true,
+		"state_dict": true, "modules": true, "named_modules": true, "children": true,
+		"named_children": true, "keys": true, "nonzero": true,
 	}
 	// Builtins whose result is a plain Python value.
 	plainBuiltins = map[string]bool{
@@ -106,12 +113,67 @@ func isCapitalized(q string) bool {
 
 // IsModelCall reports whether call runs a model: `model(x)`, `self.net(x)`,
 // a name bound to an nn.Module, or `model.forward(x)`.
+//
+// Building a model is not running one: a call of a class (`Net()`,
+// `SSSModel()`, a name bound to one) is a construction, and so is a call
+// whose arguments can be no input (`act_layer(inplace=True)`).
 func (f *File) IsModelCall(call *pyast.Node) bool {
 	fn := call.Child("function")
 	if f.MethodName(call) == "forward" {
 		fn = Receiver(call)
+	} else if f.CallsClass(call) || !hasForwardInput(call) {
+		return false
+	}
+	if fn.Is("identifier") && f.Text(fn) == "self" {
+		// self(x) in a LightningModule's training_step.
+		return f.IsModule(f.EnclosingClass(call))
 	}
 	return f.NamesModule(fn)
+}
+
+// CallsClass reports whether call instantiates a class rather than calling
+// an object: the callee is a class of this file or named like a class
+// (CamelCase, the Python convention), possibly through an attribute chain.
+func (f *File) CallsClass(call *pyast.Node) bool {
+	fn := call.Child("function")
+	if fn.Is("identifier") && f.Classes[f.Text(fn)] != nil {
+		return true
+	}
+	return isClassName(f.LastName(fn))
+}
+
+// isClassName reports whether name follows the class naming convention:
+// it starts with a capital and is not ALL_CAPS (a constant).
+func isClassName(name string) bool {
+	if name == "" || name[0] < 'A' || name[0] > 'Z' {
+		return false
+	}
+	return strings.ToUpper(name) != name
+}
+
+// hasForwardInput reports whether call passes something a forward pass could
+// take as input: a positional argument, a splat, or a keyword whose value
+// is not a literal. `act_layer(inplace=True)` passes none.
+func hasForwardInput(call *pyast.Node) bool {
+	args := call.Child("arguments")
+	if args == nil {
+		return false
+	}
+	if args.Is("generator_expression") {
+		return true
+	}
+	for _, a := range args.NamedChildren() {
+		switch a.Kind {
+		case "comment":
+		case "keyword_argument":
+			if !a.Child("value").Is("true", "false", "none", "integer", "float", "string") {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // NamesModule reports whether the expression fn (an identifier or an
@@ -127,6 +189,9 @@ func (f *File) NamesModule(fn *pyast.Node) bool {
 func (f *File) namesModule(fn *pyast.Node) bool {
 	if f.QualifiedName(fn) != "" {
 		return false // torch.relu, np.mean, ...: an imported function
+	}
+	if fn.Is("identifier") && len(f.Functions[f.Text(fn)]) > 0 && len(f.Bindings(f.Text(fn))) == 0 {
+		return false // a function defined in this file; its summary tells what it does
 	}
 	// Any module bound to the name makes it a model, whatever else it is
 	// bound to: the answer must not depend on the order of the bindings.
@@ -174,6 +239,9 @@ type Taint struct {
 	segment  *pyast.Segment // the scope's; nil for the module
 	asked    map[string]bool
 	building bool
+	// plain: calls of functions defined in this file are judged without
+	// their summaries (see Summary).
+	plain bool
 }
 
 type taintEvent struct {
@@ -181,6 +249,8 @@ type taintEvent struct {
 	tainted bool
 	// scalarLoss: the value is a loss (or a reduction of one): a scalar.
 	scalarLoss bool
+	// tensor: the value is known to be one tensor (see IsTensor).
+	tensor bool
 }
 
 // TaintOf returns the taint of the names assigned in scope, computed once
@@ -192,7 +262,7 @@ func (f *File) TaintOf(scope *pyast.Node) *Taint {
 	if t != nil {
 		return t
 	}
-	t = f.newTaint(scope)
+	t = f.newTaint(scope, false)
 	f.memos.Lock()
 	if f.memos.taint == nil {
 		f.memos.taint = map[*pyast.Node]*Taint{}
@@ -202,8 +272,8 @@ func (f *File) TaintOf(scope *pyast.Node) *Taint {
 	return t
 }
 
-func (f *File) newTaint(scope *pyast.Node) *Taint {
-	t := &Taint{f: f, events: map[string][]taintEvent{}, asked: map[string]bool{}, building: true}
+func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
+	t := &Taint{f: f, events: map[string][]taintEvent{}, asked: map[string]bool{}, building: true, plain: plain}
 	defer func() { t.building = false }()
 	if scope != f.Tree.Root {
 		t.segment = f.segmentOf(scope)
@@ -221,7 +291,8 @@ func (f *File) newTaint(scope *pyast.Node) *Taint {
 			// x += y keeps x tainted if either side is.
 			for _, name := range targetNames(f, left) {
 				tainted := t.Tainted(right) || t.nameTainted(name, a.Start)
-				t.add(name, taintEvent{at: at, tainted: tainted})
+				ev, _ := t.last(name, a.Start)
+				t.add(name, taintEvent{at: at, tainted: tainted, tensor: ev.tensor && (t.IsTensor(right) || isNumber(right))})
 			}
 			continue
 		}
@@ -229,13 +300,14 @@ func (f *File) newTaint(scope *pyast.Node) *Taint {
 		// a, b = x, y: element-wise when the shapes match.
 		if elems := right.NamedChildren(); right.Is("expression_list", "tuple") && len(elems) == len(names) && left.Is("pattern_list", "tuple_pattern") {
 			for i, name := range names {
-				t.add(name, taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i])})
+				t.add(name, taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i]), tensor: t.IsTensor(elems[i])})
 			}
 			continue
 		}
 		tainted, scalar := t.Tainted(right), t.IsScalarLoss(right)
+		tensor := len(names) == 1 && t.IsTensor(right)
 		for _, name := range names {
-			t.add(name, taintEvent{at: at, tainted: tainted, scalarLoss: scalar && len(names) == 1})
+			t.add(name, taintEvent{at: at, tainted: tainted, scalarLoss: scalar && len(names) == 1, tensor: tensor})
 		}
 	}
 	return t
@@ -315,12 +387,38 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 			return false
 		}
 		t.ask(e)
-		if f.IsModelCall(e) || f.IsLossCall(e) {
-			return !f.InNoGrad(e)
+		q := f.QualifiedName(fn)
+		if f.CallsClass(e) && !strings.HasPrefix(q, "torch.distributions.") {
+			// Building an object (a module, an optimizer, a process) is not
+			// computing a tensor; distributions built from tensors keep
+			// their graph.
+			return false
+		}
+		if f.IsModelCall(e) {
+			return !t.inNoGrad(e)
+		}
+		if f.IsLossCall(e) {
+			// A loss of detached predictions (`criterion(pred.detach(), y)`)
+			// has no history; a loss of values we know nothing about is
+			// taken to have it.
+			return !t.inNoGrad(e) && !t.detachedInputs(e)
+		}
+		if def := f.resolveCall(e); def != nil {
+			if t.plain {
+				// One level deep: what the function is called does not
+				// tell what it returns.
+				return false
+			}
+			s := f.summary(def)
+			t.askDef(s)
+			return s.ReturnsGraph && !t.inNoGrad(e)
+		}
+		if ConventionalStepCall(f, e) {
+			return !t.inNoGrad(e)
 		}
 		// A torch function (torch.stack, F.softmax, Categorical(...)) of a
 		// tainted tensor is tainted.
-		if q := f.QualifiedName(fn); strings.HasPrefix(q, "torch.") {
+		if strings.HasPrefix(q, "torch.") {
 			if args := e.Child("arguments"); args != nil {
 				for _, a := range args.NamedChildren() {
 					if a.Kind == "keyword_argument" {
@@ -350,6 +448,43 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 	return false
 }
 
+// detachedInputs reports whether a loss call's inputs are known to carry
+// no history: none is tainted and at least one (the prediction) is
+// detached explicitly.
+func (t *Taint) detachedInputs(call *pyast.Node) bool {
+	args := call.Child("arguments")
+	if args == nil {
+		return false
+	}
+	detached := false
+	for _, a := range args.NamedChildren() {
+		if a.Kind == "keyword_argument" {
+			a = a.Child("value")
+		}
+		if t.Tainted(a) {
+			return false
+		}
+		detached = detached || provablyDetached(t.f, a)
+	}
+	return detached
+}
+
+// provablyDetached reports whether e has no history whatever it was
+// computed from: `.detach()`, `.item()`, a copy or view of such a value.
+func provablyDetached(f *File, e *pyast.Node) bool {
+	if e.Is("call") {
+		m := f.MethodName(e)
+		if detachingMethods[m] {
+			return true
+		}
+		switch m {
+		case "cpu", "to", "float", "double", "half", "long", "view", "reshape", "squeeze", "unsqueeze", "flatten", "contiguous":
+			return provablyDetached(f, Receiver(e))
+		}
+	}
+	return false
+}
+
 // add records an assignment to name. Names are copies: a taint outlives
 // the version whose text it was computed from (see File.carryOver).
 func (t *Taint) add(name string, e taintEvent) {
@@ -369,6 +504,32 @@ func (t *Taint) ask(call *pyast.Node) {
 		if n.Is("identifier", "attribute") && !t.asked[t.f.Text(n)] {
 			t.asked[strings.Clone(t.f.Text(n))] = true
 		}
+	}
+}
+
+// inNoGrad is File.InNoGrad, recording while the taint is built that the
+// answer depends on the call sites of the enclosing functions (a function
+// only ever called under no_grad runs without autograd).
+func (t *Taint) inNoGrad(n *pyast.Node) bool {
+	if t.building {
+		for p := EnclosingFunction(n); p != nil; p = EnclosingFunction(p) {
+			if p.Is("function_definition") {
+				t.asked["calls:"+t.f.Text(p.Child("name"))] = true
+			}
+		}
+	}
+	return t.f.InNoGrad(n)
+}
+
+// askDef records, while the taint is being built, that it used the summary
+// of a function, and so the names that summary looked at.
+func (t *Taint) askDef(s *Summary) {
+	if !t.building {
+		return
+	}
+	t.asked["def:"+s.name] = true
+	for name := range s.asked {
+		t.asked[name] = true
 	}
 }
 
@@ -451,13 +612,10 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 		}
 	}
 	for _, call := range f.CallsIn(scope) {
-		switch {
-		case f.MethodName(call) == "backward" && uses(Receiver(call)):
+		// loss.backward(), accelerator.backward(loss),
+		// self.manual_backward(loss), torch.autograd.grad(loss, ...).
+		if isBackwardCall(f, call) && (uses(call.Child("arguments")) || f.MethodName(call) == "backward" && uses(Receiver(call))) {
 			return true
-		case f.Callee(call) == "torch.autograd.grad" || f.Callee(call) == "torch.autograd.backward":
-			if uses(call.Child("arguments")) {
-				return true
-			}
 		}
 	}
 	return false
@@ -488,3 +646,125 @@ func (f *File) AssignedIn(name string, node *pyast.Node) bool {
 	}
 	return false
 }
+
+// Value kinds, for the fixes: `.detach()` and `.item()` exist on tensors
+// only, so a fix calls them only on a value known to be one tensor. A model's
+// output may be a tuple, a dict or a ModelOutput; a container of tensors
+// is not a tensor.
+
+var (
+	// torch functions and tensor methods that return tuples or lists.
+	tupleReturning = map[string]bool{
+		"split": true, "chunk": true, "unbind": true, "sort": true, "topk": true, "kthvalue": true,
+		"mode": true, "std_mean": true, "var_mean": true, "lu": true, "qr": true, "svd": true, "eig": true,
+		"eigh": true, "slogdet": true, "meshgrid": true, "broadcast_tensors": true, "tensor_split": true,
+		"hsplit": true, "vsplit": true, "dsplit": true, "aminmax": true, "frexp": true, "histogram": true,
+		"unique_consecutive": true, "tolist": true, "item": true, "numpy": true, "size": true,
+		"unique": true, "nonzero": true, "where": true, "max": true, "min": true, "median": true,
+		"cummax": true, "cummin": true, "lstsq": true,
+	}
+	// Reductions that return a tuple only when given a dimension.
+	reductionsWithIndices = map[string]bool{"max": true, "min": true, "median": true}
+	// torch.nn layers whose forward returns a tuple.
+	tupleModules = map[string]bool{
+		"RNN": true, "LSTM": true, "GRU": true, "MultiheadAttention": true, "AdaptiveLogSoftmaxWithLoss": true,
+	}
+)
+
+// IsTensor reports whether e is known to evaluate to one tensor: a loss, a
+// torch function or tensor method that returns a tensor, arithmetic on
+// one, a torch.nn layer's output, a name last assigned one of those.
+func (t *Taint) IsTensor(e *pyast.Node) bool { return t.isTensor(e, 0) }
+
+func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
+	f := t.f
+	if e == nil || depth > 12 {
+		return false
+	}
+	switch e.Kind {
+	case "parenthesized_expression":
+		return t.isTensor(e.NamedChildren()[0], depth+1)
+	case "identifier":
+		ev, ok := t.last(f.Text(e), e.Start)
+		return ok && ev.tensor
+	case "subscript":
+		return t.isTensor(e.Child("value"), depth+1)
+	case "binary_operator":
+		switch f.Text(e.Child("operator")) {
+		case "+", "-", "*", "/", "//", "**", "@", "%":
+			l, r := e.Child("left"), e.Child("right")
+			return t.isTensor(l, depth+1) && (t.isTensor(r, depth+1) || isNumber(r)) ||
+				t.isTensor(r, depth+1) && isNumber(l)
+		}
+	case "unary_operator":
+		return t.isTensor(e.NamedChildren()[0], depth+1)
+	case "call":
+		if m := f.MethodName(e); m != "" && !f.IsModelCall(e) && !f.IsLossCall(e) {
+			if tupleReturning[m] && !(reductionsWithIndices[m] && f.Arg(e, "dim", 0) == nil) {
+				return false
+			}
+			if q := f.Callee(e); q != "" {
+				return t.torchFunctionTensor(q, e)
+			}
+			return t.isTensor(Receiver(e), depth+1)
+		}
+		if f.IsLossCall(e) {
+			return true
+		}
+		if f.IsModelCall(e) {
+			fn := e.Child("function")
+			if c := f.classOfInstance(fn, 0); c != nil && !t.plain {
+				forward := f.methodOf(c, "forward", 0)
+				if forward == nil {
+					return false
+				}
+				s := f.summary(forward)
+				t.askDef(s)
+				return s.ReturnsTensor
+			}
+			return f.layerReturnsTensor(fn)
+		}
+		if q := f.Callee(e); q != "" {
+			return t.torchFunctionTensor(q, e)
+		}
+	}
+	return false
+}
+
+func (t *Taint) torchFunctionTensor(q string, call *pyast.Node) bool {
+	name, ok := strings.CutPrefix(q, "torch.")
+	if !ok {
+		return false
+	}
+	name, _ = strings.CutPrefix(name, "nn.functional.")
+	if strings.Contains(name, ".") || isClassName(name) || tupleReturning[name] && !(reductionsWithIndices[name] && t.f.Arg(call, "dim", 1) == nil) {
+		return false
+	}
+	return true
+}
+
+// layerReturnsTensor reports whether fn names a torch.nn layer (bound in
+// this file) whose forward returns one tensor.
+func (f *File) layerReturnsTensor(fn *pyast.Node) bool {
+	if !fn.Is("identifier", "attribute") {
+		return false
+	}
+	binds := f.Bindings(f.Text(fn))
+	if len(binds) == 0 {
+		return false
+	}
+	for _, b := range binds {
+		b = f.unwrapModuleChain(b)
+		q := ""
+		if b.Is("call") {
+			q = f.Callee(b)
+		}
+		name, ok := strings.CutPrefix(q, "torch.nn.")
+		if !ok || strings.Contains(name, ".") || tupleModules[name] || name == "Sequential" || name == "ModuleList" || name == "ModuleDict" {
+			return false
+		}
+	}
+	return true
+}
+
+func isNumber(e *pyast.Node) bool { return e.Is("integer", "float") }

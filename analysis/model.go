@@ -58,6 +58,10 @@ type File struct {
 		module, loss map[string]bool
 		taint        map[*pyast.Node]*Taint // by scope
 		classes      map[*Class]classKind
+		// Not carried across versions: summaries look across segments.
+		plainTaint map[*pyast.Node]*Taint // by scope, see Summary
+		summaries  map[*pyast.Node]*Summary
+		stepLoops  map[*pyast.Node]StepKind
 	}
 
 	// Computed on first use.
@@ -236,6 +240,11 @@ func (f *File) QualifiedName(n *pyast.Node) string {
 	case n.Kind == "identifier":
 		if q, ok := f.Imports[f.Text(n)]; ok {
 			return canonical(q)
+		}
+		// `torch` that no import names came through a star import
+		// (`from pkg.utils import *`); nobody names anything else so.
+		if f.Text(n) == "torch" && len(f.Bindings("torch")) == 0 {
+			return "torch"
 		}
 	case n.Kind == "attribute":
 		if base := f.QualifiedName(n.Child("object")); base != "" {
@@ -478,7 +487,17 @@ func (f *File) IsNoGradContext(e *pyast.Node) bool {
 	if e.Is("call") {
 		target = e.Child("function")
 	}
-	switch f.QualifiedName(target) {
+	q := f.QualifiedName(target)
+	if q == "" || !strings.HasPrefix(q, "torch.") {
+		// Project wrappers named for what they do: ultralytics'
+		// smart_inference_mode(), MONAI's eval_mode() (no_grad inside),
+		// a local torch_no_grad().
+		switch last := f.LastName(target); {
+		case strings.HasSuffix(last, "no_grad"), strings.HasSuffix(last, "inference_mode"), last == "eval_mode":
+			return true
+		}
+	}
+	switch q {
 	case "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode":
 		if e.Is("call") && f.QualifiedName(target) != "torch.no_grad" {
 			// inference_mode(False) turns it off.
@@ -495,8 +514,11 @@ func (f *File) IsNoGradContext(e *pyast.Node) bool {
 
 // InNoGrad reports whether n runs with autograd off: inside a no-grad
 // `with` block, or in a function decorated with one, or in a Lightning
-// validation/test/predict step.
-func (f *File) InNoGrad(n *pyast.Node) bool {
+// validation/test/predict step, or in a function every call of which in
+// this file is itself under no-grad.
+func (f *File) InNoGrad(n *pyast.Node) bool { return f.inNoGrad(n, 0) }
+
+func (f *File) inNoGrad(n *pyast.Node, depth int) bool {
 	for p := n.Parent; p != nil; p = p.Parent {
 		switch p.Kind {
 		case "with_statement":
@@ -517,9 +539,36 @@ func (f *File) InNoGrad(n *pyast.Node) bool {
 			if lightningNoGradSteps[f.Text(p.Child("name"))] && f.EnclosingClass(p) != nil {
 				return true
 			}
+			if f.calledOnlyUnderNoGrad(p, depth) {
+				return true
+			}
 		}
 	}
 	return f.gradDisabledBefore(n)
+}
+
+// calledOnlyUnderNoGrad reports whether every call of the function fn in
+// this file (there is at least one) runs with autograd off: then fn's body
+// does too. Calls by name only (a method may share its name with another
+// class's); recursion is cut at a small depth.
+func (f *File) calledOnlyUnderNoGrad(fn *pyast.Node, depth int) bool {
+	if depth > 2 {
+		return false
+	}
+	name := f.Text(fn.Child("name"))
+	method := f.EnclosingClass(fn) != nil && fn.Parent != nil && fn.Ancestor("function_definition") == nil
+	calls := 0
+	for _, c := range f.CallsNamed(name) {
+		callee := c.Child("function")
+		if fn.Contains(c) || (method != callee.Is("attribute")) || f.LastName(callee) != name {
+			continue
+		}
+		if !f.inNoGrad(c, depth+1) {
+			return false
+		}
+		calls++
+	}
+	return calls > 0
 }
 
 // gradDisabledBefore reports whether the last `torch.set_grad_enabled(...)`
@@ -634,7 +683,7 @@ func (f *File) classOfInstance(e *pyast.Node, depth int) *Class {
 	}
 	switch e.Kind {
 	case "call":
-		if fn := e.Child("function"); fn.Is("identifier") {
+		if fn := f.unwrapModuleChain(e).Child("function"); fn.Is("identifier") {
 			return f.Classes[f.Text(fn)]
 		}
 	case "identifier", "attribute":

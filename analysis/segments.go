@@ -353,6 +353,26 @@ func (f *File) carryOver(prev *File) {
 			changed[b.name] = true
 		}
 	}
+	// Functions defined in the segments only one version has: the taints
+	// that used their summaries are stale.
+	for _, pair := range [][2]*File{{f, prev}, {prev, f}} {
+		for seg, ix := range pair[0].segments {
+			if pair[1].segments[seg] != nil {
+				continue
+			}
+			for _, d := range ix.definitions {
+				if d.Kind == "function_definition" {
+					changed["def:"+pair[0].Text(d.Child("name"))] = true
+				}
+			}
+			// Whether a function runs under no_grad depends on its calls.
+			for _, c := range ix.calls {
+				if name := pair[0].LastName(c.Child("function")); name != "" {
+					changed["calls:"+name] = true
+				}
+			}
+		}
+	}
 	prev.memos.Lock()
 	defer prev.memos.Unlock()
 	keep := func(from map[string]bool) map[string]bool {

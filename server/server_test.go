@@ -22,7 +22,7 @@ class D(Dataset):
         return torch.ones(1).cuda()
 
 
-for step in range(10):
+for batch in loader:
     torch.cuda.empty_cache()
 `
 

@@ -22,7 +22,7 @@ func usedAsTensor(f *analysis.File, name string, scope *pyast.Node, elements boo
 		switch {
 		case used:
 		case n.Is("call") && strings.HasPrefix(f.Callee(n), "torch."):
-			used = mentionsName(f, n.Child("arguments"), name)
+			used = analysis.MentionsName(f, n.Child("arguments"), name)
 		case n.Is("attribute"):
 			obj := n.Child("object")
 			if elements {
@@ -36,16 +36,6 @@ func usedAsTensor(f *analysis.File, name string, scope *pyast.Node, elements boo
 		return !used
 	})
 	return used
-}
-
-// mentionsName reports whether e refers to name.
-func mentionsName(f *analysis.File, e *pyast.Node, name string) bool {
-	found := false
-	pyast.Walk(e, func(n *pyast.Node) bool {
-		found = found || n.Is("identifier", "attribute") && f.Text(n) == name
-		return !found
-	})
-	return found
 }
 
 // wrapFix is a fix that calls method on the expression e.

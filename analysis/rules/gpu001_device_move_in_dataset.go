@@ -95,6 +95,18 @@ type workerCode struct {
 	fn      *pyast.Node // function_definition or lambda
 	label   string      // `CustomDataset.__getitem__`
 	loaders []*analysis.DataLoader
+	collate bool // a collate_fn rather than a Dataset method
+}
+
+// anyWorkers reports whether one of the loaders may run worker processes:
+// num_workers is not a literal 0 (or missing).
+func anyWorkers(f *analysis.File, loaders []*analysis.DataLoader) bool {
+	for _, l := range loaders {
+		if n, ok := l.Workers(f.Src); !ok || n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func runDeviceMoveInDataset(pass *analysis.Pass) {
@@ -153,8 +165,18 @@ func findWorkerCode(f *analysis.File) []workerCode {
 			continue
 		}
 		seen[fn] = len(out)
-		out = append(out, workerCode{fn: fn, label: label, loaders: []*analysis.DataLoader{d}})
+		out = append(out, workerCode{fn: fn, label: label, loaders: []*analysis.DataLoader{d}, collate: true})
 	}
+	// A collate function that only loaders without workers run moves whole
+	// batches in the main process, once per batch: a common, working way
+	// to move batches.
+	kept := out[:0]
+	for _, wc := range out {
+		if !wc.collate || anyWorkers(f, wc.loaders) {
+			kept = append(kept, wc)
+		}
+	}
+	out = kept
 	// Map iteration order is random; report in source order.
 	sort.Slice(out, func(i, j int) bool { return out[i].fn.Start < out[j].fn.Start })
 	return out

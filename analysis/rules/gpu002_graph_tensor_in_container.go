@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"strings"
+
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
 )
@@ -96,16 +98,27 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if value == nil {
 			return
 		}
-		loops := analysis.EnclosingLoops(stmt)
-		if len(loops) == 0 || f.InNoGrad(stmt) {
+		// The container must outlive an iteration of a loop that runs
+		// training or evaluation steps; lists filled in a forward pass, a
+		// loss function or a constructor live one step.
+		loop := f.InnermostStepLoop(stmt)
+		if loop == nil || f.InNoGrad(stmt) {
 			return
 		}
 		scope := analysis.Scope(stmt)
 		taint := f.TaintOf(scope)
 		name := f.Text(container)
-		if !taint.Tainted(value) || f.AssignedIn(name, loops[0].Child("body")) || f.ReachesBackward(name, scope) {
+		if !taint.Tainted(value) || !builtinContainer(f, name) || f.AssignedIn(name, loop.Child("body")) ||
+			f.ReachesBackward(name, scope) {
 			return
 		}
+		// A batched forward helper (`for i in range(n_batches):
+		// outs.append(model(x[i]))`, then `return torch.cat(outs)`)
+		// returns the graphs it keeps: whoever calls it decides.
+		if f.StepLoopKind(loop) == analysis.ModelLoop && returned(f, name, scope) {
+			return
+		}
+		loops := []*pyast.Node{loop}
 		d := analysis.Diagnostic{Start: stmt.Start, End: stmt.End}
 		val := "`" + f.Text(value) + "`"
 		if taint.IsScalarLoss(value) {
@@ -127,7 +140,9 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if onlyMovedToCPU(f, value) {
 			d.Message += " (`.cpu()` copies but does not detach)"
 		}
-		if !stmt.Is("call") || f.MethodName(stmt) != "extend" {
+		// `.detach()` and `.item()` exist on tensors only: no fix for a
+		// model output of unknown structure, a tuple or a list.
+		if (!stmt.Is("call") || f.MethodName(stmt) != "extend") && taint.IsTensor(value) {
 			d.Fixes = containerFixes(f, value, name, scope, taint.IsScalarLoss(value))
 		}
 		pass.Report(d)
@@ -138,6 +153,61 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 	for _, a := range f.Assignments {
 		check(a)
 	}
+}
+
+// builtinContainer reports whether name is bound in this file to a list,
+// dict, set or deque: an object of another class (d2l's Accumulator, a
+// metric) may convert what it is given.
+func builtinContainer(f *analysis.File, name string) bool {
+	binds := f.Bindings(name)
+	for _, b := range binds {
+		switch {
+		case b.Is("list", "dictionary", "set", "list_comprehension", "dictionary_comprehension", "set_comprehension"):
+		case b.Is("call"):
+			switch f.LastName(b.Child("function")) {
+			case "list", "dict", "set", "deque", "defaultdict", "OrderedDict":
+			default:
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(binds) > 0
+}
+
+// returned reports whether the value of name flows into a return or yield
+// of scope.
+func returned(f *analysis.File, name string, scope *pyast.Node) bool {
+	return returnedVia(f, name, scope, 0)
+}
+
+func returnedVia(f *analysis.File, name string, scope *pyast.Node, depth int) bool {
+	if depth > 4 {
+		return false
+	}
+	found := false
+	f.Tree.Walk(scope, func(n *pyast.Node) bool {
+		switch {
+		case found || n != scope && n.Is("function_definition", "lambda", "class_definition"):
+			return false
+		case n.Is("return_statement", "yield"):
+			found = analysis.MentionsName(f, n, name)
+			return false
+		}
+		return true
+	})
+	if found || strings.Contains(name, ".") {
+		return found
+	}
+	// out = torch.cat(outs); return out
+	for _, a := range f.AssignmentsIn(scope) {
+		if r, l := a.Child("right"), a.Child("left"); r != nil && l.Is("identifier") && f.Text(l) != name &&
+			analysis.MentionsName(f, r, name) && returnedVia(f, f.Text(l), scope, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // backwardBefore reports whether, in loop, `<value>.backward()` runs

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"strings"
+
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
 )
@@ -92,38 +94,165 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		if acc == nil {
 			continue
 		}
-		loops := analysis.EnclosingLoops(a)
-		if len(loops) == 0 || f.InNoGrad(a) {
+		// Growth matters across the iterations of a training or evaluation
+		// loop; a residual stream summed over layers in forward, or loss
+		// terms summed in a loss function, live one step.
+		loop := f.InnermostStepLoop(a)
+		if loop == nil || f.InNoGrad(a) {
 			continue
 		}
 		scope := analysis.Scope(a)
 		name := f.Text(acc)
-		if !f.TaintOf(scope).Tainted(value) || resetIn(f, name, loops[0].Child("body"), a) || f.ReachesBackward(name, scope) {
+		taint := f.TaintOf(scope)
+		// `outputs += [h]` extends a list; only a tensor adds up history.
+		if value.Is("list", "tuple", "list_comprehension", "dictionary", "set") || boundToContainer(f, name, scope, a) ||
+			!taint.Tainted(value) || f.ReachesBackward(name, scope) {
 			continue
 		}
-		fixes := []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", analysis.Safe)}
-		if !usedAsTensor(f, name, scope, false) {
-			fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
+		if f.StepLoopKind(loop) == analysis.ModelLoop && returned(f, name, scope) {
+			continue // a batched helper's sum: whoever calls it decides
+		}
+		reset := resetIn(f, name, loop.Child("body"), a)
+		if reset != nil && !conditional(reset, loop) {
+			continue // reset every iteration: the total lives one iteration
+		}
+		var fixes []analysis.Fix
+		if taint.IsTensor(value) {
+			// .detach() keeps the values; it is safe only when nothing the
+			// total flows into could need its graph.
+			safety := analysis.Unsafe
+			if totalStaysLocal(f, acc, scope) {
+				safety = analysis.Safe
+			}
+			fixes = []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", safety)}
+			if taint.IsScalarLoss(value) && !usedAsTensor(f, name, scope, false) {
+				fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
+			}
+		}
+		msg := "`" + f.Text(a) + "` adds `" + f.Text(value) + "` with its autograd history: `" + name +
+			"` becomes a tensor whose graph links every iteration's graph and keeps them all alive"
+		if reset != nil {
+			msg += " until `" + f.Text(reset) + "` resets it" + resetBound(f, reset, loop)
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: a.Start, End: a.End,
-			Fixes: fixes,
-			Message: "`" + f.Text(a) + "` adds `" + f.Text(value) + "` with its autograd history: `" + name +
-				"` becomes a tensor whose graph links every iteration's graph and keeps them all alive; add `" +
-				f.Text(value) + ".item()` or `" + f.Text(value) + ".detach()`",
+			Fixes:   fixes,
+			Message: msg + "; add `" + f.Text(value) + ".item()` or `" + f.Text(value) + ".detach()`",
 		})
 	}
 }
 
-// resetIn reports whether name is assigned in body by a statement other
-// than the accumulation itself (then the total lives one iteration).
-func resetIn(f *analysis.File, name string, body, stmt *pyast.Node) bool {
-	for _, a := range f.AssignmentsIn(body) {
-		if a != stmt && a.Kind == "assignment" && f.Text(a.Child("left")) == name {
-			if acc, _ := accumulation(f, a); acc == nil {
-				return true
-			}
+// boundToContainer reports whether name, in scope, was last bound before
+// stmt to a list, tuple, dict or set (`outputs = []`): then `+=` extends it.
+func boundToContainer(f *analysis.File, name string, scope, stmt *pyast.Node) bool {
+	var last *pyast.Node
+	for _, a := range f.AssignmentsIn(scope) {
+		if a.Start >= stmt.Start {
+			break
+		}
+		if a.Kind == "assignment" && f.Text(a.Child("left")) == name {
+			last = a.Child("right")
+		}
+	}
+	return last.Is("list", "tuple", "list_comprehension", "dictionary", "set", "dictionary_comprehension") ||
+		last.Is("call") && f.Text(last.Child("function")) == "list"
+}
+
+// conditional reports whether stmt runs only under an if inside loop.
+func conditional(stmt, loop *pyast.Node) bool {
+	for p := stmt.Parent; p != nil && p != loop; p = p.Parent {
+		if p.Is("if_statement", "elif_clause", "else_clause") {
+			return true
 		}
 	}
 	return false
+}
+
+// resetBound describes how often a conditional reset runs: every N
+// iterations for `if step % N == 0`.
+func resetBound(f *analysis.File, reset, loop *pyast.Node) string {
+	for p := reset.Parent; p != nil && p != loop; p = p.Parent {
+		if !p.Is("if_statement", "elif_clause") {
+			continue
+		}
+		bound := ""
+		pyast.Walk(p.Child("condition"), func(n *pyast.Node) bool {
+			if n.Is("binary_operator") && f.Text(n.Child("operator")) == "%" {
+				bound = f.Text(n.Child("right"))
+			}
+			return bound == ""
+		})
+		if bound != "" {
+			return " every `" + bound + "` iterations"
+		}
+		return " when `" + f.Text(p.Child("condition")) + "`"
+	}
+	return ""
+}
+
+// totalStaysLocal reports whether the total acc is a local name whose
+// value reaches nothing that could backpropagate through it: it is not
+// returned or yielded, not stored in an attribute, a container or a
+// global, and is passed only to printing, logging and conversions.
+func totalStaysLocal(f *analysis.File, acc, scope *pyast.Node) bool {
+	if !acc.Is("identifier") {
+		return false
+	}
+	name := f.Text(acc)
+	local := true
+	f.Tree.Walk(scope, func(n *pyast.Node) bool {
+		if !local {
+			return false
+		}
+		switch n.Kind {
+		case "function_definition", "lambda", "class_definition":
+			// A module-level total read in a function: unknown use.
+			if n != scope && scope.Is("module") && analysis.MentionsName(f, n, name) {
+				local = false
+			}
+			return n == scope
+		case "global_statement", "nonlocal_statement", "return_statement", "yield":
+			if analysis.MentionsName(f, n, name) {
+				local = false
+			}
+			return false
+		case "assignment", "augmented_assignment":
+			// Flowing into another name or an attribute: unknown use.
+			if r := n.Child("right"); r != nil && analysis.MentionsName(f, r, name) && f.Text(n.Child("left")) != name {
+				local = false
+			}
+		case "call":
+			if args := n.Child("arguments"); args != nil && analysis.MentionsName(f, args, name) && !loggingCall(f, n) {
+				local = false
+			}
+		}
+		return true
+	})
+	return local
+}
+
+// loggingCall reports whether call only shows or converts its arguments.
+func loggingCall(f *analysis.File, call *pyast.Node) bool {
+	if strings.HasPrefix(f.Callee(call), "torch.") {
+		return false
+	}
+	switch f.LastName(call.Child("function")) {
+	case "print", "float", "int", "str", "repr", "round", "format", "len", "set_postfix", "set_description",
+		"add_scalar", "add_scalars", "log", "log_metrics", "info", "debug", "warning", "write":
+		return true
+	}
+	return false
+}
+
+// resetIn returns the statement in body, other than the accumulation
+// stmt, that assigns name afresh, or nil.
+func resetIn(f *analysis.File, name string, body, stmt *pyast.Node) *pyast.Node {
+	for _, a := range f.AssignmentsIn(body) {
+		if a != stmt && a.Kind == "assignment" && f.Text(a.Child("left")) == name {
+			if acc, _ := accumulation(f, a); acc == nil {
+				return a
+			}
+		}
+	}
+	return nil
 }

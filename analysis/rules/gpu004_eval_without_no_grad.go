@@ -52,22 +52,18 @@ with torch.no_grad():
 	Run: runEvalWithoutNoGrad,
 }
 
-var evalLoaderName = regexp.MustCompile(`(?i)^(val|valid|validation|test|testing|eval|evaluation)(_.*|loader|dl|ds|set|data|iter|batches)?$`)
+var evalLoaderName = regexp.MustCompile(`(?i)^(val|valid|validation|test|testing|eval|evaluation)(_.*|loader|dl|ds|set|data|iter|batches|_dataloader)?$`)
 
 func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	f := pass.File
 	reported := map[*pyast.Node]bool{}
-	for _, call := range f.CallsInLoops() {
-		if !f.IsModelCall(call) || f.InNoGrad(call) {
+	for _, call := range f.Calls {
+		loop, iterables := evalLoopOf(call)
+		if loop == nil || reported[loop] || !runsModel(f, call) || f.InNoGrad(call) {
 			continue
 		}
-		loops := analysis.EnclosingLoops(call)
-		if reported[loops[0]] {
-			continue
-		}
-		loop := loops[0]
 		reported[loop] = true
-		if !(evalModeBefore(f, loop) || iteratesEvalData(f, loops)) ||
+		if !(evalModeBefore(f, loop) || iteratesEvalData(f, iterables)) || frozenBefore(f, loop) ||
 			f.LoopBodyHasBackward(loop) || needsInputGrad(f, loop) || calledUnderNoGrad(f, loop) {
 			continue
 		}
@@ -78,14 +74,86 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 				break
 			}
 		}
+		var fixes []analysis.Fix
+		if loop.Is("for_statement", "while_statement") {
+			fixes = noGradFixes(f, loop)
+		}
 		pass.Report(analysis.Diagnostic{
 			Start: loop.Start, End: end,
-			Fixes: noGradFixes(f, loop),
+			Fixes: fixes,
 			Message: "This evaluation loop runs the model with autograd on: `eval()` does not disable gradient " +
 				"tracking, so every forward pass records a graph and keeps its activations; wrap the loop in " +
 				"`with torch.no_grad():` (or `torch.inference_mode()`)",
 		})
 	}
+}
+
+// evalLoopOf returns the innermost loop of call's function whose body runs
+// call, a for/while statement or a comprehension (`[model(b) for b in
+// val_loader]`), and the iterables of it and the loops around it.
+func evalLoopOf(call *pyast.Node) (loop *pyast.Node, iterables []*pyast.Node) {
+	for p := call.Parent; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
+		switch {
+		case p.Is("for_statement", "while_statement") && p.Child("body").Contains(call):
+		case p.Is("list_comprehension", "generator_expression", "set_comprehension", "dictionary_comprehension") &&
+			p.Child("body").Contains(call):
+			for _, c := range p.NamedChildren() {
+				if c.Is("for_in_clause") {
+					iterables = append(iterables, c.Child("right"))
+				}
+			}
+			if loop == nil {
+				loop = p
+			}
+			continue
+		default:
+			continue
+		}
+		if p.Is("for_statement") {
+			iterables = append(iterables, p.Child("right"))
+		}
+		if loop == nil {
+			loop = p
+		}
+	}
+	return loop, iterables
+}
+
+// runsModel reports whether call runs a model: `model(x)`, a conventional
+// step method (`model.validation_step(b)`), or a function of this file
+// that calls the model with autograd on.
+func runsModel(f *analysis.File, call *pyast.Node) bool {
+	if f.IsModelCall(call) {
+		return true
+	}
+	if s := f.SummaryOfCall(call); s != nil {
+		return s.RunsModel
+	}
+	return analysis.ConventionalStepCall(f, call)
+}
+
+// frozenBefore reports whether, before loop in its function, the code
+// turns gradients off for parameters (`p.requires_grad = False`,
+// `model.requires_grad_(False)`): then the forward records no graph.
+func frozenBefore(f *analysis.File, loop *pyast.Node) bool {
+	scope := analysis.Scope(loop)
+	for _, a := range f.AssignmentsIn(scope) {
+		if a.Start >= loop.Start {
+			break
+		}
+		if l := a.Child("left"); l.Is("attribute") && f.Text(l.Child("attribute")) == "requires_grad" && f.Text(a.Child("right")) == "False" {
+			return true
+		}
+	}
+	for _, c := range f.CallsIn(scope) {
+		if c.Start >= loop.Start {
+			break
+		}
+		if f.MethodName(c) == "requires_grad_" && f.Text(f.Arg(c, "requires_grad", 0)) == "False" {
+			return true
+		}
+	}
+	return false
 }
 
 // evalModeBefore reports whether the last `model.eval()`/`model.train()`
@@ -107,22 +175,46 @@ func evalModeBefore(f *analysis.File, loop *pyast.Node) bool {
 	return f.MethodName(last) == "eval" || f.Text(f.Arg(last, "mode", 0)) == "False"
 }
 
-// iteratesEvalData reports whether one of the loops iterates a loader named
-// like validation or test data, through enumerate/tqdm/zip or directly.
-func iteratesEvalData(f *analysis.File, loops []*pyast.Node) bool {
-	for _, l := range loops {
-		it := l.Child("right")
-		for it.Is("call") {
-			switch fn := f.Text(it.Child("function")); fn {
-			case "enumerate", "tqdm", "tqdm.tqdm", "iter", "zip", "list":
-				it = f.Arg(it, "", 0)
-				continue
-			}
-			break
-		}
-		if it.Is("identifier") && evalLoaderName.MatchString(f.Text(it)) ||
-			it.Is("attribute") && evalLoaderName.MatchString(f.Text(it.Child("attribute"))) {
+// iteratesEvalData reports whether one of the iterables is a loader named
+// like validation or test data, through enumerate/tqdm/zip, a local name
+// bound to such a wrapper (`bar = tqdm(self.val_dl)`), or directly.
+// ALL_CAPS names are configuration (`cfg.DATASETS.TEST`), not loaders.
+func iteratesEvalData(f *analysis.File, iterables []*pyast.Node) bool {
+	for _, it := range iterables {
+		if evalData(f, it, 0) {
 			return true
+		}
+	}
+	return false
+}
+
+func evalData(f *analysis.File, it *pyast.Node, depth int) bool {
+	if it == nil || depth > 4 {
+		return false
+	}
+	switch {
+	case it.Is("call"):
+		switch f.LastName(it.Child("function")) {
+		case "enumerate", "tqdm", "TQDM", "trange", "iter", "zip", "list", "islice":
+			return evalData(f, f.Arg(it, "", 0), depth+1)
+		}
+		// trainer.val_dataloader()
+		name := f.LastName(it.Child("function"))
+		return evalLoaderName.MatchString(name) && strings.ToUpper(name) != name
+	case it.Is("identifier", "attribute"):
+		name := f.LastName(it)
+		if strings.ToUpper(name) == name {
+			return false
+		}
+		if evalLoaderName.MatchString(name) {
+			return true
+		}
+		if it.Is("identifier") {
+			for _, b := range f.Bindings(name) {
+				if evalData(f, b, depth+1) {
+					return true
+				}
+			}
 		}
 	}
 	return false

@@ -60,8 +60,13 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 		default:
 			continue
 		}
+		// Per batch means inside a loop that runs training or evaluation
+		// steps (or a loop nested in one): not a loop over files,
+		// checkpoints, experiments, labels or the chunks of one forward.
 		loops := analysis.EnclosingLoops(call)
-		if len(loops) == 0 || offNormalPath(f, call, loops[0]) || phaseBoundary(f, call, loops[0]) {
+		step := f.InnermostStepLoop(call)
+		if step == nil || offNormalPath(f, call, loops[0]) || phaseBoundary(f, call, loops[0]) ||
+			exitBranch(f, call, loops[0]) || retryLoop(f, call, step) {
 			continue
 		}
 		pass.Report(analysis.Diagnostic{
@@ -75,6 +80,54 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 }
 
 var epochName = regexp.MustCompile(`(?i)epoch`)
+
+// exitBranch reports whether call sits in an if branch of loop that leaves
+// the loop (ends in break, return, raise, or a stop/exit call): it runs
+// once.
+func exitBranch(f *analysis.File, call, loop *pyast.Node) bool {
+	for p := call.Parent; p != nil && p != loop; p = p.Parent {
+		if !p.Is("block") || p.Parent == loop {
+			continue
+		}
+		stmts := p.NamedChildren()
+		last := stmts[len(stmts)-1]
+		switch {
+		case last.Is("break_statement", "return_statement", "raise_statement"):
+			return true
+		case last.Is("expression_statement") && last.NamedChildren()[0].Is("call"):
+			switch f.LastName(last.NamedChildren()[0].Child("function")) {
+			case "exit", "stop", "quit", "_exit":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// retryLoop reports whether call is in a try statement inside loop whose
+// handler catches running out of memory (OutOfMemoryError, RuntimeError):
+// the loop retries with smaller work, and clearing the cache before each
+// try is the point.
+func retryLoop(f *analysis.File, call, loop *pyast.Node) bool {
+	for p := call.Parent; p != nil && p != loop; p = p.Parent {
+		if !p.Is("try_statement") || !p.Child("body").Contains(call) {
+			continue
+		}
+		for _, h := range p.NamedChildren() {
+			if !h.Is("except_clause") {
+				continue
+			}
+			head := f.Text(h)
+			if i := strings.IndexByte(head, ':'); i >= 0 {
+				head = head[:i]
+			}
+			if strings.Contains(head, "OutOfMemoryError") || strings.Contains(head, "RuntimeError") {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // phaseBoundary reports whether call runs once per phase rather than per
 // batch: after a nested loop in the same loop body (the end of an epoch),
@@ -135,6 +188,11 @@ func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node) []analysis.Fix {
 	if comment != "" && !strings.HasPrefix(comment, "#") {
 		return nil
 	}
+	removeFix := analysis.Fix{Title: "Remove `" + f.Text(call) + "`", Applicability: analysis.Unsafe, Edits: []analysis.Edit{f.RemoveStatement(stmt)}}
+	// Moving the call out of an if or a try would drop its guard.
+	if stmt.Parent != loop.Child("body") {
+		return []analysis.Fix{removeFix}
+	}
 	// Taking the only statement out of a block would leave it empty.
 	remove := analysis.Edit{Start: lineStart, End: next}
 	if len(stmt.Parent.NamedChildren()) == 1 {
@@ -149,6 +207,6 @@ func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node) []analysis.Fix {
 	name := "`" + f.Text(call) + "`"
 	return []analysis.Fix{
 		{Title: "Move " + name + " after the loop", Applicability: analysis.Unsafe, Edits: []analysis.Edit{remove, insert}},
-		{Title: "Remove " + name, Applicability: analysis.Unsafe, Edits: []analysis.Edit{f.RemoveStatement(stmt)}},
+		removeFix,
 	}
 }

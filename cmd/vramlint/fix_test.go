@@ -92,12 +92,12 @@ func TestUnsafeFixesFromConfig(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[tool.vramlint]\nunsafe-fixes = true\n")
 	path := filepath.Join(dir, "a.py")
-	writeFile(t, path, "import torch\n\nfor step in range(3):\n    x = torch.ones(1)\n    torch.cuda.empty_cache()\n")
+	writeFile(t, path, "import torch\n\nfor x in loader:\n    x = torch.ones(1)\n    torch.cuda.empty_cache()\n")
 	if _, _, code := vramlint(t, "check", "--fix", path); code != exitClean {
 		t.Errorf("exit %d", code)
 	}
 	got, _ := os.ReadFile(path)
-	if string(got) != "import torch\n\nfor step in range(3):\n    x = torch.ones(1)\ntorch.cuda.empty_cache()\n" {
+	if string(got) != "import torch\n\nfor x in loader:\n    x = torch.ones(1)\ntorch.cuda.empty_cache()\n" {
 		t.Errorf("fixed:\n%s", got)
 	}
 }

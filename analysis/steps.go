@@ -1,0 +1,246 @@
+package analysis
+
+import (
+	"regexp"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// Step loops. Memory that grows per iteration only matters for a loop that
+// runs many training or evaluation steps: over batches, steps or epochs.
+// The loops inside a forward pass (over layers, levels, heads, time steps
+// of an RNN cell), in a loss function (over loss terms, mini-batches whose
+// losses are summed and returned), in a constructor (building layers) or
+// over files and configurations run a bounded number of times per step, and
+// whatever they collect is dropped or returned with the step's result.
+
+var (
+	// Iterables that hold batches.
+	loaderName = regexp.MustCompile(`(?i)(loader|(^|_)dl$|^dl_|batches$|batch_iter|data_iter|(^|_)iterator$|(^|_)batch_gen)`)
+	// Loop variables that hold a batch.
+	batchName = regexp.MustCompile(`(?i)^(batch|batch_data|minibatch|mb|data|sample|inputs?|images?|imgs?|xb|x_batch)$`)
+	// Loop variables and counts of steps, batches, epochs.
+	stepName = regexp.MustCompile(`(?i)^(step|steps|global_step|it|iter|iters|iteration|iterations|n_iter|num_iters|num_steps|n_steps|total_steps|max_steps|train_steps|batch|batch_idx|batch_i|i_batch|batch_id|bidx|epoch|epochs|ep|n_epochs|num_epochs|max_epochs|episode|episodes|n_episodes|num_episodes|update|updates|num_updates)$`)
+)
+
+// StepKind says why a loop runs training or evaluation steps.
+type StepKind uint8
+
+// Step kinds, strongest first.
+const (
+	NotStepLoop StepKind = iota
+	// TrainingLoop: the body runs a backward pass or an optimizer step,
+	// directly or through a function of this file that does, or a
+	// conventional step method (`model.training_step(batch)`).
+	TrainingLoop
+	// LoaderLoop: the loop iterates a data loader (`for x, y in loader`,
+	// through enumerate, tqdm, zip, iter, or a local name bound to such a
+	// wrapper).
+	LoaderLoop
+	// ModelLoop: the loop counts steps, batches or epochs (`for step in
+	// range(n)`) or binds a batch (`for x, y in data`) and its body runs a
+	// model, outside a module's own code.
+	ModelLoop
+)
+
+// IsStepLoop reports whether loop (a for or while statement) runs training
+// or evaluation steps (see StepKind).
+func (f *File) IsStepLoop(loop *pyast.Node) bool { return f.StepLoopKind(loop) != NotStepLoop }
+
+// StepLoopKind says whether and why loop runs training or evaluation steps.
+func (f *File) StepLoopKind(loop *pyast.Node) StepKind {
+	f.memos.Lock()
+	v, ok := f.memos.stepLoops[loop]
+	f.memos.Unlock()
+	if ok {
+		return v
+	}
+	v = f.stepLoopKind(loop)
+	f.memos.Lock()
+	if f.memos.stepLoops == nil {
+		f.memos.stepLoops = map[*pyast.Node]StepKind{}
+	}
+	f.memos.stepLoops[loop] = v
+	f.memos.Unlock()
+	return v
+}
+
+func (f *File) stepLoopKind(loop *pyast.Node) StepKind {
+	body := loop.Child("body")
+	if body == nil {
+		return NotStepLoop
+	}
+	scope := Scope(loop)
+	runsModel := false
+	for _, c := range f.CallsIn(body) {
+		if !InScope(c, scope) {
+			continue
+		}
+		if isBackwardCall(f, c) || isOptimizerStep(f, c) {
+			return TrainingLoop
+		}
+		if def := f.resolveCall(c); def != nil {
+			s := f.summary(def)
+			if s.Trains {
+				return TrainingLoop
+			}
+			runsModel = runsModel || s.RunsModel
+		}
+		if ConventionalStepCall(f, c) {
+			return TrainingLoop
+		}
+		runsModel = runsModel || f.IsModelCall(c) && !f.loopVarCalled(loop, c)
+	}
+	switch {
+	case loop.Is("for_statement") && f.IteratesLoader(loop):
+		return LoaderLoop
+	case runsModel && !f.inModuleCode(loop) && (f.countsSteps(loop) || f.bindsBatch(loop)):
+		// Inside a module's own code, what it calls are its submodules.
+		return ModelLoop
+	}
+	return NotStepLoop
+}
+
+// inModuleCode reports whether n is in a method of an nn.Module subclass
+// or of a class with a forward method.
+func (f *File) inModuleCode(n *pyast.Node) bool {
+	fn := n.Ancestor("function_definition")
+	for fn != nil && fn.Ancestor("function_definition") != nil {
+		fn = fn.Ancestor("function_definition")
+	}
+	if fn == nil {
+		return false
+	}
+	c := f.EnclosingClass(fn)
+	if c == nil {
+		return false
+	}
+	// A class with a forward method is a module even when its base class
+	// comes from elsewhere in the project.
+	return f.IsModule(c) || c.Methods["forward"] != nil
+}
+
+// bindsBatch reports whether a for loop binds what a batch looks like: an
+// input and a target (`for x, y in data`, `for i, (x, y) in ...`) or a name
+// for a batch.
+func (f *File) bindsBatch(loop *pyast.Node) bool {
+	left := loop.Child("left")
+	if !loop.Is("for_statement") || left == nil {
+		return false
+	}
+	if left.Is("identifier") {
+		return batchName.MatchString(f.Text(left))
+	}
+	return left.Is("pattern_list", "tuple_pattern", "tuple") && len(left.NamedChildren()) >= 2
+}
+
+// loopVarCalled reports whether call calls the loop's own variable
+// (`for layer in self.layers: x = layer(x)`).
+func (f *File) loopVarCalled(loop, call *pyast.Node) bool {
+	left := loop.Child("left")
+	fn := call.Child("function")
+	if f.MethodName(call) == "forward" {
+		fn = Receiver(call)
+	}
+	return left != nil && fn.Is("identifier") && MentionsName(f, left, f.Text(fn))
+}
+
+// countsSteps reports whether a loop's variable or bound is named like
+// steps, batches, epochs or episodes.
+func (f *File) countsSteps(loop *pyast.Node) bool {
+	var names []*pyast.Node
+	if loop.Is("for_statement") {
+		names = append(names, loop.Child("left"))
+		it := loop.Child("right")
+		if it.Is("call") && f.Text(it.Child("function")) == "range" {
+			if args := it.Child("arguments"); args != nil {
+				names = append(names, args.NamedChildren()...)
+			}
+		}
+	} else if cond := loop.Child("condition"); cond != nil {
+		names = append(names, cond)
+	}
+	found := false
+	for _, n := range names {
+		pyast.Walk(n, func(m *pyast.Node) bool {
+			if m.Is("identifier") && stepName.MatchString(f.Text(m)) ||
+				m.Is("attribute") && stepName.MatchString(f.Text(m.Child("attribute"))) {
+				found = true
+			}
+			return !found && !m.Is("attribute")
+		})
+	}
+	return found
+}
+
+// IteratesLoader reports whether a for loop iterates a data loader: its
+// iterable, past enumerate/tqdm/zip/iter and one local binding, is bound
+// to a DataLoader or named like a loader (`train_loader`, `self.val_dl`,
+// `trainer.train_dataloader()`).
+func (f *File) IteratesLoader(loop *pyast.Node) bool {
+	return f.isLoaderExpr(loop.Child("right"), 0)
+}
+
+func (f *File) isLoaderExpr(e *pyast.Node, depth int) bool {
+	if e == nil || depth > 4 {
+		return false
+	}
+	switch e.Kind {
+	case "call":
+		switch f.LastName(e.Child("function")) {
+		case "enumerate", "tqdm", "trange", "iter", "zip", "list", "islice", "TQDM", "track", "progress_bar", "chain":
+			args := e.Child("arguments")
+			if args == nil {
+				return false
+			}
+			for _, a := range args.NamedChildren() {
+				if a.Kind == "keyword_argument" {
+					if f.Text(a.Child("name")) != "iterable" {
+						continue
+					}
+					a = a.Child("value")
+				}
+				if f.isLoaderExpr(a, depth+1) {
+					return true
+				}
+			}
+			return false
+		case "DataLoader":
+			return true
+		}
+		// trainer.train_dataloader(), get_loader(...)
+		return loaderName.MatchString(f.LastName(e.Child("function")))
+	case "identifier", "attribute":
+		if loaderName.MatchString(f.LastName(e)) {
+			return true
+		}
+		for _, b := range f.Bindings(f.Text(e)) {
+			if f.isLoaderExpr(b, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// InnermostStepLoop returns the innermost loop holding n (in n's function)
+// that runs training or evaluation steps, or nil.
+func (f *File) InnermostStepLoop(n *pyast.Node) *pyast.Node {
+	for _, l := range EnclosingLoops(n) {
+		if f.IsStepLoop(l) {
+			return l
+		}
+	}
+	return nil
+}
+
+// MentionsName reports whether e refers to name (an identifier or an
+// attribute chain such as self.losses).
+func MentionsName(f *File, e *pyast.Node, name string) bool {
+	found := false
+	pyast.Walk(e, func(n *pyast.Node) bool {
+		found = found || n.Is("identifier", "attribute") && f.Text(n) == name
+		return !found
+	})
+	return found
+}

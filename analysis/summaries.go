@@ -1,0 +1,211 @@
+package analysis
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// Function summaries: what a function or method defined in this file does,
+// as seen from a call to it. `loss = model.training_step(batch)` carries
+// history when training_step returns a loss computed with autograd on;
+// `df = infer_model(...)` does not when infer_model returns a DataFrame
+// built under no_grad, whatever its name says.
+//
+// A summary is computed from the function's own body, with calls inside it
+// judged without summaries (one level deep): that keeps the answers
+// independent of the order in which rules ask, and recursion harmless.
+
+// Summary describes a function defined in this file.
+type Summary struct {
+	Def *pyast.Node // the function_definition
+	// ReturnsGraph: some value it returns carries autograd history.
+	ReturnsGraph bool
+	// Trains: it runs a backward pass or an optimizer step.
+	Trains bool
+	// RunsModel: it calls a model with autograd on.
+	RunsModel bool
+	// ReturnsTensor: it returns, on every return statement, one tensor.
+	ReturnsTensor bool
+
+	name  string
+	asked map[string]bool // the names its taint looked at
+}
+
+// SummaryOfCall returns the summary of the function call calls, when the
+// file defines it: a plain function by name, a method of the caller's class
+// (self.m), or a method of the class the receiver is an instance of.
+func (f *File) SummaryOfCall(call *pyast.Node) *Summary {
+	if def := f.resolveCall(call); def != nil {
+		return f.summary(def)
+	}
+	return nil
+}
+
+// resolveCall finds the definition a call runs, or nil.
+func (f *File) resolveCall(call *pyast.Node) *pyast.Node {
+	fn := call.Child("function")
+	switch {
+	case fn.Is("identifier"):
+		if defs := f.Functions[f.Text(fn)]; len(defs) > 0 && len(f.Bindings(f.Text(fn))) == 0 {
+			return defs[len(defs)-1]
+		}
+	case fn.Is("attribute"):
+		name := f.Text(fn.Child("attribute"))
+		recv := fn.Child("object")
+		var c *Class
+		if recv.Is("identifier") && (f.Text(recv) == "self" || f.Text(recv) == "cls") {
+			c = f.EnclosingClass(call)
+		} else {
+			c = f.classOfInstance(recv, 0)
+		}
+		return f.methodOf(c, name, 0)
+	}
+	return nil
+}
+
+// methodOf finds a method by name in c or the classes of this file it
+// derives from.
+func (f *File) methodOf(c *Class, name string, depth int) *pyast.Node {
+	if c == nil || depth > 8 {
+		return nil
+	}
+	if m := c.Methods[name]; m != nil {
+		return m
+	}
+	for _, b := range c.Bases {
+		if b.Is("identifier") {
+			if m := f.methodOf(f.Classes[f.Text(b)], name, depth+1); m != nil {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// summary computes (once per file) what def does.
+func (f *File) summary(def *pyast.Node) *Summary {
+	f.memos.Lock()
+	s := f.memos.summaries[def]
+	f.memos.Unlock()
+	if s != nil {
+		return s
+	}
+	t := f.plainTaintOf(def)
+	s = &Summary{Def: def, name: strings.Clone(f.Text(def.Child("name"))), asked: t.asked}
+	for _, c := range f.CallsIn(def) {
+		if !InScope(c, def) {
+			continue
+		}
+		if isBackwardCall(f, c) || isOptimizerStep(f, c) {
+			s.Trains = true
+		}
+		if !s.RunsModel && f.IsModelCall(c) && !f.InNoGrad(c) {
+			s.RunsModel = true
+		}
+	}
+	returns, tensors := 0, 0
+	pyast.Walk(def.Child("body"), func(n *pyast.Node) bool {
+		switch n.Kind {
+		case "function_definition", "lambda", "class_definition":
+			return false
+		case "return_statement", "yield":
+			v := n.NamedChildren()
+			returns++
+			if len(v) > 0 && !s.ReturnsGraph && t.Tainted(v[0]) {
+				s.ReturnsGraph = true
+			}
+			if len(v) > 0 && t.IsTensor(v[0]) {
+				tensors++
+			}
+			return false
+		}
+		return true
+	})
+	s.ReturnsTensor = returns > 0 && tensors == returns
+	f.memos.Lock()
+	if f.memos.summaries == nil {
+		f.memos.summaries = map[*pyast.Node]*Summary{}
+	}
+	f.memos.summaries[def] = s
+	f.memos.Unlock()
+	return s
+}
+
+// plainTaintOf is the taint of scope judged without function summaries
+// (see Summary).
+func (f *File) plainTaintOf(scope *pyast.Node) *Taint {
+	f.memos.Lock()
+	t := f.memos.plainTaint[scope]
+	f.memos.Unlock()
+	if t != nil {
+		return t
+	}
+	t = f.newTaint(scope, true)
+	f.memos.Lock()
+	if f.memos.plainTaint == nil {
+		f.memos.plainTaint = map[*pyast.Node]*Taint{}
+	}
+	f.memos.plainTaint[scope] = t
+	f.memos.Unlock()
+	return t
+}
+
+// conventionalStepMethods return a loss (or outputs) computed by the model
+// by the conventions of PyTorch Lightning and of most training code.
+var conventionalStepMethods = map[string]bool{
+	"training_step": true, "train_step": true, "validation_step": true, "test_step": true,
+	"shared_step": true, "compute_loss": true, "get_loss": true, "forward_loss": true, "loss": true,
+}
+
+// ConventionalStepCall reports whether call, which resolves to nothing in
+// this file, runs a model step by convention: `model.training_step(b)`,
+// `self.model.loss(x, y)`.
+func ConventionalStepCall(f *File, call *pyast.Node) bool {
+	m := f.MethodName(call)
+	if m == "" || !(conventionalStepMethods[m] || strings.HasSuffix(m, "_loss")) {
+		return false
+	}
+	return f.NamesModule(Receiver(call)) && hasForwardInput(call)
+}
+
+// isBackwardCall reports whether call runs a backward pass: x.backward(),
+// torch.autograd.grad/backward, accelerator.backward(loss),
+// self.manual_backward(loss).
+func isBackwardCall(f *File, call *pyast.Node) bool {
+	if m := f.MethodName(call); m == "backward" || m == "manual_backward" {
+		return true
+	}
+	switch f.Callee(call) {
+	case "torch.autograd.grad", "torch.autograd.backward":
+		return true
+	}
+	return false
+}
+
+var optimizerName = regexp.MustCompile(`(?i)(^|_)(opt|optim|optimizer|optimiser)s?(_|$)|optimi[sz]er$|(^|_)scaler$`)
+
+// isOptimizerStep reports whether call is an optimizer (or grad scaler)
+// step: opt.step(), self.optimizer.step(), scaler.step(opt).
+func isOptimizerStep(f *File, call *pyast.Node) bool {
+	if f.MethodName(call) != "step" {
+		return false
+	}
+	recv := f.LastName(Receiver(call))
+	return optimizerName.MatchString(recv) || f.constructsOptimizerName(Receiver(call))
+}
+
+// constructsOptimizerName reports whether e names an object bound to a
+// torch.optim optimizer in this file.
+func (f *File) constructsOptimizerName(e *pyast.Node) bool {
+	if !e.Is("identifier", "attribute") {
+		return false
+	}
+	for _, b := range f.Bindings(f.Text(e)) {
+		if b.Is("call") && strings.HasPrefix(f.Callee(b), "torch.optim.") && !strings.HasPrefix(f.Callee(b), "torch.optim.lr_scheduler.") {
+			return true
+		}
+	}
+	return false
+}

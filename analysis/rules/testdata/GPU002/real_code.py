@@ -1,0 +1,73 @@
+# Containers that outlive training or evaluation steps, in the shapes real
+# projects write them: through methods and helpers defined in the file.
+import torch
+import torch.nn as nn
+
+
+class LitModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 2)
+        self.criterion = nn.CrossEntropyLoss()
+
+    def forward(self, x):
+        return self.net(x)
+
+    def training_step(self, batch):
+        x, y = batch
+        return self.criterion(self(x), y)
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+        self.history = []
+
+    def _process_one_batch(self, x):
+        return self.model(x)
+
+    def fit(self, train_loader):
+        for batch in train_loader:
+            loss = self.model.training_step(batch)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            self.history.append(loss)  # want: GPU002
+
+    def predict(self, loader):
+        preds = []
+        for x, _ in loader:
+            out = self._process_one_batch(x)
+            preds.append(out)  # want: GPU002
+        return preds
+
+
+def train_step(model, criterion, x, y):
+    out = model(x)
+    return criterion(out, y)
+
+
+def run(model, criterion, optimizer, loader, epochs):
+    losses = []
+    for epoch in range(epochs):
+        for step, (x, y) in enumerate(loader):
+            loss = train_step(model, criterion, x, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss)  # want: GPU002
+    return losses
+
+
+def fit_unresolved(model, loader, opt):
+    # `loss` is not defined in this file: by convention a model's loss
+    # method returns the loss with its graph.
+    log = {}
+    for i, (x, y) in enumerate(loader):
+        loss = model.loss(x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        log[i] = loss  # want: GPU002
+    return log

@@ -1,0 +1,73 @@
+# Sums that do not accumulate history across training steps.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Transformer(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([Block() for _ in range(depth)])
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, h):
+        # The residual stream: the most common line in PyTorch.
+        for layer in self.layers:
+            h = h + self.drop(layer(h))
+        return h
+
+
+class ResLSTMLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(8, 8)
+
+    def forward(self, inputs, hidden):
+        # `outputs += [out]` extends a list.
+        outputs = []
+        for i in range(len(inputs)):
+            out, hidden = self.cell(inputs[i], hidden)
+            outputs += [out]
+        return torch.stack(outputs), hidden
+
+
+def feature_matching_loss(fake_feats, real_feats, loss_func):
+    # Loss terms summed in a loss function and returned for backward.
+    loss_feats = 0
+    for fake, real in zip(fake_feats, real_feats):
+        loss_feats += loss_func(fake, real)
+    return loss_feats / len(fake_feats)
+
+
+def tta_predict(network, x, mirror_axes):
+    prediction = network(x)
+    for axes in mirror_axes:
+        prediction += torch.flip(network(torch.flip(x, axes)), axes)
+    return prediction / (len(mirror_axes) + 1)
+
+
+def train(model, loader, optimizer, accelerator):
+    criterion = nn.MSELoss()
+    metric_total = 0.0
+    accumulated = 0
+    for step, (x, y) in enumerate(loader):
+        pred = model(x)
+        # A metric of detached predictions carries no history.
+        metric_total += criterion(pred.detach().cpu(), y.cpu())
+        # Gradient accumulation through the accelerator.
+        accumulated += F.mse_loss(pred, y) / 4
+        if step % 4 == 3:
+            accelerator.backward(accumulated)
+            optimizer.step()
+            accumulated = 0
+    return metric_total

@@ -1,0 +1,74 @@
+# Loops that do not run the model with autograd on, or are not evaluation.
+from mypkg.utils import *  # brings torch in
+
+model = build_model()
+model.eval()
+
+
+def extract_from_model(m):
+    return {"n_params": sum(p.numel() for p in m.parameters())}
+
+
+def report(cfg):
+    # A loop over dataset names from the configuration.
+    results = []
+    for dataset_name in cfg.DATASETS.TEST:
+        results.append(extract_from_model(model))
+    return results
+
+
+@torch.no_grad()
+def evaluate_star(val_loader):
+    # torch came through a star import; no_grad still counts.
+    for x, y in val_loader:
+        model(x)
+
+
+def infer_model(m, rows):
+    with torch.no_grad():
+        out = m(rows)
+    return out.cpu().numpy()
+
+
+def predict_frames(val_loader):
+    model.eval()
+    frames = []
+    for x in val_loader:
+        frames.append(infer_model(model, x))
+    return frames
+
+
+def evaluate_inner(val_loader):
+    model.eval()
+    for x, y in val_loader:
+        model(x)
+
+
+def main(val_loader):
+    # Every call of evaluate_inner runs under no_grad.
+    with torch.no_grad():
+        evaluate_inner(val_loader)
+    with torch.inference_mode():
+        evaluate_inner(val_loader)
+
+
+@smart_inference_mode()
+def validate(val_loader):
+    model.eval()
+    for x, y in val_loader:
+        model(x)
+
+
+def export(im):
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad = False
+    for _ in range(2):
+        y = model(im)  # dry runs of a frozen model
+    return y
+
+
+def lr_find(val_iter):
+    with eval_mode(model):
+        for inputs, labels in val_iter:
+            model(inputs)

@@ -1,0 +1,43 @@
+# Evaluation loops in the forms real projects write them.
+import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+
+class Lit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def validation_step(self, batch):
+        return self(batch).sum()
+
+
+class Evaluator:
+    def __init__(self, model, val_dl):
+        self.model = model
+        self.val_dl = val_dl
+
+    def _predict(self, batch):
+        return self.model(batch)
+
+    def run(self):
+        self.model.eval()
+        dl = tqdm(self.val_dl)
+        for batch in dl:  # want: GPU004
+            self._predict(batch)
+
+    def run_steps(self, val_loader):
+        outputs = [self.model.validation_step(b) for b in val_loader]  # want: GPU004
+        return outputs
+
+
+def evaluate(model, test_loader):
+    model.eval()
+    correct = 0
+    for step, (x, y) in enumerate(test_loader):  # want: GPU004
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct

@@ -1,0 +1,58 @@
+# empty_cache() calls that do not run per batch.
+import torch
+
+
+def run_experiments(args, exp_cls):
+    # One experiment per iteration; the batch loop is inside train().
+    for run in range(args.itr):
+        exp = exp_cls(args)
+        exp.train(run)
+        torch.cuda.empty_cache()
+
+
+def evaluate_checkpoints(model, paths, loader):
+    for ckpt in paths:
+        model.load_state_dict(torch.load(ckpt))
+        torch.cuda.empty_cache()
+
+
+def find_batch_size(model, bs):
+    # An out-of-memory retry loop: clearing the cache before each try is
+    # the point.
+    while bs > 0:
+        try:
+            torch.cuda.empty_cache()
+            return model(torch.randn(bs, 8))
+        except torch.cuda.OutOfMemoryError:
+            bs //= 2
+
+
+def stream(model, cap, stop_button):
+    while cap.isOpened():
+        ok, frame = cap.read()
+        out = model(frame)
+        if stop_button:
+            cap.release()
+            torch.cuda.empty_cache()
+            st.stop()
+
+
+class Chunked(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = torch.nn.Linear(8, 8)
+
+    def forward(self, tokens):
+        # Chunks of one forward pass.
+        outs = []
+        for i in range(0, tokens.shape[0], 4):
+            torch.cuda.empty_cache()
+            outs.append(self.block(tokens[i : i + 4]))
+        return torch.cat(outs)
+
+
+def label_stats(labels, using_cuda):
+    for index in labels:
+        if using_cuda:
+            torch.cuda.empty_cache()
+        print(index)

@@ -251,7 +251,9 @@ func containerFixes(f *analysis.File, value *pyast.Node, container string, scope
 		}}
 	}
 	switch {
-	case usedAsTensor(f, container, scope, true):
+	case usedAsTensor(f, container, scope, true) || returned(f, container, scope):
+		// Floats would break code that uses the elements as tensors,
+		// here or in a caller.
 		return []analysis.Fix{detach}
 	case scalar:
 		return []analysis.Fix{wrapFix(f, "Store", value, "item()", analysis.Unsafe), detach}

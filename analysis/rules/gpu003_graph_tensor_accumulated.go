@@ -125,7 +125,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 				safety = analysis.Safe
 			}
 			fixes = []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", safety)}
-			if taint.IsScalarLoss(value) && !usedAsTensor(f, name, scope, false) {
+			if taint.IsScalarLoss(value) && !usedAsTensor(f, name, scope, false) && !returned(f, name, scope) {
 				fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
 			}
 		}

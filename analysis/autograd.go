@@ -711,6 +711,14 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 		if f.IsLossCall(e) {
 			return true
 		}
+		if def := f.resolveCall(e); def != nil && !f.IsModelCall(e) {
+			if t.plain {
+				return false
+			}
+			s := f.summary(def)
+			t.askDef(s)
+			return s.ReturnsTensor
+		}
 		if f.IsModelCall(e) {
 			fn := e.Child("function")
 			if c := f.classOfInstance(fn, 0); c != nil && !t.plain {

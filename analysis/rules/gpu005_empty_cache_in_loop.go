@@ -54,6 +54,7 @@ torch.cuda.empty_cache()`,
 
 func runEmptyCacheInLoop(pass *analysis.Pass) {
 	f := pass.File
+	var reported [][2]*pyast.Node // the call and its innermost loop
 	for _, call := range f.CallsNamed("empty_cache") {
 		switch f.Callee(call) {
 		case "torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.accelerator.memory.empty_cache":
@@ -69,9 +70,19 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 			exitBranch(f, call, loops[0]) || retryLoop(f, call, step) {
 			continue
 		}
+		reported = append(reported, [2]*pyast.Node{call, loops[0]})
+	}
+	for i, r := range reported {
+		call, loop := r[0], r[1]
+		// One call after the loop is enough: when the loop has several,
+		// only the last one moves there, the others go.
+		moveAfter := true
+		for _, later := range reported[i+1:] {
+			moveAfter = moveAfter && !(later[1] == loop && later[0].Parent.Parent == loop.Child("body"))
+		}
 		pass.Report(analysis.Diagnostic{
 			Start: call.Start, End: call.End,
-			Fixes: emptyCacheFixes(f, call, loops[0]),
+			Fixes: emptyCacheFixes(f, call, loop, moveAfter),
 			Message: "`" + f.Text(call.Child("function")) + "()` on every loop iteration frees no tensor that is " +
 				"still referenced, so it cannot stop memory growth, and each call synchronises the device and " +
 				"forces new `cudaMalloc`s; call it once after the loop, or find what keeps the memory alive",
@@ -171,10 +182,11 @@ func offNormalPath(f *analysis.File, call, loop *pyast.Node) bool {
 	return false
 }
 
-// emptyCacheFixes offers to move the call after loop, or to remove it.
+// emptyCacheFixes offers to move the call after loop (when moveAfter), or
+// to remove it.
 // Both need the call to be a statement alone on its line (a trailing
 // comment travels with it).
-func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node) []analysis.Fix {
+func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node, moveAfter bool) []analysis.Fix {
 	stmt := call.Parent
 	if !stmt.Is("expression_statement") || len(stmt.NamedChildren()) != 1 {
 		return nil
@@ -190,7 +202,7 @@ func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node) []analysis.Fix {
 	}
 	removeFix := analysis.Fix{Title: "Remove `" + f.Text(call) + "`", Applicability: analysis.Unsafe, Edits: []analysis.Edit{f.RemoveStatement(stmt)}}
 	// Moving the call out of an if or a try would drop its guard.
-	if stmt.Parent != loop.Child("body") {
+	if stmt.Parent != loop.Child("body") || !moveAfter {
 		return []analysis.Fix{removeFix}
 	}
 	// Taking the only statement out of a block would leave it empty.

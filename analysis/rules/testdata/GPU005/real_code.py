@@ -17,6 +17,7 @@ def rollout(policy, optimizer, queries, num_updates, micro):
     for update in range(num_updates):
         for i in range(0, queries.shape[0], micro):
             logits = policy(queries[i : i + micro])
+            torch.cuda.empty_cache()  # want: GPU005
             logprob = F.log_softmax(logits, dim=-1)
             del logits
             torch.cuda.empty_cache()  # want: GPU005

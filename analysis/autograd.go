@@ -687,6 +687,12 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 	case "identifier":
 		ev, ok := t.last(f.Text(e), e.Start)
 		return ok && ev.tensor
+	case "attribute":
+		// A model output's loss and logits (Hugging Face's ModelOutput).
+		switch f.Text(e.Child("attribute")) {
+		case "loss", "logits":
+			return t.Tainted(e.Child("object"))
+		}
 	case "subscript":
 		return t.isTensor(e.Child("value"), depth+1)
 	case "binary_operator":

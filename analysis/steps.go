@@ -17,6 +17,8 @@ import (
 var (
 	// Iterables that hold batches.
 	loaderName = regexp.MustCompile(`(?i)(loader|(^|_)dl$|^dl_|batches$|batch_iter|data_iter|(^|_)iterator$|(^|_)batch_gen)`)
+	// Datasets and loaders counted through: range(len(train_ds)).
+	datasetName = regexp.MustCompile(`(?i)(dataset|(^|_)ds$|(^|_)set$|^data$|loader|(^|_)dl$)`)
 	// Loop variables that hold a batch.
 	batchName = regexp.MustCompile(`(?i)^(batch|batch_data|minibatch|mb|data|sample|inputs?|images?|imgs?|xb|x_batch)$`)
 	// Loop variables and counts of steps, batches, epochs.
@@ -155,6 +157,12 @@ func (f *File) countsSteps(loop *pyast.Node) bool {
 		if it.Is("call") && f.Text(it.Child("function")) == "range" {
 			if args := it.Child("arguments"); args != nil {
 				names = append(names, args.NamedChildren()...)
+				// for i in range(len(dataset)): one sample per step.
+				for _, a := range args.NamedChildren() {
+					if a.Is("call") && f.Text(a.Child("function")) == "len" && datasetName.MatchString(f.LastName(f.Arg(a, "", 0))) {
+						return true
+					}
+				}
 			}
 		}
 	} else if cond := loop.Child("condition"); cond != nil {

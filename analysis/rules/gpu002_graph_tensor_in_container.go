@@ -115,7 +115,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		// A batched forward helper (`for i in range(n_batches):
 		// outs.append(model(x[i]))`, then `return torch.cat(outs)`)
 		// returns the graphs it keeps: whoever calls it decides.
-		if f.StepLoopKind(loop) == analysis.ModelLoop && returned(f, name, scope) {
+		if f.StepLoopKind(loop) == analysis.ModelLoop && returned(f, name, scope) && !evalModeIn(f, scope) {
 			return
 		}
 		loops := []*pyast.Node{loop}
@@ -153,6 +153,18 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 	for _, a := range f.Assignments {
 		check(a)
 	}
+}
+
+// evalModeIn reports whether scope puts something in eval mode
+// (`model.eval()`): then its loops evaluate, and nothing backpropagates
+// through what they collect.
+func evalModeIn(f *analysis.File, scope *pyast.Node) bool {
+	for _, c := range f.CallsIn(scope) {
+		if args := c.Child("arguments"); f.MethodName(c) == "eval" && analysis.InScope(c, scope) && args != nil && len(args.NamedChildren()) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // builtinContainer reports whether name is bound in this file to a list,

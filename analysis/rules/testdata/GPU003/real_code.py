@@ -31,3 +31,31 @@ def fit(model, loader, optimizer, log_interval):
             print(running / log_interval)
             running = 0.0
     print(total)
+
+
+def hf_train(model, train_dataloader, optimizer):
+    total_loss = 0
+    for batch in train_dataloader:
+        outputs = model(**batch)
+        loss = outputs.loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        total_loss += loss  # want: GPU003
+    print(total_loss / len(train_dataloader))
+
+
+def tutorial_train(net, trainloader, criterion, optimizer, epochs):
+    for epoch in range(epochs):
+        running_loss = 0.0
+        for i, data in enumerate(trainloader, 0):
+            inputs, labels = data
+            optimizer.zero_grad()
+            outputs = net(inputs)
+            loss = criterion(outputs, labels)
+            loss.backward()
+            optimizer.step()
+            running_loss += loss  # want: GPU003 "every `2000` iterations"
+            if i % 2000 == 1999:
+                print(running_loss / 2000)
+                running_loss = 0.0

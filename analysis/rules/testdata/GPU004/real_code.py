@@ -41,3 +41,12 @@ def evaluate(model, test_loader):
     for step, (x, y) in enumerate(test_loader):  # want: GPU004
         correct += (model(x).argmax(1) == y).sum().item()
     return correct
+
+
+def predict_samples(model, dataset):
+    model.eval()
+    scores = []
+    for i in range(len(dataset)):  # want: GPU004
+        x, y = dataset[i]
+        scores.append(model(x.unsqueeze(0)).softmax(-1)[0, y].item())
+    return scores

@@ -58,10 +58,16 @@ type File struct {
 		module, loss map[string]bool
 		taint        map[*pyast.Node]*Taint // by scope
 		classes      map[*Class]classKind
-		// Not carried across versions: summaries look across segments.
+		// Not carried across versions (except step loops): summaries look
+		// across segments.
 		plainTaint map[*pyast.Node]*Taint // by scope, see Summary
 		summaries  map[*pyast.Node]*Summary
-		stepLoops  map[*pyast.Node]StepKind
+		stepLoops  map[*pyast.Node]*stepFact // carried, see StepLoopKind
+		// calledUnderNoGrad: see calledOnlyUnderNoGrad.
+		calledUnderNoGrad map[noGradKey]bool
+		instances         map[string]*Class // classOfInstance by expression text
+		byName            map[string][]*pyast.Node
+		loaders           map[string]bool // see loaderLike
 	}
 
 	// Computed on first use.
@@ -557,8 +563,31 @@ func (f *File) calledOnlyUnderNoGrad(fn *pyast.Node, depth int) bool {
 	}
 	name := f.Text(fn.Child("name"))
 	method := f.EnclosingClass(fn) != nil && fn.Parent != nil && fn.Ancestor("function_definition") == nil
+	key := noGradKey{fn, depth}
+	f.memos.Lock()
+	v, ok := f.memos.calledUnderNoGrad[key]
+	f.memos.Unlock()
+	if ok {
+		return v
+	}
+	v = f.everyCallUnderNoGrad(fn, name, method, depth)
+	f.memos.Lock()
+	if f.memos.calledUnderNoGrad == nil {
+		f.memos.calledUnderNoGrad = map[noGradKey]bool{}
+	}
+	f.memos.calledUnderNoGrad[key] = v
+	f.memos.Unlock()
+	return v
+}
+
+type noGradKey struct {
+	fn    *pyast.Node
+	depth int
+}
+
+func (f *File) everyCallUnderNoGrad(fn *pyast.Node, name string, method bool, depth int) bool {
 	calls := 0
-	for _, c := range f.CallsNamed(name) {
+	for _, c := range f.callsByName(name) {
 		callee := c.Child("function")
 		if fn.Contains(c) || (method != callee.Is("attribute")) || f.LastName(callee) != name {
 			continue
@@ -680,6 +709,25 @@ func (f *File) newDataLoader(call *pyast.Node) *DataLoader {
 func (f *File) classOfInstance(e *pyast.Node, depth int) *Class {
 	if e == nil || depth > 8 {
 		return nil
+	}
+	if depth == 0 && e.Is("identifier", "attribute") {
+		// Asked for every method call's receiver: remembered per version
+		// by the name's text (the answer follows its bindings).
+		key := f.Text(e)
+		f.memos.Lock()
+		c, ok := f.memos.instances[key]
+		f.memos.Unlock()
+		if ok {
+			return c
+		}
+		c = f.classOfInstance(e, 1)
+		f.memos.Lock()
+		if f.memos.instances == nil {
+			f.memos.instances = map[string]*Class{}
+		}
+		f.memos.instances[key] = c
+		f.memos.Unlock()
+		return c
 	}
 	switch e.Kind {
 	case "call":

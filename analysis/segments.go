@@ -253,7 +253,7 @@ func (ix *segmentIndex) callIndex(f *File) {
 			}
 			ix.byName[name] = append(ix.byName[name], c)
 		}
-		if len(EnclosingLoops(c)) > 0 {
+		if len(EnclosingLoops(c)) > 0 || inComprehension(c) {
 			ix.callsInLoop = append(ix.callsInLoop, c)
 		}
 	}
@@ -284,8 +284,37 @@ func (f *File) CallsNamed(names ...string) []*pyast.Node {
 	return out
 }
 
+// inComprehension reports whether n is in the body of a comprehension of
+// its own function.
+func inComprehension(n *pyast.Node) bool {
+	for p := n.Parent; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
+		if p.Is("list_comprehension", "generator_expression", "set_comprehension", "dictionary_comprehension") &&
+			p.Child("body").Contains(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// callsByName returns the calls whose callee's last name is name, from an
+// index of the whole file built on first use.
+func (f *File) callsByName(name string) []*pyast.Node {
+	f.memos.Lock()
+	defer f.memos.Unlock()
+	if f.memos.byName == nil {
+		f.memos.byName = map[string][]*pyast.Node{}
+		for _, ix := range f.indexes {
+			ix.callIndex(f)
+			for n, calls := range ix.byName {
+				f.memos.byName[n] = append(f.memos.byName[n], calls...)
+			}
+		}
+	}
+	return f.memos.byName[name]
+}
+
 // CallsInLoops returns, in source order, the calls in the body of a loop
-// of their function (see EnclosingLoops).
+// of their function (see EnclosingLoops) or of a comprehension.
 func (f *File) CallsInLoops() []*pyast.Node {
 	var out []*pyast.Node
 	for _, ix := range f.indexes {
@@ -390,6 +419,19 @@ func (f *File) carryOver(prev *File) {
 	for c, k := range prev.memos.classes {
 		if ix := f.segments[prev.segmentOf(c.Node)]; ix != nil && slices.Contains(ix.classes, c) {
 			f.memos.classes[c] = k
+		}
+	}
+	f.memos.stepLoops = make(map[*pyast.Node]*stepFact, len(prev.memos.stepLoops))
+	for loop, v := range prev.memos.stepLoops {
+		if v.segment == nil || f.segments[v.segment] == nil {
+			continue
+		}
+		stale := false
+		for name := range v.asked {
+			stale = stale || changed[name]
+		}
+		if !stale {
+			f.memos.stepLoops[loop] = v
 		}
 	}
 	f.memos.taint = make(map[*pyast.Node]*Taint, len(prev.memos.taint))

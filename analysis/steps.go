@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 )
@@ -50,39 +51,81 @@ const (
 func (f *File) IsStepLoop(loop *pyast.Node) bool { return f.StepLoopKind(loop) != NotStepLoop }
 
 // StepLoopKind says whether and why loop runs training or evaluation steps.
+//
+// The answer is remembered with the names it looked at, and carried to
+// the next version of the buffer while those names' bindings, the
+// functions it used and the file's imports and class headers stay the
+// same (see File.carryOver): a keystroke recomputes only the loops it
+// could have changed.
 func (f *File) StepLoopKind(loop *pyast.Node) StepKind {
 	f.memos.Lock()
 	v, ok := f.memos.stepLoops[loop]
 	f.memos.Unlock()
 	if ok {
-		return v
+		return v.kind
 	}
-	v = f.stepLoopKind(loop)
+	v = &stepFact{asked: map[string]bool{}, segment: f.segmentOf(loop)}
+	v.kind = f.stepLoopKind(loop, v.asked)
 	f.memos.Lock()
 	if f.memos.stepLoops == nil {
-		f.memos.stepLoops = map[*pyast.Node]StepKind{}
+		f.memos.stepLoops = map[*pyast.Node]*stepFact{}
 	}
 	f.memos.stepLoops[loop] = v
 	f.memos.Unlock()
-	return v
+	return v.kind
 }
 
-func (f *File) stepLoopKind(loop *pyast.Node) StepKind {
+// stepFact is a loop's StepKind and what it was computed from.
+type stepFact struct {
+	kind    StepKind
+	asked   map[string]bool // names, "def:" functions and "calls:" callers
+	segment *pyast.Segment
+}
+
+func (f *File) stepLoopKind(loop *pyast.Node, asked map[string]bool) StepKind {
 	body := loop.Child("body")
 	if body == nil {
 		return NotStepLoop
 	}
-	scope := Scope(loop)
-	runsModel := false
-	for _, c := range f.CallsIn(body) {
-		if !InScope(c, scope) {
-			continue
+	ask := func(n *pyast.Node) {
+		if n.Is("identifier", "attribute") {
+			asked[strings.Clone(f.Text(n))] = true
 		}
-		if isBackwardCall(f, c) || isOptimizerStep(f, c) {
+	}
+	scope := Scope(loop)
+	var calls []*pyast.Node
+	for _, c := range f.CallsIn(body) {
+		if InScope(c, scope) {
+			calls = append(calls, c)
+		}
+	}
+	// A backward pass or an optimizer step first: most step loops have
+	// one, and finding it reads no binding but the optimizer's.
+	for _, c := range calls {
+		if isBackwardCall(f, c) {
 			return TrainingLoop
+		}
+		if f.MethodName(c) == "step" {
+			ask(Receiver(c))
+			if isOptimizerStep(f, c) {
+				return TrainingLoop
+			}
+		}
+	}
+	runsModel := false
+	for _, c := range calls {
+		fn := c.Child("function")
+		ask(fn)
+		ask(Receiver(c))
+		if name := f.LastName(fn); name != "" {
+			asked["def:"+strings.Clone(name)] = true
 		}
 		if def := f.resolveCall(c); def != nil {
 			s := f.summary(def)
+			asked["calls:"+s.name] = true
+			for name := range s.asked {
+				asked[name] = true
+			}
 			if s.Trains {
 				return TrainingLoop
 			}
@@ -94,7 +137,7 @@ func (f *File) stepLoopKind(loop *pyast.Node) StepKind {
 		runsModel = runsModel || f.IsModelCall(c) && !f.loopVarCalled(loop, c)
 	}
 	switch {
-	case loop.Is("for_statement") && f.IteratesLoader(loop):
+	case loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, asked):
 		return LoaderLoop
 	case runsModel && !f.inModuleCode(loop) && (f.countsSteps(loop) || f.bindsBatch(loop)):
 		// Inside a module's own code, what it calls are its submodules.
@@ -182,14 +225,40 @@ func (f *File) countsSteps(loop *pyast.Node) bool {
 }
 
 // IteratesLoader reports whether a for loop iterates a data loader: its
-// iterable, past enumerate/tqdm/zip/iter and one local binding, is bound
-// to a DataLoader or named like a loader (`train_loader`, `self.val_dl`,
+// iterable, past enumerate/tqdm/zip/iter and local bindings, is bound to
+// a DataLoader or named like a loader (`train_loader`, `self.val_dl`,
 // `trainer.train_dataloader()`).
 func (f *File) IteratesLoader(loop *pyast.Node) bool {
-	return f.isLoaderExpr(loop.Child("right"), 0)
+	return f.loaderLike(loop.Child("right"), anyLoader, 0, nil)
 }
 
-func (f *File) isLoaderExpr(e *pyast.Node, depth int) bool {
+// IsEvalLoader reports whether the iterable e is a loader named like
+// validation or test data (`val_loader`, `self.test_dl`, through
+// enumerate/tqdm/zip or a local name bound to such a wrapper: `bar =
+// tqdm(self.val_dl)`). ALL_CAPS names are configuration
+// (`cfg.DATASETS.TEST`), not loaders.
+func (f *File) IsEvalLoader(e *pyast.Node) bool { return f.loaderLike(e, evalLoader, 0, nil) }
+
+type loaderKind uint8
+
+const (
+	anyLoader loaderKind = iota
+	evalLoader
+)
+
+var evalLoaderName = regexp.MustCompile(`(?i)^(val|valid|validation|test|testing|eval|evaluation)(_.*|loader|dl|ds|set|data|iter|batches|_dataloader)?$`)
+
+func (k loaderKind) named(name string) bool {
+	if k == evalLoader {
+		return evalLoaderName.MatchString(name) && strings.ToUpper(name) != name
+	}
+	return loaderName.MatchString(name)
+}
+
+// loaderLike answers IteratesLoader and IsEvalLoader; the answer for a
+// name is remembered per version (a file may bind `loader` hundreds of
+// times). The names whose bindings it reads go into asked (when not nil).
+func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, asked map[string]bool) bool {
 	if e == nil || depth > 4 {
 		return false
 	}
@@ -208,25 +277,52 @@ func (f *File) isLoaderExpr(e *pyast.Node, depth int) bool {
 					}
 					a = a.Child("value")
 				}
-				if f.isLoaderExpr(a, depth+1) {
+				if f.loaderLike(a, kind, depth+1, asked) {
 					return true
+				}
+				if kind == evalLoader {
+					break // enumerate(val_loader, 1): the first argument
 				}
 			}
 			return false
 		case "DataLoader":
-			return true
+			return kind == anyLoader
 		}
 		// trainer.train_dataloader(), get_loader(...)
-		return loaderName.MatchString(f.LastName(e.Child("function")))
+		return kind.named(f.LastName(e.Child("function")))
 	case "identifier", "attribute":
-		if loaderName.MatchString(f.LastName(e)) {
+		if kind.named(f.LastName(e)) {
 			return true
 		}
-		for _, b := range f.Bindings(f.Text(e)) {
-			if f.isLoaderExpr(b, depth+1) {
-				return true
+		if kind == evalLoader && strings.ToUpper(f.LastName(e)) == f.LastName(e) {
+			return false
+		}
+		if asked != nil {
+			asked[strings.Clone(f.Text(e))] = true
+			// The bindings' own names, to the depth the answer reads.
+			for _, b := range f.Bindings(f.Text(e)) {
+				f.loaderLike(b, kind, depth+1, asked)
 			}
 		}
+		key := string(rune('0'+kind)) + f.Text(e)
+		f.memos.Lock()
+		v, ok := f.memos.loaders[key]
+		f.memos.Unlock()
+		if ok {
+			return v
+		}
+		for _, b := range f.Bindings(f.Text(e)) {
+			if v = f.loaderLike(b, kind, depth+1, nil); v {
+				break
+			}
+		}
+		f.memos.Lock()
+		if f.memos.loaders == nil {
+			f.memos.loaders = map[string]bool{}
+		}
+		f.memos.loaders[key] = v
+		f.memos.Unlock()
+		return v
 	}
 	return false
 }

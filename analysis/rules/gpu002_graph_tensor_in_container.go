@@ -17,12 +17,19 @@ var GraphTensorInContainer = &analysis.Rule{
 	Fixable:         analysis.FixSometimes,
 	Doc: analysis.Doc{
 		What: "Finds `xs.append(t)`, `xs.extend(...)`, `xs.insert(i, t)`, `s.add(t)` and `d[k] = t` inside a " +
-			"loop, where `t` comes from a model, a criterion or a loss function (or arithmetic, indexing, " +
-			"`.cpu()` or `.to()` on such a value), the container is created outside the loop, and autograd " +
-			"is on. Values passed through `.item()`, `.detach()`, `float()`, `.tolist()` or `.numpy()` carry " +
-			"no history and are not reported. A container that is later reduced and backpropagated " +
-			"(`torch.stack(losses).sum().backward()`, REINFORCE log-probabilities) is the point of the code " +
-			"and is not reported either.",
+			"loop that runs training or evaluation steps, where `t` carries autograd history (it comes from a " +
+			"model, a criterion, a loss function, a method or helper of the file that returns one, or " +
+			"arithmetic, indexing, `.cpu()` or `.to()` on such a value), the container is a list, dict, set or " +
+			"deque created outside that loop, and autograd is on.\n\n" +
+			"A step loop is one whose body runs a backward pass or an optimizer step (directly, through a " +
+			"function of the file, or a conventional `training_step`), that iterates a data loader, or that " +
+			"counts steps, batches or epochs and runs a model outside a module's own code. Deliberately not " +
+			"reported: lists filled in `forward`, a loss function or `__init__` (per-layer features, per-level " +
+			"outputs, loss terms, layers), loops over layers, files or configurations, containers that reach " +
+			"`.backward()` (`torch.stack(losses).sum().backward()`, REINFORCE log-probabilities, " +
+			"`accelerator.backward(losses[i])`), objects of other classes (a metric's `add()` may convert), " +
+			"and the list a batched forward helper returns. Values passed through `.item()`, `.detach()`, " +
+			"`float()`, `.tolist()` or `.numpy()` carry no history.",
 		Why: "A tensor produced with autograd on holds its `grad_fn`, and through it the graph of the " +
 			"step that made it. Stored in a list, it keeps that graph alive for as long as the list lives. " +
 			"For a model output (`preds.append(logits)`) that is the tensor itself on the GPU plus, unless " +
@@ -59,11 +66,14 @@ for step in range(100):
     loss.backward()
     optimizer.step()
     history.append(loss.item())`,
-		FixSafety: "The fixes are unsafe: they change what the container holds. For a scalar loss the " +
-			"preferred fix stores `loss.item()` (a Python float; it waits for the GPU each step), the other " +
-			"`loss.detach()`. For other tensors they store `t.detach()` or `t.detach().cpu()`. When the " +
-			"container is later used as tensors (`torch.stack(history)`, `history[-1].backward()`), only " +
-			"`.detach()` is offered, because floats would break that code.",
+		FixSafety: "The fixes are unsafe: they change what the container holds. They are offered only " +
+			"when the stored value is known to be one tensor (a loss, a torch operation, a layer's or a local " +
+			"model's output): never on a tuple, a list, a module or a model output of unknown structure. For a " +
+			"scalar loss the preferred fix stores `loss.item()` (a Python float; it waits for the GPU each " +
+			"step), the other `loss.detach()`. For other tensors they store `t.detach()` or " +
+			"`t.detach().cpu()`. When the container is later used as tensors (`torch.stack(history)`, " +
+			"`history[-1].backward()`) or is returned to a caller, only `.detach()` is offered, because floats " +
+			"would break that code.",
 	},
 	Run: runGraphTensorInContainer,
 }

@@ -16,10 +16,14 @@ var GraphTensorAccumulated = &analysis.Rule{
 	DefaultSeverity: analysis.SeverityWarning,
 	Fixable:         analysis.FixAlways,
 	Doc: analysis.Doc{
-		What: "Finds `total += loss` and `total = total + loss` in a loop, where `loss` carries autograd " +
-			"history (it comes from a model, a criterion or a loss function), `total` is initialised " +
-			"outside the loop, and autograd is on. Gradient accumulation, where the total itself reaches " +
-			"`.backward()`, is not reported.",
+		What: "Finds `total += loss` and `total = total + loss` in a loop that runs training or evaluation " +
+			"steps (see GPU002), where `loss` carries autograd history, `total` is initialised outside the " +
+			"loop, and autograd is on. A total that is reset under a condition inside the loop (`if i % 100 " +
+			"== 0: total = 0`) is still reported, with the bound in the message. Deliberately not reported: " +
+			"gradient accumulation, where the total reaches `.backward()` (or `accelerator.backward()`); " +
+			"residual streams (`h = h + layer(h)`) and loss terms summed in `forward` or a loss function; " +
+			"`outputs += [h]` (a list extend); a loss computed from detached predictions; a total reset on " +
+			"every iteration; and the sum a batched helper returns.",
 		Why: "Adding a tensor that requires grad makes the total a tensor with its own `grad_fn`, whose " +
 			"graph links the graphs of every iteration so far. Nothing of it can be freed while the total " +
 			"lives, so memory grows with every step (the PyTorch FAQ's first example of \"accumulating " +
@@ -53,11 +57,13 @@ for step in range(100):
     optimizer.step()
     total_loss += loss.item()
 print(total_loss / 100)`,
-		FixSafety: "Two fixes. The preferred one adds `loss.item()`: unsafe, because the total becomes a " +
-			"Python float instead of a tensor (and `.item()` waits for the GPU). Adding `loss.detach()` is " +
-			"safe: the total keeps its values, type and device and only loses the graph that nothing " +
-			"backpropagates through (totals that reach `.backward()` are not reported). When the total is " +
-			"later used as a tensor (`total.item()`, `torch.log(total)`), only `.detach()` is offered.",
+		FixSafety: "Offered only when the added value is known to be one tensor. Adding `loss.detach()` " +
+			"keeps the total's values, type and device and only drops the graph; it is safe when the total is " +
+			"a local name that goes nowhere but printing, logging and conversions (not returned, not stored on " +
+			"an object or in a container, not read by another function), and unsafe otherwise, since a caller " +
+			"might backpropagate through it. Adding `loss.item()` (preferred when offered) is unsafe: the " +
+			"total becomes a Python float (and `.item()` waits for the GPU); it is not offered for a scalar " +
+			"used later as a tensor (`total.item()`, `torch.log(total)`) or returned to a caller.",
 	},
 	Run: runGraphTensorAccumulated,
 }

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -17,11 +16,16 @@ var EvalWithoutNoGrad = &analysis.Rule{
 	DefaultSeverity: analysis.SeverityWarning,
 	Fixable:         analysis.FixSometimes,
 	Doc: analysis.Doc{
-		What: "Finds loops that call the model after `model.eval()` (or that iterate a loader named " +
-			"`val*`, `valid*`, `test*` or `eval*`), never call `.backward()` or `torch.autograd.grad`, and " +
-			"are not inside `torch.no_grad()`, `torch.inference_mode()` or `torch.set_grad_enabled(False)` " +
-			"- as a `with` block, a decorator on the function, or a decorator on a function of this file " +
-			"that calls it.",
+		What: "Finds loops and comprehensions that run the model (a model call, a conventional " +
+			"`validation_step`, or a function of this file that calls the model with autograd on) after " +
+			"`model.eval()`, or that iterate a loader named `val*`, `valid*`, `test*` or `eval*` (directly, " +
+			"through `enumerate`/`tqdm`/`zip`, or a local name bound to such a wrapper), never call " +
+			"`.backward()` or `torch.autograd.grad`, and are not inside `torch.no_grad()`, " +
+			"`torch.inference_mode()` or `torch.set_grad_enabled(False)` - as a `with` block, a decorator on " +
+			"the function, a project wrapper named `*no_grad`, `*inference_mode` or `eval_mode`, or a caller: " +
+			"a function every call of which in this file runs under no-grad runs without autograd too. " +
+			"Loops over configuration constants (`cfg.DATASETS.TEST`), loops whose model's parameters were " +
+			"frozen (`requires_grad = False`) and loops that ask for input gradients are not reported.",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
 			"it needs for a backward pass that never comes. That costs memory (peak usage can be several " +
@@ -52,14 +56,15 @@ with torch.no_grad():
 	Run: runEvalWithoutNoGrad,
 }
 
-var evalLoaderName = regexp.MustCompile(`(?i)^(val|valid|validation|test|testing|eval|evaluation)(_.*|loader|dl|ds|set|data|iter|batches|_dataloader)?$`)
-
 func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	f := pass.File
 	reported := map[*pyast.Node]bool{}
-	for _, call := range f.Calls {
+	for _, call := range f.CallsInLoops() {
+		if !runsModel(f, call) {
+			continue // the cheap test first: most calls run no model
+		}
 		loop, iterables := evalLoopOf(call)
-		if loop == nil || reported[loop] || !runsModel(f, call) || f.InNoGrad(call) {
+		if loop == nil || reported[loop] || f.InNoGrad(call) {
 			continue
 		}
 		reported[loop] = true
@@ -176,45 +181,11 @@ func evalModeBefore(f *analysis.File, loop *pyast.Node) bool {
 }
 
 // iteratesEvalData reports whether one of the iterables is a loader named
-// like validation or test data, through enumerate/tqdm/zip, a local name
-// bound to such a wrapper (`bar = tqdm(self.val_dl)`), or directly.
-// ALL_CAPS names are configuration (`cfg.DATASETS.TEST`), not loaders.
+// like validation or test data (see analysis.File.IsEvalLoader).
 func iteratesEvalData(f *analysis.File, iterables []*pyast.Node) bool {
 	for _, it := range iterables {
-		if evalData(f, it, 0) {
+		if f.IsEvalLoader(it) {
 			return true
-		}
-	}
-	return false
-}
-
-func evalData(f *analysis.File, it *pyast.Node, depth int) bool {
-	if it == nil || depth > 4 {
-		return false
-	}
-	switch {
-	case it.Is("call"):
-		switch f.LastName(it.Child("function")) {
-		case "enumerate", "tqdm", "TQDM", "trange", "iter", "zip", "list", "islice":
-			return evalData(f, f.Arg(it, "", 0), depth+1)
-		}
-		// trainer.val_dataloader()
-		name := f.LastName(it.Child("function"))
-		return evalLoaderName.MatchString(name) && strings.ToUpper(name) != name
-	case it.Is("identifier", "attribute"):
-		name := f.LastName(it)
-		if strings.ToUpper(name) == name {
-			return false
-		}
-		if evalLoaderName.MatchString(name) {
-			return true
-		}
-		if it.Is("identifier") {
-			for _, b := range f.Bindings(name) {
-				if evalData(f, b, depth+1) {
-					return true
-				}
-			}
 		}
 	}
 	return false

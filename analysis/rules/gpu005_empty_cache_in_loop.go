@@ -18,9 +18,13 @@ var EmptyCacheInLoop = &analysis.Rule{
 	Fixable:         analysis.FixSometimes,
 	Doc: analysis.Doc{
 		What: "Finds `torch.cuda.empty_cache()` and `torch.accelerator.memory.empty_cache()` called on " +
-			"every iteration of a loop. A call in an `except` branch (an out-of-memory handler), under a " +
-			"step-interval condition such as `if step % 100 == 0`, once after the loop, or once per epoch (after " +
-			"the batch loop, or in a loop over epochs) is not reported.",
+			"every iteration of a loop that runs training or evaluation steps (see GPU002), or of a loop " +
+			"nested in one. Deliberately not reported: a call in an `except` branch (an out-of-memory " +
+			"handler) or in the `try` of an out-of-memory retry loop, under a step-interval condition such as " +
+			"`if step % 100 == 0`, in a branch that leaves the loop, once after the loop, once per epoch (after " +
+			"the batch loop, or in a loop over epochs), and in loops that are not per batch: over experiments " +
+			"whose training runs in a called function, over checkpoints, files or labels, or over the chunks " +
+			"of one forward pass.",
 		Why: "`empty_cache()` returns only the *unoccupied* blocks of PyTorch's caching allocator to the " +
 			"driver. It does not free a single tensor that is still referenced, so it cannot stop memory " +
 			"that grows because tensors are kept alive; it only makes the growth harder to see in " +
@@ -47,7 +51,9 @@ torch.cuda.empty_cache()`,
 		FixSafety: "Two fixes, both unsafe: move the call after the loop (for a batch loop inside an epoch " +
 			"loop, that is once per epoch), or remove it. Neither changes what the program computes, but both " +
 			"change how much memory the process keeps reserved, which other processes on the GPU can see, so " +
-			"neither is applied without asking.",
+			"neither is applied without asking. The move is offered only for a call that is a statement of the " +
+			"loop body itself (moving it out of an `if` or a `try` would drop its guard), and for one call per " +
+			"loop when the loop has several.",
 	},
 	Run: runEmptyCacheInLoop,
 }

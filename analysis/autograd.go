@@ -33,6 +33,8 @@ var (
 		"state_dict": true, "modules": true, "named_modules": true, "children": true,
 		"named_children": true, "keys": true, "nonzero": true,
 	}
+	// Names of counts and sizes.
+	countName = regexp.MustCompile(`(?i)(count|^num_|^n_|samples|_size$|^size$|len|steps|tokens$|^n$|total_num)`)
 	// Builtins whose result is a plain Python value.
 	plainBuiltins = map[string]bool{
 		"float": true, "int": true, "bool": true, "len": true, "str": true, "round": true, "repr": true,
@@ -307,7 +309,10 @@ func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 		tainted, scalar := t.Tainted(right), t.IsScalarLoss(right)
 		tensor := len(names) == 1 && t.IsTensor(right)
 		for _, name := range names {
-			t.add(name, taintEvent{at: at, tainted: tainted, scalarLoss: scalar && len(names) == 1, tensor: tensor})
+			// loss, n_samples = model.forward_loss(batch): a count beside
+			// the loss is a number.
+			graph := tainted && !(len(names) > 1 && countName.MatchString(name[strings.LastIndexByte(name, '.')+1:]))
+			t.add(name, taintEvent{at: at, tainted: graph, scalarLoss: scalar && len(names) == 1, tensor: tensor})
 		}
 	}
 	return t

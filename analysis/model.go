@@ -668,6 +668,14 @@ func (f *File) isDeviceExpr(e *pyast.Node, depth int) bool {
 		if strings.HasPrefix(q, "torch.") && dtypeNames[strings.TrimPrefix(q, "torch.")] {
 			return false
 		}
+		if e.Kind == "attribute" && f.Text(e.Child("attribute")) == "device" && q == "" {
+			// x.device follows a tensor (or a module) wherever it is: not
+			// a move to CUDA. self.device is a configured device.
+			if obj := e.Child("object"); !(obj.Is("identifier") && (f.Text(obj) == "self" || f.Text(obj) == "cls")) &&
+				len(f.Bindings(f.Text(e))) == 0 {
+				return false
+			}
+		}
 		if binds := f.Bindings(f.Text(e)); len(binds) > 0 {
 			for _, b := range binds {
 				if f.isDeviceExpr(b, depth+1) {

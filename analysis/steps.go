@@ -17,7 +17,9 @@ import (
 
 var (
 	// Iterables that hold batches.
-	loaderName = regexp.MustCompile(`(?i)(loader|(^|_)dl$|^dl_|batches$|batch_iter|data_iter|(^|_)iterator$|(^|_)batch_gen)`)
+	// (`batches` alone is not enough: a module splits one input into
+	// batches too.)
+	loaderName = regexp.MustCompile(`(?i)(loader|(^|_)dl$|^dl_|batch_iter|data_iter|(^|_)iterator$|(^|_)batch_gen)`)
 	// Datasets and loaders counted through: range(len(train_ds)).
 	datasetName = regexp.MustCompile(`(?i)(dataset|(^|_)ds$|(^|_)set$|^data$|loader|(^|_)dl$)`)
 	// Loop variables that hold a batch.
@@ -139,7 +141,7 @@ func (f *File) stepLoopKind(loop *pyast.Node, asked map[string]bool) StepKind {
 	switch {
 	case loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, asked):
 		return LoaderLoop
-	case runsModel && !f.inModuleCode(loop) && (f.countsSteps(loop) || f.bindsBatch(loop)):
+	case runsModel && !f.inModuleCode(loop) && (f.countsSteps(loop) || f.bindsBatch(loop) || pullsBatches(f, calls)):
 		// Inside a module's own code, what it calls are its submodules.
 		return ModelLoop
 	}
@@ -173,10 +175,31 @@ func (f *File) bindsBatch(loop *pyast.Node) bool {
 	if !loop.Is("for_statement") || left == nil {
 		return false
 	}
+	it := loop.Child("right")
+	if it.Is("call") && f.Text(it.Child("function")) == "enumerate" && left.Is("pattern_list", "tuple_pattern", "tuple") {
+		// for i, item in enumerate(...): the item decides.
+		if elems := left.NamedChildren(); len(elems) == 2 {
+			left = elems[1]
+			if left.Is("parenthesized_expression") && len(left.NamedChildren()) == 1 {
+				left = left.NamedChildren()[0]
+			}
+		}
+	}
 	if left.Is("identifier") {
 		return batchName.MatchString(f.Text(left))
 	}
 	return left.Is("pattern_list", "tuple_pattern", "tuple") && len(left.NamedChildren()) >= 2
+}
+
+// pullsBatches reports whether one of a loop's calls takes the next item of
+// an iterator (`x = next(data_iter)`): a loop over batches by hand.
+func pullsBatches(f *File, calls []*pyast.Node) bool {
+	for _, c := range calls {
+		if fn := c.Child("function"); fn.Is("identifier") && f.Text(fn) == "next" {
+			return true
+		}
+	}
+	return false
 }
 
 // loopVarCalled reports whether call calls the loop's own variable
@@ -248,9 +271,12 @@ const (
 
 var evalLoaderName = regexp.MustCompile(`(?i)^(val|valid|validation|test|testing|eval|evaluation)(_.*|loader|dl|ds|set|data|iter|batches|_dataloader)?$`)
 
+// metricName: `val_losses`, `test_acc`, `eval_scores` hold numbers.
+var metricName = regexp.MustCompile(`(?i)(loss|acc|metric|score|error|result|perf|f1|auc|iou|map)`)
+
 func (k loaderKind) named(name string) bool {
 	if k == evalLoader {
-		return evalLoaderName.MatchString(name) && strings.ToUpper(name) != name
+		return evalLoaderName.MatchString(name) && strings.ToUpper(name) != name && !metricName.MatchString(name)
 	}
 	return loaderName.MatchString(name)
 }

@@ -68,8 +68,17 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 			continue
 		}
 		reported[loop] = true
-		if !(evalModeBefore(f, loop) || iteratesEvalData(f, iterables)) || frozenBefore(f, loop) ||
-			f.LoopBodyHasBackward(loop) || needsInputGrad(f, loop) || calledUnderNoGrad(f, loop) {
+		evalData := iteratesEvalData(f, iterables)
+		// After eval(), a loop counts only when it runs evaluation steps
+		// (over batches or steps), not a probe of the model over a few
+		// inputs; a loop that trains (here or in a function it calls)
+		// is not evaluation.
+		stepKind := analysis.NotStepLoop
+		if loop.Is("for_statement", "while_statement") {
+			stepKind = f.StepLoopKind(loop)
+		}
+		if !(evalData || evalModeBefore(f, loop) && stepKind != analysis.NotStepLoop) || stepKind == analysis.TrainingLoop ||
+			frozenBefore(f, loop) || f.LoopBodyHasBackward(loop) || needsInputGrad(f, loop) || calledUnderNoGrad(f, loop) {
 			continue
 		}
 		end := loop.End

@@ -343,8 +343,8 @@ func TestLaidOutCRLFCommentBeforeALoop(t *testing.T) {
 model = torch.nn.Linear(2, 2)
 model.eval()
 # evaluate
-for x in [torch.randn(2)]:
-    y = model(x)
+for batch in [torch.randn(2)]:
+    y = model(batch)
     print(y)
 # done
 `, "\n", "\r\n"))

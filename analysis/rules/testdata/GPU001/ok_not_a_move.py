@@ -31,3 +31,25 @@ class Casts(Dataset):
 
 
 loader = DataLoader(Casts(), num_workers=4)
+
+
+class Labelled(Dataset):
+    # New tensors follow the stored inputs' device, wherever they are.
+    def __init__(self, inputs):
+        self.inputs = inputs
+
+    def __len__(self):
+        return len(self.inputs)
+
+    def __getitem__(self, i):
+        x = self.inputs[i]
+        return x, torch.tensor([0] * x.size(0), device=x.device)
+
+
+def collate_to_device(batch):
+    # Only a loader without workers runs this: one copy per batch in the
+    # main process.
+    return torch.stack(batch).to("cuda")
+
+
+single = DataLoader(Labelled([torch.ones(2)]), batch_size=2, collate_fn=collate_to_device)

@@ -171,3 +171,27 @@ def scan_files(paths, encoder):
 
 def spawn_pool():
     return [multiprocessing.Process(target=print) for _ in range(2)]
+
+
+def continual(model, scenario, strategy, x_test):
+    # One entry per experience (task), not per training step.
+    task_outputs = []
+    for i, experience in enumerate(scenario.train_stream):
+        strategy.train(experience)
+        task_outputs.append(model.forward(x_test).to("cpu"))
+    return task_outputs
+
+
+class CharLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(8, 8)
+
+    def get_representation(self, chunks, hidden):
+        # A module splitting one input into batches.
+        batches = [c for c in chunks]
+        output_parts = []
+        for batch in batches:
+            out, hidden = self.rnn(batch, hidden)
+            output_parts.append(out)
+        return torch.cat(output_parts)

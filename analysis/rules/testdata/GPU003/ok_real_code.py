@@ -71,3 +71,16 @@ def train(model, loader, optimizer, accelerator):
             optimizer.step()
             accumulated = 0
     return metric_total
+
+
+def count_samples(model, loader, optimizer):
+    # A count returned beside the loss is a number.
+    total_samples = 0
+    total_loss = 0.0
+    for batch in loader:
+        loss, n_samples = model.forward_loss(batch)
+        loss.backward()
+        optimizer.step()
+        total_samples += n_samples
+        total_loss += loss.item()
+    return total_loss / total_samples

@@ -50,3 +50,15 @@ def predict_samples(model, dataset):
         x, y = dataset[i]
         scores.append(model(x.unsqueeze(0)).softmax(-1)[0, y].item())
     return scores
+
+
+def evaluate_iterator(model, data):
+    model.eval()
+    total = 0.0
+    while True:  # want: GPU004
+        try:
+            x = next(data)
+        except StopIteration:
+            break
+        total += model(x).sum().item()
+    return total

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // ApplyEdits applies non-overlapping edits to src. Edits may touch (one
@@ -56,71 +57,10 @@ func Overlaps(a, b []Edit) bool {
 	return false
 }
 
-// LineEnding is the file's line terminator: CRLF when most lines use it.
-func (f *File) LineEnding() string {
-	f.computeLazy()
-	return f.lazy.lineEnding
-}
-
-func (f *File) lineEnding() string {
-	crlf := bytes.Count(f.Src, []byte("\r\n"))
-	if crlf > 0 && crlf*2 >= bytes.Count(f.Src, []byte("\n")) {
-		return "\r\n"
-	}
-	return "\n"
-}
-
-// IndentUnit is one level of the file's indentation: a tab, or the
-// smallest step of spaces between a block and the block it opens (4 when
-// the file has no indented block).
-func (f *File) IndentUnit() string {
-	f.computeLazy()
-	return f.lazy.indentUnit
-}
-
-func (f *File) indentUnit() string {
-	switch f.indent {
-	case -1:
-		return "\t"
-	case 0:
-		return "    "
-	}
-	return strings.Repeat(" ", f.indent)
-}
-
-// IndentAt is the leading whitespace of the line holding offset off.
-func (f *File) IndentAt(off int) string { return indentAt(f.Src, off) }
-
-func indentAt(src []byte, off int) string {
-	start := off
-	for start > 0 {
-		if c := src[start-1]; c == '\n' || c == '\r' && (start == len(src) || src[start] != '\n') {
-			break
-		}
-		start--
-	}
-	end := start
-	for end < len(src) && (src[end] == ' ' || src[end] == '\t') {
-		end++
-	}
-	return string(src[start:end])
-}
-
-// LineBounds returns the start of the line holding off and the offset just
-// past that line's terminator (or the end of the source).
-func (f *File) LineBounds(off int) (start, next int) {
-	line := f.Mapper.LineOf(off)
-	start = f.Mapper.LineStart(line)
-	if line+1 < f.Mapper.LineCount() {
-		return start, f.Mapper.LineStart(line + 1)
-	}
-	return start, len(f.Src)
-}
-
 // InsertLinesAfter returns the edit that inserts text, whole lines each
 // ending in the file's line ending, after the line holding offset off; at
 // the end of a file without a final line break, the break comes first.
-func (f *File) InsertLinesAfter(off int, text string) Edit {
+func InsertLinesAfter(f *semantic.File, off int, text string) Edit {
 	_, next := f.LineBounds(off)
 	if next == len(f.Src) && len(f.Src) > 0 && f.Src[len(f.Src)-1] != '\n' && f.Src[len(f.Src)-1] != '\r' {
 		eol := f.LineEnding()
@@ -132,7 +72,7 @@ func (f *File) InsertLinesAfter(off int, text string) Edit {
 // RemoveStatement deletes a statement: its whole line when it is alone
 // there, keeping a trailing comment in its place; `pass` instead when it
 // is the only statement of its block or shares its line with code.
-func (f *File) RemoveStatement(stmt *pyast.Node) Edit {
+func RemoveStatement(f *semantic.File, stmt *pyast.Node) Edit {
 	if len(stmt.Parent.NamedChildren()) == 1 {
 		return Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"}
 	}
@@ -161,18 +101,4 @@ func WrapMethod(e *pyast.Node, method string) []Edit {
 		return []Edit{{Start: e.End, End: e.End, NewText: "." + method}}
 	}
 	return []Edit{{Start: e.Start, End: e.Start, NewText: "("}, {Start: e.End, End: e.End, NewText: ")." + method}}
-}
-
-// TorchName is the local name torch is imported as ("" when the file has
-// no `import torch`).
-func (f *File) TorchName() string {
-	if _, ok := f.Imports["torch"]; ok && f.Imports["torch"] == "torch" {
-		return "torch"
-	}
-	for local, q := range f.Imports {
-		if q == "torch" {
-			return local
-		}
-	}
-	return ""
 }

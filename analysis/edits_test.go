@@ -6,18 +6,19 @@ import (
 	"testing"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
-func parseFile(t *testing.T, src string) *File {
+func parseFile(t *testing.T, src string) *semantic.File {
 	t.Helper()
 	tree, err := pyast.Parse(context.Background(), []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewFile("t.py", []byte(src), tree)
+	return semantic.NewFile("t.py", []byte(src), tree)
 }
 
-func apply(t *testing.T, f *File, e Edit) string {
+func apply(t *testing.T, f *semantic.File, e Edit) string {
 	t.Helper()
 	out, err := ApplyEdits(f.Src, []Edit{e})
 	if err != nil {
@@ -39,7 +40,7 @@ func TestInsertLinesAfter(t *testing.T) {
 	}
 	for _, c := range cases {
 		f := parseFile(t, c.src)
-		if got := apply(t, f, f.InsertLinesAfter(c.off, "x"+f.LineEnding())); got != c.want {
+		if got := apply(t, f, InsertLinesAfter(f, c.off, "x"+f.LineEnding())); got != c.want {
 			t.Errorf("%q: got %q, want %q", c.src, got, c.want)
 		}
 	}
@@ -61,7 +62,7 @@ func TestRemoveStatement(t *testing.T) {
 			}
 			return true
 		})
-		if got := apply(t, f, f.RemoveStatement(stmt)); got != c.want {
+		if got := apply(t, f, RemoveStatement(f, stmt)); got != c.want {
 			t.Errorf("%q: got %q, want %q", c.src, got, c.want)
 		}
 	}

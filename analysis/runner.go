@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -12,12 +11,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // Pass is what a rule's Run sees: the shared per-file model and a way to
 // report.
 type Pass struct {
-	*File
+	*semantic.File
 	Rule        *Rule
 	diagnostics []Diagnostic
 	sup         *suppressions
@@ -64,9 +64,9 @@ func CheckSource(src []byte) error {
 
 // Result is the outcome of analysing one file.
 type Result struct {
-	File *File
+	file *semantic.File
 	// Src is the source; the offsets of diagnostics, related information
-	// and fixes are its own (File's may differ, see File).
+	// and fixes are its own (the model's may differ, see semantic.File).
 	Src         []byte
 	Diagnostics []Diagnostic // sorted by position, suppressions applied
 	// RuleErrors are rules that failed (panicked) on this file; the other
@@ -85,8 +85,8 @@ type Result struct {
 // Mapper maps Src's offsets to lines and columns.
 func (res *Result) Mapper() *Mapper {
 	res.mapper.Do(func() {
-		res.mapper.m = res.File.Mapper
-		if res.File.Tree.LaidOut() {
+		res.mapper.m = res.file.Mapper
+		if res.file.Tree.LaidOut() {
 			res.mapper.m = NewMapper(res.Src)
 		}
 	})
@@ -105,15 +105,31 @@ func (r *Runner) Run(ctx context.Context, path string, src []byte, settings *Set
 	if err != nil {
 		return nil, err
 	}
-	return r.Analyze(NewFile(path, src, tree), settings), nil
+	return r.Analyze(semantic.NewFile(path, src, tree), settings), nil
 }
 
+// AnalyzeTree analyses a version of a buffer already parsed (see
+// pyast.Editor), reusing what it can of prev, the result of an earlier
+// version of the same buffer (nil for none).
+func (r *Runner) AnalyzeTree(prev *Result, path string, src []byte, tree *pyast.Tree, settings *Settings) *Result {
+	var base *semantic.File
+	if prev != nil {
+		base = prev.file
+	}
+	return r.Analyze(semantic.NewFileFrom(base, path, src, tree), settings)
+}
+
+// Model is the semantic model the result was computed from, for tests and
+// tools that look inside; the server and the reports need only the
+// diagnostics, their fixes and NoqaEdit.
+func (res *Result) Model() *semantic.File { return res.file }
+
 // Analyze runs the enabled rules over a file model.
-func (r *Runner) Analyze(f *File, settings *Settings) *Result {
+func (r *Runner) Analyze(f *semantic.File, settings *Settings) *Result {
 	if settings == nil {
 		settings = &Settings{}
 	}
-	res := &Result{File: f, Src: f.source}
+	res := &Result{file: f, Src: f.Source()}
 	sup := parseSuppressions(f)
 	var enabled []*Rule
 	for _, rule := range r.Rules {
@@ -128,7 +144,7 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 		err   error
 	}
 	outcomes := make([]outcome, len(enabled))
-	inParallel(len(enabled), func(i int) {
+	semantic.InParallel(len(enabled), func(i int) {
 		outcomes[i].diags, outcomes[i].err = runRule(enabled[i], f, sup)
 	})
 	for i, rule := range enabled {
@@ -161,7 +177,7 @@ func (r *Runner) Analyze(f *File, settings *Settings) *Result {
 // Distinct fixes (several diagnostics often share one) are verified side
 // by side.
 func (res *Result) verifyFixes() {
-	f := res.File
+	f := res.file
 	index := map[string]int{} // a fix's edits -> its place in fixes
 	var fixes []Fix
 	at := make([][]int, len(res.Diagnostics)) // each diagnostic's fixes in fixes
@@ -180,7 +196,7 @@ func (res *Result) verifyFixes() {
 	verdicts := make([]error, len(fixes))
 	var trees regionTrees
 	defer trees.close()
-	inParallel(len(fixes), func(i int) { verdicts[i] = verifyFix(f, fixes[i], &trees) })
+	semantic.InParallel(len(fixes), func(i int) { verdicts[i] = verifyFix(f, fixes[i], &trees) })
 	for i := range res.Diagnostics {
 		d := &res.Diagnostics[i]
 		kept := d.Fixes[:0]
@@ -196,28 +212,9 @@ func (res *Result) verifyFixes() {
 	}
 }
 
-// inParallel calls do for every i in [0, n) on as many cores as there are
-// (and as n asks for), and returns when all calls have.
-func inParallel(n int, do func(i int)) {
-	next := make(chan int, n)
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				do(i)
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // toSource converts the offsets rules reported in f.Src to the source's.
 func (res *Result) toSource() {
-	f := res.File
+	f := res.file
 	if !f.Tree.LaidOut() {
 		return // the same text
 	}
@@ -245,7 +242,7 @@ func (res *Result) toSource() {
 
 // runRule runs one rule, turning a panic into an error so that one broken
 // rule never takes the others (or the language server) down.
-func runRule(rule *Rule, f *File, sup *suppressions) (diags []Diagnostic, err error) {
+func runRule(rule *Rule, f *semantic.File, sup *suppressions) (diags []Diagnostic, err error) {
 	pass := &Pass{File: f, Rule: rule, sup: sup}
 	defer func() {
 		if p := recover(); p != nil {

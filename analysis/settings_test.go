@@ -205,7 +205,7 @@ func run(t *testing.T, src string, s *Settings) *Result {
 func lines(res *Result) []string {
 	var out []string
 	for _, d := range res.Diagnostics {
-		p := res.File.Mapper.Position(d.Start, UTF8)
+		p := res.file.Mapper.Position(d.Start, UTF8)
 		out = append(out, strings.Join([]string{d.Code, string(rune('0' + p.Line + 1)), d.Severity.String()}, ":"))
 	}
 	return out
@@ -258,7 +258,7 @@ func TestRulePanicIsContained(t *testing.T) {
 
 func TestSyntaxErrorsStillAnalysed(t *testing.T) {
 	res := run(t, "def broken(:\n    pass\nflag()\n", nil)
-	if !res.File.Tree.HasError() || len(res.Diagnostics) != 2 {
+	if !res.file.Tree.HasError() || len(res.Diagnostics) != 2 {
 		t.Errorf("diagnostics after a syntax error: %v", lines(res))
 	}
 }

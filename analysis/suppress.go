@@ -2,7 +2,11 @@ package analysis
 
 import (
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 var (
@@ -22,7 +26,7 @@ type suppressions struct {
 
 type codeSet map[string]bool
 
-func parseSuppressions(f *File) *suppressions {
+func parseSuppressions(f *semantic.File) *suppressions {
 	s := &suppressions{fileCodes: map[string]bool{}, lines: map[int]codeSet{}}
 	for _, c := range f.Comments {
 		text := f.Text(c)
@@ -93,4 +97,65 @@ func NoqaCodeAt(text string, off int) string {
 		}
 	}
 	return ""
+}
+
+// NoqaEdit returns the edit that adds the diagnostic's code to a `# noqa: ...` comment at the end
+// of its line, or adds such a comment. A bare `# noqa` already covers every
+// code: then there is nothing to add. The diagnostic's offsets and the
+// edit's are the source's.
+func (res *Result) NoqaEdit(diag Diagnostic) (Edit, bool) {
+	f := res.file
+	at := func(off int) Edit {
+		return Edit{Start: f.ToSource(off), End: f.ToSource(off)}
+	}
+	line := f.Mapper.LineOf(f.FromSource(diag.Start))
+	lineStart, lineEnd := f.Mapper.LineStart(line), f.Mapper.LineEnd(line)
+	for _, c := range f.Comments {
+		if c.Start < lineStart || c.Start >= lineEnd {
+			continue
+		}
+		text := f.Text(c)
+		codes, listEnd, ok := NoqaCodes(text)
+		switch {
+		case !ok:
+			continue
+		case len(codes) == 0:
+			return Edit{}, false
+		case slices.Contains(codes, diag.Code):
+			return Edit{}, false
+		}
+		e := at(c.Start + listEnd)
+		e.NewText = ", " + diag.Code
+		return e, true
+	}
+	// The line's end may lie inside a multi-line string: a comment there
+	// would become part of the string.
+	inString := false
+	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+		if n.End < lineEnd || n.Start > lineEnd || inString {
+			return false
+		}
+		inString = n.Is("string") && n.Start < lineEnd && lineEnd < n.End
+		return !inString
+	})
+	if inString {
+		return Edit{}, false
+	}
+	e := at(lineEnd)
+	e.NewText = "  # noqa: " + diag.Code
+	return e, true
+}
+
+// NoqaCodeAt returns the rule code under the source offset off inside a
+// `# noqa: ...` comment, and the comment's range; "" when there is none.
+func (res *Result) NoqaCodeAt(off int) (code string, start, end int) {
+	f := res.file
+	for _, c := range f.Comments {
+		if cs, ce := f.ToSource(c.Start), f.ToSource(c.End); cs <= off && off <= ce {
+			if code = NoqaCodeAt(f.Text(c), off-cs); code != "" {
+				return code, cs, ce
+			}
+		}
+	}
+	return "", 0, 0
 }

@@ -1,15 +1,13 @@
 package analysis
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"sort"
 	"sync"
 
-	sitter "github.com/smacker/go-tree-sitter"
-
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // Fix verification reparses only what a fix touches. Top-level statements
@@ -25,7 +23,7 @@ type region struct{ start, end int }
 // fixRegions groups a fix's edits by the top-level statements they touch.
 // An edit between statements (an insertion after a loop) belongs with the
 // statement before it.
-func (f *File) fixRegions(edits []Edit) []region {
+func fixRegions(f *semantic.File, edits []Edit) []region {
 	stmts := f.Tree.Statements
 	var regions []region
 	for _, e := range edits {
@@ -73,14 +71,11 @@ type regionTrees struct {
 	m  map[int]*regionTree
 }
 
-type regionTree struct {
-	tree   *sitter.Tree
-	errors int
-}
+type regionTree = pyast.Region
 
 func (rt *regionTrees) close() {
 	for _, t := range rt.m {
-		t.tree.Close()
+		t.Close()
 	}
 }
 
@@ -92,15 +87,14 @@ func (rt *regionTrees) parse(src []byte, r region) (*regionTree, error) {
 	if t != nil {
 		return t, nil
 	}
-	tree, err := pyast.ParseTree(nil, src[r.start:r.end])
+	t, err := pyast.ParseRegion(src[r.start:r.end])
 	if err != nil {
 		return nil, err
 	}
-	t = &regionTree{tree: tree, errors: pyast.ErrorCount(tree.RootNode())}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if had := rt.m[r.start]; had != nil {
-		tree.Close() // parsed at the same time for another fix
+		t.Close() // parsed at the same time for another fix
 		return had, nil
 	}
 	if rt.m == nil {
@@ -110,11 +104,11 @@ func (rt *regionTrees) parse(src []byte, r region) (*regionTree, error) {
 	return t, nil
 }
 
-func verifyFix(f *File, fix Fix, trees *regionTrees) error {
+func verifyFix(f *semantic.File, fix Fix, trees *regionTrees) error {
 	if _, err := sortEdits(len(f.Src), fix.Edits); err != nil {
 		return err
 	}
-	for _, r := range f.fixRegions(fix.Edits) {
+	for _, r := range fixRegions(f, fix.Edits) {
 		var local []Edit
 		for _, e := range fix.Edits {
 			if r.start <= e.Start && e.End <= r.end {
@@ -158,39 +152,17 @@ func verifyRegion(src []byte, r region, edits []Edit, trees *regionTrees) error 
 	if err != nil {
 		return err
 	}
-	// Edit a copy of the region's tree and reparse incrementally: the
-	// cost is that of the edits, not of the region.
-	edited := bt.tree.Copy()
-	defer edited.Close()
 	sorted, _ := sortEdits(len(before), edits)
-	shift := 0
-	for _, e := range sorted {
-		start, oldEnd := e.Start+shift, e.End+shift
-		newEnd := start + len(e.NewText)
-		startPoint := advance(sitter.Point{}, after[:start])
-		edited.Edit(sitter.EditInput{
-			StartIndex: uint32(start), OldEndIndex: uint32(oldEnd), NewEndIndex: uint32(newEnd),
-			StartPoint:  startPoint,
-			OldEndPoint: advance(startPoint, before[e.Start:e.End]),
-			NewEndPoint: advance(startPoint, []byte(e.NewText)),
-		})
-		shift += len(e.NewText) - (e.End - e.Start)
+	replacements := make([]pyast.Replacement, len(sorted))
+	for i, e := range sorted {
+		replacements[i] = pyast.Replacement{Start: e.Start, End: e.End, Text: e.NewText}
 	}
-	at, err := pyast.ParseTree(edited, after)
+	errs, err := bt.ErrorsAfter(after, replacements)
 	if err != nil {
 		return err
 	}
-	defer at.Close()
-	if pyast.ErrorCount(at.RootNode()) > bt.errors {
+	if errs > bt.Errors() {
 		return fmt.Errorf("the result would not parse")
 	}
 	return nil
-}
-
-// advance moves p (a row and byte column) over text.
-func advance(p sitter.Point, text []byte) sitter.Point {
-	if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
-		return sitter.Point{Row: p.Row + uint32(bytes.Count(text, []byte{'\n'})), Column: uint32(len(text) - i - 1)}
-	}
-	return sitter.Point{Row: p.Row, Column: p.Column + uint32(len(text))}
 }

@@ -8,7 +8,6 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/vramlint/vramlint/analysis"
-	"github.com/vramlint/vramlint/analysis/pyast"
 )
 
 // Code action kinds vramlint offers. protocol v0.12.0 stops at
@@ -194,7 +193,7 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 					Edit:        d.WorkspaceEdit(fix.Edits, req.DocumentChanges),
 				})
 			}
-			if edit, ok := NoqaEdit(res.File, diag); ok {
+			if edit, ok := res.NoqaEdit(diag); ok {
 				actions = append(actions, protocol.CodeAction{
 					Title:       "vramlint (" + diag.Code + "): Disable " + diag.Code + " for this line",
 					Kind:        KindQuickFix,
@@ -234,50 +233,4 @@ func MinimalEdit(old, new []byte) analysis.Edit {
 		suf++
 	}
 	return analysis.Edit{Start: pre, End: len(old) - suf, NewText: string(new[pre : len(new)-suf])}
-}
-
-// NoqaEdit adds the diagnostic's code to a `# noqa: ...` comment at the end
-// of its line, or adds such a comment. A bare `# noqa` already covers every
-// code: then there is nothing to add. The diagnostic's offsets and the
-// edit's are the source's.
-func NoqaEdit(f *analysis.File, diag analysis.Diagnostic) (analysis.Edit, bool) {
-	at := func(off int) analysis.Edit {
-		return analysis.Edit{Start: f.ToSource(off), End: f.ToSource(off)}
-	}
-	line := f.Mapper.LineOf(f.FromSource(diag.Start))
-	lineStart, lineEnd := f.Mapper.LineStart(line), f.Mapper.LineEnd(line)
-	for _, c := range f.Comments {
-		if c.Start < lineStart || c.Start >= lineEnd {
-			continue
-		}
-		text := f.Text(c)
-		codes, listEnd, ok := analysis.NoqaCodes(text)
-		switch {
-		case !ok:
-			continue
-		case len(codes) == 0:
-			return analysis.Edit{}, false
-		case slices.Contains(codes, diag.Code):
-			return analysis.Edit{}, false
-		}
-		e := at(c.Start + listEnd)
-		e.NewText = ", " + diag.Code
-		return e, true
-	}
-	// The line's end may lie inside a multi-line string: a comment there
-	// would become part of the string.
-	inString := false
-	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-		if n.End < lineEnd || n.Start > lineEnd || inString {
-			return false
-		}
-		inString = n.Is("string") && n.Start < lineEnd && lineEnd < n.End
-		return !inString
-	})
-	if inString {
-		return analysis.Edit{}, false
-	}
-	e := at(lineEnd)
-	e.NewText = "  # noqa: " + diag.Code
-	return e, true
 }

@@ -140,7 +140,7 @@ func BenchmarkAnalyzeFull(b *testing.B) {
 			tree, _ := pyast.Parse(context.Background(), src)
 			runner := &analysis.Runner{Rules: rules.All()}
 			for b.Loop() {
-				runner.Analyze(analysis.NewFile("bench.py", src, tree), nil)
+				runner.AnalyzeTree(nil, "bench.py", src, tree, nil)
 			}
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	sitter "github.com/smacker/go-tree-sitter"
 	"go.lsp.dev/protocol"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -45,7 +44,7 @@ func (s *Server) completeInBackground(d *document) {
 	d.stopCompletion()
 	snap := d.snap
 	tree := snap.tree
-	if tree == nil || tree.TS != nil {
+	if tree == nil || !tree.NeedsCompletion() {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -125,10 +124,10 @@ type snapshot struct {
 	runner   *analysis.Runner
 	skip     error // why the source is not analysed
 
-	// base is the model of an earlier version, whose segments this
-	// version's analysis reuses (a model never points to another, so this
+	// base is the analysis of an earlier version, whose segments this
+	// version's analysis reuses (a result never points to another, so this
 	// keeps one old version alive at most).
-	base *analysis.File
+	base *analysis.Result
 
 	once     sync.Once
 	result   *analysis.Result
@@ -146,18 +145,18 @@ func (s *snapshot) analyze() *analysis.Result {
 		if name == "" {
 			name = s.uri
 		}
-		s.result = s.runner.Analyze(analysis.NewFileFrom(s.base, name, s.src, s.tree), s.settings)
+		s.result = s.runner.AnalyzeTree(s.base, name, s.src, s.tree, s.settings)
 	})
 	return s.result
 }
 
-// model returns the model of this version if it has been analysed, or
-// else the one its analysis would build on: the base for the next version.
-func (s *snapshot) model() *analysis.File {
+// model returns the analysis of this version if it is done, or else the
+// one it would build on: the base for the next version.
+func (s *snapshot) model() *analysis.Result {
 	select {
 	case <-s.analysed:
 		if s.result != nil {
-			return s.result.File
+			return s.result
 		}
 	default:
 	}
@@ -180,13 +179,13 @@ func (s *Server) newSnapshot(d *document, version int32, src []byte, mapper *ana
 	}
 }
 
-// parse parses src, incrementally when edited is prev's tree already
-// edited to match. Sources vramlint does not analyse get no tree.
-func parse(prev *pyast.Tree, edited *sitter.Tree, src []byte) (*pyast.Tree, error) {
+// parse parses the editor's text, src, incrementally where it can.
+// Sources vramlint does not analyse get no tree.
+func parse(ed *pyast.Editor, src []byte) (*pyast.Tree, error) {
 	if err := analysis.CheckSource(src); err != nil {
 		return nil, err
 	}
-	return pyast.ParseForEditing(context.Background(), prev, edited, src)
+	return ed.Parse(context.Background())
 }
 
 // settingsFor loads the settings for a document: the nearest

@@ -32,15 +32,7 @@ func (s *Server) hover(params json.RawMessage) (requestWork, error) {
 		}
 		doc := snap.lspDocument()
 		off, _ := doc.Offset(p.Position)
-		code, start, end := "", 0, 0
-		f := res.File
-		for _, c := range f.Comments {
-			if cs, ce := f.ToSource(c.Start), f.ToSource(c.End); cs <= off && off <= ce {
-				if code = analysis.NoqaCodeAt(f.Text(c), off-cs); code != "" {
-					start, end = cs, ce
-				}
-			}
-		}
+		code, start, end := res.NoqaCodeAt(off)
 		for _, d := range res.Diagnostics {
 			if code == "" && d.Start <= off && off <= d.End {
 				code, start, end = d.Code, d.Start, d.End

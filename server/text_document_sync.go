@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	sitter "github.com/smacker/go-tree-sitter"
+	"github.com/vramlint/vramlint/analysis/pyast"
 	"go.lsp.dev/protocol"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -34,7 +34,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	d := &document{uri: td.URI}
 	d.path, _ = filePath(td.URI)
 	src := []byte(td.Text)
-	tree, skip := parse(nil, nil, src)
+	tree, skip := parse(pyast.NewEditor(nil, src), src)
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 	}
@@ -75,21 +75,17 @@ func (s *Server) didChange(params json.RawMessage) error {
 		// since the client's buffer already has it.
 		s.log.Printf("%s: version went from %d to %d", d.uri, d.snap.version, p.TextDocument.Version)
 	}
-	src := d.snap.src
 	prev := d.snap.tree
-	if prev != nil && prev.TS == nil {
+	if prev != nil && prev.NeedsCompletion() {
 		prev = d.completed() // opened in chunks: wait for the whole parse
 	}
-	// Edit a copy of the tree: the old snapshot's tree stays as it was.
-	var ts *sitter.Tree
-	if prev != nil {
-		ts = prev.TS.Copy()
-	}
+	// The editor edits a copy of the tree: the old snapshot's stays as it was.
+	ed := pyast.NewEditor(prev, d.snap.src)
 	mapper := d.snap.mapper
 	for _, c := range p.ContentChanges {
 		if c.Range == nil {
-			src, ts = []byte(c.Text), nil // the whole document
-			mapper = analysis.NewMapper(src)
+			ed.ReplaceAll([]byte(c.Text)) // the whole document
+			mapper = analysis.NewMapper(ed.Text())
 			continue
 		}
 		start, clampedStart := offset(mapper, c.Range.Start, s.encoding)
@@ -101,22 +97,11 @@ func (s *Server) didChange(params json.RawMessage) error {
 			s.log.Printf("%s: change range %v ends before it starts; treated as empty", d.uri, *c.Range)
 			end = start
 		}
-		next := make([]byte, 0, len(src)-(end-start)+len(c.Text))
-		next = append(append(append(next, src[:start]...), c.Text...), src[end:]...)
-		nextMapper := analysis.NewMapper(next)
-		if ts != nil {
-			ts.Edit(sitter.EditInput{
-				StartIndex:  uint32(start),
-				OldEndIndex: uint32(end),
-				NewEndIndex: uint32(start + len(c.Text)),
-				StartPoint:  point(mapper, start),
-				OldEndPoint: point(mapper, end),
-				NewEndPoint: point(nextMapper, start+len(c.Text)),
-			})
-		}
-		src, mapper = next, nextMapper
+		ed.Replace(start, end, c.Text)
+		mapper = analysis.NewMapper(ed.Text())
 	}
-	tree, skip := parse(prev, ts, src)
+	src := ed.Text()
+	tree, skip := parse(ed, src)
 	if skip != nil && d.snap.skip == nil {
 		s.tell(messageWarning, "%s is no longer analysed: %v", d.uri, skip)
 	}
@@ -142,12 +127,6 @@ func offset(m *analysis.Mapper, p protocol.Position, enc analysis.Encoding) (int
 func columnPastEnd(m *analysis.Mapper, p protocol.Position, enc analysis.Encoding) bool {
 	end := m.Position(m.LineEnd(int(p.Line)), enc)
 	return int(p.Character) > end.Column
-}
-
-// point is tree-sitter's position of a byte offset: row and byte column.
-func point(m *analysis.Mapper, off int) sitter.Point {
-	p := m.Position(off, analysis.UTF8)
-	return sitter.Point{Row: uint32(p.Line), Column: uint32(p.Column)}
 }
 
 func (s *Server) didClose(params json.RawMessage) error {

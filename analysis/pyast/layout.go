@@ -45,6 +45,11 @@ type Tree struct {
 	release sync.Once
 }
 
+// NeedsCompletion reports whether the tree was parsed in chunks and has no
+// whole tree-sitter tree yet (see Complete): it cannot be edited until it
+// has.
+func (t *Tree) NeedsCompletion() bool { return t.TS == nil }
+
 // LaidOut reports whether Src differs from the source (the tree was
 // parsed for editing).
 func (t *Tree) LaidOut() bool { return t.roomy && len(t.Segments) > 0 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // usedAsTensor reports whether the value held in name is later used in a
@@ -13,7 +14,7 @@ import (
 // (elements true) that is an element's method, losses[-1].backward(); for a
 // total, total.item(). Then `.item()`, which turns the values into Python
 // floats, would break that code; `.detach()` does not.
-func usedAsTensor(f *analysis.File, name string, scope *pyast.Node, elements bool) bool {
+func usedAsTensor(f *semantic.File, name string, scope *pyast.Node, elements bool) bool {
 	if strings.Contains(name, ".") {
 		scope = f.Tree.Root
 	}
@@ -22,7 +23,7 @@ func usedAsTensor(f *analysis.File, name string, scope *pyast.Node, elements boo
 		switch {
 		case used:
 		case n.Is("call") && strings.HasPrefix(f.Callee(n), "torch."):
-			used = analysis.MentionsName(f, n.Child("arguments"), name)
+			used = semantic.MentionsName(f, n.Child("arguments"), name)
 		case n.Is("attribute"):
 			obj := n.Child("object")
 			if elements {
@@ -39,7 +40,7 @@ func usedAsTensor(f *analysis.File, name string, scope *pyast.Node, elements boo
 }
 
 // wrapFix is a fix that calls method on the expression e.
-func wrapFix(f *analysis.File, verb string, e *pyast.Node, method string, safety analysis.Applicability) analysis.Fix {
+func wrapFix(f *semantic.File, verb string, e *pyast.Node, method string, safety analysis.Applicability) analysis.Fix {
 	text := f.Text(e)
 	if !analysis.Primary(e) {
 		text = "(" + text + ")"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // DeviceMoveInDataset reports tensors moved to a CUDA device inside the
@@ -94,13 +95,13 @@ var tensorFactories = map[string]bool{
 type workerCode struct {
 	fn      *pyast.Node // function_definition or lambda
 	label   string      // `CustomDataset.__getitem__`
-	loaders []*analysis.DataLoader
+	loaders []*semantic.DataLoader
 	collate bool // a collate_fn rather than a Dataset method
 }
 
 // anyWorkers reports whether one of the loaders may run worker processes:
 // num_workers is not a literal 0 (or missing).
-func anyWorkers(f *analysis.File, loaders []*analysis.DataLoader) bool {
+func anyWorkers(f *semantic.File, loaders []*semantic.DataLoader) bool {
 	for _, l := range loaders {
 		if n, ok := l.Workers(f.Src); !ok || n > 0 {
 			return true
@@ -138,7 +139,7 @@ func runDeviceMoveInDataset(pass *analysis.Pass) {
 }
 
 // findWorkerCode lists the functions the file's DataLoaders run in workers.
-func findWorkerCode(f *analysis.File) []workerCode {
+func findWorkerCode(f *semantic.File) []workerCode {
 	var out []workerCode
 	for _, c := range f.Classes {
 		if !f.IsDataset(c) {
@@ -165,7 +166,7 @@ func findWorkerCode(f *analysis.File) []workerCode {
 			continue
 		}
 		seen[fn] = len(out)
-		out = append(out, workerCode{fn: fn, label: label, loaders: []*analysis.DataLoader{d}, collate: true})
+		out = append(out, workerCode{fn: fn, label: label, loaders: []*semantic.DataLoader{d}, collate: true})
 	}
 	// A collate function that only loaders without workers run moves whole
 	// batches in the main process, once per batch: a common, working way
@@ -184,7 +185,7 @@ func findWorkerCode(f *analysis.File) []workerCode {
 
 // collateFunction resolves a collate_fn argument to the function it runs:
 // a def in this file, a lambda, or functools.partial(def, ...).
-func collateFunction(f *analysis.File, e *pyast.Node) (*pyast.Node, string) {
+func collateFunction(f *semantic.File, e *pyast.Node) (*pyast.Node, string) {
 	switch {
 	case e == nil:
 		return nil, ""
@@ -209,14 +210,14 @@ type deviceMove struct {
 	deviceKw   *pyast.Node // set for torch.zeros(..., device=...)
 }
 
-func findDeviceMoves(f *analysis.File, fn *pyast.Node) []deviceMove {
+func findDeviceMoves(f *semantic.File, fn *pyast.Node) []deviceMove {
 	var moves []deviceMove
 	for _, call := range f.CallsIn(fn) {
 		switch method := f.MethodName(call); {
 		case method == "cuda":
-			moves = append(moves, deviceMove{start: analysis.Receiver(call).End, end: call.End, what: "`.cuda()`", call: call})
+			moves = append(moves, deviceMove{start: semantic.Receiver(call).End, end: call.End, what: "`.cuda()`", call: call})
 		case method == "to" && f.IsDeviceExpr(f.Arg(call, "device", 0)):
-			moves = append(moves, deviceMove{start: analysis.Receiver(call).End, end: call.End, what: "`" + f.Text(call)[analysis.Receiver(call).End-call.Start:] + "`", call: call})
+			moves = append(moves, deviceMove{start: semantic.Receiver(call).End, end: call.End, what: "`" + f.Text(call)[semantic.Receiver(call).End-call.Start:] + "`", call: call})
 		default:
 			name, ok := strings.CutPrefix(f.Callee(call), "torch.")
 			if kw := f.KeywordArg(call, "device"); ok && tensorFactories[name] && kw != nil && f.IsDeviceExpr(kw.Child("value")) {
@@ -227,7 +228,7 @@ func findDeviceMoves(f *analysis.File, fn *pyast.Node) []deviceMove {
 	return moves
 }
 
-func deviceMoveDiagnostic(f *analysis.File, wc workerCode, move deviceMove) analysis.Diagnostic {
+func deviceMoveDiagnostic(f *semantic.File, wc workerCode, move deviceMove) analysis.Diagnostic {
 	d := analysis.Diagnostic{Start: move.start, End: move.end}
 	maxWorkers, unknown, pinned := 0, "", false
 	for _, l := range wc.loaders {
@@ -266,7 +267,7 @@ func deviceMoveDiagnostic(f *analysis.File, wc workerCode, move deviceMove) anal
 	return d
 }
 
-func workersPhrase(f *analysis.File, l *analysis.DataLoader) string {
+func workersPhrase(f *semantic.File, l *semantic.DataLoader) string {
 	if n, ok := l.Workers(f.Src); ok {
 		if n == 0 {
 			return "in the main process (num_workers=0)"

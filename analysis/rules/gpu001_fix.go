@@ -7,6 +7,7 @@ import (
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // This file builds GPU001's fix: return CPU tensors from the worker code,
@@ -14,7 +15,7 @@ import (
 
 // deviceMoveFix builds the fix for every move in one worker function, and
 // the related information to add when the consuming loop is not found.
-func deviceMoveFix(f *analysis.File, index *iteratedLoops, wc workerCode, moves []deviceMove) (analysis.Fix, []analysis.Related) {
+func deviceMoveFix(f *semantic.File, index *iteratedLoops, wc workerCode, moves []deviceMove) (analysis.Fix, []analysis.Related) {
 	removal := removeMoves(f, moves)
 	shape := movedShape(f, wc.fn, moves)
 	var loopEdits []analysis.Edit
@@ -60,14 +61,14 @@ func deviceMoveFix(f *analysis.File, index *iteratedLoops, wc workerCode, moves 
 
 // removeMoves returns the edits that take each device move out, leaving
 // the tensor on the CPU (and any dtype conversion in place).
-func removeMoves(f *analysis.File, moves []deviceMove) []analysis.Edit {
+func removeMoves(f *semantic.File, moves []deviceMove) []analysis.Edit {
 	var edits []analysis.Edit
 	for _, m := range moves {
 		switch {
 		case m.deviceKw != nil:
 			edits = append(edits, removeArgument(m.call.Child("arguments"), m.deviceKw))
 		case isSelfMove(f, m):
-			edits = append(edits, f.RemoveStatement(m.call.Parent.Parent))
+			edits = append(edits, analysis.RemoveStatement(f, m.call.Parent.Parent))
 		case f.MethodName(m.call) == "cuda":
 			edits = append(edits, analysis.Edit{Start: m.start, End: m.end})
 		default: // .to(device, ...): keep the arguments that are not about the device
@@ -101,12 +102,12 @@ func removeMoves(f *analysis.File, moves []deviceMove) []analysis.Edit {
 // isSelfMove reports whether the move is a whole statement `x = x.cuda()`
 // (or `x = x.to(device)` with nothing but device arguments): without the
 // move it would be `x = x`, so the statement goes.
-func isSelfMove(f *analysis.File, m deviceMove) bool {
+func isSelfMove(f *semantic.File, m deviceMove) bool {
 	a := m.call.Parent
 	if m.deviceKw != nil || !a.Is("assignment") || a.Child("right") != m.call || !a.Parent.Is("expression_statement") {
 		return false
 	}
-	if f.Text(a.Child("left")) != f.Text(analysis.Receiver(m.call)) {
+	if f.Text(a.Child("left")) != f.Text(semantic.Receiver(m.call)) {
 		return false
 	}
 	if f.MethodName(m.call) == "to" {
@@ -143,7 +144,7 @@ func removeArgument(args, arg *pyast.Node) analysis.Edit {
 
 // addKeyword appends a keyword argument to a call: inline, or on a line
 // of its own when the arguments are one per line.
-func addKeyword(f *analysis.File, call *pyast.Node, kw string) analysis.Edit {
+func addKeyword(f *semantic.File, call *pyast.Node, kw string) analysis.Edit {
 	args := call.Child("arguments")
 	named := args.NamedChildren()
 	if len(named) == 0 {
@@ -173,7 +174,7 @@ type batchShape struct {
 
 // movedShape finds which returned (or yielded) values carried a device
 // move. It returns nil when the returns disagree or cannot be read.
-func movedShape(f *analysis.File, fn *pyast.Node, moves []deviceMove) *batchShape {
+func movedShape(f *semantic.File, fn *pyast.Node, moves []deviceMove) *batchShape {
 	moved := movedNames(f, fn, moves)
 	carries := func(e *pyast.Node) bool {
 		for _, m := range moves {
@@ -279,7 +280,7 @@ func (s *batchShape) anyMoved() bool {
 
 // movedNames are the names in fn that hold a moved tensor, or a value
 // computed from one.
-func movedNames(f *analysis.File, fn *pyast.Node, moves []deviceMove) map[string]bool {
+func movedNames(f *semantic.File, fn *pyast.Node, moves []deviceMove) map[string]bool {
 	moved := map[string]bool{}
 	for changed := true; changed; {
 		changed = false
@@ -314,7 +315,7 @@ type iteratedLoops struct {
 	byName map[string][]*pyast.Node
 }
 
-func indexLoops(f *analysis.File) *iteratedLoops {
+func indexLoops(f *semantic.File) *iteratedLoops {
 	ix := &iteratedLoops{byCall: map[*pyast.Node][]*pyast.Node{}, byName: map[string][]*pyast.Node{}}
 	for _, loop := range f.Loops {
 		if loop.Kind != "for_statement" {
@@ -332,7 +333,7 @@ func indexLoops(f *analysis.File) *iteratedLoops {
 
 // over finds the for loops that iterate a DataLoader: over its variable
 // or its call, directly or through enumerate/tqdm/iter.
-func (ix *iteratedLoops) over(f *analysis.File, loader *analysis.DataLoader) []*pyast.Node {
+func (ix *iteratedLoops) over(f *semantic.File, loader *semantic.DataLoader) []*pyast.Node {
 	out := slices.Clone(ix.byCall[loader.Call])
 	if loader.Var != "" {
 		for _, loop := range ix.byName[loader.Var] {
@@ -349,18 +350,18 @@ func (ix *iteratedLoops) over(f *analysis.File, loader *analysis.DataLoader) []*
 // the loader was assigned to: in the same function, or a module-level
 // variable in a function that does not bind the name itself; for an
 // attribute (self.loader), in the same class.
-func seesLoader(f *analysis.File, loop *pyast.Node, loader *analysis.DataLoader) bool {
+func seesLoader(f *semantic.File, loop *pyast.Node, loader *semantic.DataLoader) bool {
 	if strings.Contains(loader.Var, ".") {
 		return f.EnclosingClass(loop) == f.EnclosingClass(loader.Call)
 	}
-	scope, defined := analysis.Scope(loop), analysis.Scope(loader.Call)
+	scope, defined := semantic.Scope(loop), semantic.Scope(loader.Call)
 	switch {
 	case scope == defined:
 		return true
 	case defined != f.Tree.Root:
 		return false
 	}
-	for s := scope; s != nil && s != f.Tree.Root; s = analysis.Scope(s.Parent) {
+	for s := scope; s != nil && s != f.Tree.Root; s = semantic.Scope(s.Parent) {
 		if bindsLocally(f, s, loader.Var) {
 			return false
 		}
@@ -371,19 +372,19 @@ func seesLoader(f *analysis.File, loop *pyast.Node, loader *analysis.DataLoader)
 // bindsLocally reports whether fn (a function or lambda) binds name
 // itself: as a parameter, or by assigning it or looping over it in its own
 // code.
-func bindsLocally(f *analysis.File, fn *pyast.Node, name string) bool {
+func bindsLocally(f *semantic.File, fn *pyast.Node, name string) bool {
 	found := false
 	pyast.Walk(fn.Child("parameters"), func(n *pyast.Node) bool {
 		found = found || n.Is("identifier") && f.Text(n) == name
 		return !found
 	})
 	for _, a := range f.AssignmentsIn(fn) {
-		if !found && analysis.InScope(a, fn) && a.Kind == "assignment" && f.AssignedIn(name, a) {
+		if !found && semantic.InScope(a, fn) && a.Kind == "assignment" && f.AssignedIn(name, a) {
 			found = true
 		}
 	}
 	for _, l := range f.LoopsIn(fn) {
-		if !found && analysis.InScope(l, fn) && l.Kind == "for_statement" {
+		if !found && semantic.InScope(l, fn) && l.Kind == "for_statement" {
 			pyast.Walk(l.Child("left"), func(n *pyast.Node) bool {
 				found = found || n.Is("identifier") && f.Text(n) == name
 				return !found
@@ -395,7 +396,7 @@ func bindsLocally(f *analysis.File, fn *pyast.Node, name string) bool {
 
 // unwrapIterable strips enumerate(), tqdm() and iter() from a loop's
 // iterable and says whether enumerate was among them.
-func unwrapIterable(f *analysis.File, it *pyast.Node) (*pyast.Node, bool) {
+func unwrapIterable(f *semantic.File, it *pyast.Node) (*pyast.Node, bool) {
 	enumerated := false
 	for it.Is("call") {
 		switch f.Text(it.Child("function")) {
@@ -416,7 +417,7 @@ func unwrapIterable(f *analysis.File, it *pyast.Node) (*pyast.Node, bool) {
 
 // moveBatchInLoop returns the edits that move the batch elements of shape
 // to the device inside loop, right after they are bound.
-func moveBatchInLoop(f *analysis.File, loop *pyast.Node, shape *batchShape, moves []deviceMove) ([]analysis.Edit, bool) {
+func moveBatchInLoop(f *semantic.File, loop *pyast.Node, shape *batchShape, moves []deviceMove) ([]analysis.Edit, bool) {
 	target := loop.Child("left")
 	if _, enumerated := unwrapIterable(f, loop.Child("right")); enumerated {
 		parts := target.NamedChildren()
@@ -498,7 +499,7 @@ func moveBatchInLoop(f *analysis.File, loop *pyast.Node, shape *batchShape, move
 		text += indent + l + eol
 	}
 	if after {
-		return []analysis.Edit{f.InsertLinesAfter(anchor.End, text)}, true
+		return []analysis.Edit{analysis.InsertLinesAfter(f, anchor.End, text)}, true
 	}
 	start, _ := f.LineBounds(anchor.Start)
 	return []analysis.Edit{{Start: start, End: start, NewText: text}}, true
@@ -506,7 +507,7 @@ func moveBatchInLoop(f *analysis.File, loop *pyast.Node, shape *batchShape, move
 
 // skipBatchGuards returns the first statement after leading guards such as
 // `if batch is None: continue`, where the batch can first be used.
-func skipBatchGuards(f *analysis.File, stmts []*pyast.Node, batch string) *pyast.Node {
+func skipBatchGuards(f *semantic.File, stmts []*pyast.Node, batch string) *pyast.Node {
 	for _, s := range stmts {
 		if s.Is("if_statement") && strings.Contains(f.Text(s.Child("condition")), batch) {
 			continue
@@ -517,7 +518,7 @@ func skipBatchGuards(f *analysis.File, stmts []*pyast.Node, batch string) *pyast
 }
 
 // findUnpack finds `a, b = batch` among the loop body's statements.
-func findUnpack(f *analysis.File, stmts []*pyast.Node, batch string, n int) *pyast.Node {
+func findUnpack(f *semantic.File, stmts []*pyast.Node, batch string, n int) *pyast.Node {
 	for _, s := range stmts {
 		if !s.Is("expression_statement") || len(s.NamedChildren()) != 1 {
 			continue
@@ -541,14 +542,14 @@ func findUnpack(f *analysis.File, stmts []*pyast.Node, batch string, n int) *pya
 // the worker code used, if the loop can see it, else the nearest device
 // variable assigned before the loop in its function or at module level;
 // "" when there is none (then .cuda() is used).
-func deviceAtLoop(f *analysis.File, loop *pyast.Node, moves []deviceMove) string {
-	scope := analysis.Scope(loop)
+func deviceAtLoop(f *semantic.File, loop *pyast.Node, moves []deviceMove) string {
+	scope := semantic.Scope(loop)
 	var visible []string // in source order
 	for _, a := range f.DeviceBindings() {
 		if a.End > loop.Start {
 			break
 		}
-		if s := analysis.Scope(a); s == scope || s == f.Tree.Root {
+		if s := semantic.Scope(a); s == scope || s == f.Tree.Root {
 			visible = append(visible, f.Text(a.Child("left")))
 		}
 	}

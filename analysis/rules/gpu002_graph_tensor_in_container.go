@@ -5,6 +5,7 @@ import (
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // GraphTensorInContainer reports tensors that carry autograd history stored
@@ -80,10 +81,10 @@ for step in range(100):
 
 // storedValue returns the value a container-storing statement stores and
 // the container, or nils when node stores nothing.
-func storedValue(f *analysis.File, n *pyast.Node) (value, container *pyast.Node) {
+func storedValue(f *semantic.File, n *pyast.Node) (value, container *pyast.Node) {
 	switch n.Kind {
 	case "call":
-		recv := analysis.Receiver(n)
+		recv := semantic.Receiver(n)
 		if !recv.Is("identifier", "attribute") {
 			return nil, nil
 		}
@@ -115,7 +116,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if loop == nil || f.InNoGrad(stmt) {
 			return
 		}
-		scope := analysis.Scope(stmt)
+		scope := semantic.Scope(stmt)
 		taint := f.TaintOf(scope)
 		name := f.Text(container)
 		if !taint.Tainted(value) || !builtinContainer(f, name) || f.AssignedIn(name, loop.Child("body")) ||
@@ -125,7 +126,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		// A batched forward helper (`for i in range(n_batches):
 		// outs.append(model(x[i]))`, then `return torch.cat(outs)`)
 		// returns the graphs it keeps: whoever calls it decides.
-		if f.StepLoopKind(loop) == analysis.ModelLoop && returned(f, name, scope) && !evalModeIn(f, scope) {
+		if f.StepLoopKind(loop) == semantic.ModelLoop && returned(f, name, scope) && !evalModeIn(f, scope) {
 			return
 		}
 		loops := []*pyast.Node{loop}
@@ -168,9 +169,9 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 // evalModeIn reports whether scope puts something in eval mode
 // (`model.eval()`): then its loops evaluate, and nothing backpropagates
 // through what they collect.
-func evalModeIn(f *analysis.File, scope *pyast.Node) bool {
+func evalModeIn(f *semantic.File, scope *pyast.Node) bool {
 	for _, c := range f.CallsIn(scope) {
-		if args := c.Child("arguments"); f.MethodName(c) == "eval" && analysis.InScope(c, scope) && args != nil && len(args.NamedChildren()) == 0 {
+		if args := c.Child("arguments"); f.MethodName(c) == "eval" && semantic.InScope(c, scope) && args != nil && len(args.NamedChildren()) == 0 {
 			return true
 		}
 	}
@@ -180,7 +181,7 @@ func evalModeIn(f *analysis.File, scope *pyast.Node) bool {
 // builtinContainer reports whether name is bound in this file to a list,
 // dict, set or deque: an object of another class (d2l's Accumulator, a
 // metric) may convert what it is given.
-func builtinContainer(f *analysis.File, name string) bool {
+func builtinContainer(f *semantic.File, name string) bool {
 	binds := f.Bindings(name)
 	for _, b := range binds {
 		switch {
@@ -200,11 +201,11 @@ func builtinContainer(f *analysis.File, name string) bool {
 
 // returned reports whether the value of name flows into a return or yield
 // of scope.
-func returned(f *analysis.File, name string, scope *pyast.Node) bool {
+func returned(f *semantic.File, name string, scope *pyast.Node) bool {
 	return returnedVia(f, name, scope, 0)
 }
 
-func returnedVia(f *analysis.File, name string, scope *pyast.Node, depth int) bool {
+func returnedVia(f *semantic.File, name string, scope *pyast.Node, depth int) bool {
 	if depth > 4 {
 		return false
 	}
@@ -214,7 +215,7 @@ func returnedVia(f *analysis.File, name string, scope *pyast.Node, depth int) bo
 		case found || n != scope && n.Is("function_definition", "lambda", "class_definition"):
 			return false
 		case n.Is("return_statement", "yield"):
-			found = analysis.MentionsName(f, n, name)
+			found = semantic.MentionsName(f, n, name)
 			return false
 		}
 		return true
@@ -225,7 +226,7 @@ func returnedVia(f *analysis.File, name string, scope *pyast.Node, depth int) bo
 	// out = torch.cat(outs); return out
 	for _, a := range f.AssignmentsIn(scope) {
 		if r, l := a.Child("right"), a.Child("left"); r != nil && l.Is("identifier") && f.Text(l) != name &&
-			analysis.MentionsName(f, r, name) && returnedVia(f, f.Text(l), scope, depth+1) {
+			semantic.MentionsName(f, r, name) && returnedVia(f, f.Text(l), scope, depth+1) {
 			return true
 		}
 	}
@@ -234,9 +235,9 @@ func returnedVia(f *analysis.File, name string, scope *pyast.Node, depth int) bo
 
 // backwardBefore reports whether, in loop, `<value>.backward()` runs
 // before stmt.
-func backwardBefore(f *analysis.File, value, loop, stmt *pyast.Node) bool {
+func backwardBefore(f *semantic.File, value, loop, stmt *pyast.Node) bool {
 	for _, call := range f.CallsIn(loop) {
-		if call.Start < stmt.Start && f.MethodName(call) == "backward" && f.Text(analysis.Receiver(call)) == f.Text(value) {
+		if call.Start < stmt.Start && f.MethodName(call) == "backward" && f.Text(semantic.Receiver(call)) == f.Text(value) {
 			return true
 		}
 	}
@@ -245,7 +246,7 @@ func backwardBefore(f *analysis.File, value, loop, stmt *pyast.Node) bool {
 
 // onlyMovedToCPU reports whether value ends in `.cpu()` (or `.to("cpu")`),
 // which users often take for a detach.
-func onlyMovedToCPU(f *analysis.File, value *pyast.Node) bool {
+func onlyMovedToCPU(f *semantic.File, value *pyast.Node) bool {
 	if !value.Is("call") {
 		return false
 	}
@@ -261,11 +262,11 @@ func onlyMovedToCPU(f *analysis.File, value *pyast.Node) bool {
 // containerFixes offers .item() for scalar losses, .detach() always, and
 // .detach().cpu() for other tensors; only .detach() when the container is
 // later used as tensors.
-func containerFixes(f *analysis.File, value *pyast.Node, container string, scope *pyast.Node, scalar bool) []analysis.Fix {
+func containerFixes(f *semantic.File, value *pyast.Node, container string, scope *pyast.Node, scalar bool) []analysis.Fix {
 	detach := wrapFix(f, "Store", value, "detach()", analysis.Unsafe)
 	if onlyMovedToCPU(f, value) {
 		// logits.cpu() -> logits.detach().cpu(): detach before the copy.
-		recv := analysis.Receiver(value)
+		recv := semantic.Receiver(value)
 		return []analysis.Fix{{
 			Title:         "Store `" + f.Text(recv) + ".detach()" + f.Text(value)[recv.End-value.Start:] + "`",
 			Applicability: analysis.Unsafe,

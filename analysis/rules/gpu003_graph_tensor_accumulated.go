@@ -5,6 +5,7 @@ import (
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // GraphTensorAccumulated reports a running total that adds up tensors with
@@ -70,7 +71,7 @@ print(total_loss / 100)`,
 
 // accumulation returns the accumulator and the added value of `acc += v`
 // or `acc = acc + v`, or nils.
-func accumulation(f *analysis.File, a *pyast.Node) (acc, value *pyast.Node) {
+func accumulation(f *semantic.File, a *pyast.Node) (acc, value *pyast.Node) {
 	left, right := a.Child("left"), a.Child("right")
 	if !left.Is("identifier", "attribute") || right == nil {
 		return nil, nil
@@ -107,7 +108,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		if loop == nil || f.InNoGrad(a) {
 			continue
 		}
-		scope := analysis.Scope(a)
+		scope := semantic.Scope(a)
 		name := f.Text(acc)
 		taint := f.TaintOf(scope)
 		// `outputs += [h]` extends a list; only a tensor adds up history.
@@ -115,7 +116,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 			!taint.Tainted(value) || f.ReachesBackward(name, scope) {
 			continue
 		}
-		if f.StepLoopKind(loop) == analysis.ModelLoop && returned(f, name, scope) {
+		if f.StepLoopKind(loop) == semantic.ModelLoop && returned(f, name, scope) {
 			continue // a batched helper's sum: whoever calls it decides
 		}
 		reset := resetIn(f, name, loop.Child("body"), a)
@@ -150,7 +151,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 
 // boundToContainer reports whether name, in scope, was last bound before
 // stmt to a list, tuple, dict or set (`outputs = []`): then `+=` extends it.
-func boundToContainer(f *analysis.File, name string, scope, stmt *pyast.Node) bool {
+func boundToContainer(f *semantic.File, name string, scope, stmt *pyast.Node) bool {
 	var last *pyast.Node
 	for _, a := range f.AssignmentsIn(scope) {
 		if a.Start >= stmt.Start {
@@ -176,7 +177,7 @@ func conditional(stmt, loop *pyast.Node) bool {
 
 // resetBound describes how often a conditional reset runs: every N
 // iterations for `if step % N == 0`.
-func resetBound(f *analysis.File, reset, loop *pyast.Node) string {
+func resetBound(f *semantic.File, reset, loop *pyast.Node) string {
 	for p := reset.Parent; p != nil && p != loop; p = p.Parent {
 		if !p.Is("if_statement", "elif_clause") {
 			continue
@@ -200,7 +201,7 @@ func resetBound(f *analysis.File, reset, loop *pyast.Node) string {
 // value reaches nothing that could backpropagate through it: it is not
 // returned or yielded, not stored in an attribute, a container or a
 // global, and is passed only to printing, logging and conversions.
-func totalStaysLocal(f *analysis.File, acc, scope *pyast.Node) bool {
+func totalStaysLocal(f *semantic.File, acc, scope *pyast.Node) bool {
 	if !acc.Is("identifier") {
 		return false
 	}
@@ -213,22 +214,22 @@ func totalStaysLocal(f *analysis.File, acc, scope *pyast.Node) bool {
 		switch n.Kind {
 		case "function_definition", "lambda", "class_definition":
 			// A module-level total read in a function: unknown use.
-			if n != scope && scope.Is("module") && analysis.MentionsName(f, n, name) {
+			if n != scope && scope.Is("module") && semantic.MentionsName(f, n, name) {
 				local = false
 			}
 			return n == scope
 		case "global_statement", "nonlocal_statement", "return_statement", "yield":
-			if analysis.MentionsName(f, n, name) {
+			if semantic.MentionsName(f, n, name) {
 				local = false
 			}
 			return false
 		case "assignment", "augmented_assignment":
 			// Flowing into another name or an attribute: unknown use.
-			if r := n.Child("right"); r != nil && analysis.MentionsName(f, r, name) && f.Text(n.Child("left")) != name {
+			if r := n.Child("right"); r != nil && semantic.MentionsName(f, r, name) && f.Text(n.Child("left")) != name {
 				local = false
 			}
 		case "call":
-			if args := n.Child("arguments"); args != nil && analysis.MentionsName(f, args, name) && !loggingCall(f, n) {
+			if args := n.Child("arguments"); args != nil && semantic.MentionsName(f, args, name) && !loggingCall(f, n) {
 				local = false
 			}
 		}
@@ -238,7 +239,7 @@ func totalStaysLocal(f *analysis.File, acc, scope *pyast.Node) bool {
 }
 
 // loggingCall reports whether call only shows or converts its arguments.
-func loggingCall(f *analysis.File, call *pyast.Node) bool {
+func loggingCall(f *semantic.File, call *pyast.Node) bool {
 	if strings.HasPrefix(f.Callee(call), "torch.") {
 		return false
 	}
@@ -252,7 +253,7 @@ func loggingCall(f *analysis.File, call *pyast.Node) bool {
 
 // resetIn returns the statement in body, other than the accumulation
 // stmt, that assigns name afresh, or nil.
-func resetIn(f *analysis.File, name string, body, stmt *pyast.Node) *pyast.Node {
+func resetIn(f *semantic.File, name string, body, stmt *pyast.Node) *pyast.Node {
 	for _, a := range f.AssignmentsIn(body) {
 		if a != stmt && a.Kind == "assignment" && f.Text(a.Child("left")) == name {
 			if acc, _ := accumulation(f, a); acc == nil {

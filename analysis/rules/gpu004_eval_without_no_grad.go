@@ -5,6 +5,7 @@ import (
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // EvalWithoutNoGrad reports evaluation loops that run the model with
@@ -73,11 +74,11 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		// (over batches or steps), not a probe of the model over a few
 		// inputs; a loop that trains (here or in a function it calls)
 		// is not evaluation.
-		stepKind := analysis.NotStepLoop
+		stepKind := semantic.NotStepLoop
 		if loop.Is("for_statement", "while_statement") {
 			stepKind = f.StepLoopKind(loop)
 		}
-		if !(evalData || evalModeBefore(f, loop) && stepKind != analysis.NotStepLoop) || stepKind == analysis.TrainingLoop ||
+		if !(evalData || evalModeBefore(f, loop) && stepKind != semantic.NotStepLoop) || stepKind == semantic.TrainingLoop ||
 			frozenBefore(f, loop) || f.LoopBodyHasBackward(loop) || needsInputGrad(f, loop) || calledUnderNoGrad(f, loop) {
 			continue
 		}
@@ -136,21 +137,21 @@ func evalLoopOf(call *pyast.Node) (loop *pyast.Node, iterables []*pyast.Node) {
 // runsModel reports whether call runs a model: `model(x)`, a conventional
 // step method (`model.validation_step(b)`), or a function of this file
 // that calls the model with autograd on.
-func runsModel(f *analysis.File, call *pyast.Node) bool {
+func runsModel(f *semantic.File, call *pyast.Node) bool {
 	if f.IsModelCall(call) {
 		return true
 	}
 	if s := f.SummaryOfCall(call); s != nil {
 		return s.RunsModel
 	}
-	return analysis.ConventionalStepCall(f, call)
+	return semantic.ConventionalStepCall(f, call)
 }
 
 // frozenBefore reports whether, before loop in its function, the code
 // turns gradients off for parameters (`p.requires_grad = False`,
 // `model.requires_grad_(False)`): then the forward records no graph.
-func frozenBefore(f *analysis.File, loop *pyast.Node) bool {
-	scope := analysis.Scope(loop)
+func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
+	scope := semantic.Scope(loop)
 	for _, a := range f.AssignmentsIn(scope) {
 		if a.Start >= loop.Start {
 			break
@@ -172,14 +173,14 @@ func frozenBefore(f *analysis.File, loop *pyast.Node) bool {
 
 // evalModeBefore reports whether the last `model.eval()`/`model.train()`
 // before loop, in the same function, put the model in eval mode.
-func evalModeBefore(f *analysis.File, loop *pyast.Node) bool {
-	scope := analysis.Scope(loop)
+func evalModeBefore(f *semantic.File, loop *pyast.Node) bool {
+	scope := semantic.Scope(loop)
 	var last *pyast.Node
 	for _, c := range f.CallsIn(scope) {
 		if c.End > loop.Start {
 			break
 		}
-		if m := f.MethodName(c); (m == "eval" || m == "train") && analysis.InScope(c, scope) && f.NamesModule(analysis.Receiver(c)) {
+		if m := f.MethodName(c); (m == "eval" || m == "train") && semantic.InScope(c, scope) && f.NamesModule(semantic.Receiver(c)) {
 			last = c
 		}
 	}
@@ -190,8 +191,8 @@ func evalModeBefore(f *analysis.File, loop *pyast.Node) bool {
 }
 
 // iteratesEvalData reports whether one of the iterables is a loader named
-// like validation or test data (see analysis.File.IsEvalLoader).
-func iteratesEvalData(f *analysis.File, iterables []*pyast.Node) bool {
+// like validation or test data (see semantic.File.IsEvalLoader).
+func iteratesEvalData(f *semantic.File, iterables []*pyast.Node) bool {
 	for _, it := range iterables {
 		if f.IsEvalLoader(it) {
 			return true
@@ -203,7 +204,7 @@ func iteratesEvalData(f *analysis.File, iterables []*pyast.Node) bool {
 // needsInputGrad reports whether the loop asks for gradients explicitly
 // (saliency maps, adversarial examples): requires_grad_() or
 // requires_grad=True.
-func needsInputGrad(f *analysis.File, loop *pyast.Node) bool {
+func needsInputGrad(f *semantic.File, loop *pyast.Node) bool {
 	found := false
 	pyast.Walk(loop.Child("body"), func(n *pyast.Node) bool {
 		switch {
@@ -221,8 +222,8 @@ func needsInputGrad(f *analysis.File, loop *pyast.Node) bool {
 
 // calledUnderNoGrad reports whether the function holding loop is called
 // somewhere in this file with autograd off.
-func calledUnderNoGrad(f *analysis.File, loop *pyast.Node) bool {
-	fn := analysis.EnclosingFunction(loop)
+func calledUnderNoGrad(f *semantic.File, loop *pyast.Node) bool {
+	fn := semantic.EnclosingFunction(loop)
 	if !fn.Is("function_definition") {
 		return false
 	}
@@ -238,7 +239,7 @@ func calledUnderNoGrad(f *analysis.File, loop *pyast.Node) bool {
 
 // noGradFixes wraps loop in `with torch.no_grad():`, indenting it one level
 // in the file's own style. It needs `import torch` (under any alias).
-func noGradFixes(f *analysis.File, loop *pyast.Node) []analysis.Fix {
+func noGradFixes(f *semantic.File, loop *pyast.Node) []analysis.Fix {
 	torch := f.TorchName()
 	if torch == "" {
 		return nil

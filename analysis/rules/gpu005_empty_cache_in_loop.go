@@ -6,6 +6,7 @@ import (
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // EmptyCacheInLoop reports torch.cuda.empty_cache() on the normal path of a
@@ -70,7 +71,7 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 		// Per batch means inside a loop that runs training or evaluation
 		// steps (or a loop nested in one): not a loop over files,
 		// checkpoints, experiments, labels or the chunks of one forward.
-		loops := analysis.EnclosingLoops(call)
+		loops := semantic.EnclosingLoops(call)
 		step := f.InnermostStepLoop(call)
 		if step == nil || offNormalPath(f, call, loops[0]) || phaseBoundary(f, call, loops[0]) ||
 			exitBranch(f, call, loops[0]) || retryLoop(f, call, step) {
@@ -101,7 +102,7 @@ var epochName = regexp.MustCompile(`(?i)epoch`)
 // exitBranch reports whether call sits in an if branch of loop that leaves
 // the loop (ends in break, return, raise, or a stop/exit call): it runs
 // once.
-func exitBranch(f *analysis.File, call, loop *pyast.Node) bool {
+func exitBranch(f *semantic.File, call, loop *pyast.Node) bool {
 	for p := call.Parent; p != nil && p != loop; p = p.Parent {
 		if !p.Is("block") || p.Parent == loop {
 			continue
@@ -125,7 +126,7 @@ func exitBranch(f *analysis.File, call, loop *pyast.Node) bool {
 // handler catches running out of memory (OutOfMemoryError, RuntimeError):
 // the loop retries with smaller work, and clearing the cache before each
 // try is the point.
-func retryLoop(f *analysis.File, call, loop *pyast.Node) bool {
+func retryLoop(f *semantic.File, call, loop *pyast.Node) bool {
 	for p := call.Parent; p != nil && p != loop; p = p.Parent {
 		if !p.Is("try_statement") || !p.Child("body").Contains(call) {
 			continue
@@ -149,7 +150,7 @@ func retryLoop(f *analysis.File, call, loop *pyast.Node) bool {
 // phaseBoundary reports whether call runs once per phase rather than per
 // batch: after a nested loop in the same loop body (the end of an epoch),
 // or in a loop over epochs.
-func phaseBoundary(f *analysis.File, call, loop *pyast.Node) bool {
+func phaseBoundary(f *semantic.File, call, loop *pyast.Node) bool {
 	if left := loop.Child("left"); left != nil && epochName.MatchString(f.Text(left)) {
 		return true
 	}
@@ -163,7 +164,7 @@ func phaseBoundary(f *analysis.File, call, loop *pyast.Node) bool {
 
 // offNormalPath reports whether call, inside loop, runs only in an except
 // branch or under a step-interval condition (`if step % N == 0`).
-func offNormalPath(f *analysis.File, call, loop *pyast.Node) bool {
+func offNormalPath(f *semantic.File, call, loop *pyast.Node) bool {
 	for p := call.Parent; p != nil && p != loop; p = p.Parent {
 		switch p.Kind {
 		case "except_clause", "except_group_clause":
@@ -192,7 +193,7 @@ func offNormalPath(f *analysis.File, call, loop *pyast.Node) bool {
 // to remove it.
 // Both need the call to be a statement alone on its line (a trailing
 // comment travels with it).
-func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node, moveAfter bool) []analysis.Fix {
+func emptyCacheFixes(f *semantic.File, call, loop *pyast.Node, moveAfter bool) []analysis.Fix {
 	stmt := call.Parent
 	if !stmt.Is("expression_statement") || len(stmt.NamedChildren()) != 1 {
 		return nil
@@ -206,7 +207,7 @@ func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node, moveAfter bool) [
 	if comment != "" && !strings.HasPrefix(comment, "#") {
 		return nil
 	}
-	removeFix := analysis.Fix{Title: "Remove `" + f.Text(call) + "`", Applicability: analysis.Unsafe, Edits: []analysis.Edit{f.RemoveStatement(stmt)}}
+	removeFix := analysis.Fix{Title: "Remove `" + f.Text(call) + "`", Applicability: analysis.Unsafe, Edits: []analysis.Edit{analysis.RemoveStatement(f, stmt)}}
 	// Moving the call out of an if or a try would drop its guard.
 	if stmt.Parent != loop.Child("body") || !moveAfter {
 		return []analysis.Fix{removeFix}
@@ -221,7 +222,7 @@ func emptyCacheFixes(f *analysis.File, call, loop *pyast.Node, moveAfter bool) [
 	if comment != "" && remove.NewText == "" { // a `pass` keeps the comment in place
 		moved += "  " + comment
 	}
-	insert := f.InsertLinesAfter(loop.End, moved+eol)
+	insert := analysis.InsertLinesAfter(f, loop.End, moved+eol)
 	name := "`" + f.Text(call) + "`"
 	return []analysis.Fix{
 		{Title: "Move " + name + " after the loop", Applicability: analysis.Unsafe, Edits: []analysis.Edit{remove, insert}},

@@ -19,6 +19,7 @@ import (
 	"github.com/vramlint/vramlint/analysis/analysistest"
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/rules"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 func TestFixtures(t *testing.T) {
@@ -73,7 +74,7 @@ func TestDocExamples(t *testing.T) {
 		if len(ex.Diagnostics) == 0 {
 			t.Errorf("%s: the documented Example does not trigger the rule", r.Code)
 		}
-		if ex.File.Tree.HasError() {
+		if ex.Model().Tree.HasError() {
 			t.Errorf("%s: the documented Example does not parse", r.Code)
 		}
 		use, err := runner.Run(context.Background(), "use_instead.py", []byte(r.Doc.UseInstead), nil)
@@ -83,7 +84,7 @@ func TestDocExamples(t *testing.T) {
 		for _, d := range use.Diagnostics {
 			t.Errorf("%s: the documented Use instead triggers it: %s", r.Code, d.Message)
 		}
-		if use.File.Tree.HasError() {
+		if use.Model().Tree.HasError() {
 			t.Errorf("%s: the documented Use instead does not parse", r.Code)
 		}
 	}
@@ -141,7 +142,7 @@ func TestLaidOutBuffersAnalyseLikeFiles(t *testing.T) {
 		if !fresh.LaidOut() {
 			t.Fatalf("%s: not laid out for editing", file)
 		}
-		got := runner.Analyze(analysis.NewFile(file, src, fresh), nil)
+		got := runner.Analyze(semantic.NewFile(file, src, fresh), nil)
 		compareResults(t, file+" (laid out)", got, want)
 
 		// A version that shares all but the edited segment: type a
@@ -150,7 +151,7 @@ func TestLaidOutBuffersAnalyseLikeFiles(t *testing.T) {
 		if eol < 0 {
 			continue
 		}
-		prev := got.File
+		prev := got.Model()
 		tree := fresh
 		for _, e := range []struct {
 			del  int
@@ -158,8 +159,8 @@ func TestLaidOutBuffersAnalyseLikeFiles(t *testing.T) {
 		}{{0, "x"}, {1, ""}} {
 			var next []byte
 			tree, next = edited(t, tree, src, eol, eol+e.del, e.text)
-			res := runner.Analyze(analysis.NewFileFrom(prev, file, next, tree), nil)
-			prev, src = res.File, next
+			res := runner.Analyze(semantic.NewFileFrom(prev, file, next, tree), nil)
+			prev, src = res.Model(), next
 			if e.text == "" {
 				compareResults(t, file+" (edited)", res, want)
 			}
@@ -185,7 +186,7 @@ func compareResults(t *testing.T, name string, got, want *analysis.Result) {
 }
 
 // Across versions of a buffer the model carries over what it remembered
-// about names and scopes (see analysis.NewFileFrom). Each step below
+// about names and scopes (see semantic.NewFileFrom). Each step below
 // changes something those answers depend on, in another segment than the
 // code the answer is about; every version must analyse exactly as a fresh
 // file.
@@ -229,7 +230,7 @@ crit = nn.MSELoss()
 	runner := &analysis.Runner{Rules: rules.All()}
 	src := []byte(base)
 	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
-	prev := runner.Analyze(analysis.NewFile("inc.py", src, tree), nil).File
+	prev := runner.Analyze(semantic.NewFile("inc.py", src, tree), nil).Model()
 	for i, step := range steps {
 		at := bytes.Index(src, []byte(step.old))
 		if at < 0 {
@@ -237,10 +238,10 @@ crit = nn.MSELoss()
 		}
 		var next []byte
 		tree, next = edited(t, tree, src, at, at+len(step.old), step.new)
-		got := runner.Analyze(analysis.NewFileFrom(prev, "inc.py", next, tree), nil)
+		got := runner.Analyze(semantic.NewFileFrom(prev, "inc.py", next, tree), nil)
 		want, _ := runner.Run(context.Background(), "inc.py", next, nil)
 		compareResults(t, "step "+strconv.Itoa(i)+" ("+step.new+")", got, want)
-		prev, src = got.File, next
+		prev, src = got.Model(), next
 	}
 }
 
@@ -308,7 +309,7 @@ func TestOldVersionsAreNotKeptAlive(t *testing.T) {
 	src := []byte(b.String())
 	runner := &analysis.Runner{Rules: rules.All()}
 	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
-	f := runner.Analyze(analysis.NewFile("long.py", src, tree), nil).File
+	f := runner.Analyze(semantic.NewFile("long.py", src, tree), nil).Model()
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats
@@ -322,7 +323,7 @@ func TestOldVersionsAreNotKeptAlive(t *testing.T) {
 		at := bytes.Index(src, []byte(fmt.Sprintf("def train%d(", i))) + len("def train")
 		var next []byte
 		tree, next = edited(t, tree, src, at, at, "v")
-		f = runner.Analyze(analysis.NewFileFrom(f, "long.py", next, tree), nil).File
+		f = runner.Analyze(semantic.NewFileFrom(f, "long.py", next, tree), nil).Model()
 		src = next
 	}
 	after := heap()
@@ -357,6 +358,6 @@ for batch in [torch.randn(2)]:
 	if bytes.IndexByte(tree.Src, 0) >= 0 {
 		t.Error("the laid-out text holds NUL bytes")
 	}
-	got := runner.Analyze(analysis.NewFile("crlf.py", src, tree), nil)
+	got := runner.Analyze(semantic.NewFile("crlf.py", src, tree), nil)
 	compareResults(t, "crlf.py", got, want)
 }

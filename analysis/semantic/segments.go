@@ -1,12 +1,14 @@
-package analysis
+package semantic
 
 import (
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/source"
 )
 
 // A buffer's versions share the segments an edit did not touch (see
@@ -25,7 +27,7 @@ func NewFile(path string, src []byte, tree *pyast.Tree) *File {
 // can of prev, the model of an earlier version (nil for none).
 func NewFileFrom(prev *File, path string, src []byte, tree *pyast.Tree) *File {
 	f := &File{
-		Path: path, Src: tree.Src, source: src, Tree: tree, Mapper: NewMapper(tree.Src),
+		Path: path, Src: tree.Src, source: src, Tree: tree, Mapper: source.NewMapper(tree.Src),
 		Imports:   map[string]string{},
 		Classes:   map[string]*Class{},
 		Functions: map[string][]*pyast.Node{},
@@ -41,7 +43,7 @@ func NewFileFrom(prev *File, path string, src []byte, tree *pyast.Tree) *File {
 		}
 	}
 	// A whole file's worth of segments is indexed on every core.
-	inParallel(len(fresh), func(k int) {
+	InParallel(len(fresh), func(k int) {
 		f.indexes[fresh[k]] = newSegmentIndex(tree.Segments[fresh[k]], tree)
 	})
 	var calls, loops, assignments, comments int
@@ -447,4 +449,23 @@ func (f *File) carryOver(prev *File) {
 			f.memos.taint[scope] = &Taint{f: f, events: t.events, segment: t.segment, asked: t.asked}
 		}
 	}
+}
+
+// InParallel calls do for every i in [0, n) on as many cores as there are
+// (and as n asks for), and returns when all calls have.
+func InParallel(n int, do func(i int)) {
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				do(i)
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -1,4 +1,4 @@
-package analysis
+package source
 
 import (
 	"strings"
@@ -86,20 +86,5 @@ func TestMapperInvalidUTF8(t *testing.T) {
 	m := NewMapper([]byte("a\xffb"))
 	if p := m.Position(2, UTF16); p.Column != 2 {
 		t.Errorf("an invalid byte counts one unit: %v", p)
-	}
-}
-
-func TestCheckSource(t *testing.T) {
-	if err := CheckSource([]byte("x = 1\n")); err != nil {
-		t.Error(err)
-	}
-	if err := CheckSource([]byte("x\x00y")); err == nil || !strings.Contains(err.Error(), "binary") {
-		t.Errorf("NUL byte: %v", err)
-	}
-	if err := CheckSource([]byte("ok\nbad \xff here")); err == nil || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("invalid UTF-8: %v", err)
-	}
-	if err := CheckSource(make([]byte, MaxFileSize+1)); err == nil || !strings.Contains(err.Error(), "too large") {
-		t.Errorf("huge file: %v", err)
 	}
 }

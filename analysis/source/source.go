@@ -1,4 +1,6 @@
-package analysis
+// Package source maps byte offsets of a source text to lines and columns
+// in UTF-8, UTF-16 or code points, and back.
+package source
 
 import (
 	"bytes"

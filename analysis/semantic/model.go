@@ -1,4 +1,4 @@
-package analysis
+package semantic
 
 import (
 	"regexp"
@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/source"
 )
 
 // File is the per-file model every rule shares: computed once, read-only
@@ -22,7 +23,7 @@ type File struct {
 	Src    []byte
 	source []byte // the source itself
 	Tree   *pyast.Tree
-	Mapper *Mapper
+	Mapper *source.Mapper
 
 	// Imports maps a local name to the qualified name it stands for:
 	// `import torch as T` gives T -> torch, `from torch.utils.data import
@@ -159,6 +160,10 @@ func (d *DataLoader) Workers(src []byte) (int, bool) {
 	n, err := strconv.Atoi(strings.ReplaceAll(d.NumWorkers.Text(src), "_", ""))
 	return n, err == nil
 }
+
+// Source is the source the file was built from (Src may be laid out; see
+// File).
+func (f *File) Source() []byte { return f.source }
 
 // ToSource converts an offset in f.Src to the source's.
 func (f *File) ToSource(off int) int { return f.Tree.Real(off) }

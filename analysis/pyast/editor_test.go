@@ -1,0 +1,38 @@
+package pyast
+
+import (
+	"context"
+	"math/rand"
+	"testing"
+)
+
+// Random changes applied through an Editor give the text and the tree a
+// fresh parse of that text gives, CR and CRLF line endings included.
+func TestEditorEqualsFreshParse(t *testing.T) {
+	src := []byte("import torch\r\n\r\nfor x in loader:\r    y = model(x)\n    total += y\nprint(total)\n")
+	pieces := []string{"x", "\n", "\r\n", "\r", "(", ")", ":", "    ", "for i in range(3):\n", "#", "'''", ""}
+	rng := rand.New(rand.NewSource(1))
+	tree, err := ParseForEditing(context.Background(), nil, nil, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := 0; step < 300; step++ {
+		ed := NewEditor(tree, src)
+		for n := 1 + rng.Intn(3); n > 0; n-- {
+			text := ed.Text()
+			start := rng.Intn(len(text) + 2) // past the end: clamped
+			end := start + rng.Intn(4) - 1   // before start: empty
+			ed.Replace(start, end, pieces[rng.Intn(len(pieces))])
+		}
+		next, err := ed.Parse(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, _ := ParseTree(nil, ed.Text())
+		if got, want := next.TS.RootNode().String(), fresh.RootNode().String(); got != want {
+			t.Fatalf("step %d: %q\nincremental: %s\nfresh:       %s", step, ed.Text(), got, want)
+		}
+		fresh.Close()
+		src, tree = ed.Text(), next
+	}
+}

@@ -1,0 +1,31 @@
+// Package semantic is vramlint's model of a Python file: what each value
+// is, where it lives and what each function returns, as the rules need it.
+//
+// It builds on the syntax (package pyast) and knows nothing of rules,
+// diagnostics or fixes. File indexes a parsed buffer per run of top-level
+// statements (segments.go) and answers:
+//
+//   - names and classes (model.go): imports and qualified names, classes
+//     and what they derive from (Dataset, IterableDataset, nn.Module),
+//     DataLoader constructions, device expressions, no-grad scopes
+//     (with blocks, decorators, wrappers named so, Lightning hooks, and
+//     functions every call of which runs under no-grad);
+//   - values (autograd.go): which expressions carry autograd history
+//     (Taint), which are known to be one tensor (IsTensor, the precondition
+//     of fixes that call .detach() or .item()), what is a forward pass and
+//     what builds an object (IsModelCall, CallsClass), what reaches a
+//     backward pass (ReachesBackward);
+//   - functions (summaries.go): for each function or method of the file,
+//     whether it returns history, returns one tensor, trains, runs the
+//     model;
+//   - lifetimes (steps.go): which loops run training or evaluation steps,
+//     the loops a container or a total must outlive to grow memory;
+//   - the file's text style (text.go): line ending, indentation.
+//
+// Answers are computed on first use and remembered per version. Those that
+// depend on one segment and on named facts elsewhere (the taint of a
+// function, the kind of a loop) are carried to the next version of the
+// buffer while the names they read keep their bindings, the functions they
+// used keep their bodies, and the imports and class headers stay the same
+// (File.carryOver): a keystroke recomputes what it could have changed.
+package semantic

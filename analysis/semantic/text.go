@@ -1,0 +1,83 @@
+package semantic
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Facts about the file's text that fixes need to write code in its style.
+
+// LineEnding is the file's line terminator: CRLF when most lines use it.
+func (f *File) LineEnding() string {
+	f.computeLazy()
+	return f.lazy.lineEnding
+}
+
+func (f *File) lineEnding() string {
+	crlf := bytes.Count(f.Src, []byte("\r\n"))
+	if crlf > 0 && crlf*2 >= bytes.Count(f.Src, []byte("\n")) {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// IndentUnit is one level of the file's indentation: a tab, or the
+// smallest step of spaces between a block and the block it opens (4 when
+// the file has no indented block).
+func (f *File) IndentUnit() string {
+	f.computeLazy()
+	return f.lazy.indentUnit
+}
+
+func (f *File) indentUnit() string {
+	switch f.indent {
+	case -1:
+		return "\t"
+	case 0:
+		return "    "
+	}
+	return strings.Repeat(" ", f.indent)
+}
+
+// IndentAt is the leading whitespace of the line holding offset off.
+func (f *File) IndentAt(off int) string { return indentAt(f.Src, off) }
+
+func indentAt(src []byte, off int) string {
+	start := off
+	for start > 0 {
+		if c := src[start-1]; c == '\n' || c == '\r' && (start == len(src) || src[start] != '\n') {
+			break
+		}
+		start--
+	}
+	end := start
+	for end < len(src) && (src[end] == ' ' || src[end] == '\t') {
+		end++
+	}
+	return string(src[start:end])
+}
+
+// LineBounds returns the start of the line holding off and the offset just
+// past that line's terminator (or the end of the source).
+func (f *File) LineBounds(off int) (start, next int) {
+	line := f.Mapper.LineOf(off)
+	start = f.Mapper.LineStart(line)
+	if line+1 < f.Mapper.LineCount() {
+		return start, f.Mapper.LineStart(line + 1)
+	}
+	return start, len(f.Src)
+}
+
+// TorchName is the local name torch is imported as ("" when the file has
+// no `import torch`).
+func (f *File) TorchName() string {
+	if _, ok := f.Imports["torch"]; ok && f.Imports["torch"] == "torch" {
+		return "torch"
+	}
+	for local, q := range f.Imports {
+		if q == "torch" {
+			return local
+		}
+	}
+	return ""
+}

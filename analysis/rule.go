@@ -3,7 +3,10 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // Doc is a rule's documentation, kept in the rule's own file. The headings
@@ -38,8 +41,23 @@ type Rule struct {
 	DefaultSeverity Severity
 	Fixable         FixAvailability
 	Doc             Doc
+	// Requires lists the declared facts the rule uses (see semantic.Fact),
+	// read through FactOf. Each is computed once per file version, on the
+	// first rule's first use (a fact only a fix needs costs nothing on
+	// files without findings), and shared by the rules that declare it.
+	Requires []semantic.AnyFact
 	// Run reports the rule's diagnostics for one file through pass.Report.
 	Run func(pass *Pass)
+}
+
+// FactOf returns a fact the running rule declared in Requires. Asking
+// for an undeclared fact is a bug in the rule: it panics, and the rule's
+// failure is reported (see Result.RuleErrors).
+func FactOf[T any](pass *Pass, fact *semantic.Fact[T]) T {
+	if !slices.ContainsFunc(pass.Rule.Requires, func(r semantic.AnyFact) bool { return r == semantic.AnyFact(fact) }) {
+		panic(fmt.Sprintf("%s uses the fact %s without declaring it in Requires", pass.Rule.Code, fact.Name()))
+	}
+	return fact.Of(pass.File)
 }
 
 // FindRule returns the rule with the given code in rules, or nil.

@@ -78,7 +78,8 @@ for x, y in loader:
 			"When no such loop is in the file, the fix only makes the worker code return CPU tensors, and " +
 			"the batch must be moved where it is consumed.",
 	},
-	Run: runDeviceMoveInDataset,
+	Requires: []semantic.AnyFact{loopsByIterable, semantic.DeviceBindings},
+	Run:      runDeviceMoveInDataset,
 }
 
 // tensorFactories are the torch functions that take a device= argument.
@@ -112,6 +113,7 @@ func anyWorkers(f *semantic.File, loaders []*semantic.DataLoader) bool {
 
 func runDeviceMoveInDataset(pass *analysis.Pass) {
 	var loops *iteratedLoops // indexed when a fix needs them
+	var devices []*pyast.Node
 	for _, wc := range findWorkerCode(pass.File) {
 		moves := findDeviceMoves(pass.File, wc.fn)
 		// One fix moves every transfer of the function, so all of its
@@ -126,9 +128,10 @@ func runDeviceMoveInDataset(pass *analysis.Pass) {
 			continue
 		}
 		if loops == nil {
-			loops = indexLoops(pass.File)
+			loops = analysis.FactOf(pass, loopsByIterable)
+			devices = analysis.FactOf(pass, semantic.DeviceBindings)
 		}
-		fix, related := deviceMoveFix(pass.File, loops, wc, unsuppressed)
+		fix, related := deviceMoveFix(pass.File, loops, devices, wc, unsuppressed)
 		for _, move := range unsuppressed {
 			d := deviceMoveDiagnostic(pass.File, wc, move)
 			d.Fixes = []analysis.Fix{fix}

@@ -15,7 +15,7 @@ import (
 
 // deviceMoveFix builds the fix for every move in one worker function, and
 // the related information to add when the consuming loop is not found.
-func deviceMoveFix(f *semantic.File, index *iteratedLoops, wc workerCode, moves []deviceMove) (analysis.Fix, []analysis.Related) {
+func deviceMoveFix(f *semantic.File, index *iteratedLoops, devices []*pyast.Node, wc workerCode, moves []deviceMove) (analysis.Fix, []analysis.Related) {
 	removal := removeMoves(f, moves)
 	shape := movedShape(f, wc.fn, moves)
 	var loopEdits []analysis.Edit
@@ -23,7 +23,7 @@ func deviceMoveFix(f *semantic.File, index *iteratedLoops, wc workerCode, moves 
 	if shape != nil {
 		for _, loader := range wc.loaders {
 			for _, loop := range index.over(f, loader) {
-				edits, ok := moveBatchInLoop(f, loop, shape, moves)
+				edits, ok := moveBatchInLoop(f, devices, loop, shape, moves)
 				if ok {
 					loopEdits = append(loopEdits, edits...)
 					loops++
@@ -315,6 +315,10 @@ type iteratedLoops struct {
 	byName map[string][]*pyast.Node
 }
 
+// loopsByIterable is GPU001's fact: the file's for loops by what they
+// iterate.
+var loopsByIterable = semantic.NewFact("loops-by-iterable", indexLoops)
+
 func indexLoops(f *semantic.File) *iteratedLoops {
 	ix := &iteratedLoops{byCall: map[*pyast.Node][]*pyast.Node{}, byName: map[string][]*pyast.Node{}}
 	for _, loop := range f.Loops {
@@ -417,7 +421,7 @@ func unwrapIterable(f *semantic.File, it *pyast.Node) (*pyast.Node, bool) {
 
 // moveBatchInLoop returns the edits that move the batch elements of shape
 // to the device inside loop, right after they are bound.
-func moveBatchInLoop(f *semantic.File, loop *pyast.Node, shape *batchShape, moves []deviceMove) ([]analysis.Edit, bool) {
+func moveBatchInLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, shape *batchShape, moves []deviceMove) ([]analysis.Edit, bool) {
 	target := loop.Child("left")
 	if _, enumerated := unwrapIterable(f, loop.Child("right")); enumerated {
 		parts := target.NamedChildren()
@@ -434,7 +438,7 @@ func moveBatchInLoop(f *semantic.File, loop *pyast.Node, shape *batchShape, move
 	if len(stmts) == 0 || f.Mapper.LineOf(stmts[0].Start) == f.Mapper.LineOf(loop.Start) {
 		return nil, false // a one-line loop: no line to insert on
 	}
-	device := deviceAtLoop(f, loop, moves)
+	device := deviceAtLoop(f, devices, loop, moves)
 	move := func(e string) string {
 		if device == "" {
 			return e + ".cuda(non_blocking=True)"
@@ -542,10 +546,10 @@ func findUnpack(f *semantic.File, stmts []*pyast.Node, batch string, n int) *pya
 // the worker code used, if the loop can see it, else the nearest device
 // variable assigned before the loop in its function or at module level;
 // "" when there is none (then .cuda() is used).
-func deviceAtLoop(f *semantic.File, loop *pyast.Node, moves []deviceMove) string {
+func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, moves []deviceMove) string {
 	scope := semantic.Scope(loop)
 	var visible []string // in source order
-	for _, a := range f.DeviceBindings() {
+	for _, a := range devices {
 		if a.End > loop.Start {
 			break
 		}

@@ -75,8 +75,9 @@ type File struct {
 	lazy struct {
 		sync.Once
 		lineEnding, indentUnit string
-		deviceBindings         []*pyast.Node
 	}
+	// Declared facts, by *Fact (see Fact).
+	facts        sync.Map
 	gradSwitches []*pyast.Node // torch.set_grad_enabled(...) statements
 }
 
@@ -85,19 +86,6 @@ func (f *File) computeLazy() {
 	f.lazy.Do(func() {
 		f.lazy.lineEnding = f.lineEnding()
 		f.lazy.indentUnit = f.indentUnit()
-		for _, ix := range f.indexes {
-			for _, a := range ix.deviceCandidates {
-				// Only torch.device(...) and torch.cuda.current_device()
-				// name devices; most assigned calls do not.
-				right := a.Child("right")
-				if right.Is("call") && !f.mayCall(right, "device", "current_device") {
-					continue
-				}
-				if f.IsDeviceExpr(right) {
-					f.lazy.deviceBindings = append(f.lazy.deviceBindings, a)
-				}
-			}
-		}
 	})
 }
 
@@ -118,13 +106,6 @@ func (f *File) memo(m *map[string]bool, key string, compute func() bool) bool {
 	(*m)[strings.Clone(key)] = v
 	f.memos.Unlock()
 	return v
-}
-
-// DeviceBindings are the assignments of a device to a plain name
-// (`device = torch.device("cuda")`), in source order.
-func (f *File) DeviceBindings() []*pyast.Node {
-	f.computeLazy()
-	return f.lazy.deviceBindings
 }
 
 // Class is a class definition.

@@ -1,0 +1,71 @@
+package semantic
+
+import (
+	"sync"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// Facts a rule needs beyond File's own answers are declared, the way
+// go/analysis analyzers declare Requires: a Fact names a computation over
+// a File, and rules list the facts they use (analysis.Rule.Requires). A new
+// fact is a new value, not a new field or method of File: it is computed
+// once per file version, on first use, whichever rule asks first.
+
+// AnyFact is a Fact of any result type, as rules declare them.
+type AnyFact interface {
+	// Name is the fact's name, for messages.
+	Name() string
+	// Warm computes the fact for f if it is not yet known.
+	Warm(f *File)
+}
+
+// Fact is a fact of type T about a file.
+type Fact[T any] struct {
+	name    string
+	compute func(*File) T
+}
+
+// NewFact declares a fact: compute is called at most once per File.
+func NewFact[T any](name string, compute func(*File) T) *Fact[T] {
+	return &Fact[T]{name: name, compute: compute}
+}
+
+// Name implements AnyFact.
+func (fa *Fact[T]) Name() string { return fa.name }
+
+// Warm implements AnyFact.
+func (fa *Fact[T]) Warm(f *File) { fa.Of(f) }
+
+// Of returns the fact for f, computing it once.
+func (fa *Fact[T]) Of(f *File) T {
+	v, _ := f.facts.LoadOrStore(fa, &factValue{})
+	fv := v.(*factValue)
+	fv.once.Do(func() { fv.value = fa.compute(f) })
+	return fv.value.(T)
+}
+
+type factValue struct {
+	once  sync.Once
+	value any
+}
+
+// DeviceBindings are the assignments of a device to a plain name
+// (`device = torch.device("cuda")`), in source order.
+var DeviceBindings = NewFact("device-bindings", func(f *File) []*pyast.Node {
+	var out []*pyast.Node
+	for _, ix := range f.indexes {
+		for _, a := range ix.deviceCandidates {
+			// Only torch.device(...) and torch.cuda.current_device()
+			// name devices; most assigned calls do not.
+			right := a.Child("right")
+			if right.Is("call") && !f.mayCall(right, "device", "current_device") {
+				continue
+			}
+			if f.IsDeviceExpr(right) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+})

@@ -82,7 +82,7 @@ g = torch.device("cpu")
 h = torch.randn(3)
 `)
 	var got []string
-	for _, a := range f.DeviceBindings() {
+	for _, a := range semantic.DeviceBindings.Of(f) {
 		got = append(got, f.Text(a.Child("left")))
 	}
 	if want := []string{"a", "b", "c", "d"}; !slices.Equal(got, want) {

@@ -108,11 +108,14 @@ func exitBranch(f *semantic.File, call, loop *pyast.Node) bool {
 			continue
 		}
 		stmts := p.NamedChildren()
+		if len(stmts) == 0 {
+			continue
+		}
 		last := stmts[len(stmts)-1]
 		switch {
 		case last.Is("break_statement", "return_statement", "raise_statement"):
 			return true
-		case last.Is("expression_statement") && last.NamedChildren()[0].Is("call"):
+		case last.Is("expression_statement") && len(last.NamedChildren()) > 0 && last.NamedChildren()[0].Is("call"):
 			switch f.LastName(last.NamedChildren()[0].Child("function")) {
 			case "exit", "stop", "quit", "_exit":
 				return true

@@ -59,17 +59,27 @@ with torch.no_grad():
 
 func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	f := pass.File
+	modes := evalModeCalls(f)
+	// Whether a loop has a sign of evaluation, asked once per loop and
+	// before the dearer question whether a call in it runs the model:
+	// most loops have none.
+	signs := map[*pyast.Node]bool{}
 	reported := map[*pyast.Node]bool{}
 	for _, call := range f.CallsInLoops() {
-		if !runsModel(f, call) {
-			continue // the cheap test first: most calls run no model
+		loop := f.InnermostLoopOf(call)
+		if loop == nil || reported[loop] {
+			continue
 		}
-		loop, iterables := evalLoopOf(call)
-		if loop == nil || reported[loop] || f.InNoGrad(call) {
+		sign, known := signs[loop]
+		if !known {
+			sign = iteratesEvalData(f, loopIterables(loop)) || modes.evalBefore(f, loop)
+			signs[loop] = sign
+		}
+		if !sign || !runsModel(f, call) || f.InNoGrad(call) {
 			continue
 		}
 		reported[loop] = true
-		evalData := iteratesEvalData(f, iterables)
+		evalData := iteratesEvalData(f, loopIterables(loop))
 		// After eval(), a loop counts only when it runs evaluation steps
 		// (over batches or steps), not a probe of the model over a few
 		// inputs; a loop that trains (here or in a function it calls)
@@ -78,7 +88,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		if loop.Is("for_statement", "while_statement") {
 			stepKind = f.StepLoopKind(loop)
 		}
-		if !(evalData || evalModeBefore(f, loop) && stepKind != semantic.NotStepLoop) || stepKind == semantic.TrainingLoop ||
+		if !(evalData || stepKind != semantic.NotStepLoop) || stepKind == semantic.TrainingLoop ||
 			frozenBefore(f, loop) || f.LoopBodyHasBackward(loop) || needsInputGrad(f, loop) || calledUnderNoGrad(f, loop) {
 			continue
 		}
@@ -103,35 +113,23 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	}
 }
 
-// evalLoopOf returns the innermost loop of call's function whose body runs
-// call, a for/while statement or a comprehension (`[model(b) for b in
-// val_loader]`), and the iterables of it and the loops around it.
-func evalLoopOf(call *pyast.Node) (loop *pyast.Node, iterables []*pyast.Node) {
-	for p := call.Parent; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
-		switch {
-		case p.Is("for_statement", "while_statement") && p.Child("body").Contains(call):
-		case p.Is("list_comprehension", "generator_expression", "set_comprehension", "dictionary_comprehension") &&
-			p.Child("body").Contains(call):
+// loopIterables returns what loop (a for/while statement or a
+// comprehension) and the loops around it in its function iterate.
+func loopIterables(loop *pyast.Node) []*pyast.Node {
+	var out []*pyast.Node
+	for p := loop; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
+		switch p.Kind {
+		case "for_statement":
+			out = append(out, p.Child("right"))
+		case "list_comprehension", "generator_expression", "set_comprehension", "dictionary_comprehension":
 			for _, c := range p.NamedChildren() {
 				if c.Is("for_in_clause") {
-					iterables = append(iterables, c.Child("right"))
+					out = append(out, c.Child("right"))
 				}
 			}
-			if loop == nil {
-				loop = p
-			}
-			continue
-		default:
-			continue
-		}
-		if p.Is("for_statement") {
-			iterables = append(iterables, p.Child("right"))
-		}
-		if loop == nil {
-			loop = p
 		}
 	}
-	return loop, iterables
+	return out
 }
 
 // runsModel reports whether call runs a model: `model(x)`, a conventional
@@ -171,18 +169,33 @@ func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
 	return false
 }
 
-// evalModeBefore reports whether the last `model.eval()`/`model.train()`
+// modeCalls are the file's `x.eval()` and `x.train()` calls on models,
+// by scope, in source order.
+type modeCalls map[*pyast.Node][]*pyast.Node
+
+func evalModeCalls(f *semantic.File) modeCalls {
+	m := modeCalls{}
+	for _, c := range f.CallsNamed("eval", "train") {
+		if name := f.MethodName(c); name != "eval" && name != "train" {
+			continue
+		}
+		if f.NamesModule(semantic.Receiver(c)) {
+			scope := semantic.Scope(c)
+			m[scope] = append(m[scope], c)
+		}
+	}
+	return m
+}
+
+// evalBefore reports whether the last `model.eval()`/`model.train()`
 // before loop, in the same function, put the model in eval mode.
-func evalModeBefore(f *semantic.File, loop *pyast.Node) bool {
-	scope := semantic.Scope(loop)
+func (m modeCalls) evalBefore(f *semantic.File, loop *pyast.Node) bool {
 	var last *pyast.Node
-	for _, c := range f.CallsIn(scope) {
+	for _, c := range m[semantic.Scope(loop)] {
 		if c.End > loop.Start {
 			break
 		}
-		if m := f.MethodName(c); (m == "eval" || m == "train") && semantic.InScope(c, scope) && f.NamesModule(semantic.Receiver(c)) {
-			last = c
-		}
+		last = c
 	}
 	if last == nil {
 		return false

@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"maps"
 	"runtime"
 	"slices"
 	"sort"
@@ -120,6 +121,7 @@ type segmentIndex struct {
 	// what rules look for, found on first use.
 	byName      map[string][]*pyast.Node
 	callsInLoop []*pyast.Node
+	loopOf      map[*pyast.Node]*pyast.Node // call in a loop -> its innermost loop
 }
 
 // binding is a plain assignment to a name (or attribute chain). The name
@@ -248,6 +250,7 @@ func (ix *segmentIndex) callIndex(f *File) {
 		return
 	}
 	ix.byName = map[string][]*pyast.Node{}
+	ix.loopOf = map[*pyast.Node]*pyast.Node{}
 	for _, c := range ix.calls {
 		if name := f.LastName(c.Child("function")); name != "" {
 			if _, ok := ix.byName[name]; !ok {
@@ -255,8 +258,9 @@ func (ix *segmentIndex) callIndex(f *File) {
 			}
 			ix.byName[name] = append(ix.byName[name], c)
 		}
-		if len(EnclosingLoops(c)) > 0 || inComprehension(c) {
+		if loop := innermostLoop(c); loop != nil {
 			ix.callsInLoop = append(ix.callsInLoop, c)
+			ix.loopOf[c] = loop
 		}
 	}
 }
@@ -286,16 +290,30 @@ func (f *File) CallsNamed(names ...string) []*pyast.Node {
 	return out
 }
 
-// inComprehension reports whether n is in the body of a comprehension of
-// its own function.
-func inComprehension(n *pyast.Node) bool {
+// innermostLoop returns the innermost for or while statement or
+// comprehension of n's own function whose body holds n, or nil.
+func innermostLoop(n *pyast.Node) *pyast.Node {
 	for p := n.Parent; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
-		if p.Is("list_comprehension", "generator_expression", "set_comprehension", "dictionary_comprehension") &&
-			p.Child("body").Contains(n) {
-			return true
+		switch p.Kind {
+		case "for_statement", "while_statement", "list_comprehension", "generator_expression", "set_comprehension", "dictionary_comprehension":
+			if p.Child("body").Contains(n) {
+				return p
+			}
 		}
 	}
-	return false
+	return nil
+}
+
+// InnermostLoopOf returns the innermost loop or comprehension of call's
+// function whose body runs call (see CallsInLoops), or nil. It is indexed
+// per segment, once.
+func (f *File) InnermostLoopOf(call *pyast.Node) *pyast.Node {
+	ix := f.segments[f.segmentOf(call)]
+	if ix == nil {
+		return innermostLoop(call)
+	}
+	ix.callIndex(f)
+	return ix.loopOf[call]
 }
 
 // callsByName returns the calls whose callee's last name is name, from an
@@ -384,24 +402,48 @@ func (f *File) carryOver(prev *File) {
 			changed[b.name] = true
 		}
 	}
-	// Functions defined in the segments only one version has: the taints
-	// that used their summaries are stale.
-	for _, pair := range [][2]*File{{f, prev}, {prev, f}} {
+	// Functions defined in the segments only one version has: the answers
+	// that used their summaries are stale unless the summary is the same.
+	// Whether a function runs under no_grad depends on its calls: when the
+	// calls to it, under no_grad or not, differ, answers that asked are
+	// stale.
+	defs := map[string][2][]*pyast.Node{} // name -> defs in prev's, in f's changed segments
+	calls := map[string]int{}             // "name+" / "name-" -> balance
+	for side, pair := range [][2]*File{{prev, f}, {f, prev}} {
+		sign := []int{-1, 1}[side]
 		for seg, ix := range pair[0].segments {
 			if pair[1].segments[seg] != nil {
 				continue
 			}
 			for _, d := range ix.definitions {
 				if d.Kind == "function_definition" {
-					changed["def:"+pair[0].Text(d.Child("name"))] = true
+					name := pair[0].Text(d.Child("name"))
+					ds := defs[name]
+					ds[side] = append(ds[side], d)
+					defs[name] = ds
 				}
 			}
-			// Whether a function runs under no_grad depends on its calls.
 			for _, c := range ix.calls {
-				if name := pair[0].LastName(c.Child("function")); name != "" {
-					changed["calls:"+name] = true
+				name := pair[0].LastName(c.Child("function"))
+				if name == "" || len(pair[0].Functions[name]) == 0 {
+					continue // not a function of this file: no summary, no callers to judge
 				}
+				key := name + "-"
+				if pair[0].InNoGrad(c) {
+					key = name + "+"
+				}
+				calls[key] += sign
 			}
+		}
+	}
+	for key, n := range calls {
+		if n != 0 {
+			changed["calls:"+key[:len(key)-1]] = true
+		}
+	}
+	for name, ds := range defs {
+		if !sameSummaries(prev, ds[0], f, ds[1]) {
+			changed["def:"+name] = true
 		}
 	}
 	prev.memos.Lock()
@@ -423,16 +465,22 @@ func (f *File) carryOver(prev *File) {
 			f.memos.classes[c] = k
 		}
 	}
+	stale := func(asked map[string]bool) bool {
+		// Iterate the smaller set: a keystroke changes few names.
+		small, large := changed, asked
+		if len(asked) < len(changed) {
+			small, large = asked, changed
+		}
+		for name := range small {
+			if large[name] {
+				return true
+			}
+		}
+		return false
+	}
 	f.memos.stepLoops = make(map[*pyast.Node]*stepFact, len(prev.memos.stepLoops))
 	for loop, v := range prev.memos.stepLoops {
-		if v.segment == nil || f.segments[v.segment] == nil {
-			continue
-		}
-		stale := false
-		for name := range v.asked {
-			stale = stale || changed[name]
-		}
-		if !stale {
+		if v.segment != nil && f.segments[v.segment] != nil && !stale(v.asked) {
 			f.memos.stepLoops[loop] = v
 		}
 	}
@@ -441,14 +489,34 @@ func (f *File) carryOver(prev *File) {
 		if t.segment == nil || f.segments[t.segment] == nil {
 			continue
 		}
-		stale := false
-		for name := range t.asked {
-			stale = stale || changed[name]
-		}
-		if !stale {
+		if !stale(t.asked) {
 			f.memos.taint[scope] = &Taint{f: f, events: t.events, segment: t.segment, asked: t.asked}
 		}
 	}
+}
+
+// sameSummaries reports whether the definitions a (in prev) and b (in f)
+// summarise alike, asked names included. A definition prev did not
+// summarise cannot be compared (an answer carried into prev may have used
+// an older version's summary of it): it counts as changed.
+func sameSummaries(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		prev.memos.Lock()
+		old := prev.memos.summaries[a[i]]
+		prev.memos.Unlock()
+		if old == nil {
+			return false
+		}
+		s := f.summary(b[i])
+		if s.ReturnsGraph != old.ReturnsGraph || s.Trains != old.Trains || s.RunsModel != old.RunsModel ||
+			s.ReturnsTensor != old.ReturnsTensor || !maps.Equal(s.asked, old.asked) {
+			return false
+		}
+	}
+	return true
 }
 
 // InParallel calls do for every i in [0, n) on as many cores as there are

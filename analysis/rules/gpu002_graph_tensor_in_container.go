@@ -183,6 +183,9 @@ func evalModeIn(f *semantic.File, scope *pyast.Node) bool {
 // metric) may convert what it is given.
 func builtinContainer(f *semantic.File, name string) bool {
 	binds := f.Bindings(name)
+	if len(binds) == 0 && !strings.Contains(name, ".") {
+		binds = tupleBindings(f, name) // history, preds = [], []
+	}
 	for _, b := range binds {
 		switch {
 		case b.Is("list", "dictionary", "set", "list_comprehension", "dictionary_comprehension", "set_comprehension"):
@@ -197,6 +200,28 @@ func builtinContainer(f *semantic.File, name string) bool {
 		}
 	}
 	return len(binds) > 0
+}
+
+// tupleBindings returns the values bound to name by element-wise tuple
+// assignments (`a, b = [], []`).
+func tupleBindings(f *semantic.File, name string) []*pyast.Node {
+	var out []*pyast.Node
+	for _, a := range f.Assignments {
+		left, right := a.Child("left"), a.Child("right")
+		if a.Kind != "assignment" || !left.Is("pattern_list", "tuple_pattern") || !right.Is("expression_list", "tuple") {
+			continue
+		}
+		targets, values := left.NamedChildren(), right.NamedChildren()
+		if len(targets) != len(values) {
+			continue
+		}
+		for i, t := range targets {
+			if t.Is("identifier") && f.Text(t) == name {
+				out = append(out, values[i])
+			}
+		}
+	}
+	return out
 }
 
 // returned reports whether the value of name flows into a return or yield

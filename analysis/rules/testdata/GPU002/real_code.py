@@ -71,3 +71,16 @@ def fit_unresolved(model, loader, opt):
         opt.step()
         log[i] = loss  # want: GPU002
     return log
+
+
+def fit_full_batch(model, criterion, x, y, optimizer, epochs):
+    # Lists bound together in one tuple assignment.
+    history, norms = [], []
+    for epoch in range(epochs):
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        history.append(loss)  # want: GPU002
+        norms.append(float(loss))
+    return history, norms

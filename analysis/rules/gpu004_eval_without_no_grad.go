@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -20,13 +21,16 @@ var EvalWithoutNoGrad = &analysis.Rule{
 		What: "Finds loops and comprehensions that run the model (a model call, a conventional " +
 			"`validation_step`, or a function of this file that calls the model with autograd on) after " +
 			"`model.eval()`, or that iterate a loader named `val*`, `valid*`, `test*` or `eval*` (directly, " +
-			"through `enumerate`/`tqdm`/`zip`, or a local name bound to such a wrapper), never call " +
+			"through `enumerate`/`tqdm`/`zip`, or a local name bound to such a wrapper), or that iterate a " +
+			"loader in a function named for evaluation (`evaluate*`, `validate*`, `predict*`, `infer*`), never call " +
 			"`.backward()` or `torch.autograd.grad`, and are not inside `torch.no_grad()`, " +
 			"`torch.inference_mode()` or `torch.set_grad_enabled(False)` - as a `with` block, a decorator on " +
 			"the function, a project wrapper named `*no_grad`, `*inference_mode` or `eval_mode`, or a caller: " +
-			"a function every call of which in this file runs under no-grad runs without autograd too. " +
+			"a function every call of which in this file runs under no-grad runs without autograd too, and so " +
+			"does the body of a context manager of this file that wraps its `yield` in no-grad. " +
 			"Loops over configuration constants (`cfg.DATASETS.TEST`), loops whose model's parameters were " +
-			"frozen (`requires_grad = False`) and loops that ask for input gradients are not reported.",
+			"frozen (`requires_grad = False`), loops that ask for input gradients, loops that run once (their " +
+			"body ends in `break`) and probes of a few inputs outside loops over batches or steps are not reported.",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
 			"it needs for a backward pass that never comes. That costs memory (peak usage can be several " +
@@ -72,7 +76,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		}
 		sign, known := signs[loop]
 		if !known {
-			sign = iteratesEvalData(f, loopIterables(loop)) || modes.evalBefore(f, loop)
+			sign = iteratesEvalData(f, loopIterables(loop)) || modes.evalBefore(f, loop) || inEvalFunction(f, loop)
 			signs[loop] = sign
 		}
 		if !sign || !runsModel(f, call) || f.InNoGrad(call) {
@@ -88,7 +92,10 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		if loop.Is("for_statement", "while_statement") {
 			stepKind = f.StepLoopKind(loop)
 		}
-		if !(evalData || stepKind != semantic.NotStepLoop) || stepKind == semantic.TrainingLoop ||
+		// A function named for evaluation counts for its loops over
+		// batches.
+		if !(evalData || stepKind != semantic.NotStepLoop) || stepKind == semantic.TrainingLoop || semantic.RunsOnce(loop) ||
+			!evalData && !modes.evalBefore(f, loop) && stepKind != semantic.LoaderLoop ||
 			frozenBefore(f, loop) || f.LoopBodyHasBackward(loop) || needsInputGrad(f, loop) || calledUnderNoGrad(f, loop) {
 			continue
 		}
@@ -111,6 +118,17 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 				"`with torch.no_grad():` (or `torch.inference_mode()`)",
 		})
 	}
+}
+
+// evalFunctionName: evaluate, validate, predict, infer and the like (not
+// test_*, which is how pytest names tests).
+var evalFunctionName = regexp.MustCompile(`(?i)^_*(evaluate|evaluation|eval|validate|validation|valid|predict|inference|infer)(_|$)`)
+
+// inEvalFunction reports whether loop is in a function named for
+// evaluation or prediction.
+func inEvalFunction(f *semantic.File, loop *pyast.Node) bool {
+	fn := semantic.EnclosingFunction(loop)
+	return fn.Is("function_definition") && evalFunctionName.MatchString(f.Text(fn.Child("name")))
 }
 
 // loopIterables returns what loop (a for/while statement or a

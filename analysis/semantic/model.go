@@ -69,6 +69,7 @@ type File struct {
 		instances         map[string]*Class // classOfInstance by expression text
 		byName            map[string][]*pyast.Node
 		loaders           map[string]bool // see loaderLike
+		gradOff           map[gradOffKey]bool
 	}
 
 	// Computed on first use.
@@ -489,6 +490,11 @@ func (f *File) IsNoGradContext(e *pyast.Node) bool {
 			return true
 		}
 	}
+	if e.Is("call") && q == "" {
+		if def := f.resolveCall(e); def != nil && f.turnsGradOff(def, e) {
+			return true
+		}
+	}
 	switch q {
 	case "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode":
 		if e.Is("call") && f.QualifiedName(target) != "torch.no_grad" {
@@ -502,6 +508,72 @@ func (f *File) IsNoGradContext(e *pyast.Node) bool {
 		return e.Is("call") && f.Text(f.Arg(e, "mode", 0)) == "False"
 	}
 	return false
+}
+
+// turnsGradOff reports whether def, a context manager of this file called
+// as call, turns autograd off around its yield: its body is under a
+// no-grad `with`, or under `torch.set_grad_enabled(p)` where call passes a
+// literal False (Poutyne's `with self._set_training_mode(False):`).
+func (f *File) turnsGradOff(def, call *pyast.Node) bool {
+	passesFalse := false
+	if args := call.Child("arguments"); args != nil {
+		for _, a := range args.NamedChildren() {
+			if a.Is("keyword_argument") {
+				a = a.Child("value")
+			}
+			passesFalse = passesFalse || a.Is("false")
+		}
+	}
+	key := gradOffKey{def, passesFalse}
+	f.memos.Lock()
+	v, ok := f.memos.gradOff[key]
+	f.memos.Unlock()
+	if ok {
+		return v
+	}
+	v = f.bodyTurnsGradOff(def, passesFalse)
+	f.memos.Lock()
+	if f.memos.gradOff == nil {
+		f.memos.gradOff = map[gradOffKey]bool{}
+	}
+	f.memos.gradOff[key] = v
+	f.memos.Unlock()
+	return v
+}
+
+type gradOffKey struct {
+	def         *pyast.Node
+	passesFalse bool
+}
+
+func (f *File) bodyTurnsGradOff(def *pyast.Node, passesFalse bool) bool {
+	off := false
+	pyast.Walk(def.Child("body"), func(n *pyast.Node) bool {
+		if off || n.Is("function_definition", "lambda", "class_definition") {
+			return false
+		}
+		if n.Is("with_statement") {
+			for _, item := range n.ChildOfKind("with_clause").NamedChildren() {
+				v := item.Child("value")
+				if v.Is("as_pattern") {
+					v = v.NamedChildren()[0]
+				}
+				target := v
+				if v.Is("call") {
+					target = v.Child("function")
+				}
+				switch f.QualifiedName(target) {
+				case "torch.no_grad", "torch.inference_mode":
+					off = true
+				case "torch.set_grad_enabled", "torch.autograd.set_grad_enabled":
+					arg := f.Arg(v, "mode", 0)
+					off = arg.Is("false") || arg.Is("identifier") && passesFalse
+				}
+			}
+		}
+		return !off
+	})
+	return off
 }
 
 // InNoGrad reports whether n runs with autograd off: inside a no-grad

@@ -86,7 +86,7 @@ type stepFact struct {
 
 func (f *File) stepLoopKind(loop *pyast.Node, asked map[string]bool) StepKind {
 	body := loop.Child("body")
-	if body == nil {
+	if body == nil || RunsOnce(loop) {
 		return NotStepLoop
 	}
 	ask := func(n *pyast.Node) {
@@ -189,6 +189,21 @@ func (f *File) bindsBatch(loop *pyast.Node) bool {
 		return batchName.MatchString(f.Text(left))
 	}
 	return left.Is("pattern_list", "tuple_pattern", "tuple") && len(left.NamedChildren()) >= 2
+}
+
+// RunsOnce reports whether a loop's body ends in an unconditional break,
+// return or raise: it runs at most once (`for batch in loader: init(batch);
+// break`).
+func RunsOnce(loop *pyast.Node) bool {
+	body := loop.Child("body")
+	if body == nil {
+		return false
+	}
+	stmts := body.NamedChildren()
+	for len(stmts) > 0 && stmts[len(stmts)-1].Is("comment") {
+		stmts = stmts[:len(stmts)-1]
+	}
+	return len(stmts) > 0 && stmts[len(stmts)-1].Is("break_statement", "return_statement", "raise_statement")
 }
 
 // pullsBatches reports whether one of a loop's calls takes the next item of

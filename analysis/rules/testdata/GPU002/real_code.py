@@ -35,7 +35,7 @@ class Trainer:
             self.optimizer.step()
             self.history.append(loss)  # want: GPU002
 
-    def predict(self, loader):
+    def collect(self, loader):
         preds = []
         for x, _ in loader:
             out = self._process_one_batch(x)

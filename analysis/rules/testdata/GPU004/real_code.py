@@ -62,3 +62,20 @@ def evaluate_iterator(model, data):
             break
         total += model(x).sum().item()
     return total
+
+
+def evaluate_accuracy(model, loader):
+    # No eval() here, but the function is named for evaluation.
+    total, correct = 0, 0
+    for x, y in loader:  # want: GPU004
+        out = model(x)
+        correct += (out.argmax(1) == y).sum().item()
+        total += y.numel()
+    return correct / total
+
+
+def predict(model, loader):
+    preds = []
+    for batch in loader:  # want: GPU004
+        preds.append(model(batch).argmax(1).cpu())
+    return torch.cat(preds)

@@ -213,8 +213,9 @@ func totalStaysLocal(f *semantic.File, acc, scope *pyast.Node) bool {
 		}
 		switch n.Kind {
 		case "function_definition", "lambda", "class_definition":
-			// A module-level total read in a function: unknown use.
-			if n != scope && scope.Is("module") && semantic.MentionsName(f, n, name) {
+			// Read in another function (a closure, or a function reading a
+			// module-level total): unknown use.
+			if n != scope && semantic.MentionsName(f, n, name) {
 				local = false
 			}
 			return n == scope

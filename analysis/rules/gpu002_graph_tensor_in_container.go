@@ -119,7 +119,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		scope := semantic.Scope(stmt)
 		taint := f.TaintOf(scope)
 		name := f.Text(container)
-		if !taint.Tainted(value) || !builtinContainer(f, name) || f.AssignedIn(name, loop.Child("body")) ||
+		if !taint.Tainted(value) || !builtinContainer(f, name, scope, stmt) || f.AssignedIn(name, loop.Child("body")) ||
 			f.ReachesBackward(name, scope) {
 			return
 		}
@@ -178,13 +178,17 @@ func evalModeIn(f *semantic.File, scope *pyast.Node) bool {
 	return false
 }
 
-// builtinContainer reports whether name is bound in this file to a list,
-// dict, set or deque: an object of another class (d2l's Accumulator, a
-// metric) may convert what it is given.
-func builtinContainer(f *semantic.File, name string) bool {
-	binds := f.Bindings(name)
-	if len(binds) == 0 && !strings.Contains(name, ".") {
-		binds = tupleBindings(f, name) // history, preds = [], []
+// builtinContainer reports whether the container name refers to at stmt
+// is a list, dict, set or deque: for a local name, by its last binding in
+// scope before stmt (`history, preds = [], []` too); for an attribute
+// (self.losses), by every binding in the file. An object of another class
+// (d2l's Accumulator, a metric) may convert what it is given.
+func builtinContainer(f *semantic.File, name string, scope, stmt *pyast.Node) bool {
+	var binds []*pyast.Node
+	if strings.Contains(name, ".") {
+		binds = f.Bindings(name)
+	} else if last := lastBinding(f, name, scope, stmt); last != nil {
+		binds = []*pyast.Node{last}
 	}
 	for _, b := range binds {
 		switch {
@@ -202,26 +206,31 @@ func builtinContainer(f *semantic.File, name string) bool {
 	return len(binds) > 0
 }
 
-// tupleBindings returns the values bound to name by element-wise tuple
-// assignments (`a, b = [], []`).
-func tupleBindings(f *semantic.File, name string) []*pyast.Node {
-	var out []*pyast.Node
-	for _, a := range f.Assignments {
+// lastBinding returns the value last bound to the local name in scope
+// before stmt, by a plain or an element-wise tuple assignment, or nil.
+func lastBinding(f *semantic.File, name string, scope, stmt *pyast.Node) *pyast.Node {
+	var last *pyast.Node
+	for _, a := range f.AssignmentsIn(scope) {
+		if a.Start >= stmt.Start {
+			break
+		}
 		left, right := a.Child("left"), a.Child("right")
-		if a.Kind != "assignment" || !left.Is("pattern_list", "tuple_pattern") || !right.Is("expression_list", "tuple") {
+		if a.Kind != "assignment" || right == nil {
 			continue
 		}
-		targets, values := left.NamedChildren(), right.NamedChildren()
-		if len(targets) != len(values) {
-			continue
-		}
-		for i, t := range targets {
-			if t.Is("identifier") && f.Text(t) == name {
-				out = append(out, values[i])
+		switch {
+		case left.Is("identifier") && f.Text(left) == name:
+			last = right
+		case left.Is("pattern_list", "tuple_pattern") && right.Is("expression_list", "tuple"):
+			targets, values := left.NamedChildren(), right.NamedChildren()
+			for i, t := range targets {
+				if i < len(values) && len(targets) == len(values) && t.Is("identifier") && f.Text(t) == name {
+					last = values[i]
+				}
 			}
 		}
 	}
-	return out
+	return last
 }
 
 // returned reports whether the value of name flows into a return or yield

@@ -465,9 +465,17 @@ func DecoratorsOf(fn *pyast.Node) []*pyast.Node {
 	return out
 }
 
-// lightningNoGradSteps are the LightningModule hooks Lightning runs under
-// inference mode.
-var lightningNoGradSteps = map[string]bool{"validation_step": true, "test_step": true, "predict_step": true}
+// lightningNoGrad reports whether a method of that name is a Lightning
+// hook that Lightning runs inside its evaluation loops, under inference
+// mode or no_grad: the validation/test/predict steps, and the callbacks'
+// and modules' on_validation_*/on_test_*/on_predict_* hooks.
+func lightningNoGrad(name string) bool {
+	switch name {
+	case "validation_step", "test_step", "predict_step", "validation_epoch_end", "test_epoch_end":
+		return true
+	}
+	return strings.HasPrefix(name, "on_validation_") || strings.HasPrefix(name, "on_test_") || strings.HasPrefix(name, "on_predict_")
+}
 
 // IsNoGradContext reports whether e (a with-item value or a decorator)
 // turns autograd off: torch.no_grad(), torch.inference_mode(),
@@ -600,7 +608,7 @@ func (f *File) inNoGrad(n *pyast.Node, depth int) bool {
 					return true
 				}
 			}
-			if lightningNoGradSteps[f.Text(p.Child("name"))] && f.EnclosingClass(p) != nil {
+			if lightningNoGrad(f.Text(p.Child("name"))) && f.EnclosingClass(p) != nil {
 				return true
 			}
 			if f.calledOnlyUnderNoGrad(p, depth) {

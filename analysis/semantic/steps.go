@@ -22,6 +22,8 @@ var (
 	loaderName = regexp.MustCompile(`(?i)(loader|(^|_)dl$|^dl_|batch_iter|data_iter|(^|_)iterator$|(^|_)batch_gen)`)
 	// Datasets and loaders counted through: range(len(train_ds)).
 	datasetName = regexp.MustCompile(`(?i)(dataset|(^|_)ds$|(^|_)set$|^data$|loader|(^|_)dl$)`)
+	// Base classes named like parts of a model.
+	moduleBaseName = regexp.MustCompile(`(Module|Head|Net|Model|Layer|Block|Backbone|Neck|Encoder|Decoder|Loss|Attention|Embedding)$`)
 	// Loop variables that hold a batch.
 	batchName = regexp.MustCompile(`(?i)^(batch|batch_data|minibatch|mb|data|sample|inputs?|images?|imgs?|xb|x_batch)$`)
 	// Loop variables and counts of steps, batches, epochs.
@@ -162,9 +164,18 @@ func (f *File) inModuleCode(n *pyast.Node) bool {
 	if c == nil {
 		return false
 	}
-	// A class with a forward method is a module even when its base class
-	// comes from elsewhere in the project.
-	return f.IsModule(c) || c.Methods["forward"] != nil
+	// A class with a forward method, or whose base is named like a
+	// module (mmdet's `AutoAssignHead(FCOSHead)`), is a module even when
+	// its base class comes from elsewhere in the project.
+	if f.IsModule(c) || c.Methods["forward"] != nil {
+		return true
+	}
+	for _, b := range c.Bases {
+		if moduleBaseName.MatchString(f.LastName(b)) {
+			return true
+		}
+	}
+	return false
 }
 
 // bindsBatch reports whether a for loop binds what a batch looks like: an

@@ -112,6 +112,8 @@ def read_baseline():
         if not line.strip() or line.startswith("#"):
             continue
         cols = line.split("\t")
+        if len(cols) < 5:
+            sys.exit(f"baseline.tsv: malformed line (want kind, project, where, what, verdict, why): {line!r}")
         kind, project, where, what, verdict = cols[:5]
         why = cols[5] if len(cols) > 5 else ""
         entries[(kind, project, where, what)] = (verdict, why)
@@ -148,7 +150,8 @@ def main():
         for d in findings:
             where = f"{d['file']}:{d['start']['line']}:{d['start']['column']}"
             fixes = "; ".join(f"{f['title']} ({f['safety']})" for f in d["fixes"]) or "no fix"
-            current[("finding", project, where, d["code"])] = f"{d['message'][:120]} | fixes: {fixes}"
+            # One line each: a message may quote code that spans lines.
+            current[("finding", project, where, d["code"])] = " ".join(f"{d['message'][:120]} | fixes: {fixes}".split())
         # What `--fix` (safe fixes) and `--fix --unsafe-fixes` would write.
         for kind, flags in (("safe-fix", ["--fix"]), ("fix", ["--fix", "--unsafe-fixes"])):
             for path, diff in split_diff(run_vramlint(args.vramlint, root, *flags, "--diff")).items():

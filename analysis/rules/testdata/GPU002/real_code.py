@@ -84,3 +84,16 @@ def fit_full_batch(model, criterion, x, y, optimizer, epochs):
         history.append(loss)  # want: GPU002
         norms.append(float(loss))
     return history, norms
+
+
+def first_prediction(model, x):
+    pred = model(x)
+    return pred
+
+
+def gather_predictions(model, loader):
+    # `pred` is a list here, whatever other functions bind to that name.
+    pred = []
+    for batch in loader:
+        pred.append(model(batch))  # want: GPU002
+    return torch.cat(pred)

@@ -125,3 +125,11 @@ class Fitter:
         with self._set_training_mode(False):
             for x, y in val_loader:
                 model(x)
+
+
+class PlotCallback(Callback):
+    # Lightning runs on_validation_* hooks inside its no-grad evaluation loop.
+    def on_validation_epoch_end(self, trainer, pl_module):
+        dl = trainer.datamodule.val_dataloader()
+        for batch in dl:
+            pl_module.model(batch)

@@ -69,9 +69,9 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	// most loops have none.
 	signs := map[*pyast.Node]bool{}
 	reported := map[*pyast.Node]bool{}
-	for _, call := range f.CallsInLoops() {
-		loop := f.InnermostLoopOf(call)
-		if loop == nil || reported[loop] {
+	for _, lc := range f.LoopCalls() {
+		call, loop := lc.Call, lc.Loop
+		if reported[loop] {
 			continue
 		}
 		sign, known := signs[loop]

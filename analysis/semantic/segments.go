@@ -121,7 +121,7 @@ type segmentIndex struct {
 	// what rules look for, found on first use.
 	byName      map[string][]*pyast.Node
 	callsInLoop []*pyast.Node
-	loopOf      map[*pyast.Node]*pyast.Node // call in a loop -> its innermost loop
+	loopCalls   []LoopCall
 }
 
 // binding is a plain assignment to a name (or attribute chain). The name
@@ -250,7 +250,6 @@ func (ix *segmentIndex) callIndex(f *File) {
 		return
 	}
 	ix.byName = map[string][]*pyast.Node{}
-	ix.loopOf = map[*pyast.Node]*pyast.Node{}
 	for _, c := range ix.calls {
 		if name := f.LastName(c.Child("function")); name != "" {
 			if _, ok := ix.byName[name]; !ok {
@@ -260,7 +259,7 @@ func (ix *segmentIndex) callIndex(f *File) {
 		}
 		if loop := innermostLoop(c); loop != nil {
 			ix.callsInLoop = append(ix.callsInLoop, c)
-			ix.loopOf[c] = loop
+			ix.loopCalls = append(ix.loopCalls, LoopCall{Call: c, Loop: loop})
 		}
 	}
 }
@@ -304,16 +303,21 @@ func innermostLoop(n *pyast.Node) *pyast.Node {
 	return nil
 }
 
-// InnermostLoopOf returns the innermost loop or comprehension of call's
-// function whose body runs call (see CallsInLoops), or nil. It is indexed
-// per segment, once.
-func (f *File) InnermostLoopOf(call *pyast.Node) *pyast.Node {
-	ix := f.segments[f.segmentOf(call)]
-	if ix == nil {
-		return innermostLoop(call)
+// LoopCall is a call in a loop (see CallsInLoops) and the innermost loop
+// or comprehension of its function whose body runs it.
+type LoopCall struct {
+	Call, Loop *pyast.Node
+}
+
+// LoopCalls returns, in source order, the calls in loops with their
+// innermost loops, indexed per segment once.
+func (f *File) LoopCalls() []LoopCall {
+	var out []LoopCall
+	for _, ix := range f.indexes {
+		ix.callIndex(f)
+		out = append(out, ix.loopCalls...)
 	}
-	ix.callIndex(f)
-	return ix.loopOf[call]
+	return out
 }
 
 // callsByName returns the calls whose callee's last name is name, from an

@@ -119,9 +119,8 @@ type segmentIndex struct {
 
 	// Calls by the last name of what they call, and the calls in loops:
 	// what rules look for, found on first use.
-	byName      map[string][]*pyast.Node
-	callsInLoop []*pyast.Node
-	loopCalls   []LoopCall
+	byName    map[string][]*pyast.Node
+	loopCalls []LoopCall
 }
 
 // binding is a plain assignment to a name (or attribute chain). The name
@@ -258,7 +257,6 @@ func (ix *segmentIndex) callIndex(f *File) {
 			ix.byName[name] = append(ix.byName[name], c)
 		}
 		if loop := innermostLoop(c); loop != nil {
-			ix.callsInLoop = append(ix.callsInLoop, c)
 			ix.loopCalls = append(ix.loopCalls, LoopCall{Call: c, Loop: loop})
 		}
 	}
@@ -303,8 +301,8 @@ func innermostLoop(n *pyast.Node) *pyast.Node {
 	return nil
 }
 
-// LoopCall is a call in a loop (see CallsInLoops) and the innermost loop
-// or comprehension of its function whose body runs it.
+// LoopCall is a call in the body of a loop or a comprehension of its own
+// function, and the innermost such loop.
 type LoopCall struct {
 	Call, Loop *pyast.Node
 }
@@ -335,17 +333,6 @@ func (f *File) callsByName(name string) []*pyast.Node {
 		}
 	}
 	return f.memos.byName[name]
-}
-
-// CallsInLoops returns, in source order, the calls in the body of a loop
-// of their function (see EnclosingLoops) or of a comprehension.
-func (f *File) CallsInLoops() []*pyast.Node {
-	var out []*pyast.Node
-	for _, ix := range f.indexes {
-		ix.callIndex(f)
-		out = append(out, ix.callsInLoop...)
-	}
-	return out
 }
 
 // Bindings returns the right-hand sides assigned to name (an identifier or

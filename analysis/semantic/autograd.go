@@ -258,20 +258,7 @@ type taintEvent struct {
 // TaintOf returns the taint of the names assigned in scope, computed once
 // per file and shared by the rules that ask.
 func (f *File) TaintOf(scope *pyast.Node) *Taint {
-	f.memos.Lock()
-	t := f.memos.taint[scope]
-	f.memos.Unlock()
-	if t != nil {
-		return t
-	}
-	t = f.newTaint(scope, false)
-	f.memos.Lock()
-	if f.memos.taint == nil {
-		f.memos.taint = map[*pyast.Node]*Taint{}
-	}
-	f.memos.taint[scope] = t
-	f.memos.Unlock()
-	return t
+	return remember(f, &f.memos.taint, scope, func() *Taint { return f.newTaint(scope, false) })
 }
 
 func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {

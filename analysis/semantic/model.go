@@ -90,8 +90,11 @@ func (f *File) computeLazy() {
 	})
 }
 
-// memo returns the remembered answer for key in m, computing it once.
-func (f *File) memo(m *map[string]bool, key string, compute func() bool) bool {
+// remember returns the answer for key remembered in *m (one of f.memos'
+// maps), computing it outside the lock the first time: the computation may
+// ask other remembered questions. Two goroutines may compute the same
+// answer at once; the answers are equal, and the first one stays.
+func remember[K comparable, V any](f *File, m *map[K]V, key K, compute func() V) V {
 	f.memos.Lock()
 	v, ok := (*m)[key]
 	f.memos.Unlock()
@@ -100,13 +103,27 @@ func (f *File) memo(m *map[string]bool, key string, compute func() bool) bool {
 	}
 	v = compute()
 	f.memos.Lock()
+	defer f.memos.Unlock()
 	if *m == nil {
-		*m = map[string]bool{}
+		*m = map[K]V{}
+	}
+	if had, ok := (*m)[key]; ok {
+		return had
+	}
+	(*m)[key] = v
+	return v
+}
+
+// memo returns the remembered answer for key in m, computing it once.
+func (f *File) memo(m *map[string]bool, key string, compute func() bool) bool {
+	f.memos.Lock()
+	v, ok := (*m)[key]
+	f.memos.Unlock()
+	if ok {
+		return v
 	}
 	// A copy: the answers outlive this version's text (see carryOver).
-	(*m)[strings.Clone(key)] = v
-	f.memos.Unlock()
-	return v
+	return remember(f, m, strings.Clone(key), compute)
 }
 
 // Class is a class definition.
@@ -532,21 +549,9 @@ func (f *File) turnsGradOff(def, call *pyast.Node) bool {
 			passesFalse = passesFalse || a.Is("false")
 		}
 	}
-	key := gradOffKey{def, passesFalse}
-	f.memos.Lock()
-	v, ok := f.memos.gradOff[key]
-	f.memos.Unlock()
-	if ok {
-		return v
-	}
-	v = f.bodyTurnsGradOff(def, passesFalse)
-	f.memos.Lock()
-	if f.memos.gradOff == nil {
-		f.memos.gradOff = map[gradOffKey]bool{}
-	}
-	f.memos.gradOff[key] = v
-	f.memos.Unlock()
-	return v
+	return remember(f, &f.memos.gradOff, gradOffKey{def, passesFalse}, func() bool {
+		return f.bodyTurnsGradOff(def, passesFalse)
+	})
 }
 
 type gradOffKey struct {
@@ -629,21 +634,9 @@ func (f *File) calledOnlyUnderNoGrad(fn *pyast.Node, depth int) bool {
 	}
 	name := f.Text(fn.Child("name"))
 	method := f.EnclosingClass(fn) != nil && fn.Parent != nil && fn.Ancestor("function_definition") == nil
-	key := noGradKey{fn, depth}
-	f.memos.Lock()
-	v, ok := f.memos.calledUnderNoGrad[key]
-	f.memos.Unlock()
-	if ok {
-		return v
-	}
-	v = f.everyCallUnderNoGrad(fn, name, method, depth)
-	f.memos.Lock()
-	if f.memos.calledUnderNoGrad == nil {
-		f.memos.calledUnderNoGrad = map[noGradKey]bool{}
-	}
-	f.memos.calledUnderNoGrad[key] = v
-	f.memos.Unlock()
-	return v
+	return remember(f, &f.memos.calledUnderNoGrad, noGradKey{fn, depth}, func() bool {
+		return f.everyCallUnderNoGrad(fn, name, method, depth)
+	})
 }
 
 type noGradKey struct {

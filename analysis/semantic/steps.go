@@ -62,21 +62,11 @@ func (f *File) IsStepLoop(loop *pyast.Node) bool { return f.StepLoopKind(loop) !
 // same (see File.carryOver): a keystroke recomputes only the loops it
 // could have changed.
 func (f *File) StepLoopKind(loop *pyast.Node) StepKind {
-	f.memos.Lock()
-	v, ok := f.memos.stepLoops[loop]
-	f.memos.Unlock()
-	if ok {
-		return v.kind
-	}
-	v = &stepFact{asked: map[string]bool{}, segment: f.segmentOf(loop)}
-	v.kind = f.stepLoopKind(loop, v.asked)
-	f.memos.Lock()
-	if f.memos.stepLoops == nil {
-		f.memos.stepLoops = map[*pyast.Node]*stepFact{}
-	}
-	f.memos.stepLoops[loop] = v
-	f.memos.Unlock()
-	return v.kind
+	return remember(f, &f.memos.stepLoops, loop, func() *stepFact {
+		v := &stepFact{asked: map[string]bool{}, segment: f.segmentOf(loop)}
+		v.kind = f.stepLoopKind(loop, v.asked)
+		return v
+	}).kind
 }
 
 // stepFact is a loop's StepKind and what it was computed from.
@@ -356,25 +346,14 @@ func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, asked map[s
 				f.loaderLike(b, kind, depth+1, asked)
 			}
 		}
-		key := string(rune('0'+kind)) + f.Text(e)
-		f.memos.Lock()
-		v, ok := f.memos.loaders[key]
-		f.memos.Unlock()
-		if ok {
-			return v
-		}
-		for _, b := range f.Bindings(f.Text(e)) {
-			if v = f.loaderLike(b, kind, depth+1, nil); v {
-				break
+		return remember(f, &f.memos.loaders, string(rune('0'+kind))+f.Text(e), func() bool {
+			for _, b := range f.Bindings(f.Text(e)) {
+				if f.loaderLike(b, kind, depth+1, nil) {
+					return true
+				}
 			}
-		}
-		f.memos.Lock()
-		if f.memos.loaders == nil {
-			f.memos.loaders = map[string]bool{}
-		}
-		f.memos.loaders[key] = v
-		f.memos.Unlock()
-		return v
+			return false
+		})
 	}
 	return false
 }

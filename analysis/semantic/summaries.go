@@ -86,14 +86,12 @@ func (f *File) methodOf(c *Class, name string, depth int) *pyast.Node {
 
 // summary computes (once per file) what def does.
 func (f *File) summary(def *pyast.Node) *Summary {
-	f.memos.Lock()
-	s := f.memos.summaries[def]
-	f.memos.Unlock()
-	if s != nil {
-		return s
-	}
+	return remember(f, &f.memos.summaries, def, func() *Summary { return f.summarise(def) })
+}
+
+func (f *File) summarise(def *pyast.Node) *Summary {
 	t := f.plainTaintOf(def)
-	s = &Summary{Def: def, name: strings.Clone(f.Text(def.Child("name"))), asked: t.asked}
+	s := &Summary{Def: def, name: strings.Clone(f.Text(def.Child("name"))), asked: t.asked}
 	for _, c := range f.CallsIn(def) {
 		if !InScope(c, def) {
 			continue
@@ -124,32 +122,13 @@ func (f *File) summary(def *pyast.Node) *Summary {
 		return true
 	})
 	s.ReturnsTensor = returns > 0 && tensors == returns
-	f.memos.Lock()
-	if f.memos.summaries == nil {
-		f.memos.summaries = map[*pyast.Node]*Summary{}
-	}
-	f.memos.summaries[def] = s
-	f.memos.Unlock()
 	return s
 }
 
 // plainTaintOf is the taint of scope judged without function summaries
 // (see Summary).
 func (f *File) plainTaintOf(scope *pyast.Node) *Taint {
-	f.memos.Lock()
-	t := f.memos.plainTaint[scope]
-	f.memos.Unlock()
-	if t != nil {
-		return t
-	}
-	t = f.newTaint(scope, true)
-	f.memos.Lock()
-	if f.memos.plainTaint == nil {
-		f.memos.plainTaint = map[*pyast.Node]*Taint{}
-	}
-	f.memos.plainTaint[scope] = t
-	f.memos.Unlock()
-	return t
+	return remember(f, &f.memos.plainTaint, scope, func() *Taint { return f.newTaint(scope, true) })
 }
 
 // conventionalStepMethods return a loss (or outputs) computed by the model

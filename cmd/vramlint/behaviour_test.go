@@ -101,6 +101,19 @@ func runProgram(t *testing.T, python, program string) (string, shimCounts) {
 	return stdout.String(), c
 }
 
+// fixedCopy copies program twice, applies every fix vramlint offers (safe
+// and unsafe) to the second copy, and returns both paths with the exit
+// status and standard error of that run.
+func fixedCopy(t *testing.T, program string) (before, after string, code int, errOut string) {
+	t.Helper()
+	before = filepath.Join(t.TempDir(), filepath.Base(program))
+	after = filepath.Join(t.TempDir(), filepath.Base(program))
+	copyFile(t, program, before, 0o644)
+	copyFile(t, program, after, 0o644)
+	_, errOut, code = vramlint(t, "check", "--fix", "--unsafe-fixes", after)
+	return before, after, code, errOut
+}
+
 func TestFixedProgramsBehave(t *testing.T) {
 	python := torchPython(t)
 	programs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "behaviour", "programs", "*.py"))
@@ -111,11 +124,8 @@ func TestFixedProgramsBehave(t *testing.T) {
 	for _, program := range programs {
 		t.Run(filepath.Base(program), func(t *testing.T) {
 			t.Parallel()
-			before := filepath.Join(t.TempDir(), filepath.Base(program))
-			after := filepath.Join(t.TempDir(), filepath.Base(program))
-			copyFile(t, program, before, 0o644)
-			copyFile(t, program, after, 0o644)
-			if _, errOut, code := vramlint(t, "check", "--fix", "--unsafe-fixes", after); code != exitClean {
+			before, after, code, errOut := fixedCopy(t, program)
+			if code != exitClean {
 				t.Fatalf("fix: exit %d, %s", code, errOut)
 			}
 			outBefore, b := runProgram(t, python, before)
@@ -156,11 +166,8 @@ func TestFixesKeepResultsAndGradients(t *testing.T) {
 	for _, program := range programs {
 		t.Run(filepath.Base(program), func(t *testing.T) {
 			t.Parallel()
-			before := filepath.Join(t.TempDir(), filepath.Base(program))
-			after := filepath.Join(t.TempDir(), filepath.Base(program))
-			copyFile(t, program, before, 0o644)
-			copyFile(t, program, after, 0o644)
-			if _, errOut, code := vramlint(t, "check", "--fix", "--unsafe-fixes", after); code == exitError {
+			before, after, code, errOut := fixedCopy(t, program)
+			if code == exitError {
 				t.Fatalf("fix: exit %d, %s", code, errOut)
 			}
 			outBefore, _ := runProgram(t, python, before)

@@ -245,6 +245,72 @@ crit = nn.MSELoss()
 	}
 }
 
+// The same across segments for what functions of the file say about their
+// calls: a helper's summary, its name, the calls that put a function under
+// no_grad.
+func TestIncrementalSummariesFollowTheirInputs(t *testing.T) {
+	const base = `import torch
+
+
+def fit(model, loader, opt):
+    history = []
+    for x, y in loader:
+        loss = compute(model, x, y)
+        opt.step()
+        history.append(loss)
+    return history
+
+
+def compute(model, x, y):
+    return (model(x) - y).sum()
+
+
+def evaluate(model, val_loader):
+    model.eval()
+    for x, y in val_loader:
+        model(x)
+
+
+def main(model, val_loader):
+    evaluate(model, val_loader)
+
+
+def check(val_loader):
+    for x, y in val_loader:
+        net(x)
+`
+	steps := []struct{ old, new string }{
+		{"def check(", "def net(a):\n    return a\n\n\ndef check("}, // `net` becomes a function, not a model
+		{"def net(a):\n    return a\n\n\ndef check(", "def check("},
+		{"def compute(", "def compute2("},                                     // the call no longer resolves
+		{"def compute2(", "def compute("},                                     // and resolves again
+		{"return (model(x) - y).sum()", "return float((model(x) - y).sum())"}, // the summary changes
+		{"return float((model(x) - y).sum())", "return (model(x) - y).sum()"},
+		{"    evaluate(model, val_loader)\n", "    with torch.no_grad():\n        evaluate(model, val_loader)\n"}, // the only call goes under no_grad
+		{"    with torch.no_grad():\n        evaluate(model, val_loader)\n", "    evaluate(model, val_loader)\n"},
+		{"def compute(", "def model_fn(x):\n    return x\n\n\ndef compute("}, // a new function appears
+	}
+	runner := &analysis.Runner{Rules: rules.All()}
+	src := []byte(base)
+	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
+	prev := runner.Analyze(semantic.NewFile("inc.py", src, tree), nil).Model()
+	for i, step := range steps {
+		at := bytes.Index(src, []byte(step.old))
+		if at < 0 {
+			t.Fatalf("step %d: %q not found", i, step.old)
+		}
+		var next []byte
+		tree, next = edited(t, tree, src, at, at+len(step.old), step.new)
+		got := runner.Analyze(semantic.NewFileFrom(prev, "inc.py", next, tree), nil)
+		want, _ := runner.Run(context.Background(), "inc.py", next, nil)
+		if i == 0 && len(want.Diagnostics) == len(got.Diagnostics) && len(want.Diagnostics) == 0 {
+			t.Fatal("the base program should have findings for the steps to change")
+		}
+		compareResults(t, "step "+strconv.Itoa(i)+" ("+step.new+")", got, want)
+		prev, src = got.Model(), next
+	}
+}
+
 // edited replaces src[start:end] with text, in the source and in a copy
 // of tree's tree-sitter tree, and parses the result for editing: what the
 // server does with a change.

@@ -487,7 +487,8 @@ func (t *Taint) add(name string, e taintEvent) {
 }
 
 // ask records, while the taint is being built, the names whose bindings
-// IsModelCall and IsLossCall look at for call.
+// IsModelCall and IsLossCall look at for call, and the function it may
+// resolve to.
 func (t *Taint) ask(call *pyast.Node) {
 	if !t.building {
 		return
@@ -496,6 +497,11 @@ func (t *Taint) ask(call *pyast.Node) {
 		if n.Is("identifier", "attribute") && !t.asked[t.f.Text(n)] {
 			t.asked[strings.Clone(t.f.Text(n))] = true
 		}
+	}
+	// Whether the call resolves to a function of the file, and so what it
+	// returns, changes when a function of that name comes or goes.
+	if name := t.f.LastName(call.Child("function")); name != "" && !t.asked["def:"+name] {
+		t.asked["def:"+name] = true
 	}
 }
 

@@ -433,6 +433,11 @@ func (f *File) carryOver(prev *File) {
 		}
 	}
 	for name, ds := range defs {
+		if len(ds[0]) != len(ds[1]) {
+			// A function of that name came or went: a call of the name is
+			// a call of the function, or of what the name is bound to.
+			changed[name] = true
+		}
 		if !sameSummaries(prev, ds[0], f, ds[1]) {
 			changed["def:"+name] = true
 		}

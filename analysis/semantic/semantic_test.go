@@ -139,3 +139,26 @@ g = x.max()
 		}
 	}
 }
+
+// A bare name calls a function of the file, never a method that shares
+// its name.
+func TestBareNamesDoNotResolveToMethods(t *testing.T) {
+	f := parse(t, `class Lit:
+    def training_step(self, batch):
+        return batch
+
+
+def helper(x):
+    return x
+
+
+training_step(1)
+helper(2)
+`)
+	if s := f.SummaryOfCall(node(t, f, "call", "training_step(1)")); s != nil {
+		t.Errorf("training_step(1) resolved to the method %s", f.Text(s.Def.Child("name")))
+	}
+	if s := f.SummaryOfCall(node(t, f, "call", "helper(2)")); s == nil {
+		t.Error("helper(2) does not resolve to the function")
+	}
+}

@@ -48,8 +48,15 @@ func (f *File) resolveCall(call *pyast.Node) *pyast.Node {
 	fn := call.Child("function")
 	switch {
 	case fn.Is("identifier"):
-		if defs := f.Functions[f.Text(fn)]; len(defs) > 0 && len(f.Bindings(f.Text(fn))) == 0 {
-			return defs[len(defs)-1]
+		if len(f.Bindings(f.Text(fn))) > 0 {
+			return nil // a name bound to a value: whatever it holds
+		}
+		// A bare name calls a function, not a method of some class.
+		defs := f.Functions[f.Text(fn)]
+		for i := len(defs) - 1; i >= 0; i-- {
+			if !isMethod(defs[i]) {
+				return defs[i]
+			}
 		}
 	case fn.Is("attribute"):
 		name := f.Text(fn.Child("attribute"))
@@ -63,6 +70,15 @@ func (f *File) resolveCall(call *pyast.Node) *pyast.Node {
 		return f.methodOf(c, name, 0)
 	}
 	return nil
+}
+
+// isMethod reports whether def is defined directly in a class body.
+func isMethod(def *pyast.Node) bool {
+	p := def.Parent
+	if p.Is("decorated_definition") {
+		p = p.Parent
+	}
+	return p.Is("block") && p.Parent.Is("class_definition")
 }
 
 // methodOf finds a method by name in c or the classes of this file it

@@ -150,7 +150,7 @@ func isClassName(name string) bool {
 	if name == "" || name[0] < 'A' || name[0] > 'Z' {
 		return false
 	}
-	return strings.ToUpper(name) != name
+	return !allCaps(name)
 }
 
 // hasForwardInput reports whether call passes something a forward pass could
@@ -251,14 +251,18 @@ type taintEvent struct {
 	tainted bool
 	// scalarLoss: the value is a loss (or a reduction of one): a scalar.
 	scalarLoss bool
-	// tensor: the value is known to be one tensor (see IsTensor).
-	tensor bool
+	// value is what was assigned, judged by IsTensor when a fix asks (nil:
+	// one of several names unpacked from one value); aug: `x += value`,
+	// from: where the assignment starts.
+	value *pyast.Node
+	aug   bool
+	from  int
 }
 
 // TaintOf returns the taint of the names assigned in scope, computed once
 // per file and shared by the rules that ask.
 func (f *File) TaintOf(scope *pyast.Node) *Taint {
-	return remember(f, &f.memos.taint, scope, func() *Taint { return f.newTaint(scope, false) })
+	return rememberShared(f, &f.memos.taint, scope, func() *Taint { return f.newTaint(scope, false) })
 }
 
 func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
@@ -280,8 +284,7 @@ func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 			// x += y keeps x tainted if either side is.
 			for _, name := range targetNames(f, left) {
 				tainted := t.Tainted(right) || t.nameTainted(name, a.Start)
-				ev, _ := t.last(name, a.Start)
-				t.add(name, taintEvent{at: at, tainted: tainted, tensor: ev.tensor && (t.IsTensor(right) || isNumber(right))})
+				t.add(name, taintEvent{at: at, tainted: tainted, value: right, aug: true, from: a.Start})
 			}
 			continue
 		}
@@ -289,17 +292,20 @@ func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 		// a, b = x, y: element-wise when the shapes match.
 		if elems := right.NamedChildren(); right.Is("expression_list", "tuple") && len(elems) == len(names) && left.Is("pattern_list", "tuple_pattern") {
 			for i, name := range names {
-				t.add(name, taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i]), tensor: t.IsTensor(elems[i])})
+				t.add(name, taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i]), value: elems[i], from: a.Start})
 			}
 			continue
 		}
 		tainted, scalar := t.Tainted(right), t.IsScalarLoss(right)
-		tensor := len(names) == 1 && t.IsTensor(right)
+		value := right
+		if len(names) != 1 {
+			value = nil
+		}
 		for _, name := range names {
 			// loss, n_samples = model.forward_loss(batch): a count beside
 			// the loss is a number.
 			graph := tainted && !(len(names) > 1 && countName.MatchString(name[strings.LastIndexByte(name, '.')+1:]))
-			t.add(name, taintEvent{at: at, tainted: graph, scalarLoss: scalar && len(names) == 1, tensor: tensor})
+			t.add(name, taintEvent{at: at, tainted: graph, scalarLoss: scalar && len(names) == 1, value: value, from: a.Start})
 		}
 	}
 	return t
@@ -683,8 +689,7 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 	case "parenthesized_expression":
 		return t.isTensor(e.NamedChildren()[0], depth+1)
 	case "identifier":
-		ev, ok := t.last(f.Text(e), e.Start)
-		return ok && ev.tensor
+		return t.nameIsTensor(f.Text(e), e.Start, depth)
 	case "attribute":
 		// A model output's loss and logits (Hugging Face's ModelOutput).
 		switch f.Text(e.Child("attribute")) {
@@ -741,6 +746,20 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 		}
 	}
 	return false
+}
+
+// nameIsTensor reports whether name, at offset at, holds one tensor: its
+// last assignment assigned one (`x += y` keeps a tensor a tensor when y is
+// a tensor or a number). Judged on demand, with the file's current model.
+func (t *Taint) nameIsTensor(name string, at, depth int) bool {
+	ev, ok := t.last(name, at)
+	if !ok || ev.value == nil || depth > 12 {
+		return false
+	}
+	if ev.aug {
+		return t.nameIsTensor(name, ev.from, depth+1) && (t.isTensor(ev.value, depth+1) || isNumber(ev.value))
+	}
+	return t.isTensor(ev.value, depth+1)
 }
 
 func (t *Taint) torchFunctionTensor(q string, call *pyast.Node) bool {

@@ -52,6 +52,10 @@ type File struct {
 		sync.Once
 		m map[string][]*pyast.Node // identifier -> right-hand sides bound to it
 	}
+	methodNames struct {
+		sync.Once
+		m map[string]bool // the methods the file's classes define
+	}
 
 	// Answers remembered per file: about a name's text, and each scope's taint.
 	memos struct {
@@ -59,8 +63,7 @@ type File struct {
 		module, loss map[string]bool
 		taint        map[*pyast.Node]*Taint // by scope
 		classes      map[*Class]classKind
-		// Not carried across versions (except step loops): summaries look
-		// across segments.
+		// Carried while what they read is unchanged (see carryOver).
 		plainTaint map[*pyast.Node]*Taint // by scope, see Summary
 		summaries  map[*pyast.Node]*Summary
 		stepLoops  map[*pyast.Node]*stepFact // carried, see StepLoopKind
@@ -68,7 +71,8 @@ type File struct {
 		calledUnderNoGrad map[noGradKey]bool
 		instances         map[string]*Class // classOfInstance by expression text
 		byName            map[string][]*pyast.Node
-		loaders           map[string]bool // see loaderLike
+		loaders           map[loaderKey]bool            // see loaderLike
+		inflight          map[inflightKey]chan struct{} // see rememberShared
 		gradOff           map[gradOffKey]bool
 	}
 
@@ -112,6 +116,52 @@ func remember[K comparable, V any](f *File, m *map[K]V, key K, compute func() V)
 	}
 	(*m)[key] = v
 	return v
+}
+
+// rememberShared is remember for the dear answers several rules ask at the
+// same moment (a function's taint, a summary): a goroutine that asks while
+// another computes waits for that answer instead of computing it again.
+// The computation must not ask for its own key.
+func rememberShared[K comparable, V any](f *File, m *map[K]V, key K, compute func() V) V {
+	id := inflightKey{m, key}
+	for {
+		f.memos.Lock()
+		if v, ok := (*m)[key]; ok {
+			f.memos.Unlock()
+			return v
+		}
+		wait, busy := f.memos.inflight[id]
+		if !busy {
+			break // computed here; still locked
+		}
+		f.memos.Unlock()
+		<-wait // then look again (the computation may have failed)
+	}
+	done := make(chan struct{})
+	if f.memos.inflight == nil {
+		f.memos.inflight = map[inflightKey]chan struct{}{}
+	}
+	f.memos.inflight[id] = done
+	f.memos.Unlock()
+	defer func() {
+		f.memos.Lock()
+		delete(f.memos.inflight, id)
+		f.memos.Unlock()
+		close(done)
+	}()
+	v := compute()
+	f.memos.Lock()
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[key] = v
+	f.memos.Unlock()
+	return v
+}
+
+// inflightKey names an answer being computed: the memo map and the key.
+type inflightKey struct {
+	memo, key any
 }
 
 // memo returns the remembered answer for key in m, computing it once.

@@ -480,13 +480,31 @@ func (f *File) carryOver(prev *File) {
 			f.memos.stepLoops[loop] = v
 		}
 	}
-	f.memos.taint = make(map[*pyast.Node]*Taint, len(prev.memos.taint))
-	for scope, t := range prev.memos.taint {
-		if t.segment == nil || f.segments[t.segment] == nil {
+	// Into the maps as they are: comparing summaries above may have
+	// computed some of this version's already.
+	f.memos.Lock()
+	defer f.memos.Unlock()
+	carryTaints := func(to *map[*pyast.Node]*Taint, from map[*pyast.Node]*Taint, plain bool) {
+		if *to == nil {
+			*to = make(map[*pyast.Node]*Taint, len(from))
+		}
+		for scope, t := range from {
+			if _, have := (*to)[scope]; !have && t.segment != nil && f.segments[t.segment] != nil && !stale(t.asked) {
+				(*to)[scope] = &Taint{f: f, events: t.events, segment: t.segment, asked: t.asked, plain: plain}
+			}
+		}
+	}
+	carryTaints(&f.memos.taint, prev.memos.taint, false)
+	carryTaints(&f.memos.plainTaint, prev.memos.plainTaint, true)
+	if f.memos.summaries == nil {
+		f.memos.summaries = make(map[*pyast.Node]*Summary, len(prev.memos.summaries))
+	}
+	for def, s := range prev.memos.summaries {
+		if _, have := f.memos.summaries[def]; have {
 			continue
 		}
-		if !stale(t.asked) {
-			f.memos.taint[scope] = &Taint{f: f, events: t.events, segment: t.segment, asked: t.asked}
+		if seg := prev.segmentOf(def); seg != nil && f.segments[seg] != nil && !stale(s.asked) {
+			f.memos.summaries[def] = s
 		}
 	}
 }

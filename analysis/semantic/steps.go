@@ -280,6 +280,23 @@ func (f *File) IsEvalLoader(e *pyast.Node) bool { return f.loaderLike(e, evalLoa
 
 type loaderKind uint8
 
+// loaderKey is how loaderLike remembers its answer for a name.
+type loaderKey struct {
+	kind loaderKind
+	name string
+}
+
+// allCaps reports whether name has no lower-case letter (a constant such
+// as TEST), without allocating.
+func allCaps(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 'a' && c <= 'z' {
+			return false
+		}
+	}
+	return true
+}
+
 const (
 	anyLoader loaderKind = iota
 	evalLoader
@@ -292,7 +309,7 @@ var metricName = regexp.MustCompile(`(?i)(loss|acc|metric|score|error|result|per
 
 func (k loaderKind) named(name string) bool {
 	if k == evalLoader {
-		return evalLoaderName.MatchString(name) && strings.ToUpper(name) != name && !metricName.MatchString(name)
+		return !allCaps(name) && evalLoaderName.MatchString(name) && !metricName.MatchString(name)
 	}
 	return loaderName.MatchString(name)
 }
@@ -336,7 +353,7 @@ func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, asked map[s
 		if kind.named(f.LastName(e)) {
 			return true
 		}
-		if kind == evalLoader && strings.ToUpper(f.LastName(e)) == f.LastName(e) {
+		if kind == evalLoader && allCaps(f.LastName(e)) {
 			return false
 		}
 		if asked != nil {
@@ -346,7 +363,7 @@ func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, asked map[s
 				f.loaderLike(b, kind, depth+1, asked)
 			}
 		}
-		return remember(f, &f.memos.loaders, string(rune('0'+kind))+f.Text(e), func() bool {
+		return remember(f, &f.memos.loaders, loaderKey{kind, f.Text(e)}, func() bool {
 			for _, b := range f.Bindings(f.Text(e)) {
 				if f.loaderLike(b, kind, depth+1, nil) {
 					return true

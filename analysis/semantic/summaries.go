@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"maps"
 	"regexp"
 	"strings"
 
@@ -48,11 +49,11 @@ func (f *File) resolveCall(call *pyast.Node) *pyast.Node {
 	fn := call.Child("function")
 	switch {
 	case fn.Is("identifier"):
-		if len(f.Bindings(f.Text(fn))) > 0 {
-			return nil // a name bound to a value: whatever it holds
+		defs := f.Functions[f.Text(fn)]
+		if len(defs) == 0 || len(f.Bindings(f.Text(fn))) > 0 {
+			return nil // no such function, or a name bound to a value
 		}
 		// A bare name calls a function, not a method of some class.
-		defs := f.Functions[f.Text(fn)]
 		for i := len(defs) - 1; i >= 0; i-- {
 			if !isMethod(defs[i]) {
 				return defs[i]
@@ -60,6 +61,9 @@ func (f *File) resolveCall(call *pyast.Node) *pyast.Node {
 		}
 	case fn.Is("attribute"):
 		name := f.Text(fn.Child("attribute"))
+		if !f.hasMethod(name) {
+			return nil // the cheap test: most method calls are not on classes of this file
+		}
 		recv := fn.Child("object")
 		var c *Class
 		if recv.Is("identifier") && (f.Text(recv) == "self" || f.Text(recv) == "cls") {
@@ -70,6 +74,20 @@ func (f *File) resolveCall(call *pyast.Node) *pyast.Node {
 		return f.methodOf(c, name, 0)
 	}
 	return nil
+}
+
+// hasMethod reports whether some class of this file defines a method of
+// that name.
+func (f *File) hasMethod(name string) bool {
+	f.methodNames.Do(func() {
+		f.methodNames.m = map[string]bool{}
+		for _, c := range f.Classes {
+			for m := range c.Methods {
+				f.methodNames.m[m] = true
+			}
+		}
+	})
+	return f.methodNames.m[name]
 }
 
 // isMethod reports whether def is defined directly in a class body.
@@ -102,15 +120,23 @@ func (f *File) methodOf(c *Class, name string, depth int) *pyast.Node {
 
 // summary computes (once per file) what def does.
 func (f *File) summary(def *pyast.Node) *Summary {
-	return remember(f, &f.memos.summaries, def, func() *Summary { return f.summarise(def) })
+	return rememberShared(f, &f.memos.summaries, def, func() *Summary { return f.summarise(def) })
 }
 
 func (f *File) summarise(def *pyast.Node) *Summary {
 	t := f.plainTaintOf(def)
-	s := &Summary{Def: def, name: strings.Clone(f.Text(def.Child("name"))), asked: t.asked}
+	s := &Summary{Def: def, name: strings.Clone(f.Text(def.Child("name"))), asked: maps.Clone(t.asked)}
+	// What the summary reads besides its taint: the calls' names (models,
+	// optimizers) and whether its own callers put it under no_grad.
+	s.asked["calls:"+s.name] = true
 	for _, c := range f.CallsIn(def) {
 		if !InScope(c, def) {
 			continue
+		}
+		for _, n := range []*pyast.Node{c.Child("function"), Receiver(c)} {
+			if n.Is("identifier", "attribute") {
+				s.asked[strings.Clone(f.Text(n))] = true
+			}
 		}
 		if isBackwardCall(f, c) || isOptimizerStep(f, c) {
 			s.Trains = true
@@ -144,7 +170,7 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 // plainTaintOf is the taint of scope judged without function summaries
 // (see Summary).
 func (f *File) plainTaintOf(scope *pyast.Node) *Taint {
-	return remember(f, &f.memos.plainTaint, scope, func() *Taint { return f.newTaint(scope, true) })
+	return rememberShared(f, &f.memos.plainTaint, scope, func() *Taint { return f.newTaint(scope, true) })
 }
 
 // conventionalStepMethods return a loss (or outputs) computed by the model

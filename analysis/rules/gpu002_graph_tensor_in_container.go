@@ -129,11 +129,10 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if f.StepLoopKind(loop) == semantic.ModelLoop && returned(f, name, scope) && !evalModeIn(f, scope) {
 			return
 		}
-		loops := []*pyast.Node{loop}
 		d := analysis.Diagnostic{Start: stmt.Start, End: stmt.End}
 		val := "`" + f.Text(value) + "`"
 		if taint.IsScalarLoss(value) {
-			if backwardBefore(f, value, loops[0], stmt) {
+			if backwardBefore(f, value, loop, stmt) {
 				d.Severity = analysis.SeverityInfo
 				d.Message = "`" + name + "` keeps " + val + " with its autograd history: each stored loss holds its " +
 					"`grad_fn` chain and a small GPU block, so memory creeps up every step; store `" +
@@ -189,6 +188,11 @@ func builtinContainer(f *semantic.File, name string, scope, stmt *pyast.Node) bo
 		binds = f.Bindings(name)
 	} else if last := lastBinding(f, name, scope, stmt); last != nil {
 		binds = []*pyast.Node{last}
+	} else if !scope.Is("module") && !f.AssignedIn(name, scope) {
+		// A module-level list the function appends to.
+		if last := lastBinding(f, name, f.Tree.Root, stmt); last != nil {
+			binds = []*pyast.Node{last}
+		}
 	}
 	for _, b := range binds {
 		switch {
@@ -215,7 +219,7 @@ func lastBinding(f *semantic.File, name string, scope, stmt *pyast.Node) *pyast.
 			break
 		}
 		left, right := a.Child("left"), a.Child("right")
-		if a.Kind != "assignment" || right == nil {
+		if a.Kind != "assignment" || right == nil || !semantic.InScope(a, scope) {
 			continue
 		}
 		switch {

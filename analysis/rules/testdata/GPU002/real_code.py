@@ -97,3 +97,16 @@ def gather_predictions(model, loader):
     for batch in loader:
         pred.append(model(batch))  # want: GPU002
     return torch.cat(pred)
+
+
+all_losses = []
+
+
+def train_global(model, criterion, loader, optimizer):
+    # A module-level list the training loop appends to.
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        all_losses.append(loss)  # want: GPU002

@@ -24,7 +24,8 @@ var GraphTensorInContainer = &analysis.Rule{
 			"deque created outside that loop, and autograd is on.\n\n" +
 			"A step loop is one whose body runs a backward pass or an optimizer step (directly, through a " +
 			"function of the file, or a conventional `training_step`), that iterates a data loader, or that " +
-			"counts steps, batches or epochs and runs a model outside a module's own code. Deliberately not " +
+			"counts steps, batches or epochs or feeds a model what it iterates, outside a module's own code " +
+			"and without loading weights on each iteration. Deliberately not " +
 			"reported: lists filled in `forward`, a loss function or `__init__` (per-layer features, per-level " +
 			"outputs, loss terms, layers), loops over layers, files or configurations, containers that reach " +
 			"`.backward()` (`torch.stack(losses).sum().backward()`, REINFORCE log-probabilities, " +

@@ -33,6 +33,8 @@ var (
 		"state_dict": true, "modules": true, "named_modules": true, "children": true,
 		"named_children": true, "keys": true, "nonzero": true,
 	}
+	// Hugging Face classes whose from_pretrained builds no model.
+	notAModel = regexp.MustCompile(`(?i)(tokenizer|processor|config|extractor|scheduler)`)
 	// Names of counts and sizes.
 	countName = regexp.MustCompile(`(?i)(count|^num_|^n_|samples|_size$|^size$|len|steps|tokens$|^n$|total_num)`)
 	// Builtins whose result is a plain Python value.
@@ -87,8 +89,12 @@ func (f *File) constructsModule(e *pyast.Node) bool {
 		!strings.HasSuffix(q, "Loss") && isCapitalized(q):
 		return true
 	case strings.HasPrefix(q, "torchvision.models."), strings.HasPrefix(q, "timm."),
-		strings.HasSuffix(q, ".from_pretrained"), q == "torch.compile", q == "torch.nn.parallel.DistributedDataParallel":
+		q == "torch.compile", q == "torch.nn.parallel.DistributedDataParallel":
 		return true
+	case strings.HasSuffix(q, ".from_pretrained"):
+		// AutoModel.from_pretrained builds a model; AutoTokenizer's and
+		// AutoConfig's do not.
+		return !notAModel.MatchString(q)
 	}
 	return false
 }

@@ -45,8 +45,10 @@ const (
 	// wrapper).
 	LoaderLoop
 	// ModelLoop: the loop counts steps, batches or epochs (`for step in
-	// range(n)`) or binds a batch (`for x, y in data`) and its body runs a
-	// model, outside a module's own code.
+	// range(n)`), binds a batch (`for x, y in data`), pulls batches with
+	// next(), or feeds the model what it iterates (`for path in paths:
+	// model(load(path))`), and its body runs a model, outside a module's
+	// own code and without loading weights on each iteration.
 	ModelLoop
 )
 
@@ -106,7 +108,7 @@ func (f *File) stepLoopKind(loop *pyast.Node, asked map[string]bool) StepKind {
 			}
 		}
 	}
-	runsModel := false
+	runsModel, feedsModel := false, false
 	for _, c := range calls {
 		fn := c.Child("function")
 		ask(fn)
@@ -128,16 +130,79 @@ func (f *File) stepLoopKind(loop *pyast.Node, asked map[string]bool) StepKind {
 		if ConventionalStepCall(f, c) {
 			return TrainingLoop
 		}
-		runsModel = runsModel || f.IsModelCall(c) && !f.loopVarCalled(loop, c)
+		if f.IsModelCall(c) && !f.loopVarCalled(loop, c) {
+			runsModel = true
+			feedsModel = feedsModel || f.fedFromLoop(loop, c)
+		}
 	}
 	switch {
 	case loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, asked):
 		return LoaderLoop
-	case runsModel && !f.inModuleCode(loop) && (f.countsSteps(loop) || f.bindsBatch(loop) || pullsBatches(f, calls)):
-		// Inside a module's own code, what it calls are its submodules.
+	case runsModel && !f.inModuleCode(loop) && !loadsWeights(f, calls) &&
+		(f.countsSteps(loop) || f.bindsBatch(loop) || pullsBatches(f, calls) || feedsModel):
+		// Inside a module's own code, what it calls are its submodules; a
+		// loop that loads weights each time is over checkpoints or models.
 		return ModelLoop
 	}
 	return NotStepLoop
+}
+
+// fedFromLoop reports whether the model call takes what the for loop
+// iterates: an argument mentions the loop's variable, or a name the body
+// assigned from it (`img = load(path); out = model(img)`).
+func (f *File) fedFromLoop(loop, call *pyast.Node) bool {
+	left, args := loop.Child("left"), call.Child("arguments")
+	if !loop.Is("for_statement") || left == nil || args == nil {
+		return false
+	}
+	target := left
+	if it := loop.Child("right"); it.Is("call") && f.Text(it.Child("function")) == "enumerate" &&
+		left.Is("pattern_list", "tuple_pattern") && len(left.NamedChildren()) == 2 {
+		target = left.NamedChildren()[1] // enumerate's index only counts
+	}
+	vars := map[string]bool{}
+	pyast.Walk(target, func(n *pyast.Node) bool {
+		if n.Is("identifier") {
+			vars[f.Text(n)] = true
+		}
+		return true
+	})
+	mentions := func(e *pyast.Node) bool {
+		found := false
+		pyast.Walk(e, func(n *pyast.Node) bool {
+			found = found || n.Is("identifier") && vars[f.Text(n)]
+			return !found
+		})
+		return found
+	}
+	for _, a := range f.AssignmentsIn(loop.Child("body")) {
+		if a.End > call.Start {
+			break
+		}
+		if right := a.Child("right"); right != nil && mentions(right) {
+			for _, name := range targetNames(f, a.Child("left")) {
+				if !strings.Contains(name, ".") {
+					vars[name] = true
+				}
+			}
+		}
+	}
+	return mentions(args)
+}
+
+// loadsWeights reports whether one of the calls loads a model's weights
+// (`model.load_state_dict(...)`, `torch.load(...)`, `from_pretrained`).
+func loadsWeights(f *File, calls []*pyast.Node) bool {
+	for _, c := range calls {
+		switch f.LastName(c.Child("function")) {
+		case "load_state_dict", "from_pretrained", "load_checkpoint", "load_from_checkpoint":
+			return true
+		}
+		if f.Callee(c) == "torch.load" {
+			return true
+		}
+	}
+	return false
 }
 
 // inModuleCode reports whether n is in a method of an nn.Module subclass

@@ -56,3 +56,20 @@ def label_stats(labels, using_cuda):
         if using_cuda:
             torch.cuda.empty_cache()
         print(index)
+
+
+def tasks(model, strategy, stream, x_test):
+    # The enumerate index is a counter, not data fed to the model.
+    for i, experience in enumerate(stream):
+        strategy.train(experience)
+        model(x_test * i)
+        torch.cuda.empty_cache()
+
+
+def tokenize_all(texts):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+    for text in texts:
+        ids = tokenizer(text)["input_ids"]
+        torch.cuda.empty_cache()

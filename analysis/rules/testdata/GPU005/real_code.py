@@ -24,3 +24,15 @@ def rollout(policy, optimizer, queries, num_updates, micro):
         loss = -logprob.mean()
         loss.backward()
         optimizer.step()
+
+
+def segment_images(model, image_paths, load):
+    # One image per iteration: the loop feeds the model what it iterates.
+    model.eval()
+    masks = []
+    with torch.no_grad():
+        for path in image_paths:
+            image = load(path)
+            masks.append(model(image).argmax(1).cpu())
+            torch.cuda.empty_cache()  # want: GPU005
+    return masks

@@ -69,10 +69,10 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	// most loops have none.
 	signs := map[*pyast.Node]bool{}
 	reported := map[*pyast.Node]bool{}
-	for _, lc := range f.LoopCalls() {
+	f.EachLoopCall(func(lc semantic.LoopCall) {
 		call, loop := lc.Call, lc.Loop
 		if reported[loop] {
-			continue
+			return
 		}
 		sign, known := signs[loop]
 		if !known {
@@ -80,7 +80,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 			signs[loop] = sign
 		}
 		if !sign || !runsModel(f, call) || f.InNoGrad(call) {
-			continue
+			return
 		}
 		reported[loop] = true
 		evalData := iteratesEvalData(f, loopIterables(loop))
@@ -97,7 +97,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		if !(evalData || stepKind != semantic.NotStepLoop) || stepKind == semantic.TrainingLoop || semantic.RunsOnce(loop) ||
 			!evalData && !modes.evalBefore(f, loop) && stepKind != semantic.LoaderLoop ||
 			frozenBefore(f, loop) || f.LoopBodyHasBackward(loop) || needsInputGrad(f, loop) || calledUnderNoGrad(f, loop) {
-			continue
+			return
 		}
 		end := loop.End
 		for _, c := range loop.Children {
@@ -117,7 +117,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 				"tracking, so every forward pass records a graph and keeps its activations; wrap the loop in " +
 				"`with torch.no_grad():` (or `torch.inference_mode()`)",
 		})
-	}
+	})
 }
 
 // evalFunctionName: evaluate, validate, predict, infer and the like (not

@@ -307,15 +307,15 @@ type LoopCall struct {
 	Call, Loop *pyast.Node
 }
 
-// LoopCalls returns, in source order, the calls in loops with their
-// innermost loops, indexed per segment once.
-func (f *File) LoopCalls() []LoopCall {
-	var out []LoopCall
+// EachLoopCall calls do for every call in a loop, in source order, with
+// its innermost loop; the pairs are indexed per segment once.
+func (f *File) EachLoopCall(do func(LoopCall)) {
 	for _, ix := range f.indexes {
 		ix.callIndex(f)
-		out = append(out, ix.loopCalls...)
+		for _, lc := range ix.loopCalls {
+			do(lc)
+		}
 	}
-	return out
 }
 
 // callsByName returns the calls whose callee's last name is name, from an

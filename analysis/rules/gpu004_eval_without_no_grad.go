@@ -76,7 +76,8 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		}
 		sign, known := signs[loop]
 		if !known {
-			sign = iteratesEvalData(f, loopIterables(loop)) || modes.evalBefore(f, loop) || inEvalFunction(f, loop)
+			sign = (modes.evalBefore(f, loop) || inEvalFunction(f, loop) || iteratesEvalData(f, loopIterables(loop))) &&
+				!f.InNoGrad(loop) // a loop under no-grad runs every call in it so
 			signs[loop] = sign
 		}
 		if !sign || !runsModel(f, call) || f.InNoGrad(call) {

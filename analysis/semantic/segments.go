@@ -484,6 +484,9 @@ func (f *File) carryOver(prev *File) {
 	// computed some of this version's already.
 	f.memos.Lock()
 	defer f.memos.Unlock()
+	if prev.memos.byName != nil && f.memos.byName == nil {
+		f.memos.byName = carryCallIndex(prev, f)
+	}
 	carryTaints := func(to *map[*pyast.Node]*Taint, from map[*pyast.Node]*Taint, plain bool) {
 		if *to == nil {
 			*to = make(map[*pyast.Node]*Taint, len(from))
@@ -507,6 +510,42 @@ func (f *File) carryOver(prev *File) {
 			f.memos.summaries[def] = s
 		}
 	}
+}
+
+// carryCallIndex updates prev's index of calls by name for f: the calls of
+// the segments only prev has go, those of the segments only f has come.
+// Slices are never changed in place (prev still reads them).
+func carryCallIndex(prev, f *File) map[string][]*pyast.Node {
+	idx := maps.Clone(prev.memos.byName)
+	for seg, ix := range prev.segments {
+		if f.segments[seg] != nil {
+			continue
+		}
+		ix.callIndex(prev)
+		for name, calls := range ix.byName {
+			gone := make(map[*pyast.Node]bool, len(calls))
+			for _, c := range calls {
+				gone[c] = true
+			}
+			kept := make([]*pyast.Node, 0, len(idx[name]))
+			for _, c := range idx[name] {
+				if !gone[c] {
+					kept = append(kept, c)
+				}
+			}
+			idx[name] = kept
+		}
+	}
+	for seg, ix := range f.segments {
+		if prev.segments[seg] != nil {
+			continue
+		}
+		ix.callIndex(f)
+		for name, calls := range ix.byName {
+			idx[name] = append(slices.Clip(idx[name]), calls...)
+		}
+	}
+	return idx
 }
 
 // sameSummaries reports whether the definitions a (in prev) and b (in f)

@@ -215,7 +215,7 @@ class Net(nn.Module):
 net = Net()
 crit = nn.MSELoss()
 `
-	steps := []struct{ old, new string }{
+	steps := []editStep{
 		{"crit = nn.MSELoss()", "crit = Net()"},                  // a binding now constructs a model
 		{"crit = Net()", "crit = nn.MSELoss()"},                  // and back
 		{"net = Net()", "net = nn.MSELoss()"},                    // the model becomes a criterion
@@ -227,22 +227,7 @@ crit = nn.MSELoss()
 		{"        history.append(loss)", "        history.append(loss)\n        torch.set_grad_enabled(False)"},
 		{"history = []", "history = []  # typing in the scope itself"},
 	}
-	runner := &analysis.Runner{Rules: rules.All()}
-	src := []byte(base)
-	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
-	prev := runner.Analyze(semantic.NewFile("inc.py", src, tree), nil).Model()
-	for i, step := range steps {
-		at := bytes.Index(src, []byte(step.old))
-		if at < 0 {
-			t.Fatalf("step %d: %q not found", i, step.old)
-		}
-		var next []byte
-		tree, next = edited(t, tree, src, at, at+len(step.old), step.new)
-		got := runner.Analyze(semantic.NewFileFrom(prev, "inc.py", next, tree), nil)
-		want, _ := runner.Run(context.Background(), "inc.py", next, nil)
-		compareResults(t, "step "+strconv.Itoa(i)+" ("+step.new+")", got, want)
-		prev, src = got.Model(), next
-	}
+	checkIncrementalSteps(t, base, steps)
 }
 
 // The same across segments for what functions of the file say about their
@@ -279,7 +264,7 @@ def check(val_loader):
     for x, y in val_loader:
         net(x)
 `
-	steps := []struct{ old, new string }{
+	steps := []editStep{
 		{"def check(", "def net(a):\n    return a\n\n\ndef check("}, // `net` becomes a function, not a model
 		{"def net(a):\n    return a\n\n\ndef check(", "def check("},
 		{"def compute(", "def compute2("},                                     // the call no longer resolves
@@ -290,10 +275,25 @@ def check(val_loader):
 		{"    with torch.no_grad():\n        evaluate(model, val_loader)\n", "    evaluate(model, val_loader)\n"},
 		{"def compute(", "def model_fn(x):\n    return x\n\n\ndef compute("}, // a new function appears
 	}
+	checkIncrementalSteps(t, base, steps)
+}
+
+// editStep replaces the first occurrence of old with new.
+type editStep struct{ old, new string }
+
+// checkIncrementalSteps applies each step to base as an editor would and
+// checks that analysing the new version from the previous one's model
+// equals a fresh analysis.
+func checkIncrementalSteps(t *testing.T, base string, steps []editStep) {
+	t.Helper()
 	runner := &analysis.Runner{Rules: rules.All()}
 	src := []byte(base)
 	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
-	prev := runner.Analyze(semantic.NewFile("inc.py", src, tree), nil).Model()
+	first := runner.Analyze(semantic.NewFile("inc.py", src, tree), nil)
+	if len(first.Diagnostics) == 0 {
+		t.Fatal("the base program should have findings for the steps to change")
+	}
+	prev := first.Model()
 	for i, step := range steps {
 		at := bytes.Index(src, []byte(step.old))
 		if at < 0 {
@@ -303,9 +303,6 @@ def check(val_loader):
 		tree, next = edited(t, tree, src, at, at+len(step.old), step.new)
 		got := runner.Analyze(semantic.NewFileFrom(prev, "inc.py", next, tree), nil)
 		want, _ := runner.Run(context.Background(), "inc.py", next, nil)
-		if i == 0 && len(want.Diagnostics) == len(got.Diagnostics) && len(want.Diagnostics) == 0 {
-			t.Fatal("the base program should have findings for the steps to change")
-		}
 		compareResults(t, "step "+strconv.Itoa(i)+" ("+step.new+")", got, want)
 		prev, src = got.Model(), next
 	}

@@ -99,10 +99,10 @@ func NoqaCodeAt(text string, off int) string {
 	return ""
 }
 
-// NoqaEdit returns the edit that adds the diagnostic's code to a `# noqa: ...` comment at the end
-// of its line, or adds such a comment. A bare `# noqa` already covers every
-// code: then there is nothing to add. The diagnostic's offsets and the
-// edit's are the source's.
+// NoqaEdit returns the edit that adds the diagnostic's code to a
+// `# noqa: ...` comment at the end of its line, or adds such a comment. A
+// bare `# noqa` already covers every code: then there is nothing to add.
+// The diagnostic's offsets and the edit's are the source's.
 func (res *Result) NoqaEdit(diag Diagnostic) (Edit, bool) {
 	f := res.file
 	at := func(off int) Edit {

@@ -1,7 +1,6 @@
 package pyast
 
 import (
-	"bytes"
 	"context"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -43,9 +42,9 @@ func (e *Editor) Replace(start, end int, text string) {
 			StartIndex:  uint32(start),
 			OldEndIndex: uint32(end),
 			NewEndIndex: uint32(start + len(text)),
-			StartPoint:  pointAt(e.src, start),
-			OldEndPoint: pointAt(e.src, end),
-			NewEndPoint: pointAt(next, start+len(text)),
+			StartPoint:  advance(sitter.Point{}, e.src[:start]),
+			OldEndPoint: advance(sitter.Point{}, e.src[:end]),
+			NewEndPoint: advance(sitter.Point{}, next[:start+len(text)]),
 		})
 	}
 	e.src = next
@@ -65,13 +64,4 @@ func (e *Editor) Parse(ctx context.Context) (*Tree, error) {
 		prev = nil
 	}
 	return ParseForEditing(ctx, prev, e.ts, e.src)
-}
-
-// pointAt is tree-sitter's position of a byte offset: the row and the byte
-// column. A lone CR ends a line as well, as in the mapper.
-func pointAt(src []byte, off int) sitter.Point {
-	before := src[:off]
-	row := bytes.Count(before, []byte("\n")) + bytes.Count(before, []byte("\r")) - bytes.Count(before, []byte("\r\n"))
-	lineStart := bytes.LastIndexAny(before, "\r\n") + 1
-	return sitter.Point{Row: uint32(row), Column: uint32(off - lineStart)}
 }

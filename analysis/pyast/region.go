@@ -63,7 +63,8 @@ func (r *Region) ErrorsAfter(after []byte, sorted []Replacement) (int, error) {
 	return ErrorCount(at.RootNode()), nil
 }
 
-// advance moves p (a row and byte column) over text.
+// advance moves p (a row and byte column) over text. Rows end at "\n", as
+// tree-sitter counts them.
 func advance(p sitter.Point, text []byte) sitter.Point {
 	if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
 		return sitter.Point{Row: p.Row + uint32(bytes.Count(text, []byte{'\n'})), Column: uint32(len(text) - i - 1)}

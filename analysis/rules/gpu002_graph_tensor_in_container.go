@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"strings"
-
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/semantic"
@@ -172,100 +170,6 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 func evalModeIn(f *semantic.File, scope *pyast.Node) bool {
 	for _, c := range f.CallsIn(scope) {
 		if args := c.Child("arguments"); f.MethodName(c) == "eval" && semantic.InScope(c, scope) && args != nil && len(args.NamedChildren()) == 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// builtinContainer reports whether the container name refers to at stmt
-// is a list, dict, set or deque: for a local name, by its last binding in
-// scope before stmt (`history, preds = [], []` too); for an attribute
-// (self.losses), by every binding in the file. An object of another class
-// (d2l's Accumulator, a metric) may convert what it is given.
-func builtinContainer(f *semantic.File, name string, scope, stmt *pyast.Node) bool {
-	var binds []*pyast.Node
-	if strings.Contains(name, ".") {
-		binds = f.Bindings(name)
-	} else if last := lastBinding(f, name, scope, stmt); last != nil {
-		binds = []*pyast.Node{last}
-	} else if !scope.Is("module") && !f.AssignedIn(name, scope) {
-		// A module-level list the function appends to.
-		if last := lastBinding(f, name, f.Tree.Root, stmt); last != nil {
-			binds = []*pyast.Node{last}
-		}
-	}
-	for _, b := range binds {
-		switch {
-		case b.Is("list", "dictionary", "set", "list_comprehension", "dictionary_comprehension", "set_comprehension"):
-		case b.Is("call"):
-			switch f.LastName(b.Child("function")) {
-			case "list", "dict", "set", "deque", "defaultdict", "OrderedDict":
-			default:
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return len(binds) > 0
-}
-
-// lastBinding returns the value last bound to the local name in scope
-// before stmt, by a plain or an element-wise tuple assignment, or nil.
-func lastBinding(f *semantic.File, name string, scope, stmt *pyast.Node) *pyast.Node {
-	var last *pyast.Node
-	for _, a := range f.AssignmentsIn(scope) {
-		if a.Start >= stmt.Start {
-			break
-		}
-		left, right := a.Child("left"), a.Child("right")
-		if a.Kind != "assignment" || right == nil || !semantic.InScope(a, scope) {
-			continue
-		}
-		switch {
-		case left.Is("identifier") && f.Text(left) == name:
-			last = right
-		case left.Is("pattern_list", "tuple_pattern") && right.Is("expression_list", "tuple"):
-			targets, values := left.NamedChildren(), right.NamedChildren()
-			for i, t := range targets {
-				if i < len(values) && len(targets) == len(values) && t.Is("identifier") && f.Text(t) == name {
-					last = values[i]
-				}
-			}
-		}
-	}
-	return last
-}
-
-// returned reports whether the value of name flows into a return or yield
-// of scope.
-func returned(f *semantic.File, name string, scope *pyast.Node) bool {
-	return returnedVia(f, name, scope, 0)
-}
-
-func returnedVia(f *semantic.File, name string, scope *pyast.Node, depth int) bool {
-	if depth > 4 {
-		return false
-	}
-	found := false
-	f.Tree.Walk(scope, func(n *pyast.Node) bool {
-		switch {
-		case found || n != scope && n.Is("function_definition", "lambda", "class_definition"):
-			return false
-		case n.Is("return_statement", "yield"):
-			found = semantic.MentionsName(f, n, name)
-			return false
-		}
-		return true
-	})
-	if found || strings.Contains(name, ".") {
-		return found
-	}
-	// out = torch.cat(outs); return out
-	for _, a := range f.AssignmentsIn(scope) {
-		if r, l := a.Child("right"), a.Child("left"); r != nil && l.Is("identifier") && f.Text(l) != name &&
-			semantic.MentionsName(f, r, name) && returnedVia(f, f.Text(l), scope, depth+1) {
 			return true
 		}
 	}

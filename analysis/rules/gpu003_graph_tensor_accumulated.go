@@ -112,7 +112,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		name := f.Text(acc)
 		taint := f.TaintOf(scope)
 		// `outputs += [h]` extends a list; only a tensor adds up history.
-		if value.Is("list", "tuple", "list_comprehension", "dictionary", "set") || boundToContainer(f, name, scope, a) ||
+		if containerValue(f, value) || acc.Is("identifier") && containerValue(f, lastBinding(f, name, scope, a)) ||
 			!taint.Tainted(value) || f.ReachesBackward(name, scope) {
 			continue
 		}
@@ -147,22 +147,6 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 			Message: msg + "; add `" + f.Text(value) + ".item()` or `" + f.Text(value) + ".detach()`",
 		})
 	}
-}
-
-// boundToContainer reports whether name, in scope, was last bound before
-// stmt to a list, tuple, dict or set (`outputs = []`): then `+=` extends it.
-func boundToContainer(f *semantic.File, name string, scope, stmt *pyast.Node) bool {
-	var last *pyast.Node
-	for _, a := range f.AssignmentsIn(scope) {
-		if a.Start >= stmt.Start {
-			break
-		}
-		if a.Kind == "assignment" && f.Text(a.Child("left")) == name {
-			last = a.Child("right")
-		}
-	}
-	return last.Is("list", "tuple", "list_comprehension", "dictionary", "set", "dictionary_comprehension") ||
-		last.Is("call") && f.Text(last.Child("function")) == "list"
 }
 
 // conditional reports whether stmt runs only under an if inside loop.

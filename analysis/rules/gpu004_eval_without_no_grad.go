@@ -64,10 +64,10 @@ with torch.no_grad():
 func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	f := pass.File
 	modes := evalModeCalls(f)
-	// Whether a loop has a sign of evaluation, asked once per loop and
-	// before the dearer question whether a call in it runs the model:
-	// most loops have none.
-	signs := map[*pyast.Node]bool{}
+	// What marks each loop as evaluation, asked once per loop and before
+	// the dearer question whether a call in it runs the model: most loops
+	// have no sign.
+	signs := map[*pyast.Node]evalSigns{}
 	reported := map[*pyast.Node]bool{}
 	f.EachLoopCall(func(lc semantic.LoopCall) {
 		call, loop := lc.Call, lc.Loop
@@ -76,28 +76,14 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		}
 		sign, known := signs[loop]
 		if !known {
-			sign = (modes.evalBefore(f, loop) || inEvalFunction(f, loop) || iteratesEvalData(f, loopIterables(loop))) &&
-				!f.InNoGrad(loop) // a loop under no-grad runs every call in it so
+			sign = evalSignsOf(f, modes, loop)
 			signs[loop] = sign
 		}
-		if !sign || !runsModel(f, call) || f.InNoGrad(call) {
+		if !sign.any() || !runsModel(f, call) || f.InNoGrad(call) {
 			return
 		}
 		reported[loop] = true
-		evalData := iteratesEvalData(f, loopIterables(loop))
-		// After eval(), a loop counts only when it runs evaluation steps
-		// (over batches or steps), not a probe of the model over a few
-		// inputs; a loop that trains (here or in a function it calls)
-		// is not evaluation.
-		stepKind := semantic.NotStepLoop
-		if loop.Is("for_statement", "while_statement") {
-			stepKind = f.StepLoopKind(loop)
-		}
-		// A function named for evaluation counts for its loops over
-		// batches.
-		if !(evalData || stepKind != semantic.NotStepLoop) || stepKind == semantic.TrainingLoop || semantic.RunsOnce(loop) ||
-			!evalData && !modes.evalBefore(f, loop) && stepKind != semantic.LoaderLoop ||
-			frozenBefore(f, loop) || f.LoopBodyHasBackward(loop) || needsInputGrad(f, loop) || calledUnderNoGrad(f, loop) {
+		if !evaluates(f, loop, sign) {
 			return
 		}
 		end := loop.End
@@ -119,6 +105,52 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 				"`with torch.no_grad():` (or `torch.inference_mode()`)",
 		})
 	})
+}
+
+// evalSigns are what marks a loop (or comprehension) as evaluation.
+type evalSigns struct {
+	data  bool // it iterates a loader named like validation or test data
+	mode  bool // the model was put in eval mode before it
+	named bool // its function is named for evaluation or prediction
+}
+
+func (s evalSigns) any() bool { return s.data || s.mode || s.named }
+
+// evalSignsOf finds a loop's signs; a loop already under no-grad has none
+// worth looking at (every call in it runs so).
+func evalSignsOf(f *semantic.File, modes modeCalls, loop *pyast.Node) evalSigns {
+	if f.InNoGrad(loop) {
+		return evalSigns{}
+	}
+	return evalSigns{
+		mode:  modes.evalBefore(f, loop),
+		named: inEvalFunction(f, loop),
+		data:  iteratesEvalData(f, loopIterables(loop)),
+	}
+}
+
+// evaluates reports whether a loop with signs, one of whose calls runs the
+// model with autograd on, is an evaluation loop: over validation or test
+// data; over batches or steps after eval(); over a loader in a function
+// named for evaluation. Not a loop that trains (here or in a function it
+// calls), runs once, probes a few inputs, works with frozen or
+// input-gradient-tracking models, or whose function is called under
+// no-grad somewhere in the file.
+func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
+	kind := semantic.NotStepLoop
+	if loop.Is("for_statement", "while_statement") {
+		kind = f.StepLoopKind(loop)
+	}
+	switch {
+	case kind == semantic.TrainingLoop, semantic.RunsOnce(loop), frozenBefore(f, loop), f.LoopBodyHasBackward(loop),
+		needsInputGrad(f, loop), calledUnderNoGrad(f, loop):
+		return false
+	case sign.data:
+		return true
+	case sign.mode:
+		return kind != semantic.NotStepLoop
+	}
+	return sign.named && kind == semantic.LoaderLoop
 }
 
 // evalFunctionName: evaluate, validate, predict, infer and the like (not

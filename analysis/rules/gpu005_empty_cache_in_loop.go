@@ -61,7 +61,7 @@ torch.cuda.empty_cache()`,
 
 func runEmptyCacheInLoop(pass *analysis.Pass) {
 	f := pass.File
-	var reported [][2]*pyast.Node // the call and its innermost loop
+	var reported []semantic.LoopCall // the calls and their innermost loops
 	for _, call := range f.CallsNamed("empty_cache") {
 		switch f.Callee(call) {
 		case "torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.accelerator.memory.empty_cache":
@@ -77,15 +77,15 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 			exitBranch(f, call, loops[0]) || retryLoop(f, call, step) {
 			continue
 		}
-		reported = append(reported, [2]*pyast.Node{call, loops[0]})
+		reported = append(reported, semantic.LoopCall{Call: call, Loop: loops[0]})
 	}
 	for i, r := range reported {
-		call, loop := r[0], r[1]
+		call, loop := r.Call, r.Loop
 		// One call after the loop is enough: when the loop has several,
 		// only the last one moves there, the others go.
 		moveAfter := true
 		for _, later := range reported[i+1:] {
-			moveAfter = moveAfter && !(later[1] == loop && later[0].Parent.Parent == loop.Child("body"))
+			moveAfter = moveAfter && !(later.Loop == loop && inLoopBody(later.Call, loop))
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: call.Start, End: call.End,
@@ -107,11 +107,7 @@ func exitBranch(f *semantic.File, call, loop *pyast.Node) bool {
 		if !p.Is("block") || p.Parent == loop {
 			continue
 		}
-		stmts := p.NamedChildren()
-		if len(stmts) == 0 {
-			continue
-		}
-		last := stmts[len(stmts)-1]
+		last := semantic.LastStatement(p)
 		switch {
 		case last.Is("break_statement", "return_statement", "raise_statement"):
 			return true
@@ -192,6 +188,12 @@ func offNormalPath(f *semantic.File, call, loop *pyast.Node) bool {
 	return false
 }
 
+// inLoopBody reports whether call is a statement of loop's body itself,
+// not of a block nested in it.
+func inLoopBody(call, loop *pyast.Node) bool {
+	return call.Parent.Is("expression_statement") && call.Parent.Parent == loop.Child("body")
+}
+
 // emptyCacheFixes offers to move the call after loop (when moveAfter), or
 // to remove it.
 // Both need the call to be a statement alone on its line (a trailing
@@ -212,7 +214,7 @@ func emptyCacheFixes(f *semantic.File, call, loop *pyast.Node, moveAfter bool) [
 	}
 	removeFix := analysis.Fix{Title: "Remove `" + f.Text(call) + "`", Applicability: analysis.Unsafe, Edits: []analysis.Edit{analysis.RemoveStatement(f, stmt)}}
 	// Moving the call out of an if or a try would drop its guard.
-	if stmt.Parent != loop.Child("body") || !moveAfter {
+	if !inLoopBody(call, loop) || !moveAfter {
 		return []analysis.Fix{removeFix}
 	}
 	// Taking the only statement out of a block would leave it empty.

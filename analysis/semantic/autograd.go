@@ -245,7 +245,7 @@ type Taint struct {
 	// What the events were computed from besides the scope's code: the
 	// names asked about (whose bindings matter), while building.
 	segment  *pyast.Segment // the scope's; nil for the module
-	asked    map[string]bool
+	asked    asked
 	building bool
 	// plain: calls of functions defined in this file are judged without
 	// their summaries (see Summary).
@@ -272,7 +272,7 @@ func (f *File) TaintOf(scope *pyast.Node) *Taint {
 }
 
 func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
-	t := &Taint{f: f, events: map[string][]taintEvent{}, asked: map[string]bool{}, building: true, plain: plain}
+	t := &Taint{f: f, events: map[string][]taintEvent{}, asked: asked{}, building: true, plain: plain}
 	defer func() { t.building = false }()
 	if scope != f.Tree.Root {
 		t.segment = f.segmentOf(scope)
@@ -498,22 +498,10 @@ func (t *Taint) add(name string, e taintEvent) {
 	t.events[name] = append(t.events[name], e)
 }
 
-// ask records, while the taint is being built, the names whose bindings
-// IsModelCall and IsLossCall look at for call, and the function it may
-// resolve to.
+// ask records, while the taint is being built, what judging call reads.
 func (t *Taint) ask(call *pyast.Node) {
-	if !t.building {
-		return
-	}
-	for _, n := range []*pyast.Node{call.Child("function"), Receiver(call)} {
-		if n.Is("identifier", "attribute") && !t.asked[t.f.Text(n)] {
-			t.asked[strings.Clone(t.f.Text(n))] = true
-		}
-	}
-	// Whether the call resolves to a function of the file, and so what it
-	// returns, changes when a function of that name comes or goes.
-	if name := t.f.LastName(call.Child("function")); name != "" && !t.asked["def:"+name] {
-		t.asked["def:"+name] = true
+	if t.building {
+		t.asked.call(t.f, call)
 	}
 }
 
@@ -532,14 +520,10 @@ func (t *Taint) inNoGrad(n *pyast.Node) bool {
 }
 
 // askDef records, while the taint is being built, that it used the summary
-// of a function, and so the names that summary looked at.
+// of a function, and so what that summary read.
 func (t *Taint) askDef(s *Summary) {
-	if !t.building {
-		return
-	}
-	t.asked["def:"+s.name] = true
-	for name := range s.asked {
-		t.asked[name] = true
+	if t.building {
+		t.asked.summary(s)
 	}
 }
 
@@ -714,7 +698,8 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 	case "unary_operator":
 		return t.isTensor(e.NamedChildren()[0], depth+1)
 	case "call":
-		if m := f.MethodName(e); m != "" && !f.IsModelCall(e) && !f.IsLossCall(e) {
+		model, loss := f.IsModelCall(e), f.IsLossCall(e)
+		if m := f.MethodName(e); m != "" && !model && !loss {
 			if tupleReturning[m] && !(reductionsWithIndices[m] && f.Arg(e, "dim", 0) == nil) {
 				return false
 			}
@@ -723,29 +708,19 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 			}
 			return t.isTensor(Receiver(e), depth+1)
 		}
-		if f.IsLossCall(e) {
+		switch {
+		case loss:
 			return true
-		}
-		if def := f.resolveCall(e); def != nil && !f.IsModelCall(e) {
-			if t.plain {
-				return false
-			}
-			s := f.summary(def)
-			t.askDef(s)
-			return s.ReturnsTensor
-		}
-		if f.IsModelCall(e) {
+		case model:
 			fn := e.Child("function")
-			if c := f.classOfInstance(fn, 0); c != nil && !t.plain {
+			if c := f.classOfInstance(fn, 0); c != nil {
 				forward := f.methodOf(c, "forward", 0)
-				if forward == nil {
-					return false
-				}
-				s := f.summary(forward)
-				t.askDef(s)
-				return s.ReturnsTensor
+				return forward != nil && !t.plain && f.returnsTensor(forward, depth+1)
 			}
 			return f.layerReturnsTensor(fn)
+		}
+		if def := f.resolveCall(e); def != nil {
+			return !t.plain && f.returnsTensor(def, depth+1)
 		}
 		if q := f.Callee(e); q != "" {
 			return t.torchFunctionTensor(q, e)

@@ -16,8 +16,6 @@ import (
 type AnyFact interface {
 	// Name is the fact's name, for messages.
 	Name() string
-	// Warm computes the fact for f if it is not yet known.
-	Warm(f *File)
 }
 
 // Fact is a fact of type T about a file.
@@ -33,9 +31,6 @@ func NewFact[T any](name string, compute func(*File) T) *Fact[T] {
 
 // Name implements AnyFact.
 func (fa *Fact[T]) Name() string { return fa.name }
-
-// Warm implements AnyFact.
-func (fa *Fact[T]) Warm(f *File) { fa.Of(f) }
 
 // Of returns the fact for f, computing it once.
 func (fa *Fact[T]) Of(f *File) T {

@@ -548,13 +548,7 @@ func lightningNoGrad(name string) bool {
 // turns autograd off: torch.no_grad(), torch.inference_mode(),
 // torch.set_grad_enabled(False).
 func (f *File) IsNoGradContext(e *pyast.Node) bool {
-	if e.Is("as_pattern") {
-		e = e.NamedChildren()[0]
-	}
-	target := e
-	if e.Is("call") {
-		target = e.Child("function")
-	}
+	e, target := contextTarget(e)
 	q := f.QualifiedName(target)
 	if q == "" || !strings.HasPrefix(q, "torch.") {
 		// Project wrappers named for what they do: ultralytics'
@@ -583,6 +577,18 @@ func (f *File) IsNoGradContext(e *pyast.Node) bool {
 		return e.Is("call") && f.Text(f.Arg(e, "mode", 0)) == "False"
 	}
 	return false
+}
+
+// contextTarget returns a with-item's or decorator's expression without
+// its `as` name, and what it calls (itself when it is no call).
+func contextTarget(e *pyast.Node) (expr, target *pyast.Node) {
+	if e.Is("as_pattern") {
+		e = e.NamedChildren()[0]
+	}
+	if e.Is("call") {
+		return e, e.Child("function")
+	}
+	return e, e
 }
 
 // turnsGradOff reports whether def, a context manager of this file called
@@ -617,14 +623,7 @@ func (f *File) bodyTurnsGradOff(def *pyast.Node, passesFalse bool) bool {
 		}
 		if n.Is("with_statement") {
 			for _, item := range n.ChildOfKind("with_clause").NamedChildren() {
-				v := item.Child("value")
-				if v.Is("as_pattern") {
-					v = v.NamedChildren()[0]
-				}
-				target := v
-				if v.Is("call") {
-					target = v.Child("function")
-				}
+				v, target := contextTarget(item.Child("value"))
 				switch f.QualifiedName(target) {
 				case "torch.no_grad", "torch.inference_mode":
 					off = true
@@ -697,8 +696,9 @@ type noGradKey struct {
 func (f *File) everyCallUnderNoGrad(fn *pyast.Node, name string, method bool, depth int) bool {
 	calls := 0
 	for _, c := range f.callsByName(name) {
-		callee := c.Child("function")
-		if fn.Contains(c) || (method != callee.Is("attribute")) || f.LastName(callee) != name {
+		// callsByName matched the last name; a method is called through an
+		// attribute, a function by its bare name.
+		if fn.Contains(c) || method != c.Child("function").Is("attribute") {
 			continue
 		}
 		if !f.inNoGrad(c, depth+1) {
@@ -830,21 +830,7 @@ func (f *File) classOfInstance(e *pyast.Node, depth int) *Class {
 	if depth == 0 && e.Is("identifier", "attribute") {
 		// Asked for every method call's receiver: remembered per version
 		// by the name's text (the answer follows its bindings).
-		key := f.Text(e)
-		f.memos.Lock()
-		c, ok := f.memos.instances[key]
-		f.memos.Unlock()
-		if ok {
-			return c
-		}
-		c = f.classOfInstance(e, 1)
-		f.memos.Lock()
-		if f.memos.instances == nil {
-			f.memos.instances = map[string]*Class{}
-		}
-		f.memos.instances[key] = c
-		f.memos.Unlock()
-		return c
+		return remember(f, &f.memos.instances, f.Text(e), func() *Class { return f.classOfInstance(e, 1) })
 	}
 	switch e.Kind {
 	case "call":

@@ -393,6 +393,14 @@ func (f *File) carryOver(prev *File) {
 			changed[b.name] = true
 		}
 	}
+	// The index of calls by name first: judging the changed calls below
+	// asks it. (prev's index is never changed once built.)
+	prev.memos.Lock()
+	byName := prev.memos.byName
+	prev.memos.Unlock()
+	if byName != nil {
+		f.memos.byName = carryCallIndex(byName, prev, f)
+	}
 	// Functions defined in the segments only one version has: the answers
 	// that used their summaries are stale unless the summary is the same.
 	// Whether a function runs under no_grad depends on its calls: when the
@@ -484,9 +492,6 @@ func (f *File) carryOver(prev *File) {
 	// computed some of this version's already.
 	f.memos.Lock()
 	defer f.memos.Unlock()
-	if prev.memos.byName != nil && f.memos.byName == nil {
-		f.memos.byName = carryCallIndex(prev, f)
-	}
 	carryTaints := func(to *map[*pyast.Node]*Taint, from map[*pyast.Node]*Taint, plain bool) {
 		if *to == nil {
 			*to = make(map[*pyast.Node]*Taint, len(from))
@@ -512,11 +517,42 @@ func (f *File) carryOver(prev *File) {
 	}
 }
 
+// asked is what a remembered answer read, so that carryOver knows when it
+// goes stale: names whose bindings it looked at, "def:" functions whose
+// existence or summary it used, "calls:" functions whose callers decide
+// whether they run under no-grad.
+type asked map[string]bool
+
+// name records the text of an identifier or attribute chain.
+func (a asked) name(f *File, n *pyast.Node) {
+	if n.Is("identifier", "attribute") && !a[f.Text(n)] {
+		a[strings.Clone(f.Text(n))] = true // a copy: see binding
+	}
+}
+
+// call records what judging call reads: the callee's and the receiver's
+// bindings, and the function of the file it may resolve to.
+func (a asked) call(f *File, call *pyast.Node) {
+	a.name(f, call.Child("function"))
+	a.name(f, Receiver(call))
+	if name := f.LastName(call.Child("function")); name != "" && !a["def:"+name] {
+		a["def:"+strings.Clone(name)] = true
+	}
+}
+
+// summary records that the answer used s.
+func (a asked) summary(s *Summary) {
+	a["def:"+s.name] = true
+	for name := range s.asked {
+		a[name] = true
+	}
+}
+
 // carryCallIndex updates prev's index of calls by name for f: the calls of
 // the segments only prev has go, those of the segments only f has come.
 // Slices are never changed in place (prev still reads them).
-func carryCallIndex(prev, f *File) map[string][]*pyast.Node {
-	idx := maps.Clone(prev.memos.byName)
+func carryCallIndex(byName map[string][]*pyast.Node, prev, f *File) map[string][]*pyast.Node {
+	idx := maps.Clone(byName)
 	for seg, ix := range prev.segments {
 		if f.segments[seg] != nil {
 			continue
@@ -565,7 +601,7 @@ func sameSummaries(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
 		}
 		s := f.summary(b[i])
 		if s.ReturnsGraph != old.ReturnsGraph || s.Trains != old.Trains || s.RunsModel != old.RunsModel ||
-			s.ReturnsTensor != old.ReturnsTensor || !maps.Equal(s.asked, old.asked) {
+			!maps.Equal(s.asked, old.asked) {
 			return false
 		}
 	}

@@ -65,7 +65,7 @@ func (f *File) IsStepLoop(loop *pyast.Node) bool { return f.StepLoopKind(loop) !
 // could have changed.
 func (f *File) StepLoopKind(loop *pyast.Node) StepKind {
 	return remember(f, &f.memos.stepLoops, loop, func() *stepFact {
-		v := &stepFact{asked: map[string]bool{}, segment: f.segmentOf(loop)}
+		v := &stepFact{asked: asked{}, segment: f.segmentOf(loop)}
 		v.kind = f.stepLoopKind(loop, v.asked)
 		return v
 	}).kind
@@ -74,19 +74,14 @@ func (f *File) StepLoopKind(loop *pyast.Node) StepKind {
 // stepFact is a loop's StepKind and what it was computed from.
 type stepFact struct {
 	kind    StepKind
-	asked   map[string]bool // names, "def:" functions and "calls:" callers
+	asked   asked
 	segment *pyast.Segment
 }
 
-func (f *File) stepLoopKind(loop *pyast.Node, asked map[string]bool) StepKind {
+func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 	body := loop.Child("body")
 	if body == nil || RunsOnce(loop) {
 		return NotStepLoop
-	}
-	ask := func(n *pyast.Node) {
-		if n.Is("identifier", "attribute") {
-			asked[strings.Clone(f.Text(n))] = true
-		}
 	}
 	scope := Scope(loop)
 	var calls []*pyast.Node
@@ -102,7 +97,7 @@ func (f *File) stepLoopKind(loop *pyast.Node, asked map[string]bool) StepKind {
 			return TrainingLoop
 		}
 		if f.MethodName(c) == "step" {
-			ask(Receiver(c))
+			reads.name(f, Receiver(c))
 			if isOptimizerStep(f, c) {
 				return TrainingLoop
 			}
@@ -110,18 +105,10 @@ func (f *File) stepLoopKind(loop *pyast.Node, asked map[string]bool) StepKind {
 	}
 	runsModel, feedsModel := false, false
 	for _, c := range calls {
-		fn := c.Child("function")
-		ask(fn)
-		ask(Receiver(c))
-		if name := f.LastName(fn); name != "" {
-			asked["def:"+strings.Clone(name)] = true
-		}
+		reads.call(f, c)
 		if def := f.resolveCall(c); def != nil {
 			s := f.summary(def)
-			asked["calls:"+s.name] = true
-			for name := range s.asked {
-				asked[name] = true
-			}
+			reads.summary(s)
 			if s.Trains {
 				return TrainingLoop
 			}
@@ -136,7 +123,7 @@ func (f *File) stepLoopKind(loop *pyast.Node, asked map[string]bool) StepKind {
 		}
 	}
 	switch {
-	case loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, asked):
+	case loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, reads):
 		return LoaderLoop
 	case runsModel && !f.inModuleCode(loop) && !loadsWeights(f, calls) &&
 		(f.countsSteps(loop) || f.bindsBatch(loop) || pullsBatches(f, calls) || feedsModel):
@@ -261,15 +248,23 @@ func (f *File) bindsBatch(loop *pyast.Node) bool {
 // return or raise: it runs at most once (`for batch in loader: init(batch);
 // break`).
 func RunsOnce(loop *pyast.Node) bool {
-	body := loop.Child("body")
-	if body == nil {
-		return false
+	return LastStatement(loop.Child("body")).Is("break_statement", "return_statement", "raise_statement")
+}
+
+// LastStatement returns the last statement of a block, past trailing
+// comments, or nil.
+func LastStatement(block *pyast.Node) *pyast.Node {
+	if block == nil {
+		return nil
 	}
-	stmts := body.NamedChildren()
+	stmts := block.NamedChildren()
 	for len(stmts) > 0 && stmts[len(stmts)-1].Is("comment") {
 		stmts = stmts[:len(stmts)-1]
 	}
-	return len(stmts) > 0 && stmts[len(stmts)-1].Is("break_statement", "return_statement", "raise_statement")
+	if len(stmts) == 0 {
+		return nil
+	}
+	return stmts[len(stmts)-1]
 }
 
 // pullsBatches reports whether one of a loop's calls takes the next item of
@@ -381,8 +376,8 @@ func (k loaderKind) named(name string) bool {
 
 // loaderLike answers IteratesLoader and IsEvalLoader; the answer for a
 // name is remembered per version (a file may bind `loader` hundreds of
-// times). The names whose bindings it reads go into asked (when not nil).
-func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, asked map[string]bool) bool {
+// times). The names whose bindings it reads go into reads (when not nil).
+func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, reads asked) bool {
 	if e == nil || depth > 4 {
 		return false
 	}
@@ -401,7 +396,7 @@ func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, asked map[s
 					}
 					a = a.Child("value")
 				}
-				if f.loaderLike(a, kind, depth+1, asked) {
+				if f.loaderLike(a, kind, depth+1, reads) {
 					return true
 				}
 				if kind == evalLoader {
@@ -421,11 +416,11 @@ func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, asked map[s
 		if kind == evalLoader && allCaps(f.LastName(e)) {
 			return false
 		}
-		if asked != nil {
-			asked[strings.Clone(f.Text(e))] = true
+		if reads != nil {
+			reads.name(f, e)
 			// The bindings' own names, to the depth the answer reads.
 			for _, b := range f.Bindings(f.Text(e)) {
-				f.loaderLike(b, kind, depth+1, asked)
+				f.loaderLike(b, kind, depth+1, reads)
 			}
 		}
 		return remember(f, &f.memos.loaders, loaderKey{kind, f.Text(e)}, func() bool {

@@ -27,11 +27,9 @@ type Summary struct {
 	Trains bool
 	// RunsModel: it calls a model with autograd on.
 	RunsModel bool
-	// ReturnsTensor: it returns, on every return statement, one tensor.
-	ReturnsTensor bool
 
 	name  string
-	asked map[string]bool // the names its taint looked at
+	asked asked // what its taint and its calls read
 }
 
 // SummaryOfCall returns the summary of the function call calls, when the
@@ -126,18 +124,14 @@ func (f *File) summary(def *pyast.Node) *Summary {
 func (f *File) summarise(def *pyast.Node) *Summary {
 	t := f.plainTaintOf(def)
 	s := &Summary{Def: def, name: strings.Clone(f.Text(def.Child("name"))), asked: maps.Clone(t.asked)}
-	// What the summary reads besides its taint: the calls' names (models,
-	// optimizers) and whether its own callers put it under no_grad.
+	// What the summary reads besides its taint: its calls, and whether its
+	// own callers put it under no_grad.
 	s.asked["calls:"+s.name] = true
 	for _, c := range f.CallsIn(def) {
 		if !InScope(c, def) {
 			continue
 		}
-		for _, n := range []*pyast.Node{c.Child("function"), Receiver(c)} {
-			if n.Is("identifier", "attribute") {
-				s.asked[strings.Clone(f.Text(n))] = true
-			}
-		}
+		s.asked.call(f, c)
 		if isBackwardCall(f, c) || isOptimizerStep(f, c) {
 			s.Trains = true
 		}
@@ -145,26 +139,39 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 			s.RunsModel = true
 		}
 	}
-	returns, tensors := 0, 0
-	pyast.Walk(def.Child("body"), func(n *pyast.Node) bool {
-		switch n.Kind {
+	s.ReturnsGraph = eachReturn(def, func(v *pyast.Node) bool { return t.Tainted(v) }) > 0
+	return s
+}
+
+// returnsTensor reports whether def returns one tensor on every return
+// statement. It is judged when a fix asks, with the file's current model
+// (not remembered in the summary, which carries over to later versions).
+func (f *File) returnsTensor(def *pyast.Node, depth int) bool {
+	if depth > 12 {
+		return false
+	}
+	t := f.plainTaintOf(def)
+	returns := eachReturn(def, func(*pyast.Node) bool { return true })
+	return returns > 0 && eachReturn(def, func(v *pyast.Node) bool { return t.isTensor(v, depth+1) }) == returns
+}
+
+// eachReturn counts the return and yield statements of def's own body
+// that return a value for which ok holds.
+func eachReturn(def *pyast.Node, ok func(value *pyast.Node) bool) int {
+	n := 0
+	pyast.Walk(def.Child("body"), func(x *pyast.Node) bool {
+		switch x.Kind {
 		case "function_definition", "lambda", "class_definition":
 			return false
 		case "return_statement", "yield":
-			v := n.NamedChildren()
-			returns++
-			if len(v) > 0 && !s.ReturnsGraph && t.Tainted(v[0]) {
-				s.ReturnsGraph = true
-			}
-			if len(v) > 0 && t.IsTensor(v[0]) {
-				tensors++
+			if v := x.NamedChildren(); len(v) > 0 && ok(v[0]) {
+				n++
 			}
 			return false
 		}
 		return true
 	})
-	s.ReturnsTensor = returns > 0 && tensors == returns
-	return s
+	return n
 }
 
 // plainTaintOf is the taint of scope judged without function summaries

@@ -119,14 +119,15 @@ func (s evalSigns) any() bool { return s.data || s.mode || s.named }
 // evalSignsOf finds a loop's signs; a loop already under no-grad has none
 // worth looking at (every call in it runs so).
 func evalSignsOf(f *semantic.File, modes modeCalls, loop *pyast.Node) evalSigns {
-	if f.InNoGrad(loop) {
-		return evalSigns{}
-	}
-	return evalSigns{
+	s := evalSigns{
 		mode:  modes.evalBefore(f, loop),
 		named: inEvalFunction(f, loop),
 		data:  iteratesEvalData(f, loopIterables(loop)),
 	}
+	if s.any() && f.InNoGrad(loop) { // the cheap signs first: most loops have none
+		return evalSigns{}
+	}
+	return s
 }
 
 // evaluates reports whether a loop with signs, one of whose calls runs the

@@ -76,8 +76,7 @@ func RemoveStatement(f *semantic.File, stmt *pyast.Node) Edit {
 	if len(stmt.Parent.NamedChildren()) == 1 {
 		return Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"}
 	}
-	lineStart, next := f.LineBounds(stmt.Start)
-	lineEnd := f.Mapper.LineEnd(f.Mapper.LineOf(stmt.Start))
+	lineStart, lineEnd, next := f.StatementLines(stmt)
 	rest := strings.TrimSpace(string(f.Src[stmt.End:lineEnd]))
 	switch {
 	case strings.TrimSpace(string(f.Src[lineStart:stmt.Start])) != "" || rest != "" && !strings.HasPrefix(rest, "#"):

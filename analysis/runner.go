@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -32,6 +33,11 @@ func (p *Pass) Suppressed(offset int) bool {
 // Report records a diagnostic of the running rule.
 func (p *Pass) Report(d Diagnostic) {
 	d.Code = p.Rule.Code
+	// Titles quote code, which may span lines (`f(\n)`); editors show
+	// them on one line.
+	for i := range d.Fixes {
+		d.Fixes[i].Title = strings.Join(strings.Fields(d.Fixes[i].Title), " ")
+	}
 	p.diagnostics = append(p.diagnostics, d)
 }
 

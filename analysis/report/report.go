@@ -24,6 +24,9 @@ type Input struct {
 	Version string
 	// Unchecked counts the paths that could not be checked.
 	Unchecked int
+	// RuleFailures counts the files on which a rule failed, so they were
+	// checked only in part.
+	RuleFailures int
 	// Fixed counts the diagnostics fixed by --fix (the files' results hold
 	// what remains).
 	Fixed int
@@ -131,9 +134,15 @@ func writeText(w io.Writer, in Input) error {
 		if in.Unchecked > 0 {
 			fmt.Fprintf(w, "%d %s could not be checked or written (see above).\n", in.Unchecked, Plural(in.Unchecked, "path", "paths"))
 		}
+		writeRuleFailures(w, in)
 		return nil
 	case n == 0 && in.Unchecked > 0:
 		fmt.Fprintf(w, "No problems found, but %d %s could not be checked (see above).\n", in.Unchecked, Plural(in.Unchecked, "path", "paths"))
+		writeRuleFailures(w, in)
+		return nil
+	case n == 0 && in.RuleFailures > 0:
+		fmt.Fprint(w, "No problems found, but ")
+		writeRuleFailures(w, in)
 		return nil
 	case n == 0:
 		fmt.Fprintln(w, "All checks passed!")
@@ -156,7 +165,16 @@ func writeText(w io.Writer, in Input) error {
 	if in.Unchecked > 0 {
 		fmt.Fprintf(w, "%d %s could not be checked (see above).\n", in.Unchecked, Plural(in.Unchecked, "path", "paths"))
 	}
+	writeRuleFailures(w, in)
 	return nil
+}
+
+// writeRuleFailures says how many files a rule failed on: their checks
+// are incomplete, so the summary must not read as a clean pass.
+func writeRuleFailures(w io.Writer, in Input) {
+	if in.RuleFailures > 0 {
+		fmt.Fprintf(w, "%d %s checked only in part: a rule failed (see above).\n", in.RuleFailures, Plural(in.RuleFailures, "file was", "files were"))
+	}
 }
 
 // Plural picks the word for n things.

@@ -194,6 +194,15 @@ func inLoopBody(call, loop *pyast.Node) bool {
 	return call.Parent.Is("expression_statement") && call.Parent.Parent == loop.Child("body")
 }
 
+// callText is how a fix title quotes call: as written, but `f()` when it
+// has no arguments, however its parentheses are laid out or commented.
+func callText(f *semantic.File, call *pyast.Node) string {
+	if args := call.Child("arguments"); args == nil || len(args.NamedChildren()) > 0 {
+		return f.Text(call)
+	}
+	return f.Text(call.Child("function")) + "()"
+}
+
 // emptyCacheFixes offers to move the call after loop (when moveAfter), or
 // to remove it.
 // Both need the call to be a statement alone on its line (a trailing
@@ -203,8 +212,7 @@ func emptyCacheFixes(f *semantic.File, call, loop *pyast.Node, moveAfter bool) [
 	if !stmt.Is("expression_statement") || len(stmt.NamedChildren()) != 1 {
 		return nil
 	}
-	lineStart, next := f.LineBounds(stmt.Start)
-	lineEnd := f.Mapper.LineEnd(f.Mapper.LineOf(stmt.Start))
+	lineStart, lineEnd, next := f.StatementLines(stmt)
 	if strings.TrimSpace(string(f.Src[lineStart:stmt.Start])) != "" {
 		return nil
 	}
@@ -212,7 +220,8 @@ func emptyCacheFixes(f *semantic.File, call, loop *pyast.Node, moveAfter bool) [
 	if comment != "" && !strings.HasPrefix(comment, "#") {
 		return nil
 	}
-	removeFix := analysis.Fix{Title: "Remove `" + f.Text(call) + "`", Applicability: analysis.Unsafe, Edits: []analysis.Edit{analysis.RemoveStatement(f, stmt)}}
+	name := "`" + callText(f, call) + "`"
+	removeFix := analysis.Fix{Title: "Remove " + name, Applicability: analysis.Unsafe, Edits: []analysis.Edit{analysis.RemoveStatement(f, stmt)}}
 	// Moving the call out of an if or a try would drop its guard.
 	if !inLoopBody(call, loop) || !moveAfter {
 		return []analysis.Fix{removeFix}
@@ -228,7 +237,6 @@ func emptyCacheFixes(f *semantic.File, call, loop *pyast.Node, moveAfter bool) [
 		moved += "  " + comment
 	}
 	insert := analysis.InsertLinesAfter(f, loop.End, moved+eol)
-	name := "`" + f.Text(call) + "`"
 	return []analysis.Fix{
 		{Title: "Move " + name + " after the loop", Applicability: analysis.Unsafe, Edits: []analysis.Edit{remove, insert}},
 		removeFix,

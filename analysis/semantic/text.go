@@ -3,6 +3,8 @@ package semantic
 import (
 	"bytes"
 	"strings"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
 )
 
 // Facts about the file's text that fixes need to write code in its style.
@@ -66,6 +68,16 @@ func (f *File) LineBounds(off int) (start, next int) {
 		return start, f.Mapper.LineStart(line + 1)
 	}
 	return start, len(f.Src)
+}
+
+// StatementLines returns the lines a statement occupies, which may be more
+// than one (`f(\n)`): the start of its first line, the end of its last
+// line before the terminator, and the offset just past that terminator.
+func (f *File) StatementLines(stmt *pyast.Node) (start, lastEnd, next int) {
+	start, _ = f.LineBounds(stmt.Start)
+	last := f.Mapper.LineOf(stmt.End)
+	_, next = f.LineBounds(stmt.End)
+	return start, f.Mapper.LineEnd(last), next
 }
 
 // TorchName is the local name torch is imported as ("" when the file has

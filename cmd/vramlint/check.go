@@ -89,6 +89,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			in.Unchecked++
 			fmt.Fprintf(stderr, "vramlint: %s: %v\n", f.Path, f.Err)
 		case f.Result != nil:
+			if len(f.Result.RuleErrors) > 0 {
+				in.RuleFailures++
+			}
 			for _, e := range f.Result.RuleErrors {
 				ruleFailed = true
 				fmt.Fprintf(stderr, "vramlint: internal error, please report it: %v\n", e)

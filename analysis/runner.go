@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unicode/utf8"
 

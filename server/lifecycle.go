@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -201,14 +205,27 @@ type diagnosticOptions struct {
 	WorkspaceDiagnostics  bool   `json:"workspaceDiagnostics"`
 }
 
-// filePath returns the local path of a file: URI.
+// filePath returns the local path of a file: URI. It parses the URI itself:
+// go.lsp.dev/uri v0.3.0 panics on other schemes and on bad escapes
+// (`file:///a%zz.py`). A URI that is not a valid file: URI has no path; its
+// document is still analysed from its text, as an untitled buffer is.
 func filePath(u string) (string, bool) {
-	if len(u) < 7 || u[:7] != "file://" {
+	parsed, err := url.Parse(u)
+	if err != nil || !strings.EqualFold(parsed.Scheme, "file") || parsed.Path == "" {
 		return "", false
 	}
-	// Filename panics on other schemes (go.lsp.dev/uri v0.3.0), hence the
-	// check above.
-	return protocol.DocumentURI(u).Filename(), true
+	path := parsed.Path
+	if parsed.Host != "" && !strings.EqualFold(parsed.Host, "localhost") {
+		path = "//" + parsed.Host + path // a UNC path: file://server/share/x.py
+	}
+	if runtime.GOOS == "windows" {
+		// file:///C:/x.py names C:/x.py.
+		if len(path) >= 3 && path[0] == '/' && path[2] == ':' {
+			path = path[1:]
+		}
+		path = filepath.FromSlash(path)
+	}
+	return path, true
 }
 
 func invalidRequest(msg string) error {

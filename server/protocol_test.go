@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -552,5 +553,85 @@ func TestFixAllWithUnsafeFixesEnabled(t *testing.T) {
 	v := c.applyAction(uri, analysis.UTF16, all[0])
 	if diags := c.diagnostics(uri, v); len(diags) != 0 || strings.Contains(c.texts[uri], ".cuda()") {
 		t.Errorf("unsafe fixes were not applied:\n%s\n%+v", c.texts[uri], diags)
+	}
+}
+
+// Numbers that protocol v0.12.0's types cannot hold (positions past 2^32,
+// versions past 2^31, negative or fractional values) are clamped, so the
+// change is applied rather than dropped; a change that cannot be read at
+// all drops the document and says so, rather than analysing a stale text.
+func TestOutOfRangeNumbersInChanges(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///numbers.py"
+	c.open(uri, "x = 1\n")
+	c.diagnostics(uri, 1)
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument": map[string]any{"uri": uri, "version": int64(1) << 40},
+		"contentChanges": []any{
+			map[string]any{"range": map[string]any{
+				"start": map[string]any{"line": int64(1) << 33, "character": -4},
+				"end":   map[string]any{"line": 1e300, "character": 2.5},
+			}, "text": "y = 2\n"},
+		},
+	})
+	c.diagnostics(uri, math.MaxInt32)
+	c.srv.mu.Lock()
+	got := string(c.srv.docs[uri].snap.src)
+	c.srv.mu.Unlock()
+	if got != "x = 1\ny = 2\n" {
+		t.Errorf("text after a clamped change: %q", got)
+	}
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": 3},
+		"contentChanges": []any{map[string]any{"range": "not a range", "text": "z"}},
+	})
+	c.await("the message that the document was dropped", func(m message) bool {
+		return m.Method == "window/showMessage" && strings.Contains(string(m.Params), "reopen")
+	})
+	c.await("diagnostics cleared", func(m message) bool {
+		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"diagnostics":[]`)
+	})
+	c.srv.mu.Lock()
+	_, open := c.srv.docs[uri]
+	c.srv.mu.Unlock()
+	if open {
+		t.Error("the document whose change could not be read is still analysed")
+	}
+	// Reopening it starts over.
+	c.open(uri, leakyDataset)
+	if diags := c.diagnostics(uri, 1); len(diags) != 2 {
+		t.Errorf("after reopening: %+v", diags)
+	}
+}
+
+// URIs that do not map to a path (bad escapes, other schemes) are opened
+// and analysed from their text.
+func TestURIsWithoutAPath(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	for _, uri := range []string{"file:///a%zz.py", "untitled:Untitled-1", "file://", "%%%", "vscode-notebook-cell:/x.ipynb#W1"} {
+		c.open(uri, leakyDataset)
+		if diags := c.diagnostics(uri, 1); len(diags) != 2 {
+			t.Errorf("%s: %+v", uri, diags)
+		}
+	}
+}
+
+func TestFilePath(t *testing.T) {
+	for uri, want := range map[string]string{
+		"file:///home/u/a%20b.py":     "/home/u/a b.py",
+		"file://localhost/x.py":       "/x.py",
+		"file:///a%zz.py":             "",
+		"untitled:Untitled-1":         "",
+		"file://server/share/x.py":    "//server/share/x.py",
+		"FILE:///x.py":                "/x.py",
+		"file:///tmp/%E4%B8%AD.py":    "/tmp/中.py",
+		"file:///tmp/q.py?query#frag": "/tmp/q.py",
+	} {
+		got, ok := filePath(uri)
+		if got != want || ok != (want != "") {
+			t.Errorf("filePath(%q) = %q, %v; want %q", uri, got, ok, want)
+		}
 	}
 }

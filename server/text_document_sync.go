@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"go.lsp.dev/protocol"
@@ -12,10 +13,10 @@ import (
 
 type didOpenParams struct {
 	TextDocument struct {
-		URI        string `json:"uri"`
-		LanguageID string `json:"languageId"`
-		Version    int32  `json:"version"`
-		Text       string `json:"text"`
+		URI        string      `json:"uri"`
+		LanguageID string      `json:"languageId"`
+		Version    json.Number `json:"version"`
+		Text       string      `json:"text"`
 	} `json:"textDocument"`
 }
 
@@ -38,7 +39,8 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 	}
-	d.snap = s.newSnapshot(d, td.Version, src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)
+	version, _ := clampNumber(td.Version, 0, math.MaxInt32)
+	d.snap = s.newSnapshot(d, int32(version), src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)
 	s.completeInBackground(d)
 	s.docs[td.URI] = d
 	s.scheduleDiagnostics(d)
@@ -47,22 +49,77 @@ func (s *Server) didOpen(params json.RawMessage) error {
 
 // didChangeParams is decoded here rather than with protocol v0.12.0's
 // types: their Range is a value, so a whole-document change (no range)
-// would look like an insertion at 0:0.
+// would look like an insertion at 0:0; and their positions are uint32 and
+// versions int32, so one number out of range would drop the whole change
+// and leave the server's text behind the editor's. Numbers are read as
+// they come and clamped.
 type didChangeParams struct {
 	TextDocument struct {
-		URI     string `json:"uri"`
-		Version int32  `json:"version"`
+		URI     string      `json:"uri"`
+		Version json.Number `json:"version"`
 	} `json:"textDocument"`
 	ContentChanges []struct {
-		Range *protocol.Range `json:"range"`
-		Text  string          `json:"text"`
+		Range *wireRange `json:"range"`
+		Text  string     `json:"text"`
 	} `json:"contentChanges"`
+}
+
+type wireRange struct {
+	Start wirePosition `json:"start"`
+	End   wirePosition `json:"end"`
+}
+
+type wirePosition struct {
+	Line      json.Number `json:"line"`
+	Character json.Number `json:"character"`
+}
+
+func (r wireRange) String() string {
+	return fmt.Sprintf("%s:%s-%s:%s", r.Start.Line, r.Start.Character, r.End.Line, r.End.Character)
+}
+
+// clampNumber reads n as an integer in [lo, hi], saying whether it had to
+// be clamped (a fraction, a sign, or a size out of range).
+func clampNumber(n json.Number, lo, hi int64) (int64, bool) {
+	if n == "" { // absent
+		return max(lo, min(0, hi)), false
+	}
+	if i, err := n.Int64(); err == nil {
+		if i < lo {
+			return lo, true
+		}
+		if i > hi {
+			return hi, true
+		}
+		return i, false
+	}
+	f, err := n.Float64()
+	switch {
+	case err != nil && f == 0: // not a number at all
+		return lo, true
+	case f <= float64(lo):
+		return lo, true
+	case f >= float64(hi):
+		return hi, true
+	}
+	return int64(f), true
+}
+
+// position is a wire position clamped to the Mapper's int range.
+func (p wirePosition) position() (analysis.Position, bool) {
+	line, c1 := clampNumber(p.Line, 0, math.MaxInt32)
+	col, c2 := clampNumber(p.Character, 0, math.MaxInt32)
+	return analysis.Position{Line: int(line), Column: int(col)}, c1 || c2
 }
 
 func (s *Server) didChange(params json.RawMessage) error {
 	var p didChangeParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return fmt.Errorf("didChange: %w", err)
+		return s.forgetUnappliable(params, err)
+	}
+	version, clamped := clampNumber(p.TextDocument.Version, 0, math.MaxInt32)
+	if clamped {
+		s.log.Printf("%s: version %s is out of range; taken as %d", p.TextDocument.URI, p.TextDocument.Version, version)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -70,10 +127,10 @@ func (s *Server) didChange(params json.RawMessage) error {
 	if d == nil {
 		return fmt.Errorf("didChange for %s, which is not open", p.TextDocument.URI)
 	}
-	if p.TextDocument.Version <= d.snap.version {
+	if int32(version) <= d.snap.version {
 		// The spec says versions only increase; apply the change anyway,
 		// since the client's buffer already has it.
-		s.log.Printf("%s: version went from %d to %d", d.uri, d.snap.version, p.TextDocument.Version)
+		s.log.Printf("%s: version went from %d to %d", d.uri, d.snap.version, version)
 	}
 	prev := d.snap.tree
 	if prev != nil && prev.NeedsCompletion() {
@@ -106,7 +163,7 @@ func (s *Server) didChange(params json.RawMessage) error {
 		s.tell(messageWarning, "%s is no longer analysed: %v", d.uri, skip)
 	}
 	base := d.snap.model()
-	d.snap = s.newSnapshot(d, p.TextDocument.Version, src, mapper, tree, d.snap.settings, skip)
+	d.snap = s.newSnapshot(d, int32(version), src, mapper, tree, d.snap.settings, skip)
 	d.snap.base = base
 	s.completeInBackground(d) // when a whole new text was parsed in chunks
 	s.scheduleDiagnostics(d)
@@ -114,19 +171,41 @@ func (s *Server) didChange(params json.RawMessage) error {
 }
 
 // offset converts a client position, clamping one past the end of its line
-// or of the document.
-func offset(m *analysis.Mapper, p protocol.Position, enc analysis.Encoding) (int, bool) {
-	off, err := m.Offset(analysis.Position{Line: int(p.Line), Column: int(p.Character)}, enc)
+// or of the document (or out of any range).
+func offset(m *analysis.Mapper, wp wirePosition, enc analysis.Encoding) (int, bool) {
+	p, clamped := wp.position()
+	off, err := m.Offset(p, enc)
 	if err != nil {
 		return off, true
 	}
-	return off, columnPastEnd(m, p, enc)
+	end := m.Position(m.LineEnd(p.Line), enc)
+	return off, clamped || p.Column > end.Column
 }
 
-// columnPastEnd reports whether p's column lies beyond its line's end.
-func columnPastEnd(m *analysis.Mapper, p protocol.Position, enc analysis.Encoding) bool {
-	end := m.Position(m.LineEnd(int(p.Line)), enc)
-	return int(p.Character) > end.Column
+// forgetUnappliable handles a didChange that cannot be read at all: the
+// server cannot know the editor's text any more, so it drops the document
+// (and its diagnostics) and asks the user to reopen it, rather than go on
+// analysing a text that is not the editor's.
+func (s *Server) forgetUnappliable(params json.RawMessage, err error) error {
+	var p struct {
+		TextDocument struct {
+			URI string `json:"uri"`
+		} `json:"textDocument"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return fmt.Errorf("didChange: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.docs[p.TextDocument.URI] == nil {
+		return fmt.Errorf("didChange: %w", err)
+	}
+	s.closeDocument(p.TextDocument.URI)
+	s.notify("window/showMessage", map[string]any{
+		"type":    messageError,
+		"message": "vramlint: could not apply an edit to " + p.TextDocument.URI + "; close and reopen it to analyse it again",
+	})
+	return fmt.Errorf("didChange: %w; %s dropped", err, p.TextDocument.URI)
 }
 
 func (s *Server) didClose(params json.RawMessage) error {
@@ -140,18 +219,24 @@ func (s *Server) didClose(params json.RawMessage) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d := s.docs[p.TextDocument.URI]
+	s.closeDocument(p.TextDocument.URI)
+	return nil
+}
+
+// closeDocument forgets uri's document and clears its diagnostics; s.mu is
+// held.
+func (s *Server) closeDocument(uri string) {
+	d := s.docs[uri]
 	if d == nil {
-		return nil
+		return
 	}
 	d.stopDiagnostics()
 	d.stopCompletion()
-	delete(s.docs, p.TextDocument.URI)
+	delete(s.docs, uri)
 	if !s.pullMode() {
 		// Clearing is an empty array, never null.
 		s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{
 			URI: protocol.DocumentURI(d.uri), Diagnostics: []protocol.Diagnostic{},
 		})
 	}
-	return nil
 }

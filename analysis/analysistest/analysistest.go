@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -33,8 +32,9 @@ type want struct {
 // Wants reads the expectations of a fixture.
 func Wants(src []byte) ([]want, error) {
 	var out []want
-	for i, line := range strings.Split(string(src), "\n") {
-		m := wantComment.FindStringSubmatch(line)
+	mapper := analysis.NewMapper(src) // lines end at "\n", "\r\n" or "\r"
+	for i := range mapper.LineCount() {
+		m := wantComment.FindStringSubmatch(string(mapper.Line(i)))
 		if m == nil {
 			continue
 		}

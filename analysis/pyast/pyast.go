@@ -10,6 +10,7 @@
 package pyast
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"runtime"
@@ -68,7 +69,7 @@ func parse(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree, err
 	if ctx.Done() == nil {
 		defer putParser(p)
 	}
-	ts, err := p.ParseCtx(ctx, old, src)
+	ts, err := p.ParseCtx(ctx, old, withNewlines(src))
 	// The binding passes old's C tree to the parser without keeping old
 	// alive: a collection during the parse could run old's finalizer and
 	// free the tree under the parser.
@@ -77,6 +78,38 @@ func parse(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree, err
 		return nil, fmt.Errorf("parse: %w", err)
 	}
 	return ts, nil
+}
+
+// withNewlines returns src with each lone "\r" (a line break in old Mac
+// files, and in the LSP) replaced by "\n", which tree-sitter's Python
+// scanner needs to see lines: the copy has the same length, so offsets
+// into it are offsets into src. advance counts rows the same way.
+func withNewlines(src []byte) []byte {
+	i := bytes.IndexByte(src, '\r')
+	if i < 0 {
+		return src
+	}
+	var out []byte
+	for ; i >= 0 && i < len(src); i = nextCR(src, i+1) {
+		if i+1 < len(src) && src[i+1] == '\n' {
+			continue // "\r\n" is a line break already
+		}
+		if out == nil {
+			out = bytes.Clone(src)
+		}
+		out[i] = '\n'
+	}
+	if out == nil {
+		return src
+	}
+	return out
+}
+
+func nextCR(src []byte, from int) int {
+	if i := bytes.IndexByte(src[from:], '\r'); i >= 0 {
+		return from + i
+	}
+	return -1
 }
 
 // Parse parses src from scratch and mirrors it with the source's own
@@ -219,7 +252,7 @@ func Walk(n *Node, visit func(*Node) bool) {
 func ParseTree(old *sitter.Tree, src []byte) (*sitter.Tree, error) {
 	p := getParser()
 	defer putParser(p)
-	ts, err := p.ParseCtx(context.Background(), old, src)
+	ts, err := p.ParseCtx(context.Background(), old, withNewlines(src))
 	runtime.KeepAlive(old) // see parse
 	return ts, err
 }

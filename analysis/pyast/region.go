@@ -66,6 +66,7 @@ func (r *Region) ErrorsAfter(after []byte, sorted []Replacement) (int, error) {
 // advance moves p (a row and byte column) over text. Rows end at "\n", as
 // tree-sitter counts them.
 func advance(p sitter.Point, text []byte) sitter.Point {
+	text = withNewlines(text) // the parser sees a lone "\r" as "\n"
 	if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
 		return sitter.Point{Row: p.Row + uint32(bytes.Count(text, []byte{'\n'})), Column: uint32(len(text) - i - 1)}
 	}

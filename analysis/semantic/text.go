@@ -17,7 +17,11 @@ func (f *File) LineEnding() string {
 
 func (f *File) lineEnding() string {
 	crlf := bytes.Count(f.Src, []byte("\r\n"))
-	if crlf > 0 && crlf*2 >= bytes.Count(f.Src, []byte("\n")) {
+	lf := bytes.Count(f.Src, []byte("\n"))
+	if crOnly := bytes.Count(f.Src, []byte("\r")) - crlf; crOnly > lf {
+		return "\r" // an old Mac file
+	}
+	if crlf > 0 && crlf*2 >= lf {
 		return "\r\n"
 	}
 	return "\n"

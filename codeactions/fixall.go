@@ -77,26 +77,88 @@ type FixResult struct {
 // FixAll applies fixes to src in rounds until none applies (at most
 // MaxRounds), re-analysing after each round. choose picks each
 // diagnostic's fix (Preferred for `check --fix`).
+//
+// Each round must bring the file strictly closer to clean: at least as many
+// fewer diagnostics as the round claims to fix. A round that does not is
+// undone and its fixes are tried one at a time; a fix that does not resolve
+// what it claims is dropped (and named in Dropped), so fixing reaches a
+// fixed point instead of rewriting the file on every run.
 func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byte, settings *analysis.Settings, choose Chooser) (*FixResult, error) {
 	out := &FixResult{Source: src}
-	for {
-		res, err := runner.Run(ctx, path, out.Source, settings)
-		if err != nil {
-			return nil, err
+	res, err := runner.Run(ctx, path, src, settings)
+	if err != nil {
+		return nil, err
+	}
+	out.Remaining = res
+	out.Dropped = append(out.Dropped, res.DroppedFixes...)
+	rejected := map[string]bool{}
+	allowed := func(d analysis.Diagnostic) *analysis.Fix {
+		fix := choose(d)
+		if fix == nil || len(rejected) > 0 && rejected[fixKey(out.Source, d, fix)] {
+			return nil
 		}
-		out.Remaining = res
-		out.Dropped = append(out.Dropped, res.DroppedFixes...)
-		if out.Rounds == MaxRounds {
-			return out, nil
-		}
-		edits, fixed := SelectFixes(res.Diagnostics, choose)
+		return fix
+	}
+	// try applies the fixes allowed for diags and keeps the result if it
+	// is closer to clean by as many diagnostics as they claim to fix.
+	try := func(diags []analysis.Diagnostic) (applied bool, err error) {
+		edits, fixed := SelectFixes(diags, allowed)
 		if len(edits) == 0 {
-			return out, nil
+			return false, nil
 		}
 		next, err := analysis.ApplyEdits(out.Source, edits)
 		if err != nil {
-			return nil, fmt.Errorf("%s: applying fixes: %w", path, err)
+			return false, fmt.Errorf("%s: applying fixes: %w", path, err)
 		}
-		out.Source, out.Fixed, out.Rounds = next, out.Fixed+fixed, out.Rounds+1
+		nextRes, err := runner.Run(ctx, path, next, settings)
+		if err != nil {
+			return false, err
+		}
+		if len(nextRes.Diagnostics) > len(out.Remaining.Diagnostics)-fixed {
+			return false, nil
+		}
+		out.Source, out.Remaining = next, nextRes
+		out.Fixed, out.Rounds = out.Fixed+fixed, out.Rounds+1
+		out.Dropped = append(out.Dropped, nextRes.DroppedFixes...)
+		return true, nil
 	}
+	for out.Rounds < MaxRounds {
+		applied, err := try(out.Remaining.Diagnostics)
+		if err != nil {
+			return nil, err
+		}
+		if applied {
+			continue
+		}
+		// Nothing to apply, or a fix of the round let it down: one at a time.
+		progress := false
+		for _, d := range out.Remaining.Diagnostics {
+			fix := allowed(d)
+			if fix == nil {
+				continue
+			}
+			applied, err := try([]analysis.Diagnostic{d})
+			if err != nil {
+				return nil, err
+			}
+			if applied {
+				progress = true
+				break // offsets have moved: start a new round
+			}
+			rejected[fixKey(out.Source, d, fix)] = true
+			line := analysis.NewMapper(out.Source).LineOf(d.Start) + 1
+			out.Dropped = append(out.Dropped, fmt.Sprintf("%s:%d: %s: dropped fix %q: it does not resolve the problem", path, line, d.Code, fix.Title))
+		}
+		if !progress {
+			break
+		}
+	}
+	return out, nil
+}
+
+// fixKey identifies a diagnostic's fix across rounds, whose offsets move:
+// by its rule, title, and the text of the line it is reported on.
+func fixKey(src []byte, d analysis.Diagnostic, fix *analysis.Fix) string {
+	m := analysis.NewMapper(src)
+	return d.Code + "\x00" + fix.Title + "\x00" + string(m.Line(m.LineOf(d.Start)))
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -175,5 +176,37 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 	if UnifiedDiff("x.py", []byte(old), []byte(old)) != "" {
 		t.Error("equal inputs must give no diff")
+	}
+}
+
+// A fix that does not resolve its diagnostic (here: one that adds a blank
+// line and leaves the problem) is dropped after one try, the other fixes
+// still apply, and fixing reaches a fixed point.
+func TestFixThatDoesNotConvergeIsDropped(t *testing.T) {
+	treadmill := &analysis.Rule{Code: "GPU997", Name: "treadmill", DefaultSeverity: analysis.SeverityWarning, Run: func(p *analysis.Pass) {
+		if i := strings.Index(string(p.Src), "TREADMILL"); i >= 0 {
+			p.Report(analysis.Diagnostic{Start: i, End: i + 9, Message: "never fixed", Fixes: []analysis.Fix{{
+				Title: "Add a blank line", Edits: []analysis.Edit{{Start: 0, End: 0, NewText: "\n"}},
+			}}})
+		}
+	}}
+	runner := &analysis.Runner{Rules: append(rules.All(), treadmill)}
+	src := []byte("import torch\n# TREADMILL\nfor step, b in enumerate(loader):\n    loss = model(b)\n    loss.backward()\n    torch.cuda.empty_cache()\n")
+	once, err := FixAll(context.Background(), runner, "t.py", src, nil, Preferred(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if once.Fixed != 1 || strings.Count(string(once.Source), "\n") != strings.Count(string(src), "\n") {
+		t.Errorf("fixed %d, source:\n%s", once.Fixed, once.Source)
+	}
+	if len(once.Dropped) != 1 || !strings.Contains(once.Dropped[0], `GPU997: dropped fix "Add a blank line": it does not resolve the problem`) {
+		t.Errorf("dropped: %q", once.Dropped)
+	}
+	twice, err := FixAll(context.Background(), runner, "t.py", once.Source, nil, Preferred(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if twice.Fixed != 0 || string(twice.Source) != string(once.Source) {
+		t.Errorf("a second run changed the file:\n%s", twice.Source)
 	}
 }

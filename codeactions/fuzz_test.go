@@ -1,0 +1,79 @@
+package codeactions
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/rules"
+)
+
+// addFixtures seeds f with every rule fixture (the committed corpus under
+// testdata/fuzz adds the inputs fuzzing found).
+func addFixtures(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join(fixtures, "*", "*.py"))
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+}
+
+// syntaxErrors counts src's syntax errors.
+func syntaxErrors(t *testing.T, src []byte) int {
+	tree, err := pyast.Parse(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pyast.ErrorCount(tree.TS.RootNode())
+}
+
+// Every offered fix applies and leaves the file parsing at least as well;
+// fix-all reaches a fixed point, and applying it again changes nothing.
+func FuzzFixes(f *testing.F) {
+	addFixtures(f)
+	runner := &analysis.Runner{Rules: rules.All()}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if analysis.CheckSource(src) != nil {
+			return
+		}
+		res, err := runner.Run(context.Background(), "fuzz.py", src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.RuleErrors {
+			t.Fatal(e)
+		}
+		errorsBefore := syntaxErrors(t, src)
+		for _, d := range res.Diagnostics {
+			for _, fix := range d.Fixes {
+				fixed, err := analysis.ApplyEdits(src, fix.Edits)
+				if err != nil {
+					t.Fatalf("%s fix %q does not apply: %v", d.Code, fix.Title, err)
+				}
+				if after := syntaxErrors(t, fixed); after > errorsBefore {
+					t.Fatalf("%s fix %q: %d syntax errors after, %d before:\n%s", d.Code, fix.Title, after, errorsBefore, fixed)
+				}
+			}
+		}
+		once, err := FixAll(context.Background(), runner, "fuzz.py", src, nil, Preferred(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if once.Rounds == MaxRounds {
+			t.Fatalf("fix-all did not reach a fixed point in %d rounds:\n%s", MaxRounds, once.Source)
+		}
+		twice, err := FixAll(context.Background(), runner, "fuzz.py", once.Source, nil, Preferred(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if twice.Fixed != 0 || string(twice.Source) != string(once.Source) {
+			t.Fatalf("fix-all applied twice differs from once (%d more fixed):\n%s", twice.Fixed, UnifiedDiff("once", once.Source, twice.Source))
+		}
+	})
+}

@@ -47,7 +47,7 @@ const MaxFileSize = 10 << 20
 // CheckSource says why src cannot be analysed as Python source, or nil.
 func CheckSource(src []byte) error {
 	if len(src) > MaxFileSize {
-		return fmt.Errorf("file is too large (%d MB; the limit is %d MB)", len(src)>>20, MaxFileSize>>20)
+		return tooLarge(int64(len(src)))
 	}
 	if i := bytes.IndexByte(src, 0); i >= 0 {
 		return fmt.Errorf("looks like a binary file (NUL byte at offset %d)", i)

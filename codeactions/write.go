@@ -6,30 +6,52 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/vramlint/vramlint/analysis"
 )
 
 // ErrChangedOnDisk is returned when a file changed between the moment it
 // was read and the moment its fixes were to be written.
 var ErrChangedOnDisk = errors.New("changed on disk since it was read; not written")
 
+// ErrReadOnly is returned for a file its user may not write (or marked
+// read-only, which root could otherwise write through).
+var ErrReadOnly = errors.New("is read-only; not written")
+
 // WriteFixed replaces the file at path, whose content was original, with
-// fixed: atomically (a temporary file in the same folder, then a rename),
-// keeping its mode, and only if the file still holds original.
+// fixed, only if the file still holds original, and as the file it was:
+//
+//   - Normally atomically: a temporary file in the same folder, given the
+//     file's mode bits (setuid, setgid and sticky included), owner, group
+//     and extended attributes, then renamed over it.
+//   - In place, after writing a backup next to it, when a rename would
+//     change what the file is: it has other hard links (a rename would
+//     split them), or its owner or group cannot be given to a new file.
+//
+// A save by an editor racing the write must never be lost. The content is
+// compared with original right before the rename, and where the platform
+// can exchange two files atomically (Linux), the replaced file is compared
+// once more after the exchange and put back if a save slipped in.
 func WriteFixed(path string, original, fixed []byte) error {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return err
 	}
-	info, err := os.Stat(real)
+	before, err := os.Stat(real)
 	if err != nil {
 		return err
 	}
-	current, err := os.ReadFile(real)
-	if err != nil {
+	if !before.Mode().IsRegular() {
+		return analysis.ErrNotRegular
+	}
+	if !writable(real, before) {
+		return ErrReadOnly
+	}
+	if err := stillHolds(real, before, original); err != nil {
 		return err
 	}
-	if !bytes.Equal(current, original) {
-		return ErrChangedOnDisk
+	if linkCount(before) > 1 {
+		return writeInPlace(real, before, original, fixed)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+".vramlint-*")
 	if err != nil {
@@ -43,8 +65,17 @@ func WriteFixed(path string, original, fixed []byte) error {
 	if _, err := tmp.Write(fixed); err != nil {
 		return cleanup(err)
 	}
-	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+	if err := preserveOwner(tmp, before); err != nil {
+		// Only the file itself can keep an owner we cannot give away.
+		cleanup(nil)
+		return writeInPlace(real, before, original, fixed)
+	}
+	// After chown, which clears setuid and setgid.
+	if err := tmp.Chmod(before.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)); err != nil {
 		return cleanup(err)
+	}
+	if err := copyXattrs(real, tmp); err != nil {
+		return cleanup(fmt.Errorf("copying extended attributes: %w", err))
 	}
 	if err := tmp.Sync(); err != nil {
 		return cleanup(err)
@@ -52,8 +83,88 @@ func WriteFixed(path string, original, fixed []byte) error {
 	if err := tmp.Close(); err != nil {
 		return cleanup(err)
 	}
-	if err := os.Rename(tmp.Name(), real); err != nil {
+	// The window for a racing save: from this check to the replacement.
+	if err := stillHolds(real, before, original); err != nil {
+		return cleanup(err)
+	}
+	if err := replace(tmp.Name(), real, original); err != nil {
 		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// stillHolds checks that the file at path is the one described by before
+// (same file, size and modification time) and still holds original.
+func stillHolds(path string, before os.FileInfo, original []byte) error {
+	now, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(before, now) || now.Size() != int64(len(original)) || !now.ModTime().Equal(before.ModTime()) {
+		return ErrChangedOnDisk
+	}
+	current, err := analysis.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(current, original) {
+		return ErrChangedOnDisk
+	}
+	return nil
+}
+
+// writeInPlace overwrites the file itself, keeping its identity (links,
+// owner, mode, attributes), after writing a backup beside it that is
+// removed once the new content is on disk, and kept if anything fails.
+func writeInPlace(path string, before os.FileInfo, original, fixed []byte) error {
+	backup, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".vramlint-backup-*")
+	if err != nil {
+		return fmt.Errorf("writing a backup before changing the file in place: %w", err)
+	}
+	if _, err := backup.Write(original); err != nil {
+		backup.Close()
+		os.Remove(backup.Name())
+		return fmt.Errorf("writing a backup before changing the file in place: %w", err)
+	}
+	if err := backup.Sync(); err != nil {
+		backup.Close()
+		os.Remove(backup.Name())
+		return fmt.Errorf("writing a backup before changing the file in place: %w", err)
+	}
+	backup.Close()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		os.Remove(backup.Name())
+		return err
+	}
+	// The last check, on the file as opened.
+	current := make([]byte, len(original)+1)
+	n, _ := f.ReadAt(current, 0)
+	if n != len(original) || !bytes.Equal(current[:n], original) {
+		f.Close()
+		os.Remove(backup.Name())
+		return ErrChangedOnDisk
+	}
+	_, err = f.WriteAt(fixed, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(fixed)))
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing in place failed (%w); the original is in %s", err, backup.Name())
+	}
+	os.Remove(backup.Name())
+	return nil
+}
+
+func renameOver(tmp, path string) error {
+	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("replacing the file: %w", err)
 	}
 	return nil

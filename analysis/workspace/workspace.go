@@ -42,6 +42,10 @@ type FileResult struct {
 type Problem struct {
 	Path string
 	Err  error
+	// Note marks what was skipped on purpose and leaves nothing unchecked
+	// (a symbolic link back to a folder being checked): it is reported, but
+	// does not make the check fail.
+	Note bool
 }
 
 func (p Problem) Error() string { return p.Path + ": " + p.Err.Error() }
@@ -143,16 +147,7 @@ func unwrapFile(ce *analysis.ConfigError) error {
 
 func (c *Checker) checkFile(ctx context.Context, path string) FileResult {
 	fr := FileResult{Path: path, Settings: c.SettingsFor(filepath.Dir(absPath(path)))}
-	info, err := os.Stat(path)
-	if err != nil {
-		fr.Err = describe(err)
-		return fr
-	}
-	if info.Size() > analysis.MaxFileSize {
-		fr.Err = fmt.Errorf("file is too large (%d MB; the limit is %d MB)", info.Size()>>20, analysis.MaxFileSize>>20)
-		return fr
-	}
-	src, err := os.ReadFile(path)
+	src, err := analysis.ReadFile(path)
 	if err != nil {
 		fr.Err = describe(err)
 		return fr
@@ -212,7 +207,11 @@ func (c *Checker) walk(dir string, ignores []*gitignore, visiting map[string]boo
 		return
 	}
 	if visiting[real] {
-		c.problem(dir, errors.New("symbolic link loop, skipped"))
+		// A link back to a folder being walked: its files are checked
+		// there already.
+		c.mu.Lock()
+		c.problems = append(c.problems, Problem{Path: dir, Err: fmt.Errorf("links back to %s, which is being checked; skipped", real), Note: true})
+		c.mu.Unlock()
 		return
 	}
 	visiting[real] = true

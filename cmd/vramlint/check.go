@@ -78,8 +78,13 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	files, problems := checker.Check(context.Background(), paths)
 
-	in := report.Input{Files: files, Rules: rules.All(), Version: version, Unchecked: len(problems)}
+	in := report.Input{Files: files, Rules: rules.All(), Version: version}
 	for _, p := range problems {
+		if p.Note {
+			fmt.Fprintf(stderr, "vramlint: note: %s\n", p)
+			continue
+		}
+		in.Unchecked++
 		fmt.Fprintf(stderr, "vramlint: %s\n", p)
 	}
 	ruleFailed := false

@@ -1,0 +1,191 @@
+//go:build linux
+
+package codeactions
+
+import (
+	"errors"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	originalText = "import torch\nx = 1\n"
+	fixedText    = "import torch\nx = 2\n"
+)
+
+func writeOriginal(t *testing.T, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(originalText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func content(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// leftovers lists the temporary and backup files left beside path.
+func leftovers(t *testing.T, path string) []string {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*vramlint*"))
+	return matches
+}
+
+func TestReadOnlyFileIsNotWritten(t *testing.T) {
+	path := writeOriginal(t, "ro.py")
+	if err := os.Chmod(path, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFixed(path, []byte(originalText), []byte(fixedText)); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("err = %v, want ErrReadOnly", err)
+	}
+	if content(t, path) != originalText {
+		t.Error("a read-only file was rewritten")
+	}
+}
+
+func TestModeOwnerAndXattrsKept(t *testing.T) {
+	path := writeOriginal(t, "keep.py")
+	uid, gid := os.Getuid(), os.Getgid()
+	if os.Geteuid() == 0 {
+		uid, gid = 1234, 5678 // root can give the file away; the fix must keep that
+		if err := os.Chown(path, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(path, 0o750|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	xattrs := unix.Setxattr(path, "user.vramlint.test", []byte("kept"), 0) == nil
+	if err := WriteFixed(path, []byte(originalText), []byte(fixedText)); err != nil {
+		t.Fatal(err)
+	}
+	if content(t, path) != fixedText {
+		t.Fatalf("not written: %q", content(t, path))
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode() != 0o750|os.ModeSetgid {
+		t.Errorf("mode %v, want %v", info.Mode(), 0o750|os.ModeSetgid)
+	}
+	st := info.Sys().(*syscall.Stat_t)
+	if int(st.Uid) != uid || int(st.Gid) != gid {
+		t.Errorf("owner %d:%d, want %d:%d", st.Uid, st.Gid, uid, gid)
+	}
+	if xattrs {
+		value := make([]byte, 16)
+		n, err := unix.Getxattr(path, "user.vramlint.test", value)
+		if err != nil || string(value[:n]) != "kept" {
+			t.Errorf("extended attribute lost: %q, %v", value[:n], err)
+		}
+	} else {
+		t.Log("this file system has no user extended attributes; not checked")
+	}
+	if l := leftovers(t, path); len(l) > 0 {
+		t.Errorf("left behind: %v", l)
+	}
+}
+
+func TestHardLinksStayLinked(t *testing.T) {
+	path := writeOriginal(t, "a.py")
+	other := filepath.Join(filepath.Dir(path), "b.py")
+	if err := os.Link(path, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFixed(path, []byte(originalText), []byte(fixedText)); err != nil {
+		t.Fatal(err)
+	}
+	if content(t, other) != fixedText {
+		t.Errorf("the other link still holds %q", content(t, other))
+	}
+	a, _ := os.Stat(path)
+	b, _ := os.Stat(other)
+	if !os.SameFile(a, b) {
+		t.Error("the links were split")
+	}
+	if l := leftovers(t, path); len(l) > 0 {
+		t.Errorf("left behind: %v", l)
+	}
+}
+
+func TestSymlinkWritesItsTarget(t *testing.T) {
+	path := writeOriginal(t, "target.py")
+	link := filepath.Join(filepath.Dir(path), "link.py")
+	if err := os.Symlink("target.py", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFixed(link, []byte(originalText), []byte(fixedText)); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the symbolic link was replaced by a file")
+	}
+	if content(t, path) != fixedText {
+		t.Error("the target was not written")
+	}
+}
+
+// An editor saves while --fix writes: however the two interleave, the
+// user's save is what the file holds at the end (written before, the fix
+// is refused; written after, it replaces the fix).
+func TestConcurrentSaveIsNeverLost(t *testing.T) {
+	const userText = "import torch\nx = 'saved by the user'\n"
+	saves := map[string]func(path string) error{
+		// Most editors: a new file renamed over the old one.
+		"rename": func(path string) error {
+			tmp := path + ".editor-tmp"
+			if err := os.WriteFile(tmp, []byte(userText), 0o644); err != nil {
+				return err
+			}
+			return os.Rename(tmp, path)
+		},
+		// Vim's default: truncate and write the same file.
+		"in place": func(path string) error {
+			return os.WriteFile(path, []byte(userText), 0o644)
+		},
+	}
+	for name, save := range saves {
+		lost, refused := 0, 0
+		for i := range 200 {
+			path := writeOriginal(t, "race.py")
+			delay := time.Duration(rand.Intn(400)) * time.Microsecond
+			var wg sync.WaitGroup
+			var saveErr error
+			wg.Go(func() {
+				time.Sleep(delay)
+				saveErr = save(path)
+			})
+			err := WriteFixed(path, []byte(originalText), []byte(fixedText))
+			wg.Wait()
+			if saveErr != nil {
+				t.Fatal(saveErr)
+			}
+			if errors.Is(err, ErrChangedOnDisk) {
+				refused++
+			} else if err != nil {
+				t.Fatalf("run %d: %v", i, err)
+			}
+			if got := content(t, path); got != userText {
+				lost++
+				t.Errorf("%s save, run %d (after %v): the user's save was lost; the file holds %q", name, i, delay, got)
+			}
+		}
+		t.Logf("%s saves: %d of 200 refused as changed on disk, %d lost", name, refused, lost)
+	}
+}

@@ -91,6 +91,10 @@ type Result struct {
 // Mapper maps Src's offsets to lines and columns.
 func (res *Result) Mapper() *Mapper {
 	res.mapper.Do(func() {
+		if res.file == nil { // compacted
+			res.mapper.m = NewMapper(res.Src)
+			return
+		}
 		res.mapper.m = res.file.Mapper
 		if res.file.Tree.LaidOut() {
 			res.mapper.m = NewMapper(res.Src)
@@ -111,7 +115,22 @@ func (r *Runner) Run(ctx context.Context, path string, src []byte, settings *Set
 	if err != nil {
 		return nil, err
 	}
-	return r.Analyze(semantic.NewFile(path, src, tree), settings), nil
+	res := r.Analyze(semantic.NewFile(path, src, tree), settings)
+	tree.FreeSyntaxTree() // a file analysed once is never edited
+	return res, nil
+}
+
+// Compact drops what only the analysis needed (the model, and the source
+// and line index of a file without diagnostics), keeping what reports and
+// fixes read, so that `check` holds little per file until it reports.
+func (res *Result) Compact() {
+	if len(res.Diagnostics) == 0 {
+		res.Src = nil
+		res.file = nil
+		return
+	}
+	res.Mapper() // from the model, before it goes
+	res.file = nil
 }
 
 // AnalyzeTree analyses a version of a buffer already parsed (see

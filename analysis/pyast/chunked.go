@@ -213,6 +213,18 @@ func (t *Tree) Release() {
 	})
 }
 
+// FreeSyntaxTree frees the tree-sitter tree of a tree that will not be
+// edited: its memory is C memory, which Go's collector does not see, so
+// left to a finalizer it piles up while the Go heap stays small. The Go
+// mirror (Root, Statements) stays usable.
+func (t *Tree) FreeSyntaxTree() {
+	t.Release()
+	if t.TS != nil {
+		t.TS.Close()
+		t.TS = nil
+	}
+}
+
 // SameSegments reports whether t and u share all their segments.
 func (t *Tree) SameSegments(u *Tree) bool {
 	if len(t.Segments) != len(u.Segments) {

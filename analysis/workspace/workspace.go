@@ -161,6 +161,9 @@ func (c *Checker) checkFile(ctx context.Context, path string) FileResult {
 		return fr
 	}
 	fr.Result, fr.Err = c.Runner.Run(ctx, path, src, fr.Settings)
+	if fr.Result != nil {
+		fr.Result.Compact()
+	}
 	return fr
 }
 

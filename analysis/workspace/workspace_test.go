@@ -1,0 +1,86 @@
+package workspace_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/rules"
+	"github.com/vramlint/vramlint/analysis/workspace"
+)
+
+// trainingFile is a file of about size bytes of torch code, with one
+// finding when leaky.
+func trainingFile(size int, leaky bool) string {
+	var b strings.Builder
+	b.WriteString("import torch\n\n")
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "def block_%d(model, x):\n    y = model(x) + %d\n    return torch.relu(y).sum()\n\n", i, i)
+	}
+	if leaky {
+		b.WriteString("for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    torch.cuda.empty_cache()\n")
+	}
+	return b.String()
+}
+
+// check holds, per file, only what the report needs: after a run over a
+// tree, the live heap is a small fraction of the sources (it held the
+// models, about 36 bytes per source byte, until it reported).
+func TestCheckHoldsLittlePerFile(t *testing.T) {
+	dir := t.TempDir()
+	const files, size = 60, 80 << 10
+	for i := range files {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%02d.py", i)), []byte(trainingFile(size, i%10 == 0)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	checker := &workspace.Checker{Runner: &analysis.Runner{Rules: rules.All()}}
+	results, problems := checker.Check(context.Background(), []string{dir})
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if len(problems) > 0 || len(results) != files {
+		t.Fatalf("%d results, problems %v", len(results), problems)
+	}
+	findings := 0
+	for _, r := range results {
+		findings += len(r.Result.Diagnostics)
+		if r.Result.Model() != nil {
+			t.Errorf("%s: the model is still held", r.Path)
+		}
+	}
+	if findings != files/10 {
+		t.Errorf("%d findings, want %d", findings, files/10)
+	}
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	total := int64(files * size)
+	t.Logf("held %d KB after checking %d KB", held>>10, total>>10)
+	// The sources of the files with findings, their line index, and slack.
+	if held > total/2 {
+		t.Errorf("check holds %d KB after checking %d KB of sources", held>>10, total>>10)
+	}
+	runtime.KeepAlive(results)
+}
+
+// A file analysed once is never edited: its tree-sitter tree, C memory
+// the Go collector does not see, is freed as soon as the analysis is done.
+func TestRunFreesTheSyntaxTree(t *testing.T) {
+	runner := &analysis.Runner{Rules: rules.All()}
+	res, err := runner.Run(context.Background(), "t.py", []byte(trainingFile(1000, true)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Model().Tree.TS != nil {
+		t.Error("the tree-sitter tree outlives the analysis")
+	}
+	if len(res.Diagnostics) != 1 {
+		t.Errorf("diagnostics: %+v", res.Diagnostics)
+	}
+}

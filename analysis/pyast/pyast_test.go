@@ -75,6 +75,18 @@ func renderStatements(t *Tree) string {
 func TestMirrorMatchesTheBinding(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "rules", "testdata", "*", "*.py"))
 	sources := []string{"", "x", "def f(:\n  return (", "class A:\n\tdef f(self): pass\n# 注释 😀\n"}
+	// Past 64 children the walk looks fields up only for symbols it has
+	// not seen yet (see vl_field): long lists, a definition after many
+	// decorators, long if/elif chains and match blocks keep their fields.
+	sources = append(sources,
+		"x = ["+strings.Repeat("1, 'a', b, f(c), ", 100)+"]\n",
+		strings.Repeat("@d\n", 100)+"def f(x):\n    return x\n",
+		"if a:\n    pass\n"+strings.Repeat("elif b:\n    pass\n", 100)+"else:\n    pass\n",
+		"match x:\n"+strings.Repeat("    case 1:\n        pass\n", 100),
+		"f("+strings.Repeat("a, k=1, *b, **c, ", 100)+")\n",
+		"y = a"+strings.Repeat(" < b", 100)+"\n",
+		"x["+strings.Repeat("a, ", 100)+"]\n",
+	)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -93,5 +105,23 @@ func TestMirrorMatchesTheBinding(t *testing.T) {
 		if got, want := render(tree), slowMirror(tree.TS.RootNode()); got != want {
 			t.Errorf("source %d: the C walk differs from the binding's tree", i)
 		}
+	}
+}
+
+// The elements of a long list cost no field lookup each: tree-sitter walks
+// a repetition tree that grows with the list for every one, which made a
+// 10 MB list literal take minutes.
+func TestLongListsNeedFewFieldLookups(t *testing.T) {
+	src := []byte("x = [" + strings.Repeat("1, 'a', b, ", 20000) + "]\n")
+	before := fieldLookups()
+	tree, err := Parse(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := fieldLookups() - before; n > 1000 {
+		t.Errorf("%d field lookups for a list of 60,000 elements", n)
+	}
+	if got := len(tree.Statements[0].Children[0].Child("right").NamedChildren()); got != 60000 {
+		t.Errorf("%d elements mirrored", got)
 	}
 }

@@ -3,6 +3,8 @@ package pyast
 /*
 #include <stdint.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 // tree-sitter's C library is compiled into the binary by
 // github.com/smacker/go-tree-sitter; these are the prototypes of the part
@@ -34,13 +36,53 @@ typedef struct {
 
 static uint32_t vl_count(VLNode root) { return ts_node_descendant_count(root); }
 
-static void vl_record(VLCursor *c, VLFlat *f, int32_t parent) {
+// VLLevel is what the walk knows of the children of one node on its path:
+// how many it has seen, whether any had a field, and the symbols of up to 8
+// that had none.
+typedef struct {
+	uint32_t children;
+	uint8_t fielded, nseen;
+	uint16_t seen[8];
+} VLLevel;
+
+// vl_field returns the field of the cursor's node, a child at level lv.
+// tree-sitter finds it by walking up the hidden nodes between the child and
+// its parent, which for the elements of a long list literal or argument
+// list are a repetition tree that grows with the list: looking it up for
+// every element made a 10 MB list take seconds, superlinearly. So past a
+// node's first 64 children, when none had a field, a child whose symbol
+// was already seen without one is taken to have none either (the elements
+// of a repetition); a new symbol (the definition after many decorators) is
+// still looked up.
+// vl_field_lookups counts the lookups past a node's first 64 children, for
+// a test that they stay few.
+static uint64_t vl_field_lookups;
+
+static uint64_t vl_lookups(void) { return vl_field_lookups; }
+
+static uint16_t vl_field(VLCursor *c, VLLevel *lv, uint16_t symbol) {
+	bool seen = false;
+	for (uint8_t i = 0; i < lv->nseen; i++) {
+		if (lv->seen[i] == symbol) { seen = true; break; }
+	}
+	uint16_t field = 0;
+	if (lv->children < 64 || lv->fielded || !seen) {
+		field = ts_tree_cursor_current_field_id(c);
+		if (lv->children >= 64) vl_field_lookups++;
+		if (field) lv->fielded = 1;
+		else if (!seen && lv->nseen < 8) lv->seen[lv->nseen++] = symbol;
+	}
+	lv->children++;
+	return field;
+}
+
+static void vl_record(VLCursor *c, VLFlat *f, int32_t parent, VLLevel *lv) {
 	VLNode n = ts_tree_cursor_current_node(c);
 	f->start = ts_node_start_byte(n);
 	f->end = ts_node_end_byte(n);
 	f->parent = parent;
 	f->symbol = ts_node_symbol(n);
-	f->field = ts_tree_cursor_current_field_id(c);
+	f->field = lv ? vl_field(c, lv, f->symbol) : 0;
 	f->named = ts_node_is_named(n);
 	f->missing = ts_node_is_missing(n);
 }
@@ -50,26 +92,39 @@ static void vl_record(VLCursor *c, VLFlat *f, int32_t parent) {
 static uint32_t vl_walk(VLNode root, VLFlat *out, uint32_t cap) {
 	VLCursor c = ts_tree_cursor_new(root);
 	uint32_t n = 0;
-	vl_record(&c, &out[n++], -1);
+	vl_record(&c, &out[n++], -1, NULL);
 	int32_t parent = 0;
+	// levels[d] describes the children of the node at depth d on the path.
+	uint32_t depth = 0, room = 64;
+	VLLevel *levels = calloc(room, sizeof(VLLevel));
+	if (levels == NULL) { ts_tree_cursor_delete(&c); return 0; }
 	if (ts_tree_cursor_goto_first_child(&c)) {
 		for (;;) {
 			if (n == cap) break;
 			int32_t self = (int32_t)n;
-			vl_record(&c, &out[n++], parent);
+			vl_record(&c, &out[n++], parent, &levels[depth]);
 			if (ts_tree_cursor_goto_first_child(&c)) {
 				parent = self;
+				if (++depth == room) {
+					VLLevel *grown = realloc(levels, 2 * room * sizeof(VLLevel));
+					if (grown == NULL) break;
+					levels = grown;
+					room *= 2;
+				}
+				memset(&levels[depth], 0, sizeof(VLLevel));
 				continue;
 			}
 			bool more = true;
 			while (!ts_tree_cursor_goto_next_sibling(&c)) {
 				if (!ts_tree_cursor_goto_parent(&c)) { more = false; break; }
+				depth--;
 				parent = out[parent].parent;
 				if (parent < 0) { more = false; break; }
 			}
 			if (!more) break;
 		}
 	}
+	free(levels);
 	ts_tree_cursor_delete(&c);
 	return n;
 }
@@ -179,6 +234,10 @@ func flatten(n C.VLNode, scratch *[]C.VLFlat) []C.VLFlat {
 	count = C.vl_walk(n, &flat[0], count)
 	return flat[:count]
 }
+
+// fieldLookups is how many field lookups past a node's first 64 children
+// the walks have made so far.
+func fieldLookups() uint64 { return uint64(C.vl_lookups()) }
 
 // scratch is a buffer for flatten.
 type scratch = []C.VLFlat

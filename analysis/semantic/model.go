@@ -72,6 +72,7 @@ type File struct {
 		instances         map[string]*Class // classOfInstance by expression text
 		byName            map[string][]*pyast.Node
 		loaders           map[loaderKey]bool            // see loaderLike
+		loaderReads       map[loaderReadsKey][]string   // see loaderLike
 		inflight          map[inflightKey]chan struct{} // see rememberShared
 		gradOff           map[gradOffKey]bool
 	}

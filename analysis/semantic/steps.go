@@ -1,7 +1,9 @@
 package semantic
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -346,6 +348,12 @@ type loaderKey struct {
 	name string
 }
 
+type loaderReadsKey struct {
+	kind  loaderKind
+	name  string
+	depth int
+}
+
 // allCaps reports whether name has no lower-case letter (a constant such
 // as TEST), without allocating.
 func allCaps(name string) bool {
@@ -418,9 +426,18 @@ func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, reads asked
 		}
 		if reads != nil {
 			reads.name(f, e)
-			// The bindings' own names, to the depth the answer reads.
-			for _, b := range f.Bindings(f.Text(e)) {
-				f.loaderLike(b, kind, depth+1, reads)
+			// The bindings' own names, to the depth the answer reads:
+			// found once per name (a file may bind `loader` in every
+			// function, and every loop asks).
+			names := remember(f, &f.memos.loaderReads, loaderReadsKey{kind, f.Text(e), depth}, func() []string {
+				inner := asked{}
+				for _, b := range f.Bindings(f.Text(e)) {
+					f.loaderLike(b, kind, depth+1, inner)
+				}
+				return slices.Collect(maps.Keys(inner))
+			})
+			for _, name := range names {
+				reads[name] = true
 			}
 		}
 		return remember(f, &f.memos.loaders, loaderKey{kind, f.Text(e)}, func() bool {

@@ -1,9 +1,15 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"log"
 	"strings"
 	"testing"
+
+	"go.lsp.dev/jsonrpc2"
 )
 
 // After each kind of broken framing the server answers the broken part with
@@ -84,4 +90,42 @@ func TestNesting(t *testing.T) {
 			t.Errorf("nesting(%s) = %d, want %d", in, got, want)
 		}
 	}
+}
+
+// Arbitrary bytes on stdin never crash the reader, which reads to their
+// end; after garbage that holds no Content-Length header, a valid request
+// is read.
+func FuzzStream(f *testing.F) {
+	for _, seed := range []string{
+		"", "Content-Length: 5\r\n\r\n[1,2]", "Content-Length: -1\r\n\r\n", "Content-Length: 99999999999999999999\r\n",
+		"\x00\xff\xfe", strings.Repeat("[", 2000), "Content-Length: 3\r\nContent-Type: x\r\n\r\n{}}",
+		"content-length:2\n\n{}", "Content-Length: 10\r\n\r\n{\"a\":1}",
+	} {
+		f.Add([]byte(seed))
+	}
+	const request = `{"jsonrpc":"2.0","id":42,"method":"shutdown"}`
+	f.Fuzz(func(t *testing.T, garbage []byte) {
+		// Anything: read to the end.
+		s := newStream(bytes.NewReader(garbage), io.Discard, io.NopCloser(nil), log.New(io.Discard, "", 0))
+		for range len(garbage) + 2 {
+			if _, _, err := s.Read(context.Background()); err != nil {
+				break
+			}
+		}
+		if bytes.Contains(bytes.ToLower(garbage), []byte("content-length")) {
+			return
+		}
+		// Recoverable garbage, then a request: the request is read.
+		input := append(bytes.Clone(garbage), fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(request), request)...)
+		s = newStream(bytes.NewReader(input), io.Discard, io.NopCloser(nil), log.New(io.Discard, "", 0))
+		for {
+			msg, _, err := s.Read(context.Background())
+			if err != nil {
+				t.Fatalf("the request after %q was not read: %v", garbage, err)
+			}
+			if call, ok := msg.(*jsonrpc2.Call); ok && call.Method() == "shutdown" && fmt.Sprint(call.ID()) == "42" {
+				return
+			}
+		}
+	})
 }

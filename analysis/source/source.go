@@ -109,7 +109,20 @@ func (m *Mapper) Position(off int, enc Encoding) Position {
 	off = max(0, min(off, len(m.src)))
 	line := m.LineOf(off)
 	off = min(off, m.LineEnd(line))
-	return Position{Line: line, Column: columnWidth(m.src[m.lineStarts[line]:off], enc)}
+	start := m.lineStarts[line]
+	if off < len(m.src) && !utf8.RuneStart(m.src[off]) {
+		// Inside a character: back to its start, as the line decodes.
+		at := start
+		for at < off {
+			_, size := utf8.DecodeRune(m.src[at:off+min(utf8.UTFMax, len(m.src)-off)])
+			if at+size > off {
+				break
+			}
+			at += size
+		}
+		off = at
+	}
+	return Position{Line: line, Column: columnWidth(m.src[start:off], enc)}
 }
 
 // Offset converts a position into a byte offset. A line past the end is an

@@ -1,0 +1,140 @@
+package rules_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/rules"
+)
+
+// addFixtures seeds f with every rule fixture, each with extra.
+func addFixtures[T any](f *testing.F, extra T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.py"))
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src, extra)
+	}
+}
+
+// checkRanges fails on a diagnostic, related location or fix edit outside
+// src or off a character boundary.
+func checkRanges(t *testing.T, src []byte, res *analysis.Result) {
+	t.Helper()
+	inside := func(what string, start, end int) {
+		if start < 0 || end < start || end > len(src) {
+			t.Fatalf("%s [%d, %d) outside the file (%d bytes)", what, start, end, len(src))
+		}
+		for _, off := range []int{start, end} {
+			if off < len(src) && !utf8.RuneStart(src[off]) {
+				t.Fatalf("%s [%d, %d) cuts a character", what, start, end)
+			}
+		}
+	}
+	for _, d := range res.Diagnostics {
+		inside(d.Code, d.Start, d.End)
+		for _, r := range d.Related {
+			inside(d.Code+" related", r.Start, r.End)
+		}
+		for _, fix := range d.Fixes {
+			for _, e := range fix.Edits {
+				inside(d.Code+" fix "+fix.Title, e.Start, e.End)
+			}
+		}
+	}
+}
+
+// Analysis of arbitrary bytes: no rule fails, and every range lies in the
+// file, on character boundaries.
+func FuzzAnalyze(f *testing.F) {
+	addFixtures(f, 0)
+	f.Add([]byte("import torch\nfor b in loader:\n    torch.cuda.empty_cache(\n    )\n"), 0)
+	runner := &analysis.Runner{Rules: rules.All()}
+	f.Fuzz(func(t *testing.T, src []byte, _ int) {
+		if analysis.CheckSource(src) != nil {
+			return
+		}
+		res, err := runner.Run(context.Background(), "fuzz.py", src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.RuleErrors {
+			t.Fatal(e)
+		}
+		checkRanges(t, src, res)
+	})
+}
+
+// fragments are what the edits of FuzzIncremental insert: code that
+// changes what the rules see, and the characters that break syntax.
+var fragments = []string{
+	"", "\n", "    ", "\t", "(", ")", ":", "[", "]", "'", "\"\"\"", "#", "\r\n", "\r", "é", "😀",
+	"loss", ".backward()", "losses.append(loss)\n", "total += loss\n", "torch.cuda.empty_cache()\n",
+	"for x in loader:\n    ", "with torch.no_grad():\n    ", "def f(self, i):\n    ", ".cuda()",
+	"class D(Dataset):\n    def __getitem__(self, i):\n        return x.cuda()\n", "model.eval()\n",
+}
+
+// Random edit sequences applied as the server applies them (incrementally,
+// reusing the previous version's model) give the same text and analysis
+// as a fresh parse of the final text.
+func FuzzIncremental(f *testing.F) {
+	addFixtures(f, []byte{3, 1, 0, 17, 200, 0, 5, 40, 90, 2, 1, 19})
+	runner := &analysis.Runner{Rules: rules.All()}
+	f.Fuzz(func(t *testing.T, src []byte, script []byte) {
+		if analysis.CheckSource(src) != nil {
+			return
+		}
+		ed := pyast.NewEditor(nil, src)
+		tree, err := ed.Parse(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := runner.AnalyzeTree(nil, "inc.py", src, tree, nil)
+		for len(script) >= 3 && len(src) > 0 {
+			// Each edit: where (a share of the text), how much to delete,
+			// what to insert; kept on character boundaries.
+			start := int(script[0]) * len(src) / 256
+			end := min(len(src), start+int(script[1]%16))
+			for start > 0 && !utf8.RuneStart(src[start]) {
+				start--
+			}
+			for end < len(src) && !utf8.RuneStart(src[end]) {
+				end++
+			}
+			text := fragments[int(script[2])%len(fragments)]
+			script = script[3:]
+			if tree.NeedsCompletion() { // opened in chunks, as the server may
+				if tree, err = tree.Complete(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ed = pyast.NewEditor(tree, src)
+			ed.Replace(start, end, text)
+			src = ed.Text()
+			if analysis.CheckSource(src) != nil {
+				return
+			}
+			if tree, err = ed.Parse(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			got := runner.AnalyzeTree(prev, "inc.py", src, tree, nil)
+			want, err := runner.Run(context.Background(), "inc.py", src, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareResults(t, "after an edit", got, want)
+			for _, e := range got.RuleErrors {
+				t.Fatal(e)
+			}
+			checkRanges(t, src, got)
+			prev = got
+		}
+	})
+}

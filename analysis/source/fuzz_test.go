@@ -1,0 +1,73 @@
+package source
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+// charStarts lists the offsets where a character starts as each line
+// decodes (an invalid byte is a character of its own), plus line ends.
+func charStarts(m *Mapper) map[int]bool {
+	starts := map[int]bool{}
+	for line := range m.LineCount() {
+		off, end := m.LineStart(line), m.LineEnd(line)
+		for off < end {
+			starts[off] = true
+			_, size := utf8.DecodeRune(m.src[off:end])
+			off += size
+		}
+		starts[end] = true
+	}
+	return starts
+}
+
+// Positions round-trip on valid UTF-8 in every encoding; on any input they
+// stay in range and convert back to the start of a character.
+func FuzzMapper(f *testing.F) {
+	for _, seed := range []string{"", "a\nb", "# 注释 🎉\r\nx = '😀😀'\n\tλ = 1\n", "a\rb\r\nc", "a\xffb\xf0\x9f", "\xe4\xb8", "😀\r"} {
+		f.Add([]byte(seed), 3)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, probe int) {
+		m := NewMapper(src)
+		starts := charStarts(m)
+		valid := utf8.Valid(src)
+		for _, enc := range []Encoding{UTF8, UTF16, CodePoints} {
+			for off := -1; off <= len(src)+1; off++ {
+				p := m.Position(off, enc)
+				if p.Line < 0 || p.Line >= m.LineCount() || p.Column < 0 {
+					t.Fatalf("%v: offset %d -> %v out of range", enc, off, p)
+				}
+				back, err := m.Offset(p, enc)
+				if err != nil {
+					t.Fatalf("%v: offset %d -> %v -> %v", enc, off, p, err)
+				}
+				if !starts[back] {
+					t.Fatalf("%v: offset %d -> %v -> %d, not a character start", enc, off, p, back)
+				}
+				inside := off >= 0 && off <= len(src) && starts[off]
+				if valid && inside && back != off {
+					t.Fatalf("%v: offset %d -> %v -> %d", enc, off, p, back)
+				}
+				if !valid && inside && back != off {
+					t.Fatalf("%v: character start %d -> %v -> %d", enc, off, p, back)
+				}
+			}
+			// Any position maps inside the source, on a character start.
+			p := Position{Line: abs(probe) % (m.LineCount() + 1), Column: abs(probe) / 7}
+			off, err := m.Offset(p, enc)
+			if off < 0 || off > len(src) || err == nil && !starts[off] {
+				t.Fatalf("%v: position %v -> %d (%v)", enc, p, off, err)
+			}
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		if n == -n { // the most negative int
+			return 0
+		}
+		return -n
+	}
+	return n
+}

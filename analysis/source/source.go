@@ -114,7 +114,7 @@ func (m *Mapper) Position(off int, enc Encoding) Position {
 		// Inside a character: back to its start, as the line decodes.
 		at := start
 		for at < off {
-			_, size := utf8.DecodeRune(m.src[at:off+min(utf8.UTFMax, len(m.src)-off)])
+			_, size := utf8.DecodeRune(m.src[at : off+min(utf8.UTFMax, len(m.src)-off)])
 			if at+size > off {
 				break
 			}

@@ -86,6 +86,7 @@ type Result struct {
 		sync.Once
 		m *Mapper
 	}
+	compact *compacted // set by Compact
 }
 
 // Mapper maps Src's offsets to lines and columns.
@@ -121,16 +122,39 @@ func (r *Runner) Run(ctx context.Context, path string, src []byte, settings *Set
 }
 
 // Compact drops what only the analysis needed (the model, and the source
-// and line index of a file without diagnostics), keeping what reports and
-// fixes read, so that `check` holds little per file until it reports.
+// and line index of a file without diagnostics), keeping what reports,
+// fixes, NoqaEdit and NoqaCodeAt read, so that `check`, and the server for
+// a large file, hold little per file.
 func (res *Result) Compact() {
+	f := res.file
+	if f == nil {
+		return
+	}
 	if len(res.Diagnostics) == 0 {
 		res.Src = nil
 		res.file = nil
 		return
 	}
 	res.Mapper() // from the model, before it goes
+	res.compact = &compacted{noqa: make([]noqaAnswer, len(res.Diagnostics))}
+	for i, d := range res.Diagnostics {
+		res.compact.noqa[i].edit, res.compact.noqa[i].ok = res.NoqaEdit(d)
+	}
+	for _, c := range f.Comments {
+		res.compact.comments = append(res.compact.comments, [2]int{f.ToSource(c.Start), f.ToSource(c.End)})
+	}
 	res.file = nil
+}
+
+// compacted is what a compacted Result keeps of its model.
+type compacted struct {
+	noqa     []noqaAnswer // NoqaEdit of each diagnostic, in order
+	comments [][2]int     // the source ranges of the comments
+}
+
+type noqaAnswer struct {
+	edit Edit
+	ok   bool
 }
 
 // AnalyzeTree analyses a version of a buffer already parsed (see

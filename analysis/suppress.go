@@ -104,6 +104,9 @@ func NoqaCodeAt(text string, off int) string {
 // bare `# noqa` already covers every code: then there is nothing to add.
 // The diagnostic's offsets and the edit's are the source's.
 func (res *Result) NoqaEdit(diag Diagnostic) (Edit, bool) {
+	if res.file == nil {
+		return res.compact.noqaEdit(res.Diagnostics, diag)
+	}
 	f := res.file
 	at := func(off int) Edit {
 		return Edit{Start: f.ToSource(off), End: f.ToSource(off)}
@@ -149,6 +152,18 @@ func (res *Result) NoqaEdit(diag Diagnostic) (Edit, bool) {
 // NoqaCodeAt returns the rule code under the source offset off inside a
 // `# noqa: ...` comment, and the comment's range; "" when there is none.
 func (res *Result) NoqaCodeAt(off int) (code string, start, end int) {
+	if res.file == nil {
+		if res.compact != nil {
+			for _, c := range res.compact.comments {
+				if c[0] <= off && off <= c[1] {
+					if code = NoqaCodeAt(string(res.Src[c[0]:c[1]]), off-c[0]); code != "" {
+						return code, c[0], c[1]
+					}
+				}
+			}
+		}
+		return "", 0, 0
+	}
 	f := res.file
 	for _, c := range f.Comments {
 		if cs, ce := f.ToSource(c.Start), f.ToSource(c.End); cs <= off && off <= ce {
@@ -158,4 +173,18 @@ func (res *Result) NoqaCodeAt(off int) (code string, start, end int) {
 		}
 	}
 	return "", 0, 0
+}
+
+// noqaEdit answers NoqaEdit for a compacted result, from the answers
+// Compact kept.
+func (c *compacted) noqaEdit(diags []Diagnostic, diag Diagnostic) (Edit, bool) {
+	if c == nil {
+		return Edit{}, false
+	}
+	for i, d := range diags {
+		if d.Code == diag.Code && d.Start == diag.Start && d.End == diag.End && d.Message == diag.Message {
+			return c.noqa[i].edit, c.noqa[i].ok
+		}
+	}
+	return Edit{}, false
 }

@@ -14,7 +14,14 @@ import (
 type editorSettings struct {
 	overrides analysis.Overrides
 	debounce  time.Duration
+	// maxLiveFileSize is the size in bytes above which a document is
+	// analysed when opened and saved rather than as it is typed (0: no
+	// limit): a model of a file near the 10 MB limit takes a gigabyte.
+	maxLiveFileSize int
 }
+
+// defaultMaxLiveFileSize is about 25,000 lines of Python.
+const defaultMaxLiveFileSize = 1 << 20
 
 // settingKeys are the [tool.vramlint] keys an editor may set.
 var settingKeys = map[string]bool{
@@ -25,7 +32,8 @@ var settingKeys = map[string]bool{
 // apply reads editor settings: an object with the keys of [tool.vramlint]
 // (camelCase accepted: unsafeFixes, extendSelect), plus `debounce` in
 // milliseconds; it may sit under "settings" or "vramlint". Other keys
-// (an extension's own, such as path) are ignored.
+// (an extension's own, such as path) are ignored. `maxLiveFileSize` (bytes)
+// is the size above which documents are analysed on open and save only.
 func (e *editorSettings) apply(raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -40,7 +48,7 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 		}
 	}
 	overrides := analysis.Overrides{}
-	debounce := e.debounce
+	debounce, maxLive := e.debounce, e.maxLiveFileSize
 	for key, v := range obj {
 		switch key {
 		case "unsafeFixes":
@@ -56,6 +64,13 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 			}
 			debounce = time.Duration(ms * float64(time.Millisecond))
 			continue
+		case "maxLiveFileSize":
+			size, ok := v.(float64)
+			if !ok || size < 0 || size > analysis.MaxFileSize {
+				return fmt.Errorf("maxLiveFileSize: must be a number of bytes from 0 (no limit) to %d, got %v", analysis.MaxFileSize, v)
+			}
+			maxLive = int(size)
+			continue
 		}
 		if settingKeys[key] {
 			overrides[key] = v
@@ -64,7 +79,7 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 	if _, err := (&analysis.Settings{}).WithOverrides(overrides); err != nil {
 		return err
 	}
-	e.overrides, e.debounce = overrides, debounce
+	e.overrides, e.debounce, e.maxLiveFileSize = overrides, debounce, maxLive
 	return nil
 }
 
@@ -123,7 +138,10 @@ func (s *Server) refreshAll() {
 	for _, d := range s.docs {
 		old := d.snap
 		d.snap = s.newSnapshot(d, old.version, old.src, old.mapper, old.tree, s.settingsFor(d.path), old.skip)
-		d.snap.base = old.model()
+		d.snap.onSave, d.snap.saved = old.onSave, old.onSave // analysed again under the new settings
+		if base := old.model(); base != nil && base.Model() != nil {
+			d.snap.base.Store(base)
+		}
 		s.scheduleDiagnostics(d)
 	}
 	if s.pullMode() && s.client.Workspace.Diagnostics.RefreshSupport {

@@ -98,6 +98,10 @@ func (s *Server) pullDiagnostics(params json.RawMessage) (requestWork, error) {
 	}
 	return func(context.Context) (any, error) {
 		resultID := strconv.Itoa(int(snap.version))
+		if snap.onSave && !snap.saved && p.PreviousResultID != "" {
+			// Analysed on save only: the last save's diagnostics stand.
+			return map[string]any{"kind": "unchanged", "resultId": p.PreviousResultID}, nil
+		}
 		if p.PreviousResultID == resultID {
 			return map[string]any{"kind": "unchanged", "resultId": resultID}, nil
 		}

@@ -3,8 +3,11 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -125,9 +128,13 @@ type snapshot struct {
 	skip     error // why the source is not analysed
 
 	// base is the analysis of an earlier version, whose segments this
-	// version's analysis reuses (a result never points to another, so this
-	// keeps one old version alive at most).
-	base *analysis.Result
+	// version's analysis reuses; dropped once this version is analysed,
+	// so that only the current version's model stays alive.
+	base atomic.Pointer[analysis.Result]
+	// onSave marks a document larger than maxLiveFileSize: it has no tree,
+	// and is analysed (from scratch, then compacted) only when saved is
+	// set: on open and on save.
+	onSave, saved bool
 
 	once     sync.Once
 	result   *analysis.Result
@@ -138,14 +145,23 @@ type snapshot struct {
 func (s *snapshot) analyze() *analysis.Result {
 	s.once.Do(func() {
 		defer close(s.analysed)
-		if s.tree == nil {
-			return
-		}
 		name := s.path
 		if name == "" {
 			name = s.uri
 		}
-		s.result = s.runner.AnalyzeTree(s.base, name, s.src, s.tree, s.settings)
+		switch {
+		case s.onSave && s.saved && s.skip == nil:
+			res, err := s.runner.Run(context.Background(), name, s.src, s.settings)
+			if err != nil {
+				return
+			}
+			res.Compact()
+			s.result = res
+			go debug.FreeOSMemory() // the model of a large file is gone
+		case s.tree != nil:
+			s.result = s.runner.AnalyzeTree(s.base.Load(), name, s.src, s.tree, s.settings)
+			s.base.Store(nil)
+		}
 	})
 	return s.result
 }
@@ -160,7 +176,7 @@ func (s *snapshot) model() *analysis.Result {
 		}
 	default:
 	}
-	return s.base
+	return s.base.Load()
 }
 
 // lspDocument is the snapshot as codeactions sees it.
@@ -180,12 +196,32 @@ func (s *Server) newSnapshot(d *document, version int32, src []byte, mapper *ana
 }
 
 // parse parses the editor's text, src, incrementally where it can.
-// Sources vramlint does not analyse get no tree.
-func parse(ed *pyast.Editor, src []byte) (*pyast.Tree, error) {
+// Sources vramlint does not analyse, and large ones analysed on save, get
+// no tree.
+func parse(ed *pyast.Editor, src []byte, onSave bool) (*pyast.Tree, error) {
 	if err := analysis.CheckSource(src); err != nil {
 		return nil, err
 	}
+	if onSave {
+		return nil, nil
+	}
 	return ed.Parse(context.Background())
+}
+
+// analysedOnSave reports whether a text of n bytes is too large to analyse
+// as it is typed, saying so once per document. Call with s.mu held.
+func (s *Server) analysedOnSave(uri string, n int) bool {
+	limit := s.editor.maxLiveFileSize
+	if limit <= 0 || n <= limit {
+		return false
+	}
+	if !s.toldOnSave[uri] {
+		s.toldOnSave[uri] = true
+		s.notify("window/showMessage", map[string]any{"type": messageInfo, "message": fmt.Sprintf(
+			"vramlint: %s is %.1f MB, over maxLiveFileSize (%.1f MB): it is analysed when opened and saved, not as you type",
+			filepath.Base(uri), float64(n)/(1<<20), float64(limit)/(1<<20))})
+	}
+	return true
 }
 
 // settingsFor loads the settings for a document: the nearest

@@ -93,7 +93,7 @@ func (s *Server) initialize(params json.RawMessage) (requestWork, error) {
 	result := initializeResult{
 		Capabilities: serverCapabilities{
 			PositionEncoding: s.encoding.String(),
-			TextDocumentSync: textDocumentSyncOptions{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental},
+			TextDocumentSync: textDocumentSyncOptions{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental, Save: &saveOptions{}},
 			CodeActionProvider: codeActionOptions{
 				CodeActionKinds: []protocol.CodeActionKind{codeactions.KindQuickFix, codeactions.KindFixAll},
 			},
@@ -193,6 +193,13 @@ type serverCapabilities struct {
 type textDocumentSyncOptions struct {
 	OpenClose bool                          `json:"openClose"`
 	Change    protocol.TextDocumentSyncKind `json:"change"`
+	// Save asks for didSave, which analyses documents too large to analyse
+	// as they are typed.
+	Save *saveOptions `json:"save,omitempty"`
+}
+
+type saveOptions struct {
+	IncludeText bool `json:"includeText"`
 }
 
 type codeActionOptions struct {

@@ -65,6 +65,8 @@ type Server struct {
 	inflight map[string]context.CancelFunc // request id (JSON) -> cancel
 	exit     chan int
 	reported map[string]bool // configuration problems already shown
+	// toldOnSave: documents already said to be analysed on save only.
+	toldOnSave map[string]bool
 }
 
 // Run serves one client on in/out until it exits, stdin closes or the
@@ -82,15 +84,17 @@ func newServer(opts Options) *Server {
 		opts.ParentPollInterval = 5 * time.Second
 	}
 	s := &Server{
-		opts:     opts,
-		log:      log.New(opts.Log, "vramlint: ", log.LstdFlags|log.Lmicroseconds),
-		runner:   &analysis.Runner{Rules: opts.Rules},
-		docs:     map[string]*document{},
-		inflight: map[string]context.CancelFunc{},
-		exit:     make(chan int, 1),
-		reported: map[string]bool{},
+		opts:       opts,
+		log:        log.New(opts.Log, "vramlint: ", log.LstdFlags|log.Lmicroseconds),
+		runner:     &analysis.Runner{Rules: opts.Rules},
+		docs:       map[string]*document{},
+		inflight:   map[string]context.CancelFunc{},
+		exit:       make(chan int, 1),
+		reported:   map[string]bool{},
+		toldOnSave: map[string]bool{},
 	}
 	s.editor.debounce = opts.Debounce
+	s.editor.maxLiveFileSize = defaultMaxLiveFileSize
 	return s
 }
 
@@ -183,7 +187,7 @@ var notificationHandlers = map[string]func(*Server, json.RawMessage) error{
 	"textDocument/didOpen":                (*Server).didOpen,
 	"textDocument/didChange":              (*Server).didChange,
 	"textDocument/didClose":               (*Server).didClose,
-	"textDocument/didSave":                func(*Server, json.RawMessage) error { return nil },
+	"textDocument/didSave":                (*Server).didSave,
 	"workspace/didChangeConfiguration":    (*Server).didChangeConfiguration,
 	"workspace/didChangeWorkspaceFolders": (*Server).didChangeWorkspaceFolders,
 	"$/cancelRequest":                     (*Server).cancelRequest,
@@ -311,6 +315,7 @@ func (s *Server) notify(method string, params any) {
 const (
 	messageError   = 1
 	messageWarning = 2
+	messageInfo    = 3
 )
 
 // tell logs a message and shows it in the editor's log.

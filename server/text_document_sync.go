@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime/debug"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"go.lsp.dev/protocol"
@@ -35,12 +36,14 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	d := &document{uri: td.URI}
 	d.path, _ = filePath(td.URI)
 	src := []byte(td.Text)
-	tree, skip := parse(pyast.NewEditor(nil, src), src)
+	onSave := s.analysedOnSave(td.URI, len(src))
+	tree, skip := parse(pyast.NewEditor(nil, src), src, onSave)
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 	}
 	version, _ := clampNumber(td.Version, 0, math.MaxInt32)
 	d.snap = s.newSnapshot(d, int32(version), src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)
+	d.snap.onSave, d.snap.saved = onSave, onSave // analysed once opened
 	s.completeInBackground(d)
 	s.docs[td.URI] = d
 	s.scheduleDiagnostics(d)
@@ -158,14 +161,50 @@ func (s *Server) didChange(params json.RawMessage) error {
 		mapper = analysis.NewMapper(ed.Text())
 	}
 	src := ed.Text()
-	tree, skip := parse(ed, src)
+	onSave := s.analysedOnSave(d.uri, len(src))
+	if !onSave && d.snap.onSave {
+		ed = pyast.NewEditor(nil, src) // small enough again: a fresh parse
+	}
+	tree, skip := parse(ed, src, onSave)
 	if skip != nil && d.snap.skip == nil {
 		s.tell(messageWarning, "%s is no longer analysed: %v", d.uri, skip)
 	}
 	base := d.snap.model()
 	d.snap = s.newSnapshot(d, int32(version), src, mapper, tree, d.snap.settings, skip)
-	d.snap.base = base
+	d.snap.onSave = onSave
+	if onSave {
+		// The diagnostics of the last save stay until the next one.
+		d.stopDiagnostics()
+		return nil
+	}
+	if base != nil && base.Model() != nil {
+		d.snap.base.Store(base)
+	}
 	s.completeInBackground(d) // when a whole new text was parsed in chunks
+	s.scheduleDiagnostics(d)
+	return nil
+}
+
+// didSave analyses a document that is analysed on save only; the others
+// are analysed as they change.
+func (s *Server) didSave(params json.RawMessage) error {
+	var p struct {
+		TextDocument struct {
+			URI string `json:"uri"`
+		} `json:"textDocument"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("didSave: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.docs[p.TextDocument.URI]
+	if d == nil || !d.snap.onSave || d.snap.saved {
+		return nil
+	}
+	old := d.snap
+	d.snap = s.newSnapshot(d, old.version, old.src, old.mapper, nil, old.settings, old.skip)
+	d.snap.onSave, d.snap.saved = true, true
 	s.scheduleDiagnostics(d)
 	return nil
 }
@@ -223,6 +262,10 @@ func (s *Server) didClose(params json.RawMessage) error {
 	return nil
 }
 
+// largeDocument is the size from which closing a document returns memory
+// to the system at once.
+const largeDocument = 256 << 10
+
 // closeDocument forgets uri's document and clears its diagnostics; s.mu is
 // held.
 func (s *Server) closeDocument(uri string) {
@@ -233,6 +276,11 @@ func (s *Server) closeDocument(uri string) {
 	d.stopDiagnostics()
 	d.stopCompletion()
 	delete(s.docs, uri)
+	if len(d.snap.src) >= largeDocument {
+		// Give its memory back to the system now, rather than let the
+		// server look as large as its largest document ever was.
+		go debug.FreeOSMemory()
+	}
 	if !s.pullMode() {
 		// Clearing is an empty array, never null.
 		s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{

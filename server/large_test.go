@@ -1,0 +1,99 @@
+package server
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/vramlint/vramlint/analysis"
+)
+
+// bigTrainingFile is about size bytes of training code with one finding
+// per block of helpers.
+func bigTrainingFile(size int) string {
+	var b strings.Builder
+	b.WriteString(leakyDataset)
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "\n\ndef helper_%d(model, x):\n    y = model(x) * %d\n    return torch.relu(y).mean()\n", i, i)
+	}
+	return b.String()
+}
+
+// A document over maxLiveFileSize is analysed when opened and when saved,
+// not as it is typed, and the editor is told once; it keeps no syntax tree
+// or model, and its fixes and noqa actions still work from the last save.
+func TestLargeDocumentsAreAnalysedOnSave(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, map[string]any{"maxLiveFileSize": 4096})
+	uri := "file:///big.py"
+	text := bigTrainingFile(20000)
+	c.open(uri, text)
+	c.await("the notice", func(m message) bool {
+		return m.Method == "window/showMessage" && strings.Contains(string(m.Params), "analysed when opened and saved")
+	})
+	if diags := c.diagnostics(uri, 1); len(diags) != 2 {
+		t.Fatalf("on open: %+v", diags)
+	}
+	// Typing: nothing analysed, nothing published.
+	v := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{7, 0}, lspPosition{7, 0}}, NewText: "for b in loader:\n    torch.cuda.empty_cache()\n"})
+	v = c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{0, 0}, lspPosition{0, 0}}, NewText: "# x\n"})
+	c.srv.mu.Lock()
+	snap := c.srv.docs[uri].snap
+	c.srv.mu.Unlock()
+	if snap.tree != nil || !snap.onSave {
+		t.Error("a large document is parsed as it is typed")
+	}
+	c.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	if diags := c.diagnostics(uri, v); len(diags) != 3 {
+		t.Fatalf("after the save: %+v", diags)
+	}
+	c.srv.mu.Lock()
+	res := c.srv.docs[uri].snap.result
+	c.srv.mu.Unlock()
+	if res == nil || res.Model() != nil {
+		t.Error("a large document's model is kept")
+	}
+	actions := c.codeActions(uri, lspRange{lspPosition{9, 4}, lspPosition{9, 10}}, nil, 0)
+	titles := ""
+	for _, a := range actions {
+		titles += a.Title + "; "
+	}
+	if !strings.Contains(titles, "Move `torch.cuda.empty_cache()` after the loop") || !strings.Contains(titles, "Disable GPU005 for this line") {
+		t.Errorf("actions after the save: %s", titles)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.msgs {
+		if m.Method == "window/showMessage" && strings.Contains(string(m.Params), "analysed when opened") {
+			t.Error("the notice was shown twice")
+		}
+	}
+}
+
+// A large document held open costs memory in proportion to its size (its
+// text, line index and compacted findings), far below its model.
+func TestLargeDocumentMemory(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil) // the default limit, 1 MB
+	text := bigTrainingFile(3 << 20)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	uri := "file:///huge.py"
+	c.open(uri, text)
+	c.diagnostics(uri, 1)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("holding a %d KB document: %d KB", len(text)>>10, held>>10)
+	// The text is held twice: the client's copy in this test, and the
+	// server's.
+	if held > 8*int64(len(text)) {
+		t.Errorf("a %d KB document holds %d KB", len(text)>>10, held>>10)
+	}
+	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	c.await("cleared", func(m message) bool {
+		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"diagnostics":[]`)
+	})
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,7 +156,7 @@ func (s *snapshot) analyze() *analysis.Result {
 			}
 			res.Compact()
 			s.result = res
-			go debug.FreeOSMemory() // the model of a large file is gone
+			go pyast.ReleaseMemory() // the model of a large file is gone
 		case s.tree != nil:
 			s.result = s.runner.AnalyzeTree(s.base.Load(), name, s.src, s.tree, s.settings)
 			s.base.Store(nil)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"runtime/debug"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"go.lsp.dev/protocol"
@@ -279,7 +278,7 @@ func (s *Server) closeDocument(uri string) {
 	if len(d.snap.src) >= largeDocument {
 		// Give its memory back to the system now, rather than let the
 		// server look as large as its largest document ever was.
-		go debug.FreeOSMemory()
+		go pyast.ReleaseMemory()
 	}
 	if !s.pullMode() {
 		// Clearing is an empty array, never null.

@@ -1,0 +1,39 @@
+package pyast
+
+/*
+#include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+static void vl_trim(void) { malloc_trim(0); }
+#else
+static void vl_trim(void) {}
+#endif
+*/
+import "C"
+
+import (
+	"runtime"
+	"runtime/debug"
+)
+
+// ReleaseMemory gives memory back to the system after a large file was
+// parsed and analysed: the idle parsers (whose buffers grew to the file's
+// size), C memory the allocator keeps for reuse (glibc's malloc_trim), and
+// the Go heap's free pages. The next parse makes a parser again.
+func ReleaseMemory() {
+	for {
+		select {
+		case p := <-parsers:
+			p.Close()
+			continue
+		default:
+		}
+		break
+	}
+	// A first collection queues the finalizers that free tree-sitter
+	// trees; they run before the second returns the heap's free pages.
+	runtime.GC()
+	runtime.Gosched()
+	debug.FreeOSMemory()
+	C.vl_trim()
+}

@@ -33,7 +33,7 @@ func syntaxErrors(t *testing.T, src []byte) int {
 	return pyast.ErrorCount(tree.TS.RootNode())
 }
 
-// Every offered fix applies and leaves the file parsing at least as well;
+// Every offered fix applies, and on a file that parses leaves it parsing;
 // fix-all reaches a fixed point, and applying it again changes nothing.
 func FuzzFixes(f *testing.F) {
 	addFixtures(f)
@@ -49,15 +49,18 @@ func FuzzFixes(f *testing.F) {
 		for _, e := range res.RuleErrors {
 			t.Fatal(e)
 		}
-		errorsBefore := syntaxErrors(t, src)
+		// On a file that parses, no fix may break the syntax. (On one that
+		// does not, tree-sitter's error recovery is not local: fixes are
+		// checked region by region, see analysis/verify.go.)
+		parses := syntaxErrors(t, src) == 0
 		for _, d := range res.Diagnostics {
 			for _, fix := range d.Fixes {
 				fixed, err := analysis.ApplyEdits(src, fix.Edits)
 				if err != nil {
 					t.Fatalf("%s fix %q does not apply: %v", d.Code, fix.Title, err)
 				}
-				if after := syntaxErrors(t, fixed); after > errorsBefore {
-					t.Fatalf("%s fix %q: %d syntax errors after, %d before:\n%s", d.Code, fix.Title, after, errorsBefore, fixed)
+				if parses && syntaxErrors(t, fixed) > 0 {
+					t.Fatalf("%s fix %q breaks the syntax:\n%s", d.Code, fix.Title, fixed)
 				}
 			}
 		}

@@ -121,6 +121,10 @@ func (r *Runner) Run(ctx context.Context, path string, src []byte, settings *Set
 	return res, nil
 }
 
+// ReleaseMemory gives memory back to the system after a large file (see
+// pyast.ReleaseMemory).
+func ReleaseMemory() { pyast.ReleaseMemory() }
+
 // Compact drops what only the analysis needed (the model, and the source
 // and line index of a file without diagnostics), keeping what reports,
 // fixes, NoqaEdit and NoqaCodeAt read, so that `check`, and the server for

@@ -28,6 +28,10 @@ var defaultExcludes = map[string]bool{
 	"node_modules": true, "site-packages": true, "venv": true, "__pycache__": true,
 }
 
+// largeFile is the size from which checking a file returns the memory its
+// analysis took at once.
+const largeFile = 1 << 20
+
 // FileResult is the outcome for one file: a result, or the reason it could
 // not be checked.
 type FileResult struct {
@@ -68,6 +72,7 @@ type Checker struct {
 	settings map[string]*analysis.Settings // by folder
 	problems []Problem
 	reported map[string]bool // config files already reported
+	large    sync.Mutex      // held while a large file is analysed
 }
 
 // Check finds the Python files under paths and analyses them. Results are
@@ -160,9 +165,21 @@ func (c *Checker) checkFile(ctx context.Context, path string) FileResult {
 	if !bytes.Contains(src, []byte("torch")) {
 		return fr
 	}
+	if len(src) >= largeFile {
+		// One large file at a time: the peak is the largest file's need,
+		// not the sum of the largest few.
+		c.large.Lock()
+		defer c.large.Unlock()
+	}
 	fr.Result, fr.Err = c.Runner.Run(ctx, path, src, fr.Settings)
 	if fr.Result != nil {
 		fr.Result.Compact()
+	}
+	if len(src) >= largeFile {
+		// Its model and tree took a hundred times its size: give that back
+		// before the next large file, rather than let the allocators keep
+		// the peak of every one.
+		analysis.ReleaseMemory()
 	}
 	return fr
 }

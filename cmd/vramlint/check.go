@@ -170,6 +170,7 @@ func applyFixes(runner *analysis.Runner, files []workspace.FileResult, diff, uns
 		fixed += fr.Fixed
 		changed++
 		f.Result = fr.Remaining
+		f.Result.Compact() // keep what the report needs, not the model
 	}
 	return fixed, changed, failed
 }

@@ -57,7 +57,7 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	s.logRuleErrors(snap.uri, res)
 	s.mu.Lock()
 	defer s.mu.Unlock() // held while sending, so no older result can overtake
-	if d := s.docs[snap.uri]; d == nil || d.snap != snap || ctx.Err() != nil {
+	if d := s.docs[snap.uri]; d == nil || !d.current(snap) || ctx.Err() != nil {
 		return
 	}
 	doc := snap.lspDocument()

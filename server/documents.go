@@ -29,6 +29,19 @@ type document struct {
 	whole *completion // the whole-file parse of a tree parsed in chunks
 }
 
+// current reports whether snap's diagnostics are the ones to show: it is
+// the current version, or, for a document analysed on save only, the last
+// saved one (typing after a save does not discard its analysis).
+func (d *document) current(snap *snapshot) bool {
+	if d.snap == snap {
+		return true
+	}
+	if !d.snap.onSave || d.snap.saved || !snap.saved {
+		return false
+	}
+	return d.snap.lastSave == snap
+}
+
 // completion is the background parse of a document that was opened by
 // parsing it in chunks (see pyast.Tree.Complete): its first edit reparses
 // incrementally from it.
@@ -134,6 +147,9 @@ type snapshot struct {
 	// and is analysed (from scratch, then compacted) only when saved is
 	// set: on open and on save.
 	onSave, saved bool
+	// lastSave is, for an unsaved version analysed on save only, the last
+	// version that was analysed.
+	lastSave *snapshot
 
 	once     sync.Once
 	result   *analysis.Result

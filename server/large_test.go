@@ -45,8 +45,15 @@ func TestLargeDocumentsAreAnalysedOnSave(t *testing.T) {
 		t.Error("a large document is parsed as it is typed")
 	}
 	c.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	// Typing right after the save does not discard the save's analysis.
+	c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{0, 0}, lspPosition{0, 0}}, NewText: " "})
 	if diags := c.diagnostics(uri, v); len(diags) != 3 {
 		t.Fatalf("after the save: %+v", diags)
+	}
+	v = c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{0, 0}, lspPosition{0, 1}}, NewText: ""})
+	c.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	if diags := c.diagnostics(uri, v); len(diags) != 3 {
+		t.Fatalf("after the second save: %+v", diags)
 	}
 	c.srv.mu.Lock()
 	res := c.srv.docs[uri].snap.result

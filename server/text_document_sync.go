@@ -168,12 +168,17 @@ func (s *Server) didChange(params json.RawMessage) error {
 	if skip != nil && d.snap.skip == nil {
 		s.tell(messageWarning, "%s is no longer analysed: %v", d.uri, skip)
 	}
-	base := d.snap.model()
-	d.snap = s.newSnapshot(d, int32(version), src, mapper, tree, d.snap.settings, skip)
+	base, old := d.snap.model(), d.snap
+	d.snap = s.newSnapshot(d, int32(version), src, mapper, tree, old.settings, skip)
 	d.snap.onSave = onSave
 	if onSave {
-		// The diagnostics of the last save stay until the next one.
-		d.stopDiagnostics()
+		// The diagnostics of the last save stay until the next one, and
+		// an analysis still running for it goes on.
+		if old.saved {
+			d.snap.lastSave = old
+		} else {
+			d.snap.lastSave = old.lastSave
+		}
 		return nil
 	}
 	if base != nil && base.Model() != nil {

@@ -133,6 +133,25 @@ func (d Document) Diagnostics(res *analysis.Result, rules []*analysis.Rule, rela
 	return out
 }
 
+// Action is a code action, with the data codeAction/resolve reads back:
+// protocol v0.12.0's CodeAction has no data field.
+type Action struct {
+	protocol.CodeAction
+	Data *FixAllData `json:"data,omitempty"`
+}
+
+// FixAllData identifies a fix-all action whose edit is computed when the
+// client resolves it: the document version it was offered for, and whether
+// unsafe fixes were on.
+type FixAllData struct {
+	URI     protocol.DocumentURI `json:"uri"`
+	Version int32                `json:"version"`
+	Unsafe  bool                 `json:"unsafe"`
+}
+
+// FixAllTitle is the fix-all action's title.
+const FixAllTitle = "vramlint: Fix all auto-fixable problems"
+
 // ActionRequest is a textDocument/codeAction request, decoded and mapped
 // to byte offsets.
 type ActionRequest struct {
@@ -145,6 +164,15 @@ type ActionRequest struct {
 	Related         bool
 	// FixAll computes the file after all applicable fixes (in rounds).
 	FixAll func(ctx context.Context, unsafe bool) ([]byte, error)
+	// ResolveEdits: the client resolves a code action's edit lazily
+	// (codeAction/resolve), so fix-all can be listed without computing it.
+	ResolveEdits bool
+}
+
+// asksFor reports whether the request names kind (or a kind above it) in
+// its `only` filter, rather than taking whatever there is.
+func (r ActionRequest) asksFor(kind protocol.CodeActionKind) bool {
+	return len(r.Only) > 0 && r.wants(kind)
 }
 
 // wants reports whether the request's `only` filter admits kind.
@@ -165,14 +193,21 @@ func (r ActionRequest) wants(kind protocol.CodeActionKind) bool {
 
 // CodeActions lists the actions for the diagnostics whose ranges overlap
 // the request's: one quick fix per fix (isPreferred on the first safe one),
-// a "Disable ... for this line" action, and source.fixAll.vramlint. Every
-// action carries its edit; nothing waits for codeAction/resolve.
+// a "Disable ... for this line" action, and source.fixAll.vramlint.
+//
+// Quick fixes carry their edits, computed with the diagnostics. Fix-all
+// reanalyses the file in rounds, far too dear for a request sent on every
+// cursor move: it is computed here only when the request asks for it by
+// kind (`only: ["source.fixAll"]`, as editors do on save); a client that
+// resolves edits gets it listed without one, and the edit comes with
+// codeAction/resolve (see ResolveFixAll); other clients get it when they
+// ask by kind.
 //
 // Diagnostics are matched by range overlap with the server's own results,
 // not by equality with those the client echoes back: Neovim 0.7 echoes them
 // with byte columns instead of UTF-16 ones.
-func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req ActionRequest) []protocol.CodeAction {
-	actions := []protocol.CodeAction{}
+func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req ActionRequest) []Action {
+	actions := []Action{}
 	if req.wants(KindQuickFix) {
 		for _, diag := range res.Diagnostics {
 			if !overlaps(diag.Start, diag.End, req.Start, req.End) {
@@ -185,34 +220,69 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 				if fix.Applicability == analysis.Unsafe {
 					title += " (unsafe)"
 				}
-				actions = append(actions, protocol.CodeAction{
+				actions = append(actions, Action{CodeAction: protocol.CodeAction{
 					Title:       "vramlint (" + diag.Code + "): " + title,
 					Kind:        KindQuickFix,
 					Diagnostics: []protocol.Diagnostic{lspDiag},
 					IsPreferred: i == preferred,
 					Edit:        d.WorkspaceEdit(fix.Edits, req.DocumentChanges),
-				})
+				}})
 			}
 			if edit, ok := res.NoqaEdit(diag); ok {
-				actions = append(actions, protocol.CodeAction{
+				actions = append(actions, Action{CodeAction: protocol.CodeAction{
 					Title:       "vramlint (" + diag.Code + "): Disable " + diag.Code + " for this line",
 					Kind:        KindQuickFix,
 					Diagnostics: []protocol.Diagnostic{lspDiag},
 					Edit:        d.WorkspaceEdit([]analysis.Edit{edit}, req.DocumentChanges),
-				})
+				}})
 			}
 		}
 	}
-	if req.wants(KindFixAll) && req.FixAll != nil {
-		if fixed, err := req.FixAll(ctx, req.Unsafe); err == nil && string(fixed) != string(res.Src) {
-			actions = append(actions, protocol.CodeAction{
-				Title: "vramlint: Fix all auto-fixable problems",
-				Kind:  KindFixAll,
-				Edit:  d.WorkspaceEdit([]analysis.Edit{MinimalEdit(res.Src, fixed)}, req.DocumentChanges),
-			})
+	switch {
+	case !req.wants(KindFixAll) || req.FixAll == nil:
+	case req.asksFor(KindFixAll):
+		if edit := d.fixAllEdit(ctx, res, req); edit != nil {
+			actions = append(actions, Action{CodeAction: protocol.CodeAction{Title: FixAllTitle, Kind: KindFixAll, Edit: edit}})
 		}
+	case req.ResolveEdits && anyApplicable(res, req.Unsafe):
+		actions = append(actions, Action{
+			CodeAction: protocol.CodeAction{Title: FixAllTitle, Kind: KindFixAll},
+			Data:       &FixAllData{URI: d.URI, Version: d.Version, Unsafe: req.Unsafe},
+		})
 	}
 	return actions
+}
+
+// ResolveFixAll fills in the edit of a fix-all action listed without one.
+func (d Document) ResolveFixAll(ctx context.Context, res *analysis.Result, req ActionRequest, action Action) Action {
+	action.Edit = d.fixAllEdit(ctx, res, req)
+	if action.Edit == nil {
+		action.Edit = &protocol.WorkspaceEdit{} // nothing left to fix
+	}
+	action.Data = nil
+	return action
+}
+
+// fixAllEdit is the edit that applies every applicable fix, or nil when
+// there is none.
+func (d Document) fixAllEdit(ctx context.Context, res *analysis.Result, req ActionRequest) *protocol.WorkspaceEdit {
+	fixed, err := req.FixAll(ctx, req.Unsafe)
+	if err != nil || string(fixed) == string(res.Src) {
+		return nil
+	}
+	return d.WorkspaceEdit([]analysis.Edit{MinimalEdit(res.Src, fixed)}, req.DocumentChanges)
+}
+
+// anyApplicable reports whether some diagnostic has a fix fix-all applies.
+func anyApplicable(res *analysis.Result, unsafe bool) bool {
+	for _, diag := range res.Diagnostics {
+		for _, fix := range diag.Fixes {
+			if Applicable(fix, unsafe) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // overlaps reports whether [a, b) and [c, d) share a byte, or an empty

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -31,7 +32,10 @@ type clientCapabilities struct {
 			RelatedInformation bool `json:"relatedInformation"`
 		} `json:"publishDiagnostics"`
 		CodeAction struct {
-			DataSupport bool `json:"dataSupport"`
+			DataSupport    bool `json:"dataSupport"`
+			ResolveSupport struct {
+				Properties []string `json:"properties"`
+			} `json:"resolveSupport"`
 		} `json:"codeAction"`
 	} `json:"textDocument"`
 	Workspace struct {
@@ -96,6 +100,7 @@ func (s *Server) initialize(params json.RawMessage) (requestWork, error) {
 			TextDocumentSync: textDocumentSyncOptions{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental, Save: &saveOptions{}},
 			CodeActionProvider: codeActionOptions{
 				CodeActionKinds: []protocol.CodeActionKind{codeactions.KindQuickFix, codeactions.KindFixAll},
+				ResolveProvider: true,
 			},
 			HoverProvider: true,
 			Workspace: map[string]any{
@@ -112,6 +117,13 @@ func (s *Server) initialize(params json.RawMessage) (requestWork, error) {
 
 // pullMode reports whether the client pulls diagnostics
 // (textDocument/diagnostic); otherwise they are pushed.
+// resolvesEdits reports whether the client fills in a code action's edit
+// with codeAction/resolve, keeping its data.
+func (s *Server) resolvesEdits() bool {
+	ca := s.client.TextDocument.CodeAction
+	return ca.DataSupport && slices.Contains(ca.ResolveSupport.Properties, "edit")
+}
+
 func (s *Server) pullMode() bool { return s.client.TextDocument.Diagnostic != nil }
 
 // negotiateEncoding picks the position encoding: UTF-8 when the client
@@ -204,6 +216,8 @@ type saveOptions struct {
 
 type codeActionOptions struct {
 	CodeActionKinds []protocol.CodeActionKind `json:"codeActionKinds"`
+	// ResolveProvider: fix-all's edit comes with codeAction/resolve.
+	ResolveProvider bool `json:"resolveProvider"`
 }
 
 type diagnosticOptions struct {

@@ -367,7 +367,8 @@ print(total)
 		"quickfix: vramlint (GPU003): Accumulate `loss.item()` (unsafe)",
 		"quickfix: vramlint (GPU003): Accumulate `loss.detach()`",
 		"quickfix: vramlint (GPU003): Disable GPU003 for this line",
-		"source.fixAll.vramlint: vramlint: Fix all auto-fixable problems",
+		// No fix-all: this client cannot resolve edits, and did not ask
+		// for it by kind (see TestFixAllIsResolvedLazily).
 	}
 	if strings.Join(titles, "\n") != strings.Join(want, "\n") || preferred != "vramlint (GPU003): Accumulate `loss.detach()`" {
 		t.Errorf("actions:\n%s\npreferred: %q", strings.Join(titles, "\n"), preferred)
@@ -633,5 +634,53 @@ func TestFilePath(t *testing.T) {
 		if got != want || ok != (want != "") {
 			t.Errorf("filePath(%q) = %q, %v; want %q", uri, got, ok, want)
 		}
+	}
+}
+
+// Fix-all reanalyses the file in rounds: a request at the cursor lists it
+// without an edit for a client that resolves edits, and codeAction/resolve
+// computes it; for a version that is gone, resolve answers ContentModified.
+func TestFixAllIsResolvedLazily(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{"textDocument": map[string]any{"codeAction": map[string]any{
+		"dataSupport": true, "resolveSupport": map[string]any{"properties": []string{"edit"}},
+	}}}, nil)
+	uri := "file:///lazy.py"
+	text := "import torch\n\nmodel = torch.nn.Linear(2, 1)\ntotal = 0.0\nfor step in range(3):\n    loss = model(torch.randn(1, 2)).sum()\n    loss.backward()\n    total += loss\nprint(total)\n"
+	c.open(uri, text)
+	diags := c.diagnostics(uri, 1)
+	var raw []json.RawMessage
+	if err := c.request("textDocument/codeAction", map[string]any{
+		"textDocument": map[string]any{"uri": uri}, "range": diags[0].Range, "context": map[string]any{"diagnostics": []any{}},
+	}, &raw); err != nil {
+		t.Fatal(err.Error())
+	}
+	var fixAll json.RawMessage
+	for _, r := range raw {
+		var a lspCodeAction
+		if err := json.Unmarshal(r, &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Kind == "source.fixAll.vramlint" {
+			fixAll = r
+			if a.Edit.Changes != nil || a.Edit.DocumentChanges != nil || !strings.Contains(string(r), `"data"`) {
+				t.Errorf("fix-all listed with its edit, or without data: %s", r)
+			}
+		}
+	}
+	if fixAll == nil {
+		t.Fatalf("no fix-all among %s", raw)
+	}
+	var resolved lspCodeAction
+	if err := c.request("codeAction/resolve", fixAll, &resolved); err != nil {
+		t.Fatal(err.Error())
+	}
+	v := c.applyAction(uri, analysis.UTF16, resolved)
+	if diags := c.diagnostics(uri, v); len(diags) != 0 || !strings.Contains(c.texts[uri], "total += loss.detach()") {
+		t.Errorf("after the resolved fix-all:\n%s\n%+v", c.texts[uri], diags)
+	}
+	// The action was offered for version 1.
+	if err := c.request("codeAction/resolve", fixAll, &resolved); err == nil || err.Code != -32801 {
+		t.Errorf("resolving for a version that is gone: %v", err)
 	}
 }

@@ -39,6 +39,9 @@ type Options struct {
 // codeRequestCancelled is LSP's error code for a cancelled request.
 const codeRequestCancelled jsonrpc2.Code = -32800
 
+// codeContentModified (LSP): the document changed under a request.
+const codeContentModified jsonrpc2.Code = -32801
+
 type lifecycle int
 
 const (
@@ -177,6 +180,7 @@ var requestHandlers = map[string]func(*Server, json.RawMessage) (requestWork, er
 	"initialize":              (*Server).initialize,
 	"shutdown":                (*Server).shutdown,
 	"textDocument/codeAction": (*Server).codeAction,
+	"codeAction/resolve":      (*Server).codeActionResolve,
 	"textDocument/hover":      (*Server).hover,
 	"textDocument/diagnostic": (*Server).pullDiagnostics,
 }

@@ -17,6 +17,9 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 	fs.SetOutput(stderr)
 	logFile := fs.String("log-file", "", "append the server's log to this file (default: stderr)")
 	debounce := fs.Duration("debounce", 100*time.Millisecond, "delay between an edit and its diagnostics")
+	// Language clients (vscode-languageclient, LSP4IJ templates) add
+	// --stdio to say which transport they use; stdio is the only one.
+	fs.Bool("stdio", true, "speak LSP over stdin/stdout (the only transport; accepted for clients that pass it)")
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}

@@ -88,25 +88,31 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		}
 		msg, err := jsonrpc2.DecodeMessage(data)
 		if err != nil {
-			s.log.Printf("skipping a message that is not JSON-RPC: %v", err)
-			s.replyError(jsonrpc2.InvalidRequest, "not a JSON-RPC message: "+err.Error())
+			code, why := jsonrpc2.InvalidRequest, "not a JSON-RPC message: "+err.Error()
+			if !json.Valid(data) {
+				code, why = jsonrpc2.ParseError, "the message is not valid JSON"
+			}
+			s.log.Printf("skipping a message: %s", why)
+			s.replyError(code, why)
 			continue
 		}
 		return msg, int64(len(data)), nil
 	}
 }
 
-// checkMessage says why data cannot be decoded as a request, with the error
-// code to answer: ParseError for what is not JSON or nests too deeply,
-// InvalidRequest for JSON that is not an object.
+// checkMessage says why data must not reach the decoder, with the error
+// code to answer: ParseError for what nests too deeply (the decoder would
+// overflow its stack) or is not JSON, InvalidRequest for JSON that is not
+// an object. Other invalid JSON is found by the decoder itself, without a
+// second pass over every message.
 func checkMessage(data []byte) (jsonrpc2.Code, string) {
 	if depth := nesting(data); depth > maxNesting {
 		return jsonrpc2.ParseError, fmt.Sprintf("the message nests deeper than %d levels", maxNesting)
 	}
-	if !json.Valid(data) {
-		return jsonrpc2.ParseError, "the message is not valid JSON"
-	}
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); trimmed[0] != '{' {
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		if !json.Valid(data) {
+			return jsonrpc2.ParseError, "the message is not valid JSON"
+		}
 		return jsonrpc2.InvalidRequest, "the message is not a JSON object"
 	}
 	return 0, ""
@@ -261,9 +267,9 @@ func (s *stream) readBody(length int) ([]byte, error) {
 		// Look for a header in what arrived since the last look (and a
 		// little before it, where one may have been cut in two).
 		from, to := max(0, scanned-64), min(len(in.buf), length)
-		if loc := numericContentLength.FindIndex(in.buf[from:to]); loc != nil {
-			body := bytes.Clone(in.buf[:from+loc[0]])
-			in.consume(from + loc[0])
+		if at := headerInside(in.buf, from, to); at >= 0 {
+			body := bytes.Clone(in.buf[:at])
+			in.consume(at)
 			return s.tooLarge(length, body)
 		}
 		if len(in.buf) >= length {
@@ -288,6 +294,26 @@ func (s *stream) readBody(length int) ([]byte, error) {
 	body := bytes.Clone(in.buf[:length])
 	in.consume(length)
 	return body, nil
+}
+
+// headerInside returns where a numeric Content-Length line ending in
+// buf[from:to] starts, or -1. A header line ends with a raw line break, which
+// a JSON body has only between tokens, so the regexp runs only on the bytes
+// before each one (a regexp over a whole 10 MB body took 350 ms).
+func headerInside(buf []byte, from, to int) int {
+	for i := from; i < to; {
+		nl := bytes.IndexByte(buf[i:to], '\n')
+		if nl < 0 {
+			return -1
+		}
+		end := i + nl + 1
+		start := max(0, end-96)
+		if loc := numericContentLength.FindIndex(buf[start:end]); loc != nil && start+loc[1] == end {
+			return start + loc[0]
+		}
+		i = end
+	}
+	return -1
 }
 
 // tooLarge takes body, which ended before its Content-Length, as the

@@ -129,3 +129,18 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// Reading one 9 MB didOpen (a file near the size limit): framing checks
+// must not cost more than decoding it.
+func BenchmarkReadLargeMessage(b *testing.B) {
+	text := strings.Repeat(`x = torch.ones(3).cuda()  # Content-Length: 5\n`, 200000)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a.py","languageId":"python","version":1,"text":"%s"}}}`, text)
+	input := []byte(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+	b.SetBytes(int64(len(input)))
+	for b.Loop() {
+		s := newStream(bytes.NewReader(input), io.Discard, io.NopCloser(nil), log.New(io.Discard, "", 0))
+		if _, _, err := s.Read(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

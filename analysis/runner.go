@@ -35,8 +35,10 @@ func (p *Pass) Report(d Diagnostic) {
 	d.Code = p.Rule.Code
 	// Titles quote code, which may span lines (`f(\n)`); editors show
 	// them on one line.
-	for i := range d.Fixes {
-		d.Fixes[i].Title = strings.Join(strings.Fields(d.Fixes[i].Title), " ")
+	for i, fix := range d.Fixes {
+		if strings.ContainsAny(fix.Title, "\n\r\t") {
+			d.Fixes[i].Title = strings.Join(strings.Fields(fix.Title), " ")
+		}
 	}
 	p.diagnostics = append(p.diagnostics, d)
 }

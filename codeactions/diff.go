@@ -148,6 +148,23 @@ func (d *differ) compare(aLo, aHi, bLo, bHi int) {
 	}
 }
 
+// furthest extends diagonal k of v (a forward or a backward search, whose
+// equality of lines same tells) to the furthest point D differences reach,
+// records it, and returns it.
+func furthest(v []int, offset, k, D, n, m int, same func(x, y int) bool) (int, int) {
+	i := offset + k
+	x := v[i-1] + 1 // a step right from diagonal k-1
+	if k == -D || k != D && v[i-1] < v[i+1] {
+		x = v[i+1] // a step down from diagonal k+1
+	}
+	y := x - k
+	for x < n && y < m && same(x, y) {
+		x, y = x+1, y+1
+	}
+	v[i] = x
+	return x, y
+}
+
 // middleSnake returns a point (x, y) on a shortest edit path from a to b
 // strictly inside it, found by searching from both ends until the paths
 // meet; (-1, -1) when a and b have nothing in common. a and b differ in
@@ -167,18 +184,7 @@ func middleSnake(a, b []string) (int, int) {
 	fStart, fEnd, bStart, bEnd := 0, 0, 0, 0
 	for D := 0; D < maxD; D++ {
 		for k := -D + fStart; k <= D-fEnd; k += 2 {
-			i := offset + k
-			var x int
-			if k == -D || k != D && forward[i-1] < forward[i+1] {
-				x = forward[i+1]
-			} else {
-				x = forward[i-1] + 1
-			}
-			y := x - k
-			for x < n && y < m && a[x] == b[y] {
-				x, y = x+1, y+1
-			}
-			forward[i] = x
+			x, y := furthest(forward, offset, k, D, n, m, func(x, y int) bool { return a[x] == b[y] })
 			switch {
 			case x > n:
 				fEnd += 2
@@ -191,18 +197,7 @@ func middleSnake(a, b []string) (int, int) {
 			}
 		}
 		for k := -D + bStart; k <= D-bEnd; k += 2 {
-			i := offset + k
-			var x int
-			if k == -D || k != D && backward[i-1] < backward[i+1] {
-				x = backward[i+1]
-			} else {
-				x = backward[i-1] + 1
-			}
-			y := x - k
-			for x < n && y < m && a[n-x-1] == b[m-y-1] {
-				x, y = x+1, y+1
-			}
-			backward[i] = x
+			x, y := furthest(backward, offset, k, D, n, m, func(x, y int) bool { return a[n-x-1] == b[m-y-1] })
 			switch {
 			case x > n:
 				bEnd += 2

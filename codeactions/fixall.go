@@ -94,7 +94,7 @@ func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byt
 	rejected := map[string]bool{}
 	allowed := func(d analysis.Diagnostic) *analysis.Fix {
 		fix := choose(d)
-		if fix == nil || len(rejected) > 0 && rejected[fixKey(out.Source, d, fix)] {
+		if fix == nil || len(rejected) > 0 && rejected[fixKey(out.Remaining, d, fix)] {
 			return nil
 		}
 		return fix
@@ -145,8 +145,8 @@ func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byt
 				progress = true
 				break // offsets have moved: start a new round
 			}
-			rejected[fixKey(out.Source, d, fix)] = true
-			line := analysis.NewMapper(out.Source).LineOf(d.Start) + 1
+			rejected[fixKey(out.Remaining, d, fix)] = true
+			line := out.Remaining.Mapper().LineOf(d.Start) + 1
 			out.Dropped = append(out.Dropped, fmt.Sprintf("%s:%d: %s: dropped fix %q: it does not resolve the problem", path, line, d.Code, fix.Title))
 		}
 		if !progress {
@@ -158,7 +158,7 @@ func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byt
 
 // fixKey identifies a diagnostic's fix across rounds, whose offsets move:
 // by its rule, title, and the text of the line it is reported on.
-func fixKey(src []byte, d analysis.Diagnostic, fix *analysis.Fix) string {
-	m := analysis.NewMapper(src)
+func fixKey(res *analysis.Result, d analysis.Diagnostic, fix *analysis.Fix) string {
+	m := res.Mapper() // res is the analysis of the current source
 	return d.Code + "\x00" + fix.Title + "\x00" + string(m.Line(m.LineOf(d.Start)))
 }

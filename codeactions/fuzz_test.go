@@ -2,64 +2,47 @@ package codeactions
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/analysistest"
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/rules"
 )
 
-// addFixtures seeds f with every rule fixture (the committed corpus under
-// testdata/fuzz adds the inputs fuzzing found).
-func addFixtures(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(fixtures, "*", "*.py"))
-	for _, file := range files {
-		src, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(src)
-	}
-}
-
-// syntaxErrors counts src's syntax errors.
-func syntaxErrors(t *testing.T, src []byte) int {
+// parses reports whether src parses without a syntax error.
+func parses(t *testing.T, src []byte) bool {
 	tree, err := pyast.Parse(context.Background(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pyast.ErrorCount(tree.TS.RootNode())
+	return !tree.HasError()
 }
 
 // Every offered fix applies, and on a file that parses leaves it parsing;
 // fix-all reaches a fixed point, and applying it again changes nothing.
 func FuzzFixes(f *testing.F) {
-	addFixtures(f)
+	for _, src := range analysistest.Sources(f, filepath.Join(fixtures, "*", "*.py")) {
+		f.Add(src)
+	}
 	runner := &analysis.Runner{Rules: rules.All()}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		if analysis.CheckSource(src) != nil {
 			return
 		}
-		res, err := runner.Run(context.Background(), "fuzz.py", src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range res.RuleErrors {
-			t.Fatal(e)
-		}
+		res := analysistest.Analyze(t, runner, src)
 		// On a file that parses, no fix may break the syntax. (On one that
 		// does not, tree-sitter's error recovery is not local: fixes are
 		// checked region by region, see analysis/verify.go.)
-		parses := syntaxErrors(t, src) == 0
+		parsed := !res.Model().Tree.HasError()
 		for _, d := range res.Diagnostics {
 			for _, fix := range d.Fixes {
 				fixed, err := analysis.ApplyEdits(src, fix.Edits)
 				if err != nil {
 					t.Fatalf("%s fix %q does not apply: %v", d.Code, fix.Title, err)
 				}
-				if parses && syntaxErrors(t, fixed) > 0 {
+				if parsed && !parses(t, fixed) {
 					t.Fatalf("%s fix %q breaks the syntax:\n%s", d.Code, fix.Title, fixed)
 				}
 			}

@@ -51,7 +51,7 @@ func WriteFixed(path string, original, fixed []byte) error {
 		return err
 	}
 	if linkCount(before) > 1 {
-		return writeInPlace(real, before, original, fixed)
+		return writeInPlace(real, original, fixed)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+".vramlint-*")
 	if err != nil {
@@ -68,7 +68,7 @@ func WriteFixed(path string, original, fixed []byte) error {
 	if err := preserveOwner(tmp, before); err != nil {
 		// Only the file itself can keep an owner we cannot give away.
 		cleanup(nil)
-		return writeInPlace(real, before, original, fixed)
+		return writeInPlace(real, original, fixed)
 	}
 	// After chown, which clears setuid and setgid.
 	if err := tmp.Chmod(before.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)); err != nil {
@@ -117,25 +117,14 @@ func stillHolds(path string, before os.FileInfo, original []byte) error {
 // writeInPlace overwrites the file itself, keeping its identity (links,
 // owner, mode, attributes), after writing a backup beside it that is
 // removed once the new content is on disk, and kept if anything fails.
-func writeInPlace(path string, before os.FileInfo, original, fixed []byte) error {
-	backup, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".vramlint-backup-*")
+func writeInPlace(path string, original, fixed []byte) error {
+	backup, err := writeBackup(path, original)
 	if err != nil {
 		return fmt.Errorf("writing a backup before changing the file in place: %w", err)
 	}
-	if _, err := backup.Write(original); err != nil {
-		backup.Close()
-		os.Remove(backup.Name())
-		return fmt.Errorf("writing a backup before changing the file in place: %w", err)
-	}
-	if err := backup.Sync(); err != nil {
-		backup.Close()
-		os.Remove(backup.Name())
-		return fmt.Errorf("writing a backup before changing the file in place: %w", err)
-	}
-	backup.Close()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		os.Remove(backup.Name())
+		os.Remove(backup)
 		return err
 	}
 	// The last check, on the file as opened.
@@ -143,7 +132,7 @@ func writeInPlace(path string, before os.FileInfo, original, fixed []byte) error
 	n, _ := f.ReadAt(current, 0)
 	if n != len(original) || !bytes.Equal(current[:n], original) {
 		f.Close()
-		os.Remove(backup.Name())
+		os.Remove(backup)
 		return ErrChangedOnDisk
 	}
 	_, err = f.WriteAt(fixed, 0)
@@ -157,10 +146,31 @@ func writeInPlace(path string, before os.FileInfo, original, fixed []byte) error
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("writing in place failed (%w); the original is in %s", err, backup.Name())
+		return fmt.Errorf("writing in place failed (%w); the original is in %s", err, backup)
 	}
-	os.Remove(backup.Name())
+	os.Remove(backup)
 	return nil
+}
+
+// writeBackup writes original, synced, to a new file beside path and
+// returns its name.
+func writeBackup(path string, original []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".vramlint-backup-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(original)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 func renameOver(tmp, path string) error {

@@ -45,10 +45,10 @@ func preserveOwner(f *os.File, info os.FileInfo) error {
 // without them has none to lose.
 func copyXattrs(path string, f *os.File) error {
 	size, err := unix.Listxattr(path, nil)
-	if size <= 0 || unsupported(err) {
+	switch {
+	case unsupported(err) || err == nil && size <= 0:
 		return nil
-	}
-	if err != nil {
+	case err != nil:
 		return err
 	}
 	names := make([]byte, size)

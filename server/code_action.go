@@ -11,11 +11,9 @@ import (
 )
 
 type codeActionParams struct {
-	TextDocument struct {
-		URI string `json:"uri"`
-	} `json:"textDocument"`
-	Range   protocol.Range `json:"range"`
-	Context struct {
+	TextDocument textDocumentID `json:"textDocument"`
+	Range        protocol.Range `json:"range"`
+	Context      struct {
 		Only        []protocol.CodeActionKind `json:"only"`
 		TriggerKind int                       `json:"triggerKind"`
 	} `json:"context"`

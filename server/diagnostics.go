@@ -84,10 +84,8 @@ func (s *Server) logRuleErrors(uri string, res *analysis.Result) {
 // pullDiagnostics answers textDocument/diagnostic (LSP 3.17).
 func (s *Server) pullDiagnostics(params json.RawMessage) (requestWork, error) {
 	var p struct {
-		TextDocument struct {
-			URI string `json:"uri"`
-		} `json:"textDocument"`
-		PreviousResultID string `json:"previousResultId"`
+		TextDocument     textDocumentID `json:"textDocument"`
+		PreviousResultID string         `json:"previousResultId"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, invalidParams("textDocument/diagnostic", err)

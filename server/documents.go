@@ -27,19 +27,16 @@ type document struct {
 	cancelRun context.CancelFunc // the running analysis
 
 	whole *completion // the whole-file parse of a tree parsed in chunks
+	// lastSaved is the last analysed version of a document analysed on
+	// save only, which its unsaved versions show (see current).
+	lastSaved *snapshot
 }
 
 // current reports whether snap's diagnostics are the ones to show: it is
 // the current version, or, for a document analysed on save only, the last
 // saved one (typing after a save does not discard its analysis).
 func (d *document) current(snap *snapshot) bool {
-	if d.snap == snap {
-		return true
-	}
-	if !d.snap.onSave || d.snap.saved || !snap.saved {
-		return false
-	}
-	return d.snap.lastSave == snap
+	return d.snap == snap || d.snap.onSave && !d.snap.saved && d.lastSaved == snap
 }
 
 // completion is the background parse of a document that was opened by
@@ -147,9 +144,6 @@ type snapshot struct {
 	// and is analysed (from scratch, then compacted) only when saved is
 	// set: on open and on save.
 	onSave, saved bool
-	// lastSave is, for an unsaved version analysed on save only, the last
-	// version that was analysed.
-	lastSave *snapshot
 
 	once     sync.Once
 	result   *analysis.Result

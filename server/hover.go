@@ -13,10 +13,8 @@ import (
 // its code in a `# noqa: ...` comment.
 func (s *Server) hover(params json.RawMessage) (requestWork, error) {
 	var p struct {
-		TextDocument struct {
-			URI string `json:"uri"`
-		} `json:"textDocument"`
-		Position protocol.Position `json:"position"`
+		TextDocument textDocumentID    `json:"textDocument"`
+		Position     protocol.Position `json:"position"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, invalidParams("textDocument/hover", err)

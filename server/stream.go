@@ -264,10 +264,10 @@ func (s *stream) readBody(length int) ([]byte, error) {
 	in := s.in
 	scanned := 0
 	for {
-		// Look for a header in what arrived since the last look (and a
-		// little before it, where one may have been cut in two).
-		from, to := max(0, scanned-64), min(len(in.buf), length)
-		if at := headerInside(in.buf, from, to); at >= 0 {
+		// Look for a header in what arrived since the last look: one cut
+		// in two is found when its line break arrives.
+		to := min(len(in.buf), length)
+		if at := headerInside(in.buf, scanned, to); at >= 0 {
 			body := bytes.Clone(in.buf[:at])
 			in.consume(at)
 			return s.tooLarge(length, body)
@@ -275,7 +275,7 @@ func (s *stream) readBody(length int) ([]byte, error) {
 		if len(in.buf) >= length {
 			break
 		}
-		scanned = len(in.buf)
+		scanned = to
 		timeout := time.Duration(0)
 		if len(bytes.TrimSpace(in.buf)) > 0 {
 			timeout = stallTimeout
@@ -377,12 +377,13 @@ type input struct {
 func newInput(r io.Reader) *input {
 	in := &input{chunks: make(chan []byte, 1), done: make(chan struct{})}
 	go func() {
+		buf := make([]byte, 64<<10)
 		for {
-			chunk := make([]byte, 64<<10)
-			n, err := r.Read(chunk)
+			n, err := r.Read(buf)
 			if n > 0 {
+				// A copy of what came: a keystroke's message is small.
 				select {
-				case in.chunks <- chunk[:n]:
+				case in.chunks <- bytes.Clone(buf[:n]):
 				case <-in.done:
 					return
 				}

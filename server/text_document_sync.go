@@ -11,6 +11,17 @@ import (
 	"github.com/vramlint/vramlint/analysis"
 )
 
+// textDocumentID names a document in a request's params.
+type textDocumentID struct {
+	URI string `json:"uri"`
+}
+
+// documentParams are the params of the notifications that only name a
+// document (didSave, didClose).
+type documentParams struct {
+	TextDocument textDocumentID `json:"textDocument"`
+}
+
 type didOpenParams struct {
 	TextDocument struct {
 		URI        string      `json:"uri"`
@@ -175,12 +186,11 @@ func (s *Server) didChange(params json.RawMessage) error {
 		// The diagnostics of the last save stay until the next one, and
 		// an analysis still running for it goes on.
 		if old.saved {
-			d.snap.lastSave = old
-		} else {
-			d.snap.lastSave = old.lastSave
+			d.lastSaved = old
 		}
 		return nil
 	}
+	d.lastSaved = nil // analysed as it is typed again
 	if base != nil && base.Model() != nil {
 		d.snap.base.Store(base)
 	}
@@ -192,11 +202,7 @@ func (s *Server) didChange(params json.RawMessage) error {
 // didSave analyses a document that is analysed on save only; the others
 // are analysed as they change.
 func (s *Server) didSave(params json.RawMessage) error {
-	var p struct {
-		TextDocument struct {
-			URI string `json:"uri"`
-		} `json:"textDocument"`
-	}
+	var p documentParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		return fmt.Errorf("didSave: %w", err)
 	}
@@ -230,11 +236,7 @@ func offset(m *analysis.Mapper, wp wirePosition, enc analysis.Encoding) (int, bo
 // (and its diagnostics) and asks the user to reopen it, rather than go on
 // analysing a text that is not the editor's.
 func (s *Server) forgetUnappliable(params json.RawMessage, err error) error {
-	var p struct {
-		TextDocument struct {
-			URI string `json:"uri"`
-		} `json:"textDocument"`
-	}
+	var p documentParams
 	if json.Unmarshal(params, &p) != nil {
 		return fmt.Errorf("didChange: %w", err)
 	}
@@ -252,11 +254,7 @@ func (s *Server) forgetUnappliable(params json.RawMessage, err error) error {
 }
 
 func (s *Server) didClose(params json.RawMessage) error {
-	var p struct {
-		TextDocument struct {
-			URI string `json:"uri"`
-		} `json:"textDocument"`
-	}
+	var p documentParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		return fmt.Errorf("didClose: %w", err)
 	}

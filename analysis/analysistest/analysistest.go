@@ -112,3 +112,36 @@ func Check(t *testing.T, name string, src []byte, rules ...*analysis.Rule) *anal
 	}
 	return res
 }
+
+// Sources returns the text of every file matching pattern (the rule
+// fixtures, to seed fuzz targets).
+func Sources(tb testing.TB, pattern string) [][]byte {
+	tb.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no sources match %s (%v)", pattern, err)
+	}
+	var out [][]byte
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, src)
+	}
+	return out
+}
+
+// Analyze runs runner over src, failing t when the analysis errs or a rule
+// fails.
+func Analyze(t testing.TB, runner *analysis.Runner, src []byte) *analysis.Result {
+	t.Helper()
+	res, err := runner.Run(context.Background(), "fuzz.py", src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range res.RuleErrors {
+		t.Fatal(e)
+	}
+	return res
+}

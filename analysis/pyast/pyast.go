@@ -85,31 +85,27 @@ func parse(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree, err
 // scanner needs to see lines: the copy has the same length, so offsets
 // into it are offsets into src. advance counts rows the same way.
 func withNewlines(src []byte) []byte {
-	i := bytes.IndexByte(src, '\r')
-	if i < 0 {
+	if bytes.IndexByte(src, '\r') < 0 {
 		return src
 	}
-	var out []byte
-	for ; i >= 0 && i < len(src); i = nextCR(src, i+1) {
-		if i+1 < len(src) && src[i+1] == '\n' {
-			continue // "\r\n" is a line break already
+	var out []byte // a copy, made at the first lone "\r"
+	for i, b := range src {
+		if loneCR(src, i, b) {
+			if out == nil {
+				out = bytes.Clone(src)
+			}
+			out[i] = '\n'
 		}
-		if out == nil {
-			out = bytes.Clone(src)
-		}
-		out[i] = '\n'
 	}
 	if out == nil {
-		return src
+		return src // "\r\n" only
 	}
 	return out
 }
 
-func nextCR(src []byte, from int) int {
-	if i := bytes.IndexByte(src[from:], '\r'); i >= 0 {
-		return from + i
-	}
-	return -1
+// loneCR reports whether b, at src[i], is a "\r" not followed by "\n".
+func loneCR(src []byte, i int, b byte) bool {
+	return b == '\r' && (i+1 == len(src) || src[i+1] != '\n')
 }
 
 // Parse parses src from scratch and mirrors it with the source's own

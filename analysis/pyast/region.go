@@ -66,9 +66,17 @@ func (r *Region) ErrorsAfter(after []byte, sorted []Replacement) (int, error) {
 // advance moves p (a row and byte column) over text. Rows end at "\n", as
 // tree-sitter counts them.
 func advance(p sitter.Point, text []byte) sitter.Point {
-	text = withNewlines(text) // the parser sees a lone "\r" as "\n"
-	if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
-		return sitter.Point{Row: p.Row + uint32(bytes.Count(text, []byte{'\n'})), Column: uint32(len(text) - i - 1)}
+	rows, last := bytes.Count(text, []byte{'\n'}), bytes.LastIndexByte(text, '\n')
+	if bytes.IndexByte(text, '\r') >= 0 {
+		// The parser sees a lone "\r" as "\n" (see withNewlines).
+		for i, b := range text {
+			if loneCR(text, i, b) {
+				rows, last = rows+1, max(last, i)
+			}
+		}
+	}
+	if last >= 0 {
+		return sitter.Point{Row: p.Row + uint32(rows), Column: uint32(len(text) - last - 1)}
 	}
 	return sitter.Point{Row: p.Row, Column: p.Column + uint32(len(text))}
 }

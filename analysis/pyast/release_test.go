@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,9 +29,10 @@ func residentKB(t *testing.T) int {
 	return 0
 }
 
-// After a large file is parsed and its trees freed, ReleaseMemory gives the
-// parser's and the C allocator's memory back: without it the server kept
-// hundreds of megabytes after closing a large document.
+// After a large file is parsed and its tree-sitter tree freed, ReleaseMemory
+// gives the parser's and the C allocator's memory back: without it the
+// server kept 424 MB resident after closing an 8.6 MB document whose Go heap
+// was empty.
 func TestReleaseMemoryAfterALargeParse(t *testing.T) {
 	var b strings.Builder
 	for i := 0; b.Len() < 6<<20; i++ {
@@ -42,16 +45,18 @@ func TestReleaseMemoryAfterALargeParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Go mirror stays alive: what ReleaseMemory must give back is the
+	// C memory, the freed tree-sitter tree and the parser's buffers, which
+	// Go's collector neither sees nor returns.
 	tree.FreeSyntaxTree()
-	tree = nil
+	runtime.GC()
+	debug.FreeOSMemory()
 	peak := residentKB(t)
 	ReleaseMemory()
 	after := residentKB(t)
-	t.Logf("resident: %d KB before, %d KB after parsing, %d KB after ReleaseMemory", before, peak, after)
-	if grown := peak - before; grown < 20<<10 {
-		t.Skipf("parsing grew the process by only %d KB; nothing to measure", grown)
-	}
-	if after-before > (peak-before)/2 {
-		t.Errorf("ReleaseMemory kept %d of the %d KB the parse took", after-before, peak-before)
+	runtime.KeepAlive(tree)
+	t.Logf("resident: %d KB before, %d KB with the Go mirror alone, %d KB after ReleaseMemory", before, peak, after)
+	if released := peak - after; released < 50<<10 {
+		t.Errorf("ReleaseMemory gave back %d KB of C memory after a 6 MB parse", released)
 	}
 }

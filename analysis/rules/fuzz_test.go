@@ -2,27 +2,17 @@ package rules_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/analysistest"
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/rules"
 )
 
-// addFixtures seeds f with every rule fixture, each with extra.
-func addFixtures[T any](f *testing.F, extra T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.py"))
-	for _, file := range files {
-		src, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(src, extra)
-	}
-}
+// fixtures are the rule fixtures, the fuzz targets' seeds.
+const fixtures = "testdata/*/*.py"
 
 // checkRanges fails on a diagnostic, related location or fix edit outside
 // src or off a character boundary.
@@ -54,21 +44,16 @@ func checkRanges(t *testing.T, src []byte, res *analysis.Result) {
 // Analysis of arbitrary bytes: no rule fails, and every range lies in the
 // file, on character boundaries.
 func FuzzAnalyze(f *testing.F) {
-	addFixtures(f, 0)
-	f.Add([]byte("import torch\nfor b in loader:\n    torch.cuda.empty_cache(\n    )\n"), 0)
+	for _, src := range analysistest.Sources(f, fixtures) {
+		f.Add(src)
+	}
+	f.Add([]byte("import torch\nfor b in loader:\n    torch.cuda.empty_cache(\n    )\n"))
 	runner := &analysis.Runner{Rules: rules.All()}
-	f.Fuzz(func(t *testing.T, src []byte, _ int) {
+	f.Fuzz(func(t *testing.T, src []byte) {
 		if analysis.CheckSource(src) != nil {
 			return
 		}
-		res, err := runner.Run(context.Background(), "fuzz.py", src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range res.RuleErrors {
-			t.Fatal(e)
-		}
-		checkRanges(t, src, res)
+		checkRanges(t, src, analysistest.Analyze(t, runner, src))
 	})
 }
 
@@ -85,7 +70,9 @@ var fragments = []string{
 // reusing the previous version's model) give the same text and analysis
 // as a fresh parse of the final text.
 func FuzzIncremental(f *testing.F) {
-	addFixtures(f, []byte{3, 1, 0, 17, 200, 0, 5, 40, 90, 2, 1, 19})
+	for _, src := range analysistest.Sources(f, fixtures) {
+		f.Add(src, []byte{3, 1, 0, 17, 200, 0, 5, 40, 90, 2, 1, 19})
+	}
 	runner := &analysis.Runner{Rules: rules.All()}
 	f.Fuzz(func(t *testing.T, src []byte, script []byte) {
 		if analysis.CheckSource(src) != nil {

@@ -118,9 +118,7 @@ func (r *Runner) Run(ctx context.Context, path string, src []byte, settings *Set
 	if err != nil {
 		return nil, err
 	}
-	res := r.Analyze(semantic.NewFile(path, src, tree), settings)
-	tree.FreeSyntaxTree() // a file analysed once is never edited
-	return res, nil
+	return r.Analyze(semantic.NewFile(path, src, tree), settings), nil
 }
 
 // ReleaseMemory gives memory back to the system after a large file (see

@@ -26,7 +26,6 @@ type document struct {
 	timer     *time.Timer        // the pending debounced analysis
 	cancelRun context.CancelFunc // the running analysis
 
-	whole *completion // the whole-file parse of a tree parsed in chunks
 	// lastSaved is the last analysed version of a document analysed on
 	// save only, which its unsaved versions show (see current).
 	lastSaved *snapshot
@@ -37,89 +36,6 @@ type document struct {
 // saved one (typing after a save does not discard its analysis).
 func (d *document) current(snap *snapshot) bool {
 	return d.snap == snap || d.snap.onSave && !d.snap.saved && d.lastSaved == snap
-}
-
-// completion is the background parse of a document that was opened by
-// parsing it in chunks (see pyast.Tree.Complete): its first edit reparses
-// incrementally from it.
-type completion struct {
-	done   chan struct{}
-	cancel context.CancelFunc
-	tree   *pyast.Tree // nil when it failed or was cancelled
-}
-
-// completeInBackground starts the whole-file parse of d's tree when it was
-// parsed in chunks, once the first diagnostics are out (or after a
-// moment, when nobody asks for them): until then they need the cores.
-// Call with s.mu held.
-func (s *Server) completeInBackground(d *document) {
-	d.stopCompletion()
-	snap := d.snap
-	tree := snap.tree
-	if tree == nil || !tree.NeedsCompletion() {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &completion{done: make(chan struct{}), cancel: cancel}
-	d.whole = c
-	go func() {
-		whole := complete(ctx, snap, s.log.Printf, d.uri)
-		c.tree = whole
-		close(c.done) // before taking s.mu: didChange waits for it holding s.mu
-		if whole == nil || whole.SameSegments(tree) {
-			return
-		}
-		// Parsing in chunks should give the whole file's tree. Should it
-		// not, the whole parse is right: analyse this version again.
-		s.log.Printf("%s: the chunked parse differs from the whole file's; analysing again", d.uri)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if d.snap == snap && ctx.Err() == nil {
-			d.snap = s.newSnapshot(d, snap.version, snap.src, snap.mapper, whole, snap.settings, snap.skip)
-			s.scheduleDiagnostics(d)
-		}
-	}()
-}
-
-// complete parses the whole file of snap, whose tree was parsed in chunks,
-// once its first analysis is done (or after a moment); nil when it fails
-// or ctx is cancelled.
-func complete(ctx context.Context, snap *snapshot, logf func(string, ...any), uri string) *pyast.Tree {
-	select {
-	case <-snap.analysed:
-	case <-time.After(250 * time.Millisecond):
-	case <-ctx.Done():
-		snap.tree.Release()
-		return nil
-	}
-	whole, err := snap.tree.Complete(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			logf("%s: parsing the whole file: %v", uri, err)
-		}
-		return nil
-	}
-	return whole
-}
-
-// completed waits for the whole-file parse of d's tree and returns it, or
-// nil when there is none (the next version is then parsed afresh).
-func (d *document) completed() *pyast.Tree {
-	if d.whole == nil {
-		return nil
-	}
-	<-d.whole.done
-	tree := d.whole.tree
-	d.whole = nil
-	return tree
-}
-
-// stopCompletion cancels d's background whole-file parse, if any.
-func (d *document) stopCompletion() {
-	if d.whole != nil {
-		d.whole.cancel()
-		d.whole = nil
-	}
 }
 
 // snapshot is one version of a document, never modified: requests and the

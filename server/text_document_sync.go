@@ -41,7 +41,6 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	td := p.TextDocument
 	if old := s.docs[td.URI]; old != nil {
 		old.stopDiagnostics()
-		old.stopCompletion()
 	}
 	d := &document{uri: td.URI}
 	d.path, _ = filePath(td.URI)
@@ -54,7 +53,6 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	version, _ := clampNumber(td.Version, 0, math.MaxInt32)
 	d.snap = s.newSnapshot(d, int32(version), src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)
 	d.snap.onSave, d.snap.saved = onSave, onSave // analysed once opened
-	s.completeInBackground(d)
 	s.docs[td.URI] = d
 	s.scheduleDiagnostics(d)
 	return nil
@@ -145,12 +143,8 @@ func (s *Server) didChange(params json.RawMessage) error {
 		// since the client's buffer already has it.
 		s.log.Printf("%s: version went from %d to %d", d.uri, d.snap.version, version)
 	}
-	prev := d.snap.tree
-	if prev != nil && prev.NeedsCompletion() {
-		prev = d.completed() // opened in chunks: wait for the whole parse
-	}
-	// The editor edits a copy of the tree: the old snapshot's stays as it was.
-	ed := pyast.NewEditor(prev, d.snap.src)
+	// The old snapshot's tree stays as it was.
+	ed := pyast.NewEditor(d.snap.tree, d.snap.src)
 	mapper := d.snap.mapper
 	for _, c := range p.ContentChanges {
 		if c.Range == nil {
@@ -194,7 +188,6 @@ func (s *Server) didChange(params json.RawMessage) error {
 	if base != nil && base.Model() != nil {
 		d.snap.base.Store(base)
 	}
-	s.completeInBackground(d) // when a whole new text was parsed in chunks
 	s.scheduleDiagnostics(d)
 	return nil
 }
@@ -276,7 +269,6 @@ func (s *Server) closeDocument(uri string) {
 		return
 	}
 	d.stopDiagnostics()
-	d.stopCompletion()
 	delete(s.docs, uri)
 	if len(d.snap.src) >= largeDocument {
 		// Give its memory back to the system now, rather than let the

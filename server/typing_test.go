@@ -53,7 +53,7 @@ func TestRandomTypingKeepsDiagnosticsExact(t *testing.T) {
 			version := c.change(uri, enc, edit)
 			if i%10 == 0 {
 				got := c.diagnostics(uri, version)
-				want := freshDiagnostics(t, c.texts[uri], version, enc)
+				want := expectedDiagnostics(t, c, uri, version, enc)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("%v: after edit %d the diagnostics differ from a fresh analysis'\ngot  %+v\nwant %+v", enc, i, got, want)
 				}
@@ -100,10 +100,9 @@ func typingEdit(rng *rand.Rand, text string, statements, unbalanced []string) (s
 	return start, start, unbalanced[rng.Intn(len(unbalanced))]
 }
 
-// A large file is opened by parsing it in chunks on several cores, and
-// completed with a whole-file parse in the background: diagnostics must be
-// exact on open, on an edit made before that parse can have finished, and
-// on later edits; closing a document while it runs cancels it.
+// A large file is opened by parsing it in chunks on several cores:
+// diagnostics must be exact on open and on every edit after it, and a
+// document closed at once leaves nothing behind.
 func TestLargeFileOpenedInChunks(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	text := trainingFile(6000, 7)
@@ -113,8 +112,7 @@ func TestLargeFileOpenedInChunks(t *testing.T) {
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, nil)
 
-	// Open and close at once, many times: the background parses are
-	// cancelled, and the server keeps answering.
+	// Open and close at once, many times: the server keeps answering.
 	for i := range 5 {
 		uri := fmt.Sprintf("file:///closed%d.py", i)
 		c.open(uri, text)
@@ -126,22 +124,16 @@ func TestLargeFileOpenedInChunks(t *testing.T) {
 	if !reflect.DeepEqual(c.diagnostics(uri, 1), freshDiagnostics(t, text, 1, analysis.UTF16)) {
 		t.Fatal("on open, the diagnostics differ from a fresh analysis'")
 	}
-	c.srv.mu.Lock()
-	chunked := c.srv.docs[uri].snap.tree.TS == nil
-	c.srv.mu.Unlock()
-	if !chunked {
-		t.Error("the large file was not parsed in chunks")
-	}
 	rng := rand.New(rand.NewSource(5))
 	for i := range 20 {
 		text := c.texts[uri]
 		start, end, insert := typingEdit(rng, text, []string{"torch.cuda.empty_cache()", "history.append(loss)"}, []string{"("})
 		version := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(text, start, analysis.UTF16), clientPosition(text, end, analysis.UTF16)}, NewText: insert})
-		if got, want := c.diagnostics(uri, version), freshDiagnostics(t, c.texts[uri], version, analysis.UTF16); !reflect.DeepEqual(got, want) {
+		if got, want := c.diagnostics(uri, version), expectedDiagnostics(t, c, uri, version, analysis.UTF16); !reflect.DeepEqual(got, want) {
 			t.Fatalf("after edit %d the diagnostics differ from a fresh analysis'", i)
 		}
 	}
-	// A whole new text is parsed in chunks again, and completed again.
+	// A whole new text, sent whole: what differs is parsed again.
 	text = trainingFile(6000, 5)
 	c.texts[uri] = text
 	c.vers[uri]++
@@ -156,15 +148,9 @@ func TestLargeFileOpenedInChunks(t *testing.T) {
 		text := c.texts[uri]
 		start, end, insert := typingEdit(rng, text, []string{"x = x.cuda()"}, []string{"("})
 		version := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(text, start, analysis.UTF16), clientPosition(text, end, analysis.UTF16)}, NewText: insert})
-		if got, want := c.diagnostics(uri, version), freshDiagnostics(t, c.texts[uri], version, analysis.UTF16); !reflect.DeepEqual(got, want) {
+		if got, want := c.diagnostics(uri, version), expectedDiagnostics(t, c, uri, version, analysis.UTF16); !reflect.DeepEqual(got, want) {
 			t.Fatalf("after edit %d of the new text the diagnostics differ from a fresh analysis'", i)
 		}
-	}
-	c.srv.mu.Lock()
-	tree := c.srv.docs[uri].snap.tree
-	c.srv.mu.Unlock()
-	if tree.TS == nil {
-		t.Error("after edits the tree still has no whole-file tree-sitter tree")
 	}
 }
 
@@ -193,7 +179,7 @@ func TestEveryVersionIsExact(t *testing.T) {
 			insert = "" // keep the file analysable: this test is about carried answers
 		}
 		version := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(text, start, analysis.UTF16), clientPosition(text, end, analysis.UTF16)}, NewText: insert})
-		got, want := c.diagnostics(uri, version), freshDiagnostics(t, c.texts[uri], version, analysis.UTF16)
+		got, want := c.diagnostics(uri, version), expectedDiagnostics(t, c, uri, version, analysis.UTF16)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("version %d differs from a fresh analysis\ngot  %+v\nwant %+v", version, got, want)
 		}

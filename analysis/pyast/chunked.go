@@ -6,16 +6,13 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-
-	sitter "github.com/smacker/go-tree-sitter"
 )
 
 // Opening a large file waits for its parse, which takes tens of
 // milliseconds and uses one core. Top-level statements that start a line
 // parse the same alone as in the file, so the source is cut into chunks at
 // such lines and the chunks are parsed on as many cores, then mirrored as
-// one tree. That tree has no tree-sitter tree of the whole file to edit
-// incrementally (TS is nil): Complete parses the whole file, afterwards.
+// one tree.
 //
 // A cut is safe when both sides parse without a syntax error: an open
 // bracket or string, a trailing backslash or decorator, or an `else:` at
@@ -67,25 +64,11 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 	wg.Wait()
 	t := &Tree{Root: root, roomy: true, src: src}
 	for _, p := range parts {
-		if p != nil {
-			// Freeing a large tree takes milliseconds: once the whole file
-			// is parsed (Complete), or after a failed cut, in the
-			// background.
-			t.chunks = append(t.chunks, p.tree)
-		}
-	}
-	for _, p := range parts {
 		if p == nil || p.broken {
-			go t.Release()
 			return nil
 		}
 		for i, g := range p.groups {
 			t.starts = append(t.starts, g.start)
-			var ids []uint64
-			for _, top := range g.tops {
-				ids = append(ids, top.id)
-			}
-			t.ids = append(t.ids, ids)
 			t.Segments = append(t.Segments, p.segments[i])
 		}
 	}
@@ -96,7 +79,6 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 
 // chunk is a part of a file parsed alone.
 type chunk struct {
-	tree     *sitter.Tree
 	broken   bool // with a syntax error, or not cut at a statement
 	groups   []group
 	segments []*Segment
@@ -105,11 +87,12 @@ type chunk struct {
 // parseChunk parses and mirrors src[start:end], or returns nil when the
 // parse fails.
 func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf *scratch) *chunk {
-	ts, err := parse(ctx, nil, src[start:end])
+	ts, err := parse(ctx, src[start:end])
 	if err != nil {
 		return nil
 	}
-	c := &chunk{tree: ts}
+	defer ts.Close()
+	c := &chunk{}
 	tops := topLevel(ts, start)
 	if ts.RootNode().Type() != "module" || ts.RootNode().HasError() || len(tops) == 0 || tops[0].start != start && start > 0 {
 		c.broken = true
@@ -184,56 +167,4 @@ func continues(before []byte) bool {
 
 func isNameByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
-}
-
-// Complete returns the tree with a tree-sitter tree of the whole file, for
-// the next edit to reparse incrementally: t itself when it has one;
-// otherwise a tree that parses the whole file and keeps t's segments (each
-// checked to have the same text and shape; any that differ are mirrored
-// anew, which SameSegments reports).
-func (t *Tree) Complete(ctx context.Context) (*Tree, error) {
-	if t.TS != nil {
-		return t, nil
-	}
-	defer t.Release()
-	ts, err := parse(ctx, nil, t.src)
-	if err != nil {
-		return nil, err
-	}
-	return layOut(ts, t.src, t, true), nil
-}
-
-// Release frees the trees of the chunks t was parsed in, if any; Complete
-// does it too. Either way they are freed when t is collected.
-func (t *Tree) Release() {
-	t.release.Do(func() {
-		for _, ts := range t.chunks {
-			ts.Close()
-		}
-	})
-}
-
-// FreeSyntaxTree frees the tree-sitter tree of a tree that will not be
-// edited: its memory is C memory, which Go's collector does not see, so
-// left to a finalizer it piles up while the Go heap stays small. The Go
-// mirror (Root, Statements) stays usable.
-func (t *Tree) FreeSyntaxTree() {
-	t.Release()
-	if t.TS != nil {
-		t.TS.Close()
-		t.TS = nil
-	}
-}
-
-// SameSegments reports whether t and u share all their segments.
-func (t *Tree) SameSegments(u *Tree) bool {
-	if len(t.Segments) != len(u.Segments) {
-		return false
-	}
-	for i, s := range t.Segments {
-		if u.Segments[i] != s {
-			return false
-		}
-	}
-	return true
 }

@@ -2,28 +2,27 @@ package pyast
 
 import (
 	"context"
-
-	sitter "github.com/smacker/go-tree-sitter"
 )
 
 // Editor applies a client's text changes to a parsed buffer and parses the
-// result incrementally: the one way a buffer's tree changes while it is
-// edited. Changes apply in order, each to the text the previous ones left
-// (as LSP's didChange sends them).
+// result: the one way a buffer's tree changes while it is edited. Changes
+// apply in order, each to the text the previous ones left (as LSP's
+// didChange sends them). Only the top-level statements the changes touch
+// are parsed again (see reparse).
 type Editor struct {
-	prev *Tree
-	ts   *sitter.Tree // prev's tree-sitter tree, edited; nil: parse afresh
+	prev *Tree // nil: parse afresh
 	src  []byte
+	// The bytes [lo, hi) of src hold everything the changes so far wrote
+	// or joined; outside them src is prev's source, shifted by the
+	// difference in length after hi. changed is false until a change.
+	lo, hi  int
+	changed bool
 }
 
 // NewEditor starts editing src, the text prev was parsed from (prev may be
-// nil). prev stays as it was: the edits go to a copy of its tree.
+// nil). prev stays as it was.
 func NewEditor(prev *Tree, src []byte) *Editor {
-	e := &Editor{prev: prev, src: src}
-	if prev != nil && prev.TS != nil {
-		e.ts = prev.TS.Copy()
-	}
-	return e
+	return &Editor{prev: prev, src: src}
 }
 
 // Text is the text after the changes so far.
@@ -37,31 +36,59 @@ func (e *Editor) Replace(start, end int, text string) {
 	end = min(max(end, start), len(e.src))
 	next := make([]byte, 0, len(e.src)-(end-start)+len(text))
 	next = append(append(append(next, e.src[:start]...), text...), e.src[end:]...)
-	if e.ts != nil {
-		e.ts.Edit(sitter.EditInput{
-			StartIndex:  uint32(start),
-			OldEndIndex: uint32(end),
-			NewEndIndex: uint32(start + len(text)),
-			StartPoint:  advance(sitter.Point{}, e.src[:start]),
-			OldEndPoint: advance(sitter.Point{}, e.src[:end]),
-			NewEndPoint: advance(sitter.Point{}, next[:start+len(text)]),
-		})
-	}
 	e.src = next
+	e.widen(start, end, len(text))
 }
 
-// ReplaceAll replaces the whole text; the next parse starts afresh.
-func (e *Editor) ReplaceAll(text []byte) {
-	e.src, e.ts = text, nil
-}
-
-// Parse parses the current text: incrementally from the edited tree when
-// there is one, laid out so that the next version reuses every top-level
-// statement the changes did not touch (see Tree and ParseForEditing).
-func (e *Editor) Parse(ctx context.Context) (*Tree, error) {
-	prev := e.prev
-	if e.ts == nil {
-		prev = nil
+// widen takes the replacement of [start, end) by n bytes into the changed
+// range.
+func (e *Editor) widen(start, end, n int) {
+	if !e.changed {
+		e.lo, e.hi, e.changed = start, start+n, true
+		return
 	}
-	return ParseForEditing(ctx, prev, e.ts, e.src)
+	// The old range, in the new text: what lay after the replaced bytes
+	// moved by the difference in length; what lay in them is gone.
+	shift := func(off int) int {
+		switch {
+		case off <= start:
+			return off
+		case off >= end:
+			return off + n - (end - start)
+		default:
+			return start + n
+		}
+	}
+	e.lo, e.hi = min(shift(e.lo), start), max(shift(e.hi), start+n)
+}
+
+// ReplaceAll replaces the whole text (a client that sends every version
+// whole). Only the bytes that differ from the current text count as
+// changed: the common start and end stay.
+func (e *Editor) ReplaceAll(text []byte) {
+	old := e.src
+	prefix := 0
+	for prefix < len(old) && prefix < len(text) && old[prefix] == text[prefix] {
+		prefix++
+	}
+	suffix := 0
+	for suffix < len(old)-prefix && suffix < len(text)-prefix && old[len(old)-1-suffix] == text[len(text)-1-suffix] {
+		suffix++
+	}
+	e.src = text
+	e.widen(prefix, len(old)-suffix, len(text)-prefix-suffix)
+}
+
+// Parse parses the current text: only the statements the changes touched
+// when there is an earlier version, laid out so that the next version
+// reuses every top-level statement its changes do not touch (see Tree and
+// ParseForEditing).
+func (e *Editor) Parse(ctx context.Context) (*Tree, error) {
+	switch {
+	case e.prev == nil:
+		return ParseForEditing(ctx, e.src)
+	case !e.changed:
+		return e.prev, nil
+	}
+	return reparse(ctx, e.prev, e.src, e.lo, e.hi)
 }

@@ -20,10 +20,11 @@ import (
 // Virtual convert offsets. Parse lays a file out without room, so that
 // Tree.Src is the source and offsets are its own.
 
-// Tree is a parsed Python file: the tree-sitter tree (kept for incremental
-// reparsing) and its Go mirror.
+// Tree is a parsed Python file: the Go mirror of its syntax tree. The
+// tree-sitter tree it was mirrored from is freed as soon as it is: edits
+// reparse only the top-level statements they touch (see reparse), which
+// needs no tree of the whole file.
 type Tree struct {
-	TS *sitter.Tree
 	// Root is the module. Its Children is empty: the module node is shared
 	// by the versions of a buffer while their statements differ, so the
 	// statements of this version are in Statements. Walk visits both.
@@ -33,22 +34,15 @@ type Tree struct {
 	// Src is the text node offsets index: the source, laid out.
 	Src []byte
 
-	starts []int      // each segment's offset in the source
-	ids    [][]uint64 // each segment's statements' identities in TS (see top)
+	starts []int // each segment's offset in the source
 	roomy  bool
 	// The source, and whether it has a syntax error.
 	src      []byte
 	hasError bool
-	// The trees of the chunks a tree without TS was parsed in (see
-	// parseChunked), freed once the whole file is parsed.
-	chunks  []*sitter.Tree
-	release sync.Once
 }
 
-// NeedsCompletion reports whether the tree was parsed in chunks and has no
-// whole tree-sitter tree yet (see Complete): it cannot be edited until it
-// has.
-func (t *Tree) NeedsCompletion() bool { return t.TS == nil }
+// Source is the source the tree was parsed from.
+func (t *Tree) Source() []byte { return t.src }
 
 // LaidOut reports whether Src differs from the source (the tree was
 // parsed for editing).
@@ -65,6 +59,8 @@ type Segment struct {
 	// padAt is where in text the spaces go: before the final line break,
 	// after the last statement; -1 when the statement runs to the end.
 	padAt int
+	// hasError: its statements hold an ERROR or MISSING node.
+	hasError bool
 }
 
 // Len is the length of the segment's text in the source.
@@ -160,7 +156,12 @@ type group struct {
 // of a CRLF, an ERROR node a whole line): the spaces that give a segment
 // room must go before that line break.
 func groups(tops []top, src []byte) []group {
-	out := lineGroups(tops, src)
+	return mergeUnpaddable(lineGroups(tops, src), src)
+}
+
+// mergeUnpaddable merges each group whose last statement runs past its
+// final line break with the groups after it, until one does not.
+func mergeUnpaddable(out []group, src []byte) []group {
 	merged := out[:0]
 	for i := 0; i < len(out); i++ {
 		g := out[i]
@@ -200,21 +201,6 @@ func lineStart(src []byte, off int) bool {
 	return off == 0 || src[off-1] == '\n' || src[off-1] == '\r'
 }
 
-// same reports whether segment s, whose statements had the identities
-// ids, can stand for group g: the same statements (tree-sitter kept their
-// subtrees) over the same text.
-func (s *Segment) same(ids []uint64, g group, src []byte) bool {
-	if len(ids) != len(g.tops) || !bytes.Equal(s.text, src[g.start:g.end]) {
-		return false
-	}
-	for i, t := range g.tops {
-		if ids[i] != t.id {
-			return false
-		}
-	}
-	return true
-}
-
 // In a fresh layout each segment gets as much room as it has text, and 32
 // bytes a line more: its offset in Src follows from its offset and line in
 // the source alone, which parts of a file parsed apart can compute (see
@@ -234,123 +220,72 @@ func freshBases(gs []group, src []byte, line int) []int {
 	return bases
 }
 
-// layOut builds the tree for ts, reusing prev's segments where the edit
-// left them alone; with roomy, segments get space to grow.
-func layOut(ts *sitter.Tree, src []byte, prev *Tree, roomy bool) *Tree {
+// layOut builds the tree for ts, the parse of the whole of src; with
+// roomy, segments get space to grow.
+func layOut(ts *sitter.Tree, src []byte, roomy bool) *Tree {
 	// The root is a module, or an ERROR when nothing parses.
-	return layOutTops(ts, ts.RootNode().Type(), ts.RootNode().HasError(), topLevel(ts, 0), src, prev, roomy)
+	return layOutTops(ts.RootNode().Type(), ts.RootNode().HasError(), topLevel(ts, 0), src, roomy)
 }
 
-// layOutTops builds the tree of the top-level statements tops, found in
-// ts (nil when they come from several trees, see parseChunked).
-func layOutTops(ts *sitter.Tree, kind string, hasError bool, tops []top, src []byte, prev *Tree, roomy bool) *Tree {
+// layOutTops builds the tree of the top-level statements tops of src.
+func layOutTops(kind string, hasError bool, tops []top, src []byte, roomy bool) *Tree {
 	gs := groups(tops, src)
-	t := &Tree{TS: ts, starts: make([]int, len(gs)), ids: make([][]uint64, len(gs)), roomy: roomy, hasError: hasError, src: src}
+	t := &Tree{starts: make([]int, len(gs)), roomy: roomy, hasError: hasError, src: src}
 	for i, g := range gs {
 		t.starts[i] = g.start
-		for _, top := range g.tops {
-			t.ids[i] = append(t.ids[i], top.id)
-		}
 	}
+	t.Segments = make([]*Segment, len(gs))
 	if !roomy || len(gs) == 0 {
 		t.Root = &Node{Kind: kind, Named: true, End: len(src)}
-		t.Segments = make([]*Segment, len(gs))
 		mirrorAll(t, gs, src, func(i int) int { return gs[i].start })
 		t.Src = src
 		t.collect()
 		return t
 	}
-	if prev == nil || prev.Root.Kind != kind || !t.reuse(prev, gs, src) {
-		t.Root = &Node{Kind: kind, Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
-		t.Segments = make([]*Segment, len(gs))
-		bases := freshBases(gs, src, 0)
-		mirrorAll(t, gs, src, func(i int) int { return bases[i] })
-	}
-	t.Src = t.fill(t.Root.End, prev)
+	t.Root = &Node{Kind: kind, Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
+	bases := freshBases(gs, src, 0)
+	mirrorAll(t, gs, src, func(i int) int { return bases[i] })
+	t.markErrors()
+	t.Src = t.fill(t.Root.End, nil)
 	t.collect()
 	return t
 }
 
-// reuse lays gs out keeping prev's segments that the edit left alone in
-// place, and fits the others into the space between them. Where they do
-// not fit, it gives up the neighbouring segments too, more each time; it
-// reports false when even the whole file does not fit.
-func (t *Tree) reuse(prev *Tree, gs []group, src []byte) bool {
-	var buf scratch
-	old := prev.Segments
-	byID := make(map[uint64]int, len(old))
-	for i := range old {
-		byID[prev.ids[i][0]] = i
+// markErrors makes sure a tree with a syntax error has a segment that says
+// so, which an edit then reparses with its neighbours (see reparse). The
+// parser can put an error where no statement holds it (a MISSING node
+// between statements); when no segment shows one, every segment is marked,
+// and the next edit parses the whole file.
+func (t *Tree) markErrors() {
+	if !t.hasError {
+		return
 	}
-	// kept[i] is the index in old of the segment group i keeps, or -1. The
-	// kept ones stay in order.
-	kept := make([]int, len(gs))
-	last := -1
-	for i, g := range gs {
-		kept[i] = -1
-		if j, ok := byID[g.tops[0].id]; ok && j > last && old[j].same(prev.ids[j], g, src) {
-			kept[i], last = j, j
+	for _, s := range t.Segments {
+		if s.hasError {
+			return
 		}
 	}
-	// After a syntax error tree-sitter often rebuilds the statements after
-	// it as they were; the same text with the same shape is the same
-	// segment.
-	used := make([]bool, len(old))
-	for _, j := range kept {
-		if j >= 0 {
-			used[j] = true
-		}
+	for _, s := range t.Segments {
+		s.hasError = true
 	}
-	byText := map[string]int{}
-	for j, s := range old {
-		if !used[j] {
-			byText[string(s.text)] = j
-		}
-	}
-	last = -1
-	for i, g := range gs {
-		if kept[i] >= 0 {
-			last = kept[i]
-			continue
-		}
-		j, ok := byText[string(src[g.start:g.end])]
-		if !ok || j < last || len(old[j].Nodes) != len(g.tops) || old[j].shape != shapeOf(g.tops, g.start, &buf) {
-			continue
-		}
-		next := len(old)
-		for _, k := range kept[i+1:] {
-			if k >= 0 {
-				next = k
-				break
-			}
-		}
-		if j < next {
-			kept[i], last = j, j
-		}
-	}
-	for widen := 1; ; widen *= 2 {
-		bases, from, to := placeAll(prev, gs, src, kept)
-		if from < 0 {
-			t.Root = prev.Root
-			t.Segments = make([]*Segment, len(gs))
-			for i, g := range gs {
-				if kept[i] >= 0 {
-					t.Segments[i] = old[kept[i]]
-				} else {
-					t.Segments[i] = mirrorSegment(g, src, bases[i], t.Root, &buf)
-				}
-			}
+}
+
+// missingSeparator reports whether two statements of g follow each other
+// on a line with no ";" between them: the parser put a MISSING line break
+// there, which no statement holds.
+func missingSeparator(g group, src []byte) bool {
+	for i := 1; i < len(g.tops); i++ {
+		a, b := g.tops[i-1], g.tops[i]
+		if !lineStart(src, b.start) && !isSeparator(a, src) && !isSeparator(b, src) {
 			return true
 		}
-		// Give up kept segments on both sides of the window that did not
-		// fit.
-		if from == 0 && to == len(gs) {
-			return false
-		}
-		for i := max(0, from-widen); i < min(len(gs), to+widen); i++ {
-			kept[i] = -1
-		}
 	}
+	return false
+}
+
+// isSeparator reports whether a top-level node is a ";" or a comment.
+func isSeparator(t top, src []byte) bool {
+	return t.end-t.start == 1 && src[t.start] == ';' || src[t.start] == '#'
 }
 
 // placeAll places every group that is not kept between the kept ones
@@ -443,10 +378,11 @@ func padPoint(g group, src []byte) int {
 func mirrorSegment(g group, src []byte, base int, root *Node, buf *scratch) *Segment {
 	// Its own copy of the text: a view would keep this version's whole
 	// source alive as long as the segment.
-	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), shape: 14695981039346656037}
+	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), shape: 14695981039346656037, hasError: missingSeparator(g, src)}
 	for _, t := range g.tops {
 		flat := flatten(t.node, buf)
 		seg.shape = shape(seg.shape, flat, g.start-t.origin)
+		seg.hasError = seg.hasError || t.hasError
 		seg.Nodes = append(seg.Nodes, mirror(flat, base-g.start+t.origin, root))
 	}
 	return seg

@@ -4,9 +4,10 @@
 // Every call into the tree-sitter binding crosses cgo, so rules that walk
 // the tree node by node from Go pay for each step. The mirror is built with
 // one cursor walk per top-level statement, in C; after that, rules read
-// ordinary structs. A buffer being edited keeps the mirror of every
-// statement an edit leaves alone (layout.go), and a large one is parsed in
-// chunks on several cores when opened (chunked.go).
+// ordinary structs, and the tree-sitter tree is freed. A buffer being
+// edited reparses only the top-level statements an edit touched and keeps
+// the mirror of every other one (reparse.go, layout.go); a large one is
+// parsed in chunks on several cores when opened (chunked.go).
 package pyast
 
 import (
@@ -58,9 +59,8 @@ func putParser(p *sitter.Parser) {
 	}
 }
 
-// parse parses src, reusing old (a tree already edited to match src) when
-// it is not nil.
-func parse(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree, error) {
+// parse parses src afresh. Close the tree when done.
+func parse(ctx context.Context, src []byte) (*sitter.Tree, error) {
 	p := getParser()
 	// With a cancellable context the binding watches it from a goroutine
 	// that may still set the parser's cancellation flag after the parse
@@ -69,11 +69,7 @@ func parse(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree, err
 	if ctx.Done() == nil {
 		defer putParser(p)
 	}
-	ts, err := p.ParseCtx(ctx, old, withNewlines(src))
-	// The binding passes old's C tree to the parser without keeping old
-	// alive: a collection during the parse could run old's finalizer and
-	// free the tree under the parser.
-	runtime.KeepAlive(old)
+	ts, err := p.ParseCtx(ctx, nil, withNewlines(src))
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
@@ -111,30 +107,28 @@ func loneCR(src []byte, i int, b byte) bool {
 // Parse parses src from scratch and mirrors it with the source's own
 // offsets (Tree.Src is src).
 func Parse(ctx context.Context, src []byte) (*Tree, error) {
-	ts, err := parse(ctx, nil, src)
+	ts, err := parse(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	return layOut(ts, src, nil, false), nil
+	defer ts.Close()
+	return layOut(ts, src, false), nil
 }
 
-// ParseForEditing parses src for a buffer being edited: incrementally
-// when edited is prev's tree-sitter tree already edited (sitter.Tree.Edit)
-// to match src, and laid out so that the next version can reuse every
-// top-level statement the edit did not touch (see Tree). prev and edited
-// are nil for a fresh parse, which may leave TS nil (see Complete).
-func ParseForEditing(ctx context.Context, prev *Tree, edited *sitter.Tree, src []byte) (*Tree, error) {
-	if edited == nil {
-		if t := parseChunked(ctx, src); t != nil {
-			return t, nil
-		}
-		prev = nil
+// ParseForEditing parses src afresh for a buffer that will be edited: laid
+// out so that the versions after it (see Editor) reuse every top-level
+// statement an edit did not touch (see Tree). A large file is parsed in
+// chunks on several cores.
+func ParseForEditing(ctx context.Context, src []byte) (*Tree, error) {
+	if t := parseChunked(ctx, src); t != nil {
+		return t, nil
 	}
-	ts, err := parse(ctx, edited, src)
+	ts, err := parse(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	return layOut(ts, src, prev, true), nil
+	defer ts.Close()
+	return layOut(ts, src, true), nil
 }
 
 // Text is the source text of n. It shares src's memory instead of

@@ -46,9 +46,8 @@ func TestReleaseMemoryAfterALargeParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The Go mirror stays alive: what ReleaseMemory must give back is the
-	// C memory, the freed tree-sitter tree and the parser's buffers, which
-	// Go's collector neither sees nor returns.
-	tree.FreeSyntaxTree()
+	// C memory, the tree-sitter tree Parse freed and the parser's buffers,
+	// which Go's collector neither sees nor returns.
 	runtime.GC()
 	debug.FreeOSMemory()
 	peak := residentKB(t)

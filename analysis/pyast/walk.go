@@ -26,6 +26,7 @@ extern uint32_t ts_node_end_byte(VLNode self);
 extern bool ts_node_is_named(VLNode self);
 extern bool ts_node_is_missing(VLNode self);
 extern uint32_t ts_node_descendant_count(VLNode self);
+extern bool ts_node_has_error(VLNode self);
 
 typedef struct {
 	uint32_t start, end;
@@ -132,7 +133,7 @@ static uint32_t vl_walk(VLNode root, VLFlat *out, uint32_t cap) {
 typedef struct {
 	VLNode node;
 	uint32_t start, end;
-	uint64_t subtree;
+	bool has_error;
 } VLTop;
 
 // vl_top lists the visible children of root (the module's top-level
@@ -147,11 +148,9 @@ static uint32_t vl_top(VLNode root, VLTop *out, uint32_t cap) {
 				out[n].node = child;
 				out[n].start = ts_node_start_byte(child);
 				out[n].end = ts_node_end_byte(child);
-				// A node's id points at its slot in its parent's array of
-				// children; the slot holds the subtree itself (its address,
-				// or a small leaf inline), which an incremental parse
-				// reuses for an unchanged statement.
-				out[n].subtree = *(const uint64_t *)child.id;
+				// Also a MISSING node the walk does not see (a hidden
+				// _newline).
+				out[n].has_error = ts_node_has_error(child);
 			}
 			n++;
 		} while (ts_tree_cursor_goto_next_sibling(&c));
@@ -199,19 +198,24 @@ func topLevel(ts *sitter.Tree, origin int) []top {
 	out := make([]top, n)
 	for i := range out {
 		t := &tops[i]
-		out[i] = top{node: t.node, start: origin + int(t.start), end: origin + int(t.end), origin: origin, id: uint64(t.subtree)}
+		out[i] = top{node: t.node, start: origin + int(t.start), end: origin + int(t.end), origin: origin, hasError: bool(t.has_error)}
 	}
 	return out
 }
 
-// top is a top-level statement: its tree-sitter node, byte range and
-// identity (the address of its subtree, which an incremental parse keeps
-// for a statement it reuses unchanged).
+// wholeTop is the root of ts as one top-level statement, for a region
+// that does not parse as a module at all (its root is an ERROR).
+func wholeTop(ts *sitter.Tree, origin int) top {
+	root := rootOf(ts)
+	return top{node: root, start: origin + int(C.ts_node_start_byte(root)), end: origin + int(C.ts_node_end_byte(root)), origin: origin, hasError: true}
+}
+
+// top is a top-level statement: its tree-sitter node and byte range.
 type top struct {
 	node       C.VLNode
-	start, end int // in the source
-	origin     int // where the text the node was parsed from starts
-	id         uint64
+	start, end int  // in the source
+	origin     int  // where the text the node was parsed from starts
+	hasError   bool // it holds an ERROR or MISSING node
 }
 
 func rootOf(ts *sitter.Tree) C.VLNode {

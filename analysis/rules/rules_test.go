@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	sitter "github.com/smacker/go-tree-sitter"
-
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/analysistest"
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -135,7 +133,7 @@ func TestLaidOutBuffersAnalyseLikeFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fresh, err := pyast.ParseForEditing(context.Background(), nil, nil, src)
+		fresh, err := pyast.ParseForEditing(context.Background(), src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,7 +286,7 @@ func checkIncrementalSteps(t *testing.T, base string, steps []editStep) {
 	t.Helper()
 	runner := &analysis.Runner{Rules: rules.All()}
 	src := []byte(base)
-	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
+	tree, _ := pyast.ParseForEditing(context.Background(), src)
 	first := runner.Analyze(semantic.NewFile("inc.py", src, tree), nil)
 	if len(first.Diagnostics) == 0 {
 		t.Fatal("the base program should have findings for the steps to change")
@@ -308,27 +306,17 @@ func checkIncrementalSteps(t *testing.T, base string, steps []editStep) {
 	}
 }
 
-// edited replaces src[start:end] with text, in the source and in a copy
-// of tree's tree-sitter tree, and parses the result for editing: what the
-// server does with a change.
+// edited replaces src[start:end] with text and parses the result for
+// editing: what the server does with a change.
 func edited(t *testing.T, tree *pyast.Tree, src []byte, start, end int, text string) (*pyast.Tree, []byte) {
 	t.Helper()
-	next := append(append(append([]byte{}, src[:start]...), text...), src[end:]...)
-	ts := tree.TS.Copy()
-	ts.Edit(sitter.EditInput{
-		StartIndex: uint32(start), OldEndIndex: uint32(end), NewEndIndex: uint32(start + len(text)),
-		StartPoint: rowCol(src, start), OldEndPoint: rowCol(src, end), NewEndPoint: rowCol(next, start+len(text)),
-	})
-	out, err := pyast.ParseForEditing(context.Background(), tree, ts, next)
+	ed := pyast.NewEditor(tree, src)
+	ed.Replace(start, end, text)
+	out, err := ed.Parse(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, next
-}
-
-func rowCol(src []byte, off int) sitter.Point {
-	line := bytes.Count(src[:off], []byte("\n"))
-	return sitter.Point{Row: uint32(line), Column: uint32(off - bytes.LastIndexByte(src[:off], '\n') - 1)}
+	return out, ed.Text()
 }
 
 // Rules share one model and run side by side: running them together must
@@ -371,7 +359,7 @@ func TestOldVersionsAreNotKeptAlive(t *testing.T) {
 	}
 	src := []byte(b.String())
 	runner := &analysis.Runner{Rules: rules.All()}
-	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
+	tree, _ := pyast.ParseForEditing(context.Background(), src)
 	f := runner.Analyze(semantic.NewFile("long.py", src, tree), nil).Model()
 	heap := func() uint64 {
 		runtime.GC()
@@ -417,7 +405,7 @@ for batch in [torch.randn(2)]:
 	if len(want.Diagnostics) == 0 {
 		t.Fatal("the evaluation loop is not reported")
 	}
-	tree, _ := pyast.ParseForEditing(context.Background(), nil, nil, src)
+	tree, _ := pyast.ParseForEditing(context.Background(), src)
 	if bytes.IndexByte(tree.Src, 0) >= 0 {
 		t.Error("the laid-out text holds NUL bytes")
 	}

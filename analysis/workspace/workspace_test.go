@@ -68,19 +68,3 @@ func TestCheckHoldsLittlePerFile(t *testing.T) {
 	}
 	runtime.KeepAlive(results)
 }
-
-// A file analysed once is never edited: its tree-sitter tree, C memory
-// the Go collector does not see, is freed as soon as the analysis is done.
-func TestRunFreesTheSyntaxTree(t *testing.T) {
-	runner := &analysis.Runner{Rules: rules.All()}
-	res, err := runner.Run(context.Background(), "t.py", []byte(trainingFile(1000, true)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Model().Tree.TS != nil {
-		t.Error("the tree-sitter tree outlives the analysis")
-	}
-	if len(res.Diagnostics) != 1 {
-		t.Errorf("diagnostics: %+v", res.Diagnostics)
-	}
-}

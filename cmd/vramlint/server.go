@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/vramlint/vramlint/analysis/rules"
@@ -20,6 +21,7 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 	// Language clients (vscode-languageclient, LSP4IJ templates) add
 	// --stdio to say which transport they use; stdio is the only one.
 	fs.Bool("stdio", true, "speak LSP over stdin/stdout (the only transport; accepted for clients that pass it)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole session to this file")
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}
@@ -37,12 +39,28 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 		defer f.Close()
 		logOut = f
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "vramlint server: %v\n", err)
+			return exitError
+		}
+		// Written when the session ends (exit, or end of input).
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	server.TuneRuntime()
 	// Nothing but protocol messages may go to stdout.
-	return server.Run(context.Background(), stdin, stdout, server.Options{
+	status := server.Run(context.Background(), stdin, stdout, server.Options{
 		Rules:    rules.All(),
 		Log:      logOut,
 		Debounce: *debounce,
 		Version:  version,
 	})
+	return status
 }

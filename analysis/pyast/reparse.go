@@ -1,0 +1,188 @@
+package pyast
+
+import (
+	"bytes"
+	"context"
+)
+
+// An edit reparses the top-level statements it touched, alone, and keeps
+// the mirror of every other one. Top-level statements start a line at
+// column 0, and Python's tokenizer is in its initial state there (no open
+// bracket or string, no indentation) when the code before parses without
+// a syntax error: so a file without syntax errors gets the tree a parse of
+// the whole file would give, at the cost of the statements the edit
+// touched. tree-sitter's own incremental reparse costs more in this
+// grammar: it never reuses a node built while its parser kept two
+// interpretations open (a call to `print`, a parenthesised expression and
+// an f-string are such places), and a top-level statement that ends in one
+// is parsed again on every edit anywhere in the file, which made a
+// one-character edit at 50,000 lines cost 15 to 30 ms.
+//
+// A syntax error stays in the statements around the edit: a bracket or
+// string the user has just opened does not swallow the rest of the file
+// while they type, as it would in a whole parse. The statements next to a
+// segment with an error are parsed with it, so that the edit that mends the
+// error mends them too.
+
+// reparse builds the tree of src, prev's source with changes that wrote
+// or joined only the bytes [lo, hi) of src.
+func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, error) {
+	n := len(prev.Segments)
+	if !prev.roomy || prev.Root.Kind != "module" || n == 0 {
+		return ParseForEditing(ctx, src)
+	}
+	old := prev.src
+	delta := len(src) - len(old)
+	oldHi := hi - delta // the end of the changed bytes in prev's source
+	// The segments the changes touched: the one holding the byte before
+	// them (a change at the start of a line may join it to the statement
+	// before) through the one holding the byte after them.
+	first := max(0, prev.segmentOfSource(max(0, lo-1)))
+	last := max(first, prev.segmentOfSource(oldHi))
+	for width := 0; ; width = max(1, 2*width) {
+		first, last = max(0, first-width), min(n-1, last+width)
+		for first > 0 && prev.Segments[first-1].hasError {
+			first--
+		}
+		for last < n-1 && prev.Segments[last+1].hasError {
+			last++
+		}
+		if first == 0 && last == n-1 {
+			return ParseForEditing(ctx, src)
+		}
+		t, err := prev.spliceRegion(ctx, src, first, last, delta)
+		if err != nil || t != nil {
+			return t, err
+		}
+		// The new statements do not fit between the segments around them
+		// (or do not end where the next one starts): take in more.
+	}
+}
+
+// segmentOfSource returns the index of the segment holding byte off of the
+// source.
+func (t *Tree) segmentOfSource(off int) int {
+	return t.segmentAt(off, func(i int) int { return t.starts[i] })
+}
+
+// spliceRegion parses the text of segments first..last as changed in src
+// (delta bytes longer than prev's source) and puts its statements between
+// prev's segments around them. It returns nil when they do not fit there.
+func (prev *Tree) spliceRegion(ctx context.Context, src []byte, first, last, delta int) (*Tree, error) {
+	n := len(prev.Segments)
+	start := prev.starts[first]
+	end := len(src)
+	if last+1 < n {
+		end = prev.starts[last+1] + delta
+	}
+	if end < start {
+		return nil, nil // the changes took in more than these segments
+	}
+	ts, err := parse(ctx, src[start:end])
+	if err != nil {
+		return nil, err
+	}
+	defer ts.Close()
+	var tops []top
+	if ts.RootNode().Type() == "module" {
+		tops = topLevel(ts, start)
+	} else if end > start {
+		tops = []top{wholeTop(ts, start)}
+	}
+	if len(tops) == 0 {
+		return nil, nil // only blank lines: they belong to a neighbour
+	}
+	region := lineGroups(tops, src)
+	region[0].start, region[len(region)-1].end = start, end
+	region = mergeUnpaddable(region, src)
+	if end < len(src) && (padPoint(region[len(region)-1], src) < 0 || endsInBackslash(src[start:end])) {
+		// The last statement runs into the next segment, or its line
+		// goes on into the next segment's first line.
+		return nil, nil
+	}
+
+	// The whole file as groups: prev's segments before and after the
+	// region, kept where they are, and the region's new groups.
+	gs := make([]group, 0, n-(last-first+1)+len(region))
+	kept := make([]int, 0, cap(gs))
+	for i := range first {
+		gs = append(gs, group{start: prev.starts[i], end: prev.starts[i+1]})
+		kept = append(kept, i)
+	}
+	// A new group with the text and shape of one of the region's old
+	// segments (the statements after a syntax error that is now mended,
+	// or a segment taken in only to make room) keeps that segment.
+	byText := map[string]int{}
+	for j := first; j <= last; j++ {
+		byText[string(prev.Segments[j].text)] = j
+	}
+	var buf scratch
+	lastKept := first - 1
+	for _, g := range region {
+		j, ok := byText[string(src[g.start:g.end])]
+		if ok && j > lastKept && len(prev.Segments[j].Nodes) == len(g.tops) && prev.Segments[j].shape == shapeOf(g.tops, g.start, &buf) {
+			lastKept = j
+		} else {
+			j = -1
+		}
+		gs = append(gs, g)
+		kept = append(kept, j)
+	}
+	for i := last + 1; i < n; i++ {
+		end := len(src)
+		if i+1 < n {
+			end = prev.starts[i+1] + delta
+		}
+		gs = append(gs, group{start: prev.starts[i] + delta, end: end})
+		kept = append(kept, i)
+	}
+
+	bases, from, _ := placeAll(prev, gs, src, kept)
+	if from >= 0 {
+		// Kept where they were, the segments it matched leave no room
+		// between them: move them too.
+		for i := first; i < first+len(region); i++ {
+			kept[i] = -1
+		}
+		if bases, from, _ = placeAll(prev, gs, src, kept); from >= 0 {
+			return nil, nil
+		}
+	}
+	t := &Tree{Root: prev.Root, roomy: true, src: src, starts: make([]int, len(gs)), Segments: make([]*Segment, len(gs))}
+	for i, g := range gs {
+		t.starts[i] = g.start
+		if kept[i] >= 0 {
+			t.Segments[i] = prev.Segments[kept[i]]
+		} else {
+			t.Segments[i] = mirrorSegment(g, src, bases[i], t.Root, &buf)
+		}
+		t.hasError = t.hasError || t.Segments[i].hasError
+	}
+	if ts.RootNode().HasError() && !t.hasError {
+		// An error no statement holds (see markErrors).
+		for i := first; i < first+len(region); i++ {
+			if kept[i] < 0 {
+				t.Segments[i].hasError = true
+			}
+		}
+		t.hasError = true
+	}
+	t.Src = t.fill(t.Root.End, prev)
+	t.collect()
+	return t, nil
+}
+
+// endsInBackslash reports whether the last line of code in text (past
+// blank lines) ends in a backslash, which joins it to the line after.
+func endsInBackslash(text []byte) bool {
+	for len(text) > 0 {
+		end := len(text)
+		start := bytes.LastIndexAny(text[:end-1], "\r\n") + 1
+		line := bytes.TrimRight(text[start:end], " \t\f\r\n")
+		text = text[:start]
+		if len(line) > 0 {
+			return line[len(line)-1] == '\\'
+		}
+	}
+	return false
+}

@@ -9,8 +9,8 @@
 //     pyast mirrors tree-sitter's tree into Go nodes, laid out per run of
 //     top-level statements so an edit re-mirrors only what it touched, and
 //     is the one place that calls tree-sitter (pyast.Editor applies a
-//     client's changes and reparses incrementally; pyast.Region checks a
-//     fix by an incremental reparse).
+//     client's changes and reparses the statements they touched;
+//     pyast.Region checks a fix by an incremental reparse).
 //   - Model: package semantic, the facts about values, calls, classes,
 //     lifetimes and function summaries.
 //   - This package, the framework.

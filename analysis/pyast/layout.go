@@ -57,7 +57,9 @@ type Segment struct {
 	text  []byte  // its text in the source
 	shape uint64  // of its statements, see shapeOf
 	// padAt is where in text the spaces go: before the final line break,
-	// after the last statement; -1 when the statement runs to the end.
+	// after the last statement; -1 when the statement runs to the end
+	// (an ERROR node may take the line break), which leaves the segment
+	// no room unless it is the last one (see place).
 	padAt int
 	// hasError: its statements hold an ERROR or MISSING node.
 	hasError bool

@@ -95,10 +95,8 @@ func (prev *Tree) spliceRegion(ctx context.Context, src []byte, first, last, del
 	region := lineGroups(tops, src)
 	region[0].start, region[len(region)-1].end = start, end
 	region = mergeUnpaddable(region, src)
-	if end < len(src) && (padPoint(region[len(region)-1], src) < 0 || endsInBackslash(src[start:end])) {
-		// The last statement runs into the next segment, or its line
-		// goes on into the next segment's first line.
-		return nil, nil
+	if end < len(src) && endsInBackslash(src[start:end]) {
+		return nil, nil // its last line goes on into the next segment's
 	}
 
 	// The whole file as groups: prev's segments before and after the

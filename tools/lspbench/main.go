@@ -1,0 +1,620 @@
+// Command lspbench measures a stdio language server the way an editor uses
+// it: it opens a Python file, edits it one character at a time at the
+// start, the middle and the end, types a 30-line function into it key by
+// key (with the syntax errors on the way), asks for code actions at the
+// cursor, and prints the latencies and the server's memory as a table.
+//
+//	go run ./tools/lspbench --server "vramlint server --debounce 0" --lines 10000
+//	go run ./tools/lspbench --server "ruff server" FILE.py
+//
+// Each latency is from writing a change to reading the diagnostics the
+// server publishes for it. vramlint is measured with maxLiveFileSize 0, so
+// that large files are analysed as they are typed.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+func main() {
+	serverCmd := flag.String("server", "vramlint server --debounce 0", "the server's command line (split at spaces)")
+	lines := flag.Int("lines", 0, "generate a training file of about this many lines instead of reading FILE")
+	edits := flag.Int("edits", 40, "one-character edits at each place (start, middle, end)")
+	typing := flag.Bool("typing", true, "type a 30-line function into the middle of the file")
+	actions := flag.Int("code-actions", 20, "code-action requests at diagnostics")
+	settings := flag.String("settings", `{"maxLiveFileSize": 0}`, "initializationOptions, and the answer to workspace/configuration")
+	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for one answer")
+	flag.Parse()
+
+	var path string
+	switch {
+	case *lines > 0:
+		dir, err := os.MkdirTemp("", "lspbench")
+		check(err)
+		defer os.RemoveAll(dir)
+		path = filepath.Join(dir, fmt.Sprintf("generated_%d.py", *lines))
+		check(os.WriteFile(path, []byte(generate(*lines)), 0o644))
+	case flag.NArg() == 1:
+		path = flag.Arg(0)
+	default:
+		fmt.Fprintln(os.Stderr, "usage: lspbench [flags] FILE.py, or lspbench --lines N [flags]")
+		os.Exit(2)
+	}
+	text, err := os.ReadFile(path)
+	check(err)
+	abs, err := filepath.Abs(path)
+	check(err)
+
+	var opts any
+	check(json.Unmarshal([]byte(*settings), &opts))
+	s, err := start(strings.Fields(*serverCmd), opts, *timeout)
+	check(err)
+	defer s.stop()
+	check(s.initialize("file://" + filepath.Dir(abs)))
+
+	var rows []row
+	doc := &document{uri: "file://" + abs, text: string(text)}
+	open, err := s.open(doc)
+	check(err)
+	rows = append(rows, row{name: "open", samples: []time.Duration{open}})
+	rssOpen := s.rss()
+	for _, place := range []struct {
+		name string
+		at   float64
+	}{{"edit at start", 0.02}, {"edit in middle", 0.5}, {"edit at end", 0.98}} {
+		took, err := s.editAt(doc, place.at, *edits)
+		check(err)
+		rows = append(rows, row{name: place.name, samples: took})
+	}
+	if *typing {
+		took, err := s.typeFunction(doc)
+		check(err)
+		rows = append(rows, row{name: "typing (per key)", samples: took})
+	}
+	if *actions > 0 {
+		took, err := s.codeActions(doc, *actions)
+		check(err)
+		rows = append(rows, row{name: "code action", samples: took})
+	}
+	rssEnd := s.rss()
+	fmt.Printf("server: %s\nfile: %s (%d lines, %d diagnostics at the end)\n\n", *serverCmd, path, strings.Count(doc.text, "\n"), doc.diagnostics)
+	printTable(rows)
+	fmt.Printf("\nRSS after open: %s; at the end: %s\n", rssOpen, rssEnd)
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lspbench:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one line of the table: a scenario's latencies.
+type row struct {
+	name    string
+	samples []time.Duration
+}
+
+func printTable(rows []row) {
+	fmt.Printf("%-18s %6s %9s %9s %9s %9s\n", "scenario", "n", "p50 ms", "p95 ms", "p99 ms", "max ms")
+	for _, r := range rows {
+		s := slices.Clone(r.samples)
+		slices.Sort(s)
+		fmt.Printf("%-18s %6d %9.2f %9.2f %9.2f %9.2f\n", r.name, len(s), ms(percentile(s, 50)), ms(percentile(s, 95)), ms(percentile(s, 99)), ms(s[len(s)-1]))
+	}
+}
+
+// percentile of sorted samples, nearest rank.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	i := (len(sorted)*p + 99) / 100
+	return sorted[max(0, min(len(sorted)-1, i-1))]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// server is a running language server and what it has said.
+type server struct {
+	cmd      *exec.Cmd
+	in       io.WriteCloser
+	settings any
+	timeout  time.Duration
+	nextID   int
+
+	mu      sync.Mutex
+	waiting map[int]chan json.RawMessage // responses by request id
+	diags   chan published               // publishDiagnostics, in order
+	done    chan struct{}                // closed when the server's output ends
+}
+
+type published struct {
+	uri     string
+	version *int
+	count   int
+}
+
+func start(argv []string, settings any, timeout time.Duration) (*server, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("no server command")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, in: in, settings: settings, timeout: timeout,
+		waiting: map[int]chan json.RawMessage{}, diags: make(chan published, 1<<16), done: make(chan struct{})}
+	go s.read(bufio.NewReaderSize(out, 1<<20))
+	return s, nil
+}
+
+func (s *server) stop() {
+	s.request("shutdown", nil)
+	s.notify("exit", nil)
+	s.in.Close()
+	select {
+	case <-s.done:
+	case <-time.After(2 * time.Second):
+		s.cmd.Process.Kill()
+	}
+	s.cmd.Wait()
+}
+
+// read reads the server's messages: it answers its requests, hands
+// responses to their callers and queues published diagnostics.
+func (s *server) read(r *bufio.Reader) {
+	defer close(s.done)
+	for {
+		body, err := readMessage(r)
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     *json.RawMessage `json:"id"`
+			Method string           `json:"method"`
+			Params json.RawMessage  `json:"params"`
+			Result json.RawMessage  `json:"result"`
+			Error  json.RawMessage  `json:"error"`
+		}
+		if json.Unmarshal(body, &m) != nil {
+			continue
+		}
+		switch {
+		case m.Method == "textDocument/publishDiagnostics":
+			var p struct {
+				URI         string            `json:"uri"`
+				Version     *int              `json:"version"`
+				Diagnostics []json.RawMessage `json:"diagnostics"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil {
+				s.diags <- published{p.URI, p.Version, len(p.Diagnostics)}
+			}
+		case m.Method != "" && m.ID != nil:
+			s.answer(*m.ID, m.Method, m.Params)
+		case m.ID != nil:
+			id, _ := strconv.Atoi(string(*m.ID))
+			s.mu.Lock()
+			ch := s.waiting[id]
+			delete(s.waiting, id)
+			s.mu.Unlock()
+			if ch != nil {
+				if m.Error != nil {
+					ch <- nil
+				} else {
+					ch <- m.Result
+				}
+			}
+		}
+	}
+}
+
+// answer replies to a request from the server: the settings for each
+// configuration item asked for, null for anything else.
+func (s *server) answer(id json.RawMessage, method string, params json.RawMessage) {
+	var result any
+	if method == "workspace/configuration" {
+		var p struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		json.Unmarshal(params, &p)
+		items := make([]any, len(p.Items))
+		for i := range items {
+			items[i] = s.settings
+		}
+		result = items
+	}
+	s.write(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+func readMessage(r *bufio.Reader) ([]byte, error) {
+	length := -1
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "Content-Length:"); ok {
+			length, err = strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if length < 0 {
+		return nil, errors.New("a message without Content-Length")
+	}
+	body := make([]byte, length)
+	_, err := io.ReadFull(r, body)
+	return body, err
+}
+
+func (s *server) write(msg any) error {
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err = fmt.Fprintf(s.in, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	return err
+}
+
+func (s *server) notify(method string, params any) error {
+	return s.write(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+// request sends a request and waits for its result.
+func (s *server) request(method string, params any) (json.RawMessage, error) {
+	s.mu.Lock()
+	s.nextID++
+	id := s.nextID
+	ch := make(chan json.RawMessage, 1)
+	s.waiting[id] = ch
+	s.mu.Unlock()
+	if err := s.write(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+		return nil, err
+	}
+	select {
+	case res := <-ch:
+		return res, nil
+	case <-s.done:
+		return nil, fmt.Errorf("%s: the server exited", method)
+	case <-time.After(s.timeout):
+		return nil, fmt.Errorf("%s: no answer in %v", method, s.timeout)
+	}
+}
+
+func (s *server) initialize(root string) error {
+	_, err := s.request("initialize", map[string]any{
+		"processId": os.Getpid(), "rootUri": root, "initializationOptions": s.settings,
+		"capabilities": map[string]any{
+			"workspace": map[string]any{"configuration": true},
+			"textDocument": map[string]any{
+				"synchronization":    map[string]any{"didSave": true},
+				"publishDiagnostics": map[string]any{"versionSupport": true},
+				"codeAction": map[string]any{"codeActionLiteralSupport": map[string]any{
+					"codeActionKind": map[string]any{"valueSet": []string{"quickfix", "source.fixAll"}}}},
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return s.notify("initialized", map[string]any{})
+}
+
+// document is the open file as the client sees it.
+type document struct {
+	uri         string
+	text        string
+	version     int
+	diagnostics int // how many were last published
+}
+
+// awaitDiagnostics waits for the diagnostics of doc's current version (of
+// any version, for servers that do not say which).
+func (s *server) awaitDiagnostics(doc *document) error {
+	deadline := time.After(s.timeout)
+	for {
+		select {
+		case p := <-s.diags:
+			if p.uri == doc.uri && (p.version == nil || *p.version >= doc.version) {
+				doc.diagnostics = p.count
+				return nil
+			}
+		case <-s.done:
+			return errors.New("the server exited")
+		case <-deadline:
+			return fmt.Errorf("no diagnostics for version %d in %v", doc.version, s.timeout)
+		}
+	}
+}
+
+func (s *server) open(doc *document) (time.Duration, error) {
+	doc.version = 1
+	begin := time.Now()
+	if err := s.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": doc.uri, "languageId": "python", "version": doc.version, "text": doc.text}}); err != nil {
+		return 0, err
+	}
+	err := s.awaitDiagnostics(doc)
+	return time.Since(begin), err
+}
+
+// change replaces the bytes [start, end) of doc's text with text, sent as
+// one incremental change, and returns the time to its diagnostics.
+func (s *server) change(doc *document, start, end int, text string) (time.Duration, error) {
+	from, to := position(doc.text, start), position(doc.text, end)
+	doc.text = doc.text[:start] + text + doc.text[end:]
+	doc.version++
+	begin := time.Now()
+	if err := s.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": doc.uri, "version": doc.version},
+		"contentChanges": []any{map[string]any{"range": map[string]any{"start": from, "end": to}, "text": text}},
+	}); err != nil {
+		return 0, err
+	}
+	err := s.awaitDiagnostics(doc)
+	return time.Since(begin), err
+}
+
+// position is the LSP position (UTF-16 columns) of byte offset off.
+func position(text string, off int) map[string]int {
+	line := strings.Count(text[:off], "\n")
+	lineStart := strings.LastIndexByte(text[:off], '\n') + 1
+	col := 0
+	for _, r := range text[lineStart:off] {
+		col++
+		if r > 0xFFFF {
+			col++
+		}
+	}
+	return map[string]int{"line": line, "character": col}
+}
+
+// editAt types a letter before the first word of a statement near the given
+// share of the file and deletes it again, n times in all.
+func (s *server) editAt(doc *document, share float64, n int) ([]time.Duration, error) {
+	at := statementStart(doc.text, int(share*float64(len(doc.text))))
+	var took []time.Duration
+	for i := range n {
+		var d time.Duration
+		var err error
+		if i%2 == 0 {
+			d, err = s.change(doc, at, at, "x")
+		} else {
+			d, err = s.change(doc, at, at+1, "")
+		}
+		if err != nil {
+			return nil, err
+		}
+		took = append(took, d)
+	}
+	return took, nil
+}
+
+// statementStart finds, from off on, the first letter of a line that
+// starts with a name which is not a keyword: typing there keeps the code
+// valid.
+func statementStart(text string, off int) int {
+	keywords := " def class for while if elif else try except finally with return import from pass raise "
+	for off < len(text) {
+		lineEnd := strings.IndexByte(text[off:], '\n')
+		if lineEnd < 0 {
+			break
+		}
+		next := off + lineEnd + 1
+		line := text[next:]
+		if i := strings.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		body := strings.TrimLeft(line, " \t")
+		word := body
+		if i := strings.IndexFunc(body, func(r rune) bool {
+			return r != '_' && !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+		}); i >= 0 {
+			word = body[:i]
+		}
+		if word != "" && (word[0] < '0' || word[0] > '9') && !strings.Contains(keywords, " "+word+" ") {
+			return next + len(line) - len(body)
+		}
+		off = next
+	}
+	return 0
+}
+
+// typedFunction is what the typing scenario types, key by key.
+const typedFunction = `def train_typed(model, loader, optimizer, device):
+    model.train()
+    losses = []
+    total = 0.0
+    for step, (x, y) in enumerate(loader):
+        x = x.to(device, non_blocking=True)
+        y = y.to(device, non_blocking=True)
+        optimizer.zero_grad()
+        out = model(x)
+        loss = torch.nn.functional.cross_entropy(out, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss)
+        total += loss
+        if step % 100 == 0:
+            print(f"step {step}: {loss.item():.4f}")
+            torch.cuda.empty_cache()
+    with torch.no_grad():
+        model.eval()
+        correct = 0
+        for x, y in loader:
+            pred = model(x.to(device)).argmax(1)
+            correct += (pred == y.to(device)).sum().item()
+    history = {
+        "losses": [l.item() for l in losses],
+        "total": float(total),
+        "accuracy": correct / max(1, len(loader.dataset)),
+    }
+    return history
+
+`
+
+// typeFunction types typedFunction at the top-level line nearest the
+// middle of the file, one character a change, as an editor sends keys.
+func (s *server) typeFunction(doc *document) ([]time.Duration, error) {
+	at := strings.Index(doc.text[len(doc.text)/2:], "\n\n\n")
+	if at < 0 {
+		at = len(doc.text)
+	} else {
+		at += len(doc.text)/2 + 2
+	}
+	var took []time.Duration
+	for _, r := range typedFunction {
+		d, err := s.change(doc, at, at, string(r))
+		if err != nil {
+			return nil, err
+		}
+		took = append(took, d)
+		at += len(string(r))
+	}
+	return took, nil
+}
+
+// codeActions asks for code actions at the cursor, without `only`, on the
+// lines of the first diagnostics, as an editor does when the cursor moves.
+func (s *server) codeActions(doc *document, n int) ([]time.Duration, error) {
+	lines := diagnosticLines(doc.text, n)
+	var took []time.Duration
+	for i := range n {
+		line := lines[i%len(lines)]
+		begin := time.Now()
+		_, err := s.request("textDocument/codeAction", map[string]any{
+			"textDocument": map[string]any{"uri": doc.uri},
+			"range":        map[string]any{"start": map[string]int{"line": line, "character": 0}, "end": map[string]int{"line": line, "character": 0}},
+			"context":      map[string]any{"diagnostics": []any{}},
+		})
+		if err != nil {
+			return nil, err
+		}
+		took = append(took, time.Since(begin))
+	}
+	return took, nil
+}
+
+// diagnosticLines picks lines worth asking about: those with a call that
+// the rules look at, or else spread over the file.
+func diagnosticLines(text string, n int) []int {
+	var lines []int
+	for i, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, ".cuda()") || strings.Contains(line, "empty_cache") || strings.Contains(line, ".append(loss") {
+			lines = append(lines, i)
+		}
+	}
+	if len(lines) == 0 {
+		total := strings.Count(text, "\n") + 1
+		for i := range n {
+			lines = append(lines, i*total/n)
+		}
+	}
+	return lines
+}
+
+// rss is the server's resident memory, from /proc ("?" elsewhere).
+func (s *server) rss() string {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
+		}
+	}
+	return "?"
+}
+
+// generate writes a PyTorch training file of about n lines: datasets,
+// models, training and evaluation functions, with a device move in a
+// Dataset, an empty_cache in a loop and a loss kept with its graph now
+// and then.
+func generate(n int) string {
+	var b strings.Builder
+	b.WriteString("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torch.utils.data import DataLoader, Dataset\n\ndevice = torch.device(\"cuda\")\n")
+	for i := 0; strings.Count(b.String(), "\n") < n; i++ {
+		move, keep, clear := "x", "loss.item()", ""
+		if i%7 == 0 {
+			move = "x.cuda()"
+		}
+		if i%5 == 0 {
+			keep = "loss"
+		}
+		if i%9 == 0 {
+			clear = "\n            torch.cuda.empty_cache()"
+		}
+		fmt.Fprintf(&b, `
+
+class Data%[1]d(Dataset):
+    """Samples for experiment %[1]d."""
+
+    def __init__(self, n):
+        self.x = torch.randn(n, 16)
+        self.y = torch.randint(0, 4, (n,))
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        x = self.x[i]
+        return %[2]s, self.y[i]
+
+
+class Model%[1]d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+def train%[1]d(epochs=3):
+    model = Model%[1]d().to(device)
+    loader = DataLoader(Data%[1]d(256), batch_size=32, num_workers=2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    history = []
+    for epoch in range(epochs):
+        for step, (x, y) in enumerate(loader):
+            out = model(x.to(device))
+            loss = F.cross_entropy(out, y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            history.append(%[3]s)%[4]s
+    return history
+`, i, move, keep, clear)
+	}
+	return b.String()
+}

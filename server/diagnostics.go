@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
 )
 
 // scheduleDiagnostics (re)starts the debounce for d's current version: a
@@ -66,6 +67,31 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 		Version:     uint32(snap.version),
 		Diagnostics: doc.Diagnostics(res, s.opts.Rules, s.client.TextDocument.PublishDiagnostics.RelatedInformation),
 	})
+	if len(snap.src) >= largeDocument {
+		s.releaseWhenIdle()
+	}
+}
+
+// idleRelease is how long the server waits, after the diagnostics of a
+// large document, for the next edit before it gives memory back.
+var idleRelease = 2 * time.Second
+
+// releaseMemory gives the memory the collector and the C allocator hold
+// back to the system (a variable for tests).
+var releaseMemory = pyast.ReleaseMemory
+
+// releaseWhenIdle gives memory back once no large document has been
+// analysed for idleRelease. Opening or typing in a large file leaves
+// garbage several times what stays live (the parse's buffers, each
+// version's text and indexes); the collector reuses it, but the process
+// keeps it, so an idle server looked as large as its busiest moment. A
+// collection costs tens of milliseconds on a large file, so it waits for
+// a pause. Call with s.mu held.
+func (s *Server) releaseWhenIdle() {
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	s.idle = time.AfterFunc(idleRelease, releaseMemory)
 }
 
 // logRuleErrors logs the rules that failed on a document, and the fixes

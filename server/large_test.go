@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vramlint/vramlint/analysis"
 )
@@ -103,4 +104,53 @@ func TestLargeDocumentMemory(t *testing.T) {
 	c.await("cleared", func(m message) bool {
 		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"diagnostics":[]`)
 	})
+}
+
+// After the diagnostics of a large document, memory goes back to the
+// system once the editor pauses: not between keystrokes, once after them.
+func TestMemoryGoesBackWhenIdle(t *testing.T) {
+	released := make(chan struct{}, 16)
+	defer func(wait time.Duration, release func()) { idleRelease, releaseMemory = wait, release }(idleRelease, releaseMemory)
+	idleRelease = 500 * time.Millisecond
+	releaseMemory = func() { released <- struct{}{} }
+
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	small, large := "file:///small.py", "file:///large.py"
+	c.open(small, trainingFile(100, 3))
+	c.diagnostics(small, 1)
+	text := trainingFile(12000, 7)
+	if len(text) < largeDocument {
+		t.Fatalf("%d bytes is not a large document", len(text))
+	}
+	c.open(large, text)
+	c.diagnostics(large, 1)
+	for range 5 { // keystrokes closer together than the pause
+		at := strings.Index(c.texts[large], "def train3(")
+		v := c.change(large, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(c.texts[large], at, analysis.UTF16), clientPosition(c.texts[large], at, analysis.UTF16)}, NewText: "#"})
+		c.diagnostics(large, v)
+		select {
+		case <-released:
+			t.Fatal("memory was given back between keystrokes")
+		default:
+		}
+	}
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("memory was not given back after the pause")
+	}
+	select {
+	case <-released:
+		t.Fatal("memory was given back twice for one pause")
+	case <-time.After(time.Second):
+	}
+	// A small document alone never costs a collection.
+	c.change(small, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{0, 0}, lspPosition{0, 0}}, NewText: "#"})
+	c.diagnostics(small, 2)
+	select {
+	case <-released:
+		t.Fatal("memory was given back after a small document's diagnostics")
+	case <-time.After(time.Second):
+	}
 }

@@ -70,6 +70,7 @@ type Server struct {
 	reported map[string]bool // configuration problems already shown
 	// toldOnSave: documents already said to be analysed on save only.
 	toldOnSave map[string]bool
+	idle       *time.Timer // see releaseWhenIdle
 }
 
 // Run serves one client on in/out until it exits, stdin closes or the

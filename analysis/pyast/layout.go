@@ -19,6 +19,20 @@ import (
 // so lines, indentation and tokens are those of the source; Real and
 // Virtual convert offsets. Parse lays a file out without room, so that
 // Tree.Src is the source and offsets are its own.
+//
+// Why two offset spaces. Rules, the model and fixes read Node.Start and
+// Node.End as plain ints into one []byte, everywhere; node offsets that
+// never move let a version share every untouched statement's nodes, and
+// everything the model found in them, with the version before, without
+// copying or shifting them. What it costs: every version writes its own
+// copy of the laid-out text (about twice the source, 4.5 MB a keystroke
+// at 50,000 lines; the bytes hold no pointers, so the collector only
+// counts them), a segment that outgrows its room moves its neighbours
+// (reparsed, see reparse), and whoever reports an offset to the user
+// converts it once (analysis.Result does, for every diagnostic and fix).
+// The alternative, offsets relative to their statement with the
+// statement's position looked up on use, would keep one offset space but
+// change every reader of Start and End; docs/PERFORMANCE.md weighs it.
 
 // Tree is a parsed Python file: the Go mirror of its syntax tree. The
 // tree-sitter tree it was mirrored from is freed as soon as it is: edits

@@ -37,6 +37,7 @@ func main() {
 	actions := flag.Int("code-actions", 20, "code-action requests at diagnostics")
 	settings := flag.String("settings", `{"maxLiveFileSize": 0}`, "initializationOptions, and the answer to workspace/configuration")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for one answer")
+	settle := flag.Duration("settle", time.Second, "pause before each memory reading, for work the server does after answering")
 	flag.Parse()
 
 	var path string
@@ -70,6 +71,7 @@ func main() {
 	open, err := s.open(doc)
 	check(err)
 	rows = append(rows, row{name: "open", samples: []time.Duration{open}})
+	time.Sleep(*settle)
 	rssOpen := s.rss()
 	for _, place := range []struct {
 		name string
@@ -89,10 +91,11 @@ func main() {
 		check(err)
 		rows = append(rows, row{name: "code action", samples: took})
 	}
+	time.Sleep(*settle)
 	rssEnd := s.rss()
 	fmt.Printf("server: %s\nfile: %s (%d lines, %d diagnostics at the end)\n\n", *serverCmd, path, strings.Count(doc.text, "\n"), doc.diagnostics)
 	printTable(rows)
-	fmt.Printf("\nRSS after open: %s; at the end: %s\n", rssOpen, rssEnd)
+	fmt.Printf("\nRSS %v after open: %s; %v after the last request: %s\n", *settle, rssOpen, *settle, rssEnd)
 }
 
 func check(err error) {

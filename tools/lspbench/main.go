@@ -37,7 +37,7 @@ func main() {
 	actions := flag.Int("code-actions", 20, "code-action requests at diagnostics")
 	settings := flag.String("settings", `{"maxLiveFileSize": 0}`, "initializationOptions, and the answer to workspace/configuration")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for one answer")
-	settle := flag.Duration("settle", time.Second, "pause before each memory reading, for work the server does after answering")
+	settle := flag.Duration("settle", 3*time.Second, "pause before each memory reading, for work the server does after answering")
 	flag.Parse()
 
 	var path string

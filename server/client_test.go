@@ -191,6 +191,14 @@ func (c *testClient) await(what string, pred func(message) bool) message {
 }
 
 // diagnostics waits for the publishDiagnostics of uri at version.
+// forget drops the messages received so far, for a test that measures
+// the server's memory in this process.
+func (c *testClient) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.msgs = nil
+}
+
 func (c *testClient) diagnostics(uri string, version int) []lspDiagnostic {
 	c.t.Helper()
 	m := c.await(fmt.Sprintf("diagnostics for %s v%d", uri, version), func(m message) bool {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
 )
 
 // bigTrainingFile is about size bytes of training code with one finding
@@ -152,5 +153,63 @@ func TestMemoryGoesBackWhenIdle(t *testing.T) {
 	case <-released:
 		t.Fatal("memory was given back after a small document's diagnostics")
 	case <-time.After(time.Second):
+	}
+}
+
+// Editing a document for a long time leaks nothing: after 300 edits that
+// end where they began, the Go heap is about what it was after opening,
+// no tree-sitter tree is left, and closing the document gives its memory
+// back.
+func TestManyEditsLeakNothing(t *testing.T) {
+	c := startServer(t, Options{})
+	heap := func() int64 {
+		c.forget() // the client's log of every message is not the server's memory
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	noTrees := func(when string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for pyast.LiveTrees() != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d tree-sitter trees are still alive", when, pyast.LiveTrees())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	c.initialize(map[string]any{}, nil)
+	noTrees("before opening")
+	baseline := heap()
+	uri := "file:///edited.py"
+	c.open(uri, trainingFile(3000, 5))
+	c.diagnostics(uri, 1)
+	noTrees("after opening")
+	opened := heap()
+
+	statement := "        losses.append(loss)\n"
+	for i := range 150 {
+		text := c.texts[uri]
+		at := strings.Index(text, fmt.Sprintf("def train%d(", i%30))
+		at += strings.Index(text[at:], "        optimizer.step()\n")
+		v := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(text, at, analysis.UTF16), clientPosition(text, at, analysis.UTF16)}, NewText: statement})
+		c.diagnostics(uri, v)
+		text = c.texts[uri]
+		v = c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(text, at, analysis.UTF16), clientPosition(text, at+len(statement), analysis.UTF16)}})
+		c.diagnostics(uri, v)
+	}
+	noTrees("after 300 edits")
+	edited := heap()
+	t.Logf("Go heap: %d KB before opening, %d KB opened, %d KB after 300 edits", baseline>>10, opened>>10, edited>>10)
+	if grown := edited - opened; grown > (opened-baseline)/4+(1<<20) {
+		t.Errorf("300 edits that end where they began grew the heap by %d KB (the document takes %d KB)", grown>>10, (opened-baseline)>>10)
+	}
+	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	c.await("cleared", func(m message) bool {
+		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"diagnostics":[]`)
+	})
+	if closed := heap(); closed-baseline > (opened-baseline)/4+(1<<20) {
+		t.Errorf("after closing, the heap is %d KB over what it was before opening (the document took %d KB)", (closed-baseline)>>10, (opened-baseline)>>10)
 	}
 }

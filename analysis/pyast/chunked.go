@@ -91,7 +91,7 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf
 	if err != nil {
 		return nil
 	}
-	defer ts.Close()
+	defer free(ts)
 	c := &chunk{}
 	tops := topLevel(ts, start)
 	if ts.RootNode().Type() != "module" || ts.RootNode().HasError() || len(tops) == 0 || tops[0].start != start && start > 0 {

@@ -1,6 +1,7 @@
 package pyast
 
 import (
+	"bytes"
 	"context"
 )
 
@@ -20,9 +21,22 @@ type Editor struct {
 }
 
 // NewEditor starts editing src, the text prev was parsed from (prev may be
-// nil). prev stays as it was.
+// nil). prev stays as it was. Should src not be prev's source, the text is
+// parsed afresh.
 func NewEditor(prev *Tree, src []byte) *Editor {
+	if prev != nil && !sameText(prev.src, src) {
+		prev = nil
+	}
 	return &Editor{prev: prev, src: src}
+}
+
+// sameText reports whether a and b hold the same bytes, at once when they
+// are the same slice.
+func sameText(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0] || bytes.Equal(a, b)
 }
 
 // Text is the text after the changes so far.

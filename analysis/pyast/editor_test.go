@@ -33,3 +33,20 @@ func TestEditorEqualsFreshParse(t *testing.T) {
 		src, tree = ed.Text(), next
 	}
 }
+
+// An editor given a text that is not its tree's source parses it afresh
+// rather than splice statements into the wrong places.
+func TestEditorOfAnotherText(t *testing.T) {
+	tree, _ := ParseForEditing(context.Background(), []byte("def f():\n    return 1\n\n\ndef g():\n    return 2\n"))
+	other := []byte("x = 1\n\n\nclass C:\n    pass\n")
+	ed := NewEditor(tree, other)
+	ed.Replace(0, 0, "y = 2\n")
+	next, err := ed.Parse(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLayout(t, next, ed.Text())
+	if next.Root == tree.Root {
+		t.Error("the tree of another text was reused")
+	}
+}

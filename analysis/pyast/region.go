@@ -27,6 +27,7 @@ func ParseRegion(src []byte) (*Region, error) {
 	if err != nil {
 		return nil, err
 	}
+	track(tree)
 	return &Region{src: src, tree: tree, errors: ErrorCount(tree.RootNode())}, nil
 }
 
@@ -34,14 +35,14 @@ func ParseRegion(src []byte) (*Region, error) {
 func (r *Region) Errors() int { return r.errors }
 
 // Close frees the region's tree.
-func (r *Region) Close() { r.tree.Close() }
+func (r *Region) Close() { free(r.tree) }
 
 // ErrorsAfter returns the number of syntax errors in after, the region's
 // text with the replacements (sorted, not overlapping) applied, parsed
 // incrementally from a copy of the region's tree.
 func (r *Region) ErrorsAfter(after []byte, sorted []Replacement) (int, error) {
-	edited := r.tree.Copy()
-	defer edited.Close()
+	edited := track(r.tree.Copy())
+	defer free(edited)
 	shift := 0
 	for _, e := range sorted {
 		start, oldEnd := e.Start+shift, e.End+shift
@@ -59,7 +60,8 @@ func (r *Region) ErrorsAfter(after []byte, sorted []Replacement) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer at.Close()
+	track(at)
+	defer free(at)
 	return ErrorCount(at.RootNode()), nil
 }
 

@@ -82,7 +82,7 @@ func (prev *Tree) spliceRegion(ctx context.Context, src []byte, first, last, del
 	if err != nil {
 		return nil, err
 	}
-	defer ts.Close()
+	defer free(ts)
 	var tops []top
 	if ts.RootNode().Type() == "module" {
 		tops = topLevel(ts, start)

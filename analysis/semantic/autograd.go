@@ -491,12 +491,7 @@ func provablyDetached(f *File, e *pyast.Node) bool {
 
 // add records an assignment to name. Names are copies: a taint outlives
 // the version whose text it was computed from (see File.carryOver).
-func (t *Taint) add(name string, e taintEvent) {
-	if _, ok := t.events[name]; !ok {
-		name = strings.Clone(name)
-	}
-	t.events[name] = append(t.events[name], e)
-}
+func (t *Taint) add(name string, e taintEvent) { appendOwned(t.events, name, e) }
 
 // ask records, while the taint is being built, what judging call reads.
 func (t *Taint) ask(call *pyast.Node) {

@@ -251,15 +251,23 @@ func (ix *segmentIndex) callIndex(f *File) {
 	ix.byName = map[string][]*pyast.Node{}
 	for _, c := range ix.calls {
 		if name := f.LastName(c.Child("function")); name != "" {
-			if _, ok := ix.byName[name]; !ok {
-				name = strings.Clone(name) // see binding
-			}
-			ix.byName[name] = append(ix.byName[name], c)
+			appendOwned(ix.byName, name, c) // see binding
 		}
 		if loop := innermostLoop(c); loop != nil {
 			ix.loopCalls = append(ix.loopCalls, LoopCall{Call: c, Loop: loop})
 		}
 	}
+}
+
+// appendOwned appends v to m[key], keyed by a copy of key: key is often a
+// view of a version's text, and answers kept across versions must not keep
+// that text alive. The copy is made on every call, not only for a new key:
+// assigning to a string key already in a Go map stores the assignment's
+// key in place of the one the map held, so copying only the first time
+// still left the map holding the last view (each such view kept a whole
+// laid-out text, 4.5 MB at 50,000 lines, alive as long as its segment).
+func appendOwned[V any](m map[string][]V, key string, v V) {
+	m[strings.Clone(key)] = append(m[key], v)
 }
 
 // CallsNamed returns, in source order, the calls whose callee's last name

@@ -114,6 +114,9 @@ type row struct {
 func printTable(rows []row) {
 	fmt.Printf("%-18s %6s %9s %9s %9s %9s\n", "scenario", "n", "p50 ms", "p95 ms", "p99 ms", "max ms")
 	for _, r := range rows {
+		if len(r.samples) == 0 {
+			continue
+		}
 		s := slices.Clone(r.samples)
 		slices.Sort(s)
 		fmt.Printf("%-18s %6d %9.2f %9.2f %9.2f %9.2f\n", r.name, len(s), ms(percentile(s, 50)), ms(percentile(s, 95)), ms(percentile(s, 99)), ms(s[len(s)-1]))

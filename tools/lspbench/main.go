@@ -1,11 +1,12 @@
 // Command lspbench measures a stdio language server the way an editor uses
-// it: it opens a Python file, edits it one character at a time at the
-// start, the middle and the end, types a 30-line function into it key by
-// key (with the syntax errors on the way), asks for code actions at the
+// it: it opens Python files, edits the first one character at a time at
+// the start, the middle and the end, types a 30-line function into it key
+// by key (with the syntax errors on the way), asks for code actions at the
 // cursor, and prints the latencies and the server's memory as a table.
 //
 //	go run ./tools/lspbench --server "vramlint server --debounce 0" --lines 10000
-//	go run ./tools/lspbench --server "ruff server" FILE.py
+//	go run ./tools/lspbench --lines 10000 --copies 50   # fifty files open
+//	go run ./tools/lspbench --server "ruff server" FILE.py...
 //
 // Each latency is from writing a change to reading the diagnostics the
 // server publishes for it. vramlint is measured with maxLiveFileSize 0, so
@@ -31,7 +32,8 @@ import (
 
 func main() {
 	serverCmd := flag.String("server", "vramlint server --debounce 0", "the server's command line (split at spaces)")
-	lines := flag.Int("lines", 0, "generate a training file of about this many lines instead of reading FILE")
+	lines := flag.Int("lines", 0, "generate a training file of about this many lines instead of reading FILEs")
+	copies := flag.Int("copies", 1, "with --lines, how many such files to open (each a little different)")
 	edits := flag.Int("edits", 40, "one-character edits at each place (start, middle, end)")
 	typing := flag.Bool("typing", true, "type a 30-line function into the middle of the file")
 	actions := flag.Int("code-actions", 20, "code-action requests at diagnostics")
@@ -40,37 +42,51 @@ func main() {
 	settle := flag.Duration("settle", 3*time.Second, "pause before each memory reading, for work the server does after answering")
 	flag.Parse()
 
-	var path string
+	var paths []string
 	switch {
 	case *lines > 0:
 		dir, err := os.MkdirTemp("", "lspbench")
 		check(err)
 		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, fmt.Sprintf("generated_%d.py", *lines))
-		check(os.WriteFile(path, []byte(generate(*lines)), 0o644))
-	case flag.NArg() == 1:
-		path = flag.Arg(0)
+		for i := range *copies {
+			path := filepath.Join(dir, fmt.Sprintf("generated_%d_%d.py", *lines, i))
+			// Each copy its own text, as different files have.
+			text := fmt.Sprintf("# copy %d\n", i) + generate(*lines)
+			check(os.WriteFile(path, []byte(text), 0o644))
+			paths = append(paths, path)
+		}
+	case flag.NArg() > 0:
+		paths = flag.Args()
 	default:
-		fmt.Fprintln(os.Stderr, "usage: lspbench [flags] FILE.py, or lspbench --lines N [flags]")
+		fmt.Fprintln(os.Stderr, "usage: lspbench [flags] FILE.py..., or lspbench --lines N [--copies K] [flags]")
 		os.Exit(2)
 	}
-	text, err := os.ReadFile(path)
-	check(err)
-	abs, err := filepath.Abs(path)
-	check(err)
+	var docs []*document
+	for _, path := range paths {
+		text, err := os.ReadFile(path)
+		check(err)
+		abs, err := filepath.Abs(path)
+		check(err)
+		docs = append(docs, &document{uri: "file://" + abs, text: string(text)})
+	}
 
 	var opts any
 	check(json.Unmarshal([]byte(*settings), &opts))
 	s, err := start(strings.Fields(*serverCmd), opts, *timeout)
 	check(err)
 	defer s.stop()
-	check(s.initialize("file://" + filepath.Dir(abs)))
+	check(s.initialize(strings.TrimSuffix(docs[0].uri, filepath.Base(docs[0].uri))))
 
+	// Every file is opened; the scenarios then run on the first.
 	var rows []row
-	doc := &document{uri: "file://" + abs, text: string(text)}
-	open, err := s.open(doc)
-	check(err)
-	rows = append(rows, row{name: "open", samples: []time.Duration{open}})
+	var opens []time.Duration
+	for _, d := range docs {
+		took, err := s.open(d)
+		check(err)
+		opens = append(opens, took)
+	}
+	doc := docs[0]
+	rows = append(rows, row{name: "open", samples: opens})
 	time.Sleep(*settle)
 	rssOpen := s.rss()
 	for _, place := range []struct {
@@ -93,7 +109,7 @@ func main() {
 	}
 	time.Sleep(*settle)
 	rssEnd := s.rss()
-	fmt.Printf("server: %s\nfile: %s (%d lines, %d diagnostics at the end)\n\n", *serverCmd, path, strings.Count(doc.text, "\n"), doc.diagnostics)
+	fmt.Printf("server: %s\nfiles: %d open; the scenarios ran on %s (%d lines, %d diagnostics at the end)\n\n", *serverCmd, len(docs), paths[0], strings.Count(doc.text, "\n"), doc.diagnostics)
 	printTable(rows)
 	fmt.Printf("\nRSS %v after open: %s; %v after the last request: %s\n", *settle, rssOpen, *settle, rssEnd)
 }

@@ -156,8 +156,13 @@ func (prev *Tree) spliceRegion(ctx context.Context, src []byte, first, last, del
 		}
 		t.hasError = t.hasError || t.Segments[i].hasError
 	}
-	if ts.RootNode().HasError() && !t.hasError {
-		// An error no statement holds (see markErrors).
+	regionHasError := false
+	for _, seg := range t.Segments[first : first+len(region)] {
+		regionHasError = regionHasError || seg.hasError
+	}
+	if ts.RootNode().HasError() && !regionHasError {
+		// An error no statement holds (see markErrors): the region's new
+		// segments say so, so that the next edit near them takes them in.
 		for i := first; i < first+len(region); i++ {
 			if kept[i] < 0 {
 				t.Segments[i].hasError = true

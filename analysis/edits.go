@@ -101,3 +101,10 @@ func WrapMethod(e *pyast.Node, method string) []Edit {
 	}
 	return []Edit{{Start: e.Start, End: e.Start, NewText: "("}, {Start: e.End, End: e.End, NewText: ")." + method}}
 }
+
+// MinimalEdit is one edit that turns old into new, covering only the bytes
+// between their common prefix and suffix.
+func MinimalEdit(old, new []byte) Edit {
+	pre, suf := pyast.CommonEnds(old, new)
+	return Edit{Start: pre, End: len(old) - suf, NewText: string(new[pre : len(new)-suf])}
+}

@@ -270,7 +270,7 @@ func (d Document) fixAllEdit(ctx context.Context, res *analysis.Result, req Acti
 	if err != nil || string(fixed) == string(res.Src) {
 		return nil
 	}
-	return d.WorkspaceEdit([]analysis.Edit{MinimalEdit(res.Src, fixed)}, req.DocumentChanges)
+	return d.WorkspaceEdit([]analysis.Edit{analysis.MinimalEdit(res.Src, fixed)}, req.DocumentChanges)
 }
 
 // anyApplicable reports whether some diagnostic has a fix fix-all applies.
@@ -289,18 +289,4 @@ func anyApplicable(res *analysis.Result, unsafe bool) bool {
 // range (a cursor) touches the other.
 func overlaps(a, b, c, d int) bool {
 	return a < d && c < b || c == d && a <= c && c <= b || a == b && c <= a && a <= d
-}
-
-// MinimalEdit is one edit that turns old into new, covering only the bytes
-// between their common prefix and suffix.
-func MinimalEdit(old, new []byte) analysis.Edit {
-	pre := 0
-	for pre < len(old) && pre < len(new) && old[pre] == new[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(old)-pre && suf < len(new)-pre && old[len(old)-1-suf] == new[len(new)-1-suf] {
-		suf++
-	}
-	return analysis.Edit{Start: pre, End: len(old) - suf, NewText: string(new[pre : len(new)-suf])}
 }

@@ -54,8 +54,7 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	if ctx.Err() != nil {
 		return
 	}
-	res := snap.analyze()
-	s.logRuleErrors(snap.uri, res)
+	res := s.analyze(snap)
 	s.mu.Lock()
 	defer s.mu.Unlock() // held while sending, so no older result can overtake
 	if d := s.docs[snap.uri]; d == nil || !d.current(snap) || ctx.Err() != nil {
@@ -67,9 +66,20 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 		Version:     uint32(snap.version),
 		Diagnostics: doc.Diagnostics(res, s.opts.Rules, s.client.TextDocument.PublishDiagnostics.RelatedInformation),
 	})
+}
+
+// analyze returns snap's analysis for its diagnostics, pushed or pulled:
+// it logs the rules that failed, and after a large document's analysis it
+// arranges for memory to go back to the system once the editor pauses.
+func (s *Server) analyze(snap *snapshot) *analysis.Result {
+	res := snap.analyze()
+	s.logRuleErrors(snap.uri, res)
 	if len(snap.src) >= largeDocument {
+		s.mu.Lock()
 		s.releaseWhenIdle()
+		s.mu.Unlock()
 	}
+	return res
 }
 
 // idleRelease is how long the server waits, after the diagnostics of a
@@ -81,12 +91,12 @@ var idleRelease = 2 * time.Second
 var releaseMemory = pyast.ReleaseMemory
 
 // releaseWhenIdle gives memory back once no large document has been
-// analysed for idleRelease. Opening or typing in a large file leaves
-// garbage several times what stays live (the parse's buffers, each
-// version's text and indexes); the collector reuses it, but the process
-// keeps it, so an idle server looked as large as its busiest moment. A
-// collection costs tens of milliseconds on a large file, so it waits for
-// a pause. Call with s.mu held.
+// analysed for idleRelease. Opening, typing in or saving (when analysed on
+// save) a large file leaves garbage several times what stays live (the
+// parse's buffers, each version's text and indexes, a whole model); the
+// collector reuses it, but the process keeps it, so an idle server looked
+// as large as its busiest moment. A collection costs tens of milliseconds
+// on a large file, so it waits for a pause. Call with s.mu held.
 func (s *Server) releaseWhenIdle() {
 	if s.idle != nil {
 		s.idle.Stop()
@@ -129,8 +139,7 @@ func (s *Server) pullDiagnostics(params json.RawMessage) (requestWork, error) {
 		if p.PreviousResultID == resultID {
 			return map[string]any{"kind": "unchanged", "resultId": resultID}, nil
 		}
-		res := snap.analyze()
-		s.logRuleErrors(snap.uri, res)
+		res := s.analyze(snap)
 		doc := snap.lspDocument()
 		return map[string]any{
 			"kind":     "full",

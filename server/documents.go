@@ -80,9 +80,8 @@ func (s *snapshot) analyze() *analysis.Result {
 			if err != nil {
 				return
 			}
-			res.Compact()
+			res.Compact() // the model goes; Server.analyze gives its memory back
 			s.result = res
-			go pyast.ReleaseMemory() // the model of a large file is gone
 		case s.tree != nil:
 			s.result = s.runner.AnalyzeTree(s.base.Load(), name, s.src, s.tree, s.settings)
 			s.base.Store(nil)

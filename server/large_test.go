@@ -169,23 +169,13 @@ func TestManyEditsLeakNothing(t *testing.T) {
 		runtime.ReadMemStats(&m)
 		return int64(m.HeapAlloc)
 	}
-	noTrees := func(when string) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for pyast.LiveTrees() != 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d tree-sitter trees are still alive", when, pyast.LiveTrees())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 	c.initialize(map[string]any{}, nil)
-	noTrees("before opening")
+	noTrees(t, "before opening")
 	baseline := heap()
 	uri := "file:///edited.py"
 	c.open(uri, trainingFile(3000, 5))
 	c.diagnostics(uri, 1)
-	noTrees("after opening")
+	noTrees(t, "after opening")
 	opened := heap()
 
 	statement := "        losses.append(loss)\n"
@@ -199,7 +189,7 @@ func TestManyEditsLeakNothing(t *testing.T) {
 		v = c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(text, at, analysis.UTF16), clientPosition(text, at+len(statement), analysis.UTF16)}})
 		c.diagnostics(uri, v)
 	}
-	noTrees("after 300 edits")
+	noTrees(t, "after 300 edits")
 	edited := heap()
 	t.Logf("Go heap: %d KB before opening, %d KB opened, %d KB after 300 edits", baseline>>10, opened>>10, edited>>10)
 	if grown := edited - opened; grown > (opened-baseline)/4+(1<<20) {
@@ -211,5 +201,18 @@ func TestManyEditsLeakNothing(t *testing.T) {
 	})
 	if closed := heap(); closed-baseline > (opened-baseline)/4+(1<<20) {
 		t.Errorf("after closing, the heap is %d KB over what it was before opening (the document took %d KB)", (closed-baseline)>>10, (opened-baseline)>>10)
+	}
+}
+
+// noTrees waits until pyast holds no tree-sitter tree (analyses still
+// running may hold some for a moment), and fails after 5 s.
+func noTrees(t *testing.T, when string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for pyast.LiveTrees() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d tree-sitter trees are still alive", when, pyast.LiveTrees())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -273,7 +273,7 @@ func (s *Server) closeDocument(uri string) {
 	if len(d.snap.src) >= largeDocument {
 		// Give its memory back to the system now, rather than let the
 		// server look as large as its largest document ever was.
-		go pyast.ReleaseMemory()
+		go releaseMemory()
 	}
 	if !s.pullMode() {
 		// Clearing is an empty array, never null.

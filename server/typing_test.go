@@ -100,9 +100,11 @@ func typingEdit(rng *rand.Rand, text string, statements, unbalanced []string) (s
 	return start, start, unbalanced[rng.Intn(len(unbalanced))]
 }
 
-// A large file is opened by parsing it in chunks on several cores:
-// diagnostics must be exact on open and on every edit after it, and a
-// document closed at once leaves nothing behind.
+// A large file is opened by parsing it in chunks on several cores (that
+// the chunks give the whole file's tree is pyast's
+// TestChunkedParseEqualsWholeParse): diagnostics must be exact on open and
+// on every edit after it, and a document closed at once leaves no
+// tree-sitter tree behind.
 func TestLargeFileOpenedInChunks(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	text := trainingFile(6000, 7)
@@ -112,12 +114,14 @@ func TestLargeFileOpenedInChunks(t *testing.T) {
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, nil)
 
-	// Open and close at once, many times: the server keeps answering.
+	// Open and close at once, many times: the server keeps answering, and
+	// no tree-sitter tree of those parses is left.
 	for i := range 5 {
 		uri := fmt.Sprintf("file:///closed%d.py", i)
 		c.open(uri, text)
 		c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
 	}
+	noTrees(t, "after opening and closing")
 
 	uri := "file:///large.py"
 	c.open(uri, text)

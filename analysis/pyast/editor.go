@@ -81,16 +81,22 @@ func (e *Editor) widen(start, end, n int) {
 // changed: the common start and end stay.
 func (e *Editor) ReplaceAll(text []byte) {
 	old := e.src
-	prefix := 0
-	for prefix < len(old) && prefix < len(text) && old[prefix] == text[prefix] {
-		prefix++
-	}
-	suffix := 0
-	for suffix < len(old)-prefix && suffix < len(text)-prefix && old[len(old)-1-suffix] == text[len(text)-1-suffix] {
-		suffix++
-	}
+	prefix, suffix := CommonEnds(old, text)
 	e.src = text
 	e.widen(prefix, len(old)-suffix, len(text)-prefix-suffix)
+}
+
+// CommonEnds returns the lengths of the longest common prefix of a and b
+// and of their longest common suffix in what the prefix leaves: a[prefix :
+// len(a)-suffix] is what changed.
+func CommonEnds(a, b []byte) (prefix, suffix int) {
+	for prefix < len(a) && prefix < len(b) && a[prefix] == b[prefix] {
+		prefix++
+	}
+	for suffix < len(a)-prefix && suffix < len(b)-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
+		suffix++
+	}
+	return prefix, suffix
 }
 
 // Parse parses the current text: only the statements the changes touched

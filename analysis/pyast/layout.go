@@ -55,9 +55,6 @@ type Tree struct {
 	hasError bool
 }
 
-// Source is the source the tree was parsed from.
-func (t *Tree) Source() []byte { return t.src }
-
 // LaidOut reports whether Src differs from the source (the tree was
 // parsed for editing).
 func (t *Tree) LaidOut() bool { return t.roomy && len(t.Segments) > 0 }
@@ -240,13 +237,9 @@ func freshBases(gs []group, src []byte, line int) []int {
 // roomy, segments get space to grow.
 func layOut(ts *sitter.Tree, src []byte, roomy bool) *Tree {
 	// The root is a module, or an ERROR when nothing parses.
-	return layOutTops(ts.RootNode().Type(), ts.RootNode().HasError(), topLevel(ts, 0), src, roomy)
-}
-
-// layOutTops builds the tree of the top-level statements tops of src.
-func layOutTops(kind string, hasError bool, tops []top, src []byte, roomy bool) *Tree {
-	gs := groups(tops, src)
-	t := &Tree{starts: make([]int, len(gs)), roomy: roomy, hasError: hasError, src: src}
+	kind := ts.RootNode().Type()
+	gs := groups(topLevel(ts, 0), src)
+	t := &Tree{starts: make([]int, len(gs)), roomy: roomy, hasError: ts.RootNode().HasError(), src: src}
 	for i, g := range gs {
 		t.starts[i] = g.start
 	}

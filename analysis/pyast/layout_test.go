@@ -28,7 +28,7 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 			t.Fatalf("the tree has no syntax error, a fresh parse has; source %q", src)
 		}
 	}
-	if !bytes.Equal(tree.Source(), src) {
+	if !bytes.Equal(tree.src, src) {
 		t.Fatal("the tree's source is not the text")
 	}
 	if len(tree.Src) != tree.Root.End {

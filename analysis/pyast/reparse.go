@@ -50,7 +50,7 @@ func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, er
 		if first == 0 && last == n-1 {
 			return ParseForEditing(ctx, src)
 		}
-		t, err := prev.spliceRegion(ctx, src, first, last, delta)
+		t, err := spliceRegion(ctx, prev, src, first, last, delta)
 		if err != nil || t != nil {
 			return t, err
 		}
@@ -68,7 +68,7 @@ func (t *Tree) segmentOfSource(off int) int {
 // spliceRegion parses the text of segments first..last as changed in src
 // (delta bytes longer than prev's source) and puts its statements between
 // prev's segments around them. It returns nil when they do not fit there.
-func (prev *Tree) spliceRegion(ctx context.Context, src []byte, first, last, delta int) (*Tree, error) {
+func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delta int) (*Tree, error) {
 	n := len(prev.Segments)
 	start := prev.starts[first]
 	end := len(src)

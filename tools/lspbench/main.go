@@ -109,7 +109,7 @@ func main() {
 	}
 	time.Sleep(*settle)
 	rssEnd := s.rss()
-	fmt.Printf("server: %s\nfiles: %d open; the scenarios ran on %s (%d lines, %d diagnostics at the end)\n\n", *serverCmd, len(docs), paths[0], strings.Count(doc.text, "\n"), doc.diagnostics)
+	fmt.Printf("server: %s\nfiles: %d open; the scenarios ran on %s (%d lines, %d diagnostics at the end)\n\n", *serverCmd, len(docs), paths[0], strings.Count(doc.text, "\n"), len(doc.diagnostics))
 	printTable(rows)
 	fmt.Printf("\nRSS %v after open: %s; %v after the last request: %s\n", *settle, rssOpen, *settle, rssEnd)
 }
@@ -164,7 +164,13 @@ type server struct {
 type published struct {
 	uri     string
 	version *int
-	count   int
+	starts  []position // where each diagnostic starts
+}
+
+// position is an LSP position.
+type position struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
 }
 
 func start(argv []string, settings any, timeout time.Duration) (*server, error) {
@@ -224,12 +230,20 @@ func (s *server) read(r *bufio.Reader) {
 		switch {
 		case m.Method == "textDocument/publishDiagnostics":
 			var p struct {
-				URI         string            `json:"uri"`
-				Version     *int              `json:"version"`
-				Diagnostics []json.RawMessage `json:"diagnostics"`
+				URI         string `json:"uri"`
+				Version     *int   `json:"version"`
+				Diagnostics []struct {
+					Range struct {
+						Start position `json:"start"`
+					} `json:"range"`
+				} `json:"diagnostics"`
 			}
 			if json.Unmarshal(m.Params, &p) == nil {
-				s.diags <- published{p.URI, p.Version, len(p.Diagnostics)}
+				starts := make([]position, len(p.Diagnostics))
+				for i, d := range p.Diagnostics {
+					starts[i] = d.Range.Start
+				}
+				s.diags <- published{p.URI, p.Version, starts}
 			}
 		case m.Method != "" && m.ID != nil:
 			s.answer(*m.ID, m.Method, m.Params)
@@ -354,7 +368,7 @@ type document struct {
 	uri         string
 	text        string
 	version     int
-	diagnostics int // how many were last published
+	diagnostics []position // where the last published diagnostics start
 }
 
 // awaitDiagnostics waits for the diagnostics of doc's current version (of
@@ -365,7 +379,7 @@ func (s *server) awaitDiagnostics(doc *document) error {
 		select {
 		case p := <-s.diags:
 			if p.uri == doc.uri && (p.version == nil || *p.version >= doc.version) {
-				doc.diagnostics = p.count
+				doc.diagnostics = p.starts
 				return nil
 			}
 		case <-s.done:
@@ -390,7 +404,7 @@ func (s *server) open(doc *document) (time.Duration, error) {
 // change replaces the bytes [start, end) of doc's text with text, sent as
 // one incremental change, and returns the time to its diagnostics.
 func (s *server) change(doc *document, start, end int, text string) (time.Duration, error) {
-	from, to := position(doc.text, start), position(doc.text, end)
+	from, to := positionOf(doc.text, start), positionOf(doc.text, end)
 	doc.text = doc.text[:start] + text + doc.text[end:]
 	doc.version++
 	begin := time.Now()
@@ -404,8 +418,8 @@ func (s *server) change(doc *document, start, end int, text string) (time.Durati
 	return time.Since(begin), err
 }
 
-// position is the LSP position (UTF-16 columns) of byte offset off.
-func position(text string, off int) map[string]int {
+// positionOf is the LSP position (UTF-16 columns) of byte offset off.
+func positionOf(text string, off int) position {
 	line := strings.Count(text[:off], "\n")
 	lineStart := strings.LastIndexByte(text[:off], '\n') + 1
 	col := 0
@@ -415,7 +429,7 @@ func position(text string, off int) map[string]int {
 			col++
 		}
 	}
-	return map[string]int{"line": line, "character": col}
+	return position{Line: line, Character: col}
 }
 
 // editAt types a letter before the first word of a statement near the given
@@ -523,17 +537,24 @@ func (s *server) typeFunction(doc *document) ([]time.Duration, error) {
 	return took, nil
 }
 
-// codeActions asks for code actions at the cursor, without `only`, on the
-// lines of the first diagnostics, as an editor does when the cursor moves.
+// codeActions asks for code actions at the cursor, without `only`, at the
+// start of each published diagnostic in turn (or, with none, at lines
+// spread over the file), as an editor does when the cursor moves.
 func (s *server) codeActions(doc *document, n int) ([]time.Duration, error) {
-	lines := diagnosticLines(doc.text, n)
+	at := doc.diagnostics
+	if len(at) == 0 {
+		total := strings.Count(doc.text, "\n") + 1
+		for i := range n {
+			at = append(at, position{Line: i * total / n})
+		}
+	}
 	var took []time.Duration
 	for i := range n {
-		line := lines[i%len(lines)]
+		cursor := at[i%len(at)]
 		begin := time.Now()
 		_, err := s.request("textDocument/codeAction", map[string]any{
 			"textDocument": map[string]any{"uri": doc.uri},
-			"range":        map[string]any{"start": map[string]int{"line": line, "character": 0}, "end": map[string]int{"line": line, "character": 0}},
+			"range":        map[string]any{"start": cursor, "end": cursor},
 			"context":      map[string]any{"diagnostics": []any{}},
 		})
 		if err != nil {
@@ -542,24 +563,6 @@ func (s *server) codeActions(doc *document, n int) ([]time.Duration, error) {
 		took = append(took, time.Since(begin))
 	}
 	return took, nil
-}
-
-// diagnosticLines picks lines worth asking about: those with a call that
-// the rules look at, or else spread over the file.
-func diagnosticLines(text string, n int) []int {
-	var lines []int
-	for i, line := range strings.Split(text, "\n") {
-		if strings.Contains(line, ".cuda()") || strings.Contains(line, "empty_cache") || strings.Contains(line, ".append(loss") {
-			lines = append(lines, i)
-		}
-	}
-	if len(lines) == 0 {
-		total := strings.Count(text, "\n") + 1
-		for i := range n {
-			lines = append(lines, i*total/n)
-		}
-	}
-	return lines
 }
 
 // rss is the server's resident memory, from /proc ("?" elsewhere).

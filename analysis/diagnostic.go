@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Severity is how loudly a diagnostic is shown.
@@ -67,6 +68,33 @@ type Edit struct {
 	NewText    string
 }
 
+// MaxMessageLength is the most code points a diagnostic's Message may
+// have: more and the Problems panel, virtual text and Flymake cut it.
+const MaxMessageLength = 100
+
+// Code quotes source text in a message: on one line, whitespace collapsed,
+// and cut with "…" past 40 code points, so a long expression cannot push
+// the advice out of a one-line message.
+func Code(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > 40 {
+		text = string(r[:39]) + "…"
+	}
+	return "`" + text + "`"
+}
+
+// ShortestFit returns the first message that fits in MaxMessageLength code
+// points, or the last one: rules list the most specific wording first and
+// end with one that always fits.
+func ShortestFit(messages ...string) string {
+	for _, m := range messages {
+		if utf8.RuneCountInString(m) <= MaxMessageLength {
+			return m
+		}
+	}
+	return messages[len(messages)-1]
+}
+
 // Fix is one way to resolve a diagnostic: a verb-phrase title and the edits
 // that carry it out, all against the same source.
 type Fix struct {
@@ -84,13 +112,20 @@ type Related struct {
 
 // Diagnostic is one finding, located by byte offsets into the source.
 type Diagnostic struct {
-	Code    string
-	Start   int
-	End     int
+	Code  string
+	Start int
+	End   int
+	// Message says in one short sentence (MaxMessageLength at most) what
+	// is wrong and what to do: editors show it in one line and cut it.
 	Message string
+	// Detail explains this finding: what happens at run time, and why the
+	// suggested change helps. Hover, `check`'s text output and JSON show it.
+	Detail string
 	// Severity is the effective severity once the runner has applied the
 	// rule's default and the configuration. A rule may set it to escalate.
 	Severity Severity
 	Related  []Related
-	Fixes    []Fix
+	// Fixes come safe first, then unsafe, then display-only; within a
+	// safety level in the rule's order. The first is the preferred one.
+	Fixes []Fix
 }

@@ -39,8 +39,12 @@ type Rule struct {
 	Name            string // kebab-case, names the anti-pattern
 	Summary         string // one line
 	DefaultSeverity Severity
-	Fixable         FixAvailability
-	Doc             Doc
+	// SeverityWhen says when a finding is reported louder or quieter than
+	// DefaultSeverity, naming the severity ("error when ..."); empty when
+	// every finding has the default. Docs, `vramlint rules` and hover show it.
+	SeverityWhen string
+	Fixable      FixAvailability
+	Doc          Doc
 	// Requires lists the declared facts the rule uses (see semantic.Fact),
 	// read through FactOf. Each is computed once per file version, on the
 	// first rule's first use (a fact only a fix needs costs nothing on
@@ -75,11 +79,20 @@ func (r *Rule) DocURL() string {
 	return "https://github.com/vramlint/vramlint/blob/main/docs/rules/" + r.Code + ".md"
 }
 
+// SeverityText is the rule's severity policy in words: the default, and
+// when a finding differs from it.
+func (r *Rule) SeverityText() string {
+	if r.SeverityWhen == "" {
+		return r.DefaultSeverity.String()
+	}
+	return r.DefaultSeverity.String() + "; " + r.SeverityWhen
+}
+
 // Markdown renders the rule's documentation.
 func (r *Rule) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s %s\n\n%s\n\n", r.Code, r.Name, r.Summary)
-	fmt.Fprintf(&b, "Default severity: %s. Fix: %s.\n\n", r.DefaultSeverity, r.Fixable)
+	fmt.Fprintf(&b, "Severity: %s. Fix: %s.\n\n", r.SeverityText(), r.Fixable)
 	fmt.Fprintf(&b, "## What it does\n\n%s\n\n", strings.TrimSpace(r.Doc.What))
 	fmt.Fprintf(&b, "## Why is this bad?\n\n%s\n\n", strings.TrimSpace(r.Doc.Why))
 	fmt.Fprintf(&b, "## Example\n\n```python\n%s\n```\n\n", strings.TrimSpace(r.Doc.Example))

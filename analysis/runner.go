@@ -214,6 +214,11 @@ func (r *Runner) Analyze(f *semantic.File, settings *Settings) *Result {
 		}
 	}
 	res.verifyFixes()
+	// Safe fixes first, otherwise in the rule's order (its main fix first):
+	// the first fix is the one `check` shows and editors mark preferred.
+	for _, d := range res.Diagnostics {
+		slices.SortStableFunc(d.Fixes, func(a, b Fix) int { return int(a.Applicability) - int(b.Applicability) })
+	}
 	res.toSource()
 	sort.SliceStable(res.Diagnostics, func(i, j int) bool {
 		a, b := res.Diagnostics[i], res.Diagnostics[j]

@@ -2,7 +2,7 @@ package codeactions
 
 import (
 	"context"
-	"slices"
+	"fmt"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -192,7 +192,10 @@ func (r ActionRequest) wants(kind protocol.CodeActionKind) bool {
 }
 
 // CodeActions lists the actions for the diagnostics whose ranges overlap
-// the request's: one quick fix per fix (isPreferred on the first safe one),
+// the request's: one quick fix per fix, the first (see Diagnostic.Fixes)
+// isPreferred even when it is unsafe, as its title says, because VS Code's
+// "Auto Fix" and "Fix all of type" apply only preferred fixes; never a
+// display-only one,
 // a "Disable ... for this line" action, and source.fixAll.vramlint.
 //
 // Quick fixes carry their edits, computed with the diagnostics. Fix-all
@@ -214,7 +217,6 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 				continue
 			}
 			lspDiag := d.Diagnostic(diag, analysis.FindRule(req.Rules, diag.Code), req.Related)
-			preferred := slices.IndexFunc(diag.Fixes, func(f analysis.Fix) bool { return f.Applicability == analysis.Safe })
 			for i, fix := range diag.Fixes {
 				title := fix.Title
 				if fix.Applicability == analysis.Unsafe {
@@ -224,7 +226,7 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 					Title:       "vramlint (" + diag.Code + "): " + title,
 					Kind:        KindQuickFix,
 					Diagnostics: []protocol.Diagnostic{lspDiag},
-					IsPreferred: i == preferred,
+					IsPreferred: i == 0 && fix.Applicability != analysis.DisplayOnly,
 					Edit:        d.WorkspaceEdit(fix.Edits, req.DocumentChanges),
 				}})
 			}
@@ -289,4 +291,32 @@ func anyApplicable(res *analysis.Result, unsafe bool) bool {
 // range (a cursor) touches the other.
 func overlaps(a, b, c, d int) bool {
 	return a < d && c < b || c == d && a <= c && c <= b || a == b && c <= a && a <= d
+}
+
+// HoverMarkdown is the hover over a finding (diag) or over a rule's code
+// in a `# noqa` comment (diag nil). It opens with one bold title line, not
+// a heading (editors render a heading as a banner), then this finding's
+// message, its explanation and its severity, then the rule's documentation
+// without the examples.
+func HoverMarkdown(rule *analysis.Rule, diag *analysis.Diagnostic) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** `%s`", rule.Code, rule.Name)
+	if diag != nil {
+		fmt.Fprintf(&b, " · %s", diag.Severity)
+	}
+	b.WriteString("\n\n")
+	if diag != nil {
+		b.WriteString(diag.Message + "\n\n")
+		if diag.Detail != "" {
+			b.WriteString(diag.Detail + "\n\n")
+		}
+	} else {
+		b.WriteString(rule.Summary + "\n\n")
+	}
+	fmt.Fprintf(&b, "Severity: %s.\n\n", rule.SeverityText())
+	fmt.Fprintf(&b, "**What it does.** %s\n\n", strings.TrimSpace(rule.Doc.What))
+	fmt.Fprintf(&b, "**Why is this bad?** %s\n\n", strings.TrimSpace(rule.Doc.Why))
+	fmt.Fprintf(&b, "**Fix safety.** %s\n\n", strings.TrimSpace(rule.Doc.FixSafety))
+	fmt.Fprintf(&b, "[Documentation](%s)\n", rule.DocURL())
+	return b.String()
 }

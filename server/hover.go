@@ -7,6 +7,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/codeactions"
 )
 
 // hover shows a rule's documentation over one of its diagnostics, or over
@@ -31,9 +32,10 @@ func (s *Server) hover(params json.RawMessage) (requestWork, error) {
 		doc := snap.lspDocument()
 		off, _ := doc.Offset(p.Position)
 		code, start, end := res.NoqaCodeAt(off)
-		for _, d := range res.Diagnostics {
+		var diag *analysis.Diagnostic
+		for i, d := range res.Diagnostics {
 			if code == "" && d.Start <= off && off <= d.End {
-				code, start, end = d.Code, d.Start, d.End
+				code, start, end, diag = d.Code, d.Start, d.End, &res.Diagnostics[i]
 			}
 		}
 		rule := analysis.FindRule(s.opts.Rules, code)
@@ -42,7 +44,7 @@ func (s *Server) hover(params json.RawMessage) (requestWork, error) {
 		}
 		r := doc.Range(start, end)
 		return protocol.Hover{
-			Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: rule.Markdown() + "\n[Documentation](" + rule.DocURL() + ")\n"},
+			Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: codeactions.HoverMarkdown(rule, diag)},
 			Range:    &r,
 		}, nil
 	}, nil

@@ -395,8 +395,9 @@ print(total)
 		}
 	}
 	want := []string{
-		"quickfix: vramlint (GPU003): Accumulate `loss.item()` (unsafe)",
+		// The safe fix first, and preferred.
 		"quickfix: vramlint (GPU003): Accumulate `loss.detach()`",
+		"quickfix: vramlint (GPU003): Accumulate `loss.item()` (unsafe)",
 		"quickfix: vramlint (GPU003): Disable GPU003 for this line",
 		// No fix-all: this client cannot resolve edits, and did not ask
 		// for it by kind (see TestFixAllIsResolvedLazily).
@@ -420,11 +421,12 @@ print(total)
 		Contents struct{ Kind, Value string }
 	}
 	if err := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": clientPosition(c.texts[uri], line+2, analysis.UTF16)}, &hover); err != nil ||
-		hover.Contents.Kind != "markdown" || !strings.HasPrefix(hover.Contents.Value, "# GPU001 device-move-in-dataset") {
+		hover.Contents.Kind != "markdown" || !strings.HasPrefix(hover.Contents.Value, "**GPU001** `device-move-in-dataset`\n\nA Dataset or collate function") {
 		t.Errorf("hover on a noqa code: %+v %v", hover, err)
 	}
 	if err := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": diags[0].Range.Start}, &hover); err != nil ||
-		!strings.HasPrefix(hover.Contents.Value, "# GPU005 empty-cache-in-loop") {
+		!strings.HasPrefix(hover.Contents.Value, "**GPU005** `empty-cache-in-loop` · warning\n\n`torch.cuda.empty_cache()` in a loop frees nothing") ||
+		!strings.Contains(hover.Contents.Value, "synchronises the device") || strings.Contains(hover.Contents.Value, "\n#") {
 		t.Errorf("hover on a diagnostic: %+v %v", hover, err)
 	}
 	// The noqa action extends the existing comment; the diagnostic goes.

@@ -93,7 +93,7 @@ func TestArticleProgramFixedThroughCodeActions(t *testing.T) {
 	d := diags[0]
 	if d.Range.Start != (lspPosition{41, 35}) || d.Source != "vramlint" || d.Severity != 1 ||
 		d.CodeDescription == nil || !strings.HasSuffix(d.CodeDescription.Href, "GPU001.md") ||
-		len(d.Related) != 1 || d.Related[0].Location.Range.Start.Line != 50 || !strings.Contains(d.Message, "4 worker processes") {
+		len(d.Related) != 1 || d.Related[0].Location.Range.Start.Line != 50 || d.Message != "`.cuda()` in `CustomDataset.__getitem__` runs in 4 DataLoader workers; move it to the training loop" {
 		t.Errorf("GPU001: %+v", d)
 	}
 	var data codeactions.FixData
@@ -111,8 +111,10 @@ func TestArticleProgramFixedThroughCodeActions(t *testing.T) {
 	// Fix each problem through its preferred quick fix.
 	for len(diags) > 0 {
 		actions := c.codeActions(uri, diags[0].Range, nil, 0)
-		if len(actions) == 0 || actions[0].Kind != "quickfix" {
-			t.Fatalf("no quick fix for %s: %+v", diags[0].Code, actions)
+		// Every rule's main fix is preferred, unsafe ones (GPU001's,
+		// GPU005's) too, or VS Code's Auto Fix would do nothing.
+		if len(actions) == 0 || actions[0].Kind != "quickfix" || !actions[0].IsPreferred {
+			t.Fatalf("no preferred quick fix for %s: %+v", diags[0].Code, actions)
 		}
 		v = c.applyAction(uri, analysis.UTF16, actions[0])
 		diags = c.diagnostics(uri, v)

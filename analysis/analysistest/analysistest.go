@@ -16,7 +16,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/vramlint/vramlint/analysis"
 )
@@ -90,9 +92,12 @@ func Check(t *testing.T, name string, src []byte, rules ...*analysis.Rule) *anal
 	met := make([]bool, len(wants))
 	for _, d := range res.Diagnostics {
 		line := res.Mapper().LineOf(d.Start) + 1
+		checkWording(t, name, line, d, rules)
+		// A want's text may match the message or the detail.
+		text := d.Message + " " + d.Detail
 		matched := false
 		for i, w := range wants {
-			if !met[i] && w.line == line && w.code == d.Code && (w.msg == nil || w.msg.MatchString(d.Message)) {
+			if !met[i] && w.line == line && w.code == d.Code && (w.msg == nil || w.msg.MatchString(text)) {
 				met[i], matched = true, true
 				break
 			}
@@ -111,6 +116,24 @@ func Check(t *testing.T, name string, src []byte, rules ...*analysis.Rule) *anal
 		}
 	}
 	return res
+}
+
+// checkWording holds every diagnostic to what editors can show: a message
+// of one line and at most analysis.MaxMessageLength code points, an
+// explanation in the detail, and a severity the rule's policy names.
+func checkWording(t *testing.T, name string, line int, d analysis.Diagnostic, rules []*analysis.Rule) {
+	t.Helper()
+	if n := utf8.RuneCountInString(d.Message); n > analysis.MaxMessageLength || strings.Contains(d.Message, "\n") {
+		t.Errorf("%s:%d: %s message has %d code points (at most %d, one line): %s", name, line, d.Code, n, analysis.MaxMessageLength, d.Message)
+	}
+	if d.Detail == "" {
+		t.Errorf("%s:%d: %s has no detail", name, line, d.Code)
+	}
+	rule := analysis.FindRule(rules, d.Code)
+	if rule != nil && d.Severity != rule.DefaultSeverity && !strings.HasPrefix(rule.SeverityWhen, d.Severity.String()+" when") &&
+		!strings.Contains(rule.SeverityWhen, "; "+d.Severity.String()+" when") {
+		t.Errorf("%s:%d: %s reported as %s, which the rule's SeverityWhen (%q) does not name", name, line, d.Code, d.Severity, rule.SeverityWhen)
+	}
 }
 
 // Sources returns the text of every file matching pattern (the rule

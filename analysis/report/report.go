@@ -99,7 +99,7 @@ func writeText(w io.Writer, in Input) error {
 	for _, it := range all {
 		m := it.res.Mapper()
 		sp := spanOf(m, it.d.Start, it.d.End, analysis.CodePoints)
-		fmt.Fprintf(w, "%s:%d:%d: %s %s\n", it.path, sp.startLine, sp.startCol, it.d.Code, it.d.Message)
+		fmt.Fprintf(w, "%s:%d:%d: %s [%s] %s\n", it.path, sp.startLine, sp.startCol, it.d.Code, it.d.Severity, it.d.Message)
 		line := sp.startLine - 1
 		text := m.Line(line)
 		gutter := fmt.Sprint(sp.startLine)
@@ -121,6 +121,9 @@ func writeText(w io.Writer, in Input) error {
 		}
 		caret.WriteString(strings.Repeat("^", max(width, 1)))
 		fmt.Fprintf(w, "%s | %s\n", pad, caret.String())
+		if it.d.Detail != "" {
+			fmt.Fprintf(w, "%s = why: %s\n", pad, it.d.Detail)
+		}
 		if len(it.d.Fixes) > 0 {
 			fix := it.d.Fixes[0] // the preferred fix
 			fmt.Fprintf(w, "%s = fix (%s): %s\n", pad, fix.Applicability, fix.Title)
@@ -205,6 +208,7 @@ type jsonDiagnostic struct {
 	Code     string        `json:"code"`
 	Name     string        `json:"name"`
 	Message  string        `json:"message"`
+	Detail   string        `json:"detail"`
 	Severity string        `json:"severity"`
 	File     string        `json:"file"`
 	Start    jsonPosition  `json:"start"`
@@ -222,7 +226,7 @@ func writeJSON(w io.Writer, in Input) error {
 		m := it.res.Mapper()
 		sp := spanOf(m, it.d.Start, it.d.End, analysis.CodePoints)
 		jd := jsonDiagnostic{
-			Code: it.d.Code, Message: it.d.Message, Severity: it.d.Severity.String(), File: it.path,
+			Code: it.d.Code, Message: it.d.Message, Detail: it.d.Detail, Severity: it.d.Severity.String(), File: it.path,
 			Start: jsonPosition{sp.startLine, sp.startCol}, End: jsonPosition{sp.endLine, sp.endCol},
 			Fixes: []jsonFix{}, Related: []jsonRelated{},
 		}
@@ -255,6 +259,15 @@ func sarifLevel(s analysis.Severity) string {
 		return "warning"
 	}
 	return "note"
+}
+
+// withDetail is the message followed by the explanation, for outputs
+// read at leisure (code scanning alerts, workflow annotations).
+func withDetail(d analysis.Diagnostic) string {
+	if d.Detail == "" {
+		return d.Message
+	}
+	return d.Message + "\n\n" + d.Detail
 }
 
 // writeSARIF writes SARIF 2.1.0 with rule metadata, as GitHub code
@@ -290,7 +303,7 @@ func writeSARIF(w io.Writer, in Input) error {
 		res := obj{
 			"ruleId":    it.d.Code,
 			"level":     sarifLevel(it.d.Severity),
-			"message":   obj{"text": it.d.Message},
+			"message":   obj{"text": withDetail(it.d)},
 			"locations": []any{obj{"physicalLocation": obj{"artifactLocation": artifact, "region": region(it.d.Start, it.d.End)}}},
 		}
 		if i, ok := index[it.d.Code]; ok {
@@ -350,7 +363,7 @@ func writeGitHub(w io.Writer, in Input) error {
 		}
 		fmt.Fprintf(w, "::%s title=%s,file=%s,line=%d,col=%d,endLine=%d,endColumn=%d::%s\n",
 			level, ghProperty.Replace(title), ghProperty.Replace(filepath.ToSlash(it.path)),
-			sp.startLine, sp.startCol, sp.endLine, sp.endCol, ghData.Replace(it.d.Code+" "+it.d.Message))
+			sp.startLine, sp.startCol, sp.endLine, sp.endCol, ghData.Replace(it.d.Code+" "+withDetail(it.d)))
 	}
 	return nil
 }

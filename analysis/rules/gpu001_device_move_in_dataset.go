@@ -18,7 +18,9 @@ var DeviceMoveInDataset = &analysis.Rule{
 	Name:            "device-move-in-dataset",
 	Summary:         "A Dataset or collate function moves tensors to the GPU, inside DataLoader worker processes",
 	DefaultSeverity: analysis.SeverityWarning,
-	Fixable:         analysis.FixAlways,
+	SeverityWhen: "error when a DataLoader that uses the code has a literal `num_workers` above 0, " +
+		"so the move certainly runs in worker processes",
+	Fixable: analysis.FixAlways,
 	Doc: analysis.Doc{
 		What: "Finds `.cuda()`, `.to(<cuda device>)` and tensor factories called with a CUDA `device=` " +
 			"inside `__getitem__`/`__getitems__` of a `torch.utils.data.Dataset`, `__iter__` of an " +
@@ -220,11 +222,11 @@ func findDeviceMoves(f *semantic.File, fn *pyast.Node) []deviceMove {
 		case method == "cuda":
 			moves = append(moves, deviceMove{start: semantic.Receiver(call).End, end: call.End, what: "`.cuda()`", call: call})
 		case method == "to" && f.IsDeviceExpr(f.Arg(call, "device", 0)):
-			moves = append(moves, deviceMove{start: semantic.Receiver(call).End, end: call.End, what: "`" + f.Text(call)[semantic.Receiver(call).End-call.Start:] + "`", call: call})
+			moves = append(moves, deviceMove{start: semantic.Receiver(call).End, end: call.End, what: "`.to(...)`", call: call})
 		default:
 			name, ok := strings.CutPrefix(f.Callee(call), "torch.")
 			if kw := f.KeywordArg(call, "device"); ok && tensorFactories[name] && kw != nil && f.IsDeviceExpr(kw.Child("value")) {
-				moves = append(moves, deviceMove{start: kw.Start, end: kw.End, what: "`torch." + name + "(..., " + f.Text(kw) + ")`", call: call, deviceKw: kw})
+				moves = append(moves, deviceMove{start: kw.Start, end: kw.End, what: "`torch." + name + "(device=...)`", call: call, deviceKw: kw})
 			}
 		}
 	}
@@ -248,25 +250,41 @@ func deviceMoveDiagnostic(f *semantic.File, wc workerCode, move deviceMove) anal
 			Message: "this DataLoader runs " + wc.label + " " + workersPhrase(f, l),
 		})
 	}
-	const consequences = "under the `fork` start method with CUDA already initialised in the parent the " +
+	const consequences = "Under the `fork` start method with CUDA already initialised in the parent the " +
 		"worker crashes (\"Cannot re-initialize CUDA in forked subprocess\"); under `spawn`/`forkserver` each " +
 		"worker creates its own CUDA context (hundreds of MiB of GPU memory each)"
-	var msg string
+	// The message names the worker code when it fits; the squiggle shows
+	// which move it is, and the detail quotes it.
+	where := func(format string, args ...any) string {
+		rest := fmt.Sprintf(format, args...)
+		return analysis.ShortestFit(move.what+" in "+wc.label+" "+rest, move.what+" "+rest)
+	}
+	const advice = "move it to the training loop"
+	detail := "The device move is " + analysis.Code(f.Text(move.call)) + ". "
 	switch {
 	case maxWorkers > 0:
-		msg = fmt.Sprintf("%s in %s runs in each of the DataLoader's %d worker processes: %s", move.what, wc.label, maxWorkers, consequences)
+		workers := "workers"
+		if maxWorkers == 1 {
+			workers = "worker"
+		}
+		d.Message = where("runs in %d DataLoader %s; %s", maxWorkers, workers, advice)
+		detail += consequences
 		d.Severity = analysis.SeverityError
 	case unknown != "":
-		msg = fmt.Sprintf("%s in %s runs in the DataLoader's worker processes when `num_workers` (`%s`) > 0: %s", move.what, wc.label, unknown, consequences)
+		d.Message = where("may run in DataLoader workers; %s", advice)
+		detail += "It runs in the DataLoader's worker processes when " + analysis.Code(unknown) + " > 0. " + consequences
 	case len(wc.loaders) > 0:
-		msg = fmt.Sprintf("%s in %s makes one small synchronous host-to-device copy per sample (the DataLoader has `num_workers=0`), and moving the work to worker processes would crash or cost a CUDA context per worker", move.what, wc.label)
+		d.Message = where("copies one sample at a time; %s", advice)
+		detail += "The DataLoader has `num_workers=0`, so this makes one small synchronous host-to-device copy " +
+			"per sample, and moving the loading to worker processes would crash or cost a CUDA context per worker"
 	default:
-		msg = fmt.Sprintf("%s in %s runs in DataLoader worker processes when `num_workers > 0`: %s", move.what, wc.label, consequences)
+		d.Message = where("runs in DataLoader workers; %s", advice)
+		detail += "With `num_workers > 0` it runs in the DataLoader's worker processes. " + consequences
 	}
 	if pinned {
-		msg += "; `pin_memory=True` cannot pin CUDA tensors"
+		detail += "; `pin_memory=True` cannot pin CUDA tensors"
 	}
-	d.Message = msg + ". Return CPU tensors and move the batch in the training loop with `.to(device, non_blocking=True)`"
+	d.Detail = detail + ". Return CPU tensors and move the batch in the training loop with `.to(device, non_blocking=True)`."
 	return d
 }
 

@@ -13,7 +13,9 @@ var GraphTensorInContainer = &analysis.Rule{
 	Name:            "graph-tensor-in-container",
 	Summary:         "A tensor with autograd history is kept in a list, dict or set across loop iterations",
 	DefaultSeverity: analysis.SeverityWarning,
-	Fixable:         analysis.FixSometimes,
+	SeverityWhen: "info when the stored value is a loss after its `backward()`: the graph's activations " +
+		"are freed and only a small block a step stays",
+	Fixable: analysis.FixSometimes,
 	Doc: analysis.Doc{
 		What: "Finds `xs.append(t)`, `xs.extend(...)`, `xs.insert(i, t)`, `s.add(t)` and `d[k] = t` inside a " +
 			"loop that runs training or evaluation steps, where `t` carries autograd history (it comes from a " +
@@ -129,25 +131,30 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			return
 		}
 		d := analysis.Diagnostic{Start: stmt.Start, End: stmt.End}
-		val := "`" + f.Text(value) + "`"
+		who, val := analysis.Code(name), analysis.Code(f.Text(value))
+		keeps := func(what, store string) string {
+			return analysis.ShortestFit(who+" keeps "+val+" "+what+"; store "+analysis.Code(f.Text(value)+store),
+				who+" keeps "+val+" "+what+"; store its `"+store+"`", who+" keeps a tensor "+what+"; store its `"+store+"`")
+		}
 		if taint.IsScalarLoss(value) {
 			if backwardBefore(f, value, loop, stmt) {
 				d.Severity = analysis.SeverityInfo
-				d.Message = "`" + name + "` keeps " + val + " with its autograd history: each stored loss holds its " +
-					"`grad_fn` chain and a small GPU block, so memory creeps up every step; store `" +
-					f.Text(value) + ".item()` or `" + f.Text(value) + ".detach()`"
+				d.Message = keeps("with its autograd history", ".item()")
+				d.Detail = "`backward()` has freed the graph's activations, but each stored loss still holds its " +
+					"`grad_fn` chain and a small GPU block, so memory creeps up every step."
 			} else {
-				d.Message = "`" + name + "` keeps " + val + " with its autograd graph, and with it every activation the " +
-					"step saved for backward, alive across iterations; store `" + f.Text(value) + ".item()` or `" +
-					f.Text(value) + ".detach()`"
+				d.Message = keeps("with its graph and activations alive", ".item()")
+				d.Detail = "The stored loss keeps its autograd graph, and with it every activation the step saved " +
+					"for backward, alive across iterations."
 			}
+			d.Detail += " `.item()` (a Python number) or `.detach()` (a tensor without history) keeps the value only."
 		} else {
-			d.Message = "`" + name + "` keeps " + val + " with its autograd graph alive across iterations: the tensor " +
-				"and the activations its graph saved stay in memory until `" + name + "` is dropped; store `" +
-				f.Text(value) + ".detach()` (or `.detach().cpu()`)"
+			d.Message = keeps("with its autograd graph alive", ".detach()")
+			d.Detail = "The tensor and the activations its graph saved stay in memory until " + who +
+				" is dropped. `.detach()` (or `.detach().cpu()`) keeps the values without the graph."
 		}
 		if onlyMovedToCPU(f, value) {
-			d.Message += " (`.cpu()` copies but does not detach)"
+			d.Detail += " `.cpu()` copies but does not detach."
 		}
 		// `.detach()` and `.item()` exist on tensors only: no fix for a
 		// model output of unknown structure, a tuple or a list.

@@ -136,15 +136,18 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 				fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
 			}
 		}
-		msg := "`" + f.Text(a) + "` adds `" + f.Text(value) + "` with its autograd history: `" + name +
-			"` becomes a tensor whose graph links every iteration's graph and keeps them all alive"
+		detail := "`" + name + "` becomes a tensor whose graph links every iteration's graph and keeps them all alive"
 		if reset != nil {
-			msg += " until `" + f.Text(reset) + "` resets it" + resetBound(f, reset, loop)
+			detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, loop)
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: a.Start, End: a.End,
-			Fixes:   fixes,
-			Message: msg + "; add `" + f.Text(value) + ".item()` or `" + f.Text(value) + ".detach()`",
+			Fixes: fixes,
+			Message: analysis.ShortestFit(
+				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add "+analysis.Code(f.Text(value)+".item()"),
+				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add its `.item()`",
+				analysis.Code(name)+" keeps every iteration's graph alive; add its `.item()`"),
+			Detail: detail + ". Add `" + f.Text(value) + ".item()` (a Python number) or `" + f.Text(value) + ".detach()` (a tensor without history).",
 		})
 	}
 }

@@ -99,10 +99,10 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: loop.Start, End: end,
-			Fixes: fixes,
-			Message: "This evaluation loop runs the model with autograd on: `eval()` does not disable gradient " +
-				"tracking, so every forward pass records a graph and keeps its activations; wrap the loop in " +
-				"`with torch.no_grad():` (or `torch.inference_mode()`)",
+			Fixes:   fixes,
+			Message: "Evaluation loop runs the model with autograd on; wrap it in `with torch.no_grad():`",
+			Detail: "`eval()` does not disable gradient tracking, so every forward pass records a graph and keeps " +
+				"its activations. `torch.no_grad()` (or `torch.inference_mode()`) turns it off.",
 		})
 	})
 }

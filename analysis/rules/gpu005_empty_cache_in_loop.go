@@ -90,9 +90,12 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 		pass.Report(analysis.Diagnostic{
 			Start: call.Start, End: call.End,
 			Fixes: emptyCacheFixes(f, call, loop, moveAfter),
-			Message: "`" + f.Text(call.Child("function")) + "()` on every loop iteration frees no tensor that is " +
-				"still referenced, so it cannot stop memory growth, and each call synchronises the device and " +
-				"forces new `cudaMalloc`s; call it once after the loop, or find what keeps the memory alive",
+			Message: analysis.ShortestFit(
+				analysis.Code(f.Text(call.Child("function"))+"()")+" in a loop frees nothing in use and stalls; call it once after the loop",
+				"`empty_cache()` in a loop frees nothing in use and stalls; call it once after the loop"),
+			Detail: "It frees no tensor that is still referenced, so it cannot stop memory growth, and each call " +
+				"synchronises the device and forces new `cudaMalloc`s. Call it once after the loop, or find what " +
+				"keeps the memory alive.",
 		})
 	}
 }

@@ -34,6 +34,7 @@ type jsonDiag struct {
 	Code     string `json:"code"`
 	Name     string `json:"name"`
 	Message  string `json:"message"`
+	Detail   string `json:"detail"`
 	Severity string `json:"severity"`
 	File     string `json:"file"`
 	Start    struct{ Line, Column int }
@@ -81,7 +82,7 @@ func TestSeedArticleProgram(t *testing.T) {
 		t.Fatalf("diagnostics: %v", got)
 	}
 	for _, d := range diags[:2] {
-		if !strings.Contains(d.Message, "4 worker processes") || d.Start.Column != 36 || d.Severity != "error" {
+		if !strings.Contains(d.Message, "runs in 4 DataLoader workers") || !strings.Contains(d.Detail, "Cannot re-initialize CUDA") || d.Start.Column != 36 || d.Severity != "error" {
 			t.Errorf("GPU001: %+v", d)
 		}
 		if len(d.Related) != 1 || d.Related[0].Start.Line != 51 {

@@ -21,9 +21,9 @@ const (
 // rulesTable renders the README's rule table from the rules themselves.
 func rulesTable() string {
 	var b strings.Builder
-	b.WriteString("| Code | Name | What it finds | Default severity | Fix |\n|---|---|---|---|---|\n")
+	b.WriteString("| Code | Name | What it finds | Severity | Fix |\n|---|---|---|---|---|\n")
 	for _, r := range rules.All() {
-		fmt.Fprintf(&b, "| [%s](docs/rules/%s.md) | `%s` | %s | %s | %s |\n", r.Code, r.Code, r.Name, r.Summary, r.DefaultSeverity, r.Fixable)
+		fmt.Fprintf(&b, "| [%s](docs/rules/%s.md) | `%s` | %s | %s | %s |\n", r.Code, r.Code, r.Name, r.Summary, r.SeverityText(), r.Fixable)
 	}
 	return b.String()
 }

@@ -27,9 +27,9 @@ func runRules(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: vramlint rules")
 		return exitError
 	}
-	fmt.Fprintf(stdout, "%-7s %-28s %-8s %s\n", "CODE", "NAME", "SEVERITY", "FIX")
+	fmt.Fprintf(stdout, "%-7s %-28s %-9s %s\n", "CODE", "NAME", "FIX", "SEVERITY")
 	for _, r := range rules.All() {
-		fmt.Fprintf(stdout, "%-7s %-28s %-8s %s\n", r.Code, r.Name, r.DefaultSeverity, r.Fixable)
+		fmt.Fprintf(stdout, "%-7s %-28s %-9s %s\n", r.Code, r.Name, r.Fixable, r.SeverityText())
 	}
 	return exitClean
 }

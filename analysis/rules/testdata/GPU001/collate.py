@@ -6,7 +6,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 def collate(batch):
     xs = torch.stack([b[0] for b in batch])
-    return xs.cuda()  # want: GPU001 "the collate function `collate` runs in each of the DataLoader's 8 worker"
+    return xs.cuda()  # want: GPU001 "runs in 8 DataLoader workers"
 
 
 def collate_to(batch, device):

@@ -9,7 +9,7 @@ class Base(Dataset):
 
 class Child(Base):
     def __getitem__(self, i):
-        return torch.randn(2).cuda()  # want: GPU001 "in DataLoader worker processes when .num_workers > 0."
+        return torch.randn(2).cuda()  # want: GPU001 "runs in DataLoader workers; .* With .num_workers > 0. it runs"
 
     def __getitems__(self, idxs):
         return [torch.randn(2).cuda(0) for _ in idxs]  # want: GPU001

@@ -13,6 +13,6 @@ class Trainer:
             for x, y in loader:
                 out, hidden = self.model(x)
                 loss = self.criterion(out, y)
-                self.losses.append(loss)  # want: GPU002 "keeps `loss` with its autograd graph, and with it every activation"
+                self.losses.append(loss)  # want: GPU002 "keeps `loss` with its graph and activations alive.*with it every activation"
                 epoch_losses.append(out.sum())  # want: GPU002
             print(epoch_losses)

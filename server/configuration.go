@@ -18,7 +18,14 @@ type editorSettings struct {
 	// analysed when opened and saved rather than as it is typed (0: no
 	// limit): a model of a file near the 10 MB limit takes a gigabyte.
 	maxLiveFileSize int
+	// logDebug adds a line per request and notification, with its time,
+	// to the log (logLevel "debug"); errors are always logged.
+	logDebug bool
 }
+
+// logLevels are the values of the logLevel setting; only "debug" logs
+// more than errors and what the server tells the editor.
+var logLevels = map[string]bool{"error": true, "warning": true, "info": true, "debug": true}
 
 // defaultMaxLiveFileSize is about 25,000 lines of Python.
 const defaultMaxLiveFileSize = 1 << 20
@@ -33,7 +40,8 @@ var settingKeys = map[string]bool{
 // (camelCase accepted: unsafeFixes, extendSelect), plus `debounce` in
 // milliseconds; it may sit under "settings" or "vramlint". Other keys
 // (an extension's own, such as path) are ignored. `maxLiveFileSize` (bytes)
-// is the size above which documents are analysed on open and save only.
+// is the size above which documents are analysed on open and save only;
+// `logLevel` "debug" logs every message with its time.
 func (e *editorSettings) apply(raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -48,7 +56,7 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 		}
 	}
 	overrides := analysis.Overrides{}
-	debounce, maxLive := e.debounce, e.maxLiveFileSize
+	debounce, maxLive, logDebug := e.debounce, e.maxLiveFileSize, e.logDebug
 	for key, v := range obj {
 		switch key {
 		case "unsafeFixes":
@@ -71,6 +79,13 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 			}
 			maxLive = int(size)
 			continue
+		case "logLevel":
+			level, ok := v.(string)
+			if !ok || !logLevels[level] {
+				return fmt.Errorf("logLevel: must be error, warning, info or debug, got %v", v)
+			}
+			logDebug = level == "debug"
+			continue
 		}
 		if settingKeys[key] {
 			overrides[key] = v
@@ -79,7 +94,7 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 	if _, err := (&analysis.Settings{}).WithOverrides(overrides); err != nil {
 		return err
 	}
-	e.overrides, e.debounce, e.maxLiveFileSize = overrides, debounce, maxLive
+	e.overrides, e.debounce, e.maxLiveFileSize, e.logDebug = overrides, debounce, maxLive, logDebug
 	return nil
 }
 

@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -716,4 +718,45 @@ func TestFixAllIsResolvedLazily(t *testing.T) {
 	if err := c.request("codeAction/resolve", fixAll, &resolved); err == nil || err.Code != -32801 {
 		t.Errorf("resolving for a version that is gone: %v", err)
 	}
+}
+
+// lockedBuffer is a log the server writes from several goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// logLevel "debug" (the VS Code extension's vramlint.logLevel) logs each
+// message with its time; the default does not; a bad level is refused.
+func TestLogLevelDebugTimesMessages(t *testing.T) {
+	var log lockedBuffer
+	c := startServer(t, Options{Log: &log})
+	c.initialize(map[string]any{}, map[string]any{"logLevel": "info"})
+	uri := "file:///log.py"
+	c.open(uri, leakyDataset)
+	c.diagnostics(uri, 1)
+	if strings.Contains(log.String(), "textDocument/didOpen:") {
+		t.Errorf("logLevel info logs messages:\n%s", log.String())
+	}
+	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"logLevel": "debug"}})
+	c.codeActions(uri, lspRange{}, nil, 0) // logged before its reply
+	if !regexp.MustCompile(`textDocument/codeAction: [0-9.]+ ms`).MatchString(log.String()) {
+		t.Errorf("logLevel debug does not time a code action:\n%s", log.String())
+	}
+	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"logLevel": "loud"}})
+	c.await("showMessage", func(m message) bool {
+		return m.Method == "window/logMessage" && strings.Contains(string(m.Params), "logLevel: must be error, warning, info or debug")
+	})
 }

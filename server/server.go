@@ -204,8 +204,20 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 	if !ok {
 		return // unknown notifications are ignored, as the spec asks
 	}
+	start := time.Now()
 	if err := h(s, params); err != nil {
 		s.log.Printf("%s: %v", method, err)
+	}
+	s.logTime(method, start)
+}
+
+// logTime logs how long a message took, when logLevel is "debug".
+func (s *Server) logTime(method string, start time.Time) {
+	s.mu.Lock()
+	debug := s.editor.logDebug
+	s.mu.Unlock()
+	if debug {
+		s.log.Printf("%s: %.2f ms", method, float64(time.Since(start).Microseconds())/1000)
 	}
 }
 
@@ -224,7 +236,9 @@ func (s *Server) async(ctx context.Context, call *jsonrpc2.Call, reply jsonrpc2.
 			s.mu.Unlock()
 			cancel()
 		}()
+		start := time.Now()
 		result, err := s.safely(ctx, call.Method(), work)
+		s.logTime(call.Method(), start)
 		if ctx.Err() != nil && err == nil {
 			err = jsonrpc2.NewError(codeRequestCancelled, "request cancelled")
 		}

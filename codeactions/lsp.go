@@ -157,7 +157,7 @@ const FixAllTitle = "vramlint: Fix all auto-fixable problems"
 type ActionRequest struct {
 	Start, End      int
 	Only            []protocol.CodeActionKind
-	Automatic       bool // triggerKind 2: only quick fixes
+	Automatic       bool // triggerKind 2: only quick fixes, unless `only` names a kind
 	Unsafe          bool // unsafe fixes in source.fixAll
 	DocumentChanges bool
 	Rules           []*analysis.Rule
@@ -177,11 +177,12 @@ func (r ActionRequest) asksFor(kind protocol.CodeActionKind) bool {
 
 // wants reports whether the request's `only` filter admits kind.
 func (r ActionRequest) wants(kind protocol.CodeActionKind) bool {
-	if r.Automatic && kind != KindQuickFix {
-		return false
-	}
 	if len(r.Only) == 0 {
-		return true
+		// An automatic request (the lightbulb as the cursor moves) that
+		// names no kind gets quick fixes only. One that names a kind gets
+		// it: VS Code's editor.codeActionsOnSave sends triggerKind 2 with
+		// `only: ["source.fixAll.vramlint"]`.
+		return !r.Automatic || kind == KindQuickFix
 	}
 	for _, o := range r.Only {
 		if kind == o || strings.HasPrefix(string(kind), string(o)+".") {
@@ -295,9 +296,9 @@ func overlaps(a, b, c, d int) bool {
 
 // HoverMarkdown is the hover over a finding (diag) or over a rule's code
 // in a `# noqa` comment (diag nil). It opens with one bold title line, not
-// a heading (editors render a heading as a banner), then this finding's
-// message, its explanation and its severity, then the rule's documentation
-// without the examples.
+// a heading (editors render a heading as a banner) with this finding's
+// severity, then its explanation, the rule's severity policy, and the
+// rule's documentation without the examples.
 func HoverMarkdown(rule *analysis.Rule, diag *analysis.Diagnostic) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** `%s`", rule.Code, rule.Name)
@@ -306,7 +307,8 @@ func HoverMarkdown(rule *analysis.Rule, diag *analysis.Diagnostic) string {
 	}
 	b.WriteString("\n\n")
 	if diag != nil {
-		b.WriteString(diag.Message + "\n\n")
+		// Editors show the message with the hover already (VS Code above
+		// it, Neovim as virtual text): the detail is what is new here.
 		if diag.Detail != "" {
 			b.WriteString(diag.Detail + "\n\n")
 		}

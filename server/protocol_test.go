@@ -381,11 +381,16 @@ print(total)
 	if len(diags) != 2 || diags[0].Code != "GPU003" || diags[1].Code != "GPU005" {
 		t.Fatalf("diagnostics of an untitled buffer: %+v", diags)
 	}
-	// An automatic trigger gets quick fixes only.
+	// An automatic trigger gets quick fixes only, unless it names the
+	// kind: VS Code's codeActionsOnSave asks for source.fixAll.vramlint
+	// with triggerKind 2, and must get the edit.
 	for _, a := range c.codeActions(uri, diags[0].Range, nil, 2) {
 		if a.Kind != "quickfix" {
 			t.Errorf("automatic trigger returned %s", a.Kind)
 		}
+	}
+	if onSave := c.codeActions(uri, lspRange{}, []string{"source.fixAll.vramlint"}, 2); len(onSave) != 1 || len(onSave[0].Edit.Changes[uri]) == 0 {
+		t.Errorf("fix-all on save (automatic, only source.fixAll.vramlint): %+v", onSave)
 	}
 	actions := c.codeActions(uri, diags[0].Range, nil, 0)
 	var titles []string
@@ -427,7 +432,7 @@ print(total)
 		t.Errorf("hover on a noqa code: %+v %v", hover, err)
 	}
 	if err := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": diags[0].Range.Start}, &hover); err != nil ||
-		!strings.HasPrefix(hover.Contents.Value, "**GPU005** `empty-cache-in-loop` · warning\n\n`torch.cuda.empty_cache()` in a loop frees nothing") ||
+		!strings.HasPrefix(hover.Contents.Value, "**GPU005** `empty-cache-in-loop` · warning\n\nIt frees no tensor that is still referenced") ||
 		!strings.Contains(hover.Contents.Value, "synchronises the device") || strings.Contains(hover.Contents.Value, "\n#") {
 		t.Errorf("hover on a diagnostic: %+v %v", hover, err)
 	}

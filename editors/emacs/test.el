@@ -1,7 +1,7 @@
 ;;; test.el --- headless test of vramlint with Eglot  -*- lexical-binding: t; -*-
 
 ;; Run by cmd/vramlint/editor_test.go:
-;;   emacs --batch -l vramlint.el -l test.el
+;;   emacs --batch -L editors/emacs -l test.el
 ;; Opens $VRAMLINT_EMACS_FILE, connects Eglot with the contact vramlint.el
 ;; registers, waits for Flymake diagnostics, applies each diagnostic's first
 ;; quick fix through Eglot, saves, and writes a report to
@@ -13,6 +13,7 @@
 
 (require 'vramlint)
 (require 'flymake)
+(vramlint-eglot-setup)
 
 (defvar vramlint-test-report (getenv "VRAMLINT_EMACS_OUT"))
 
@@ -35,7 +36,7 @@
     (mapconcat #'identity (sort codes #'string<) " ")))
 
 (find-file (getenv "VRAMLINT_EMACS_FILE"))
-(let ((contact (cdr (assoc '(python-mode python-ts-mode) eglot-server-programs))))
+(let ((contact (cdr (assoc vramlint-major-modes eglot-server-programs))))
   (eglot '(python-mode) (cons 'transient default-directory) 'eglot-lsp-server contact "python"))
 (vramlint-test-wait #'flymake-diagnostics)
 (vramlint-test-say (concat "diagnostics: " (vramlint-test-codes)))

@@ -1,6 +1,7 @@
--- Headless test (run by cmd/vramlint/editor_test.go): open a file, wait
--- for vramlint's diagnostics, apply each preferred quick fix through
--- Neovim's own LSP client, and write what happened to $VRAMLINT_NVIM_OUT.
+-- Headless test (run by cmd/vramlint/editor_test.go, after test/init.lua):
+-- open a file, wait for vramlint's diagnostics, apply each preferred quick
+-- fix through Neovim's own LSP client, and write what happened to
+-- $VRAMLINT_NVIM_OUT.
 local out = io.open(os.getenv("VRAMLINT_NVIM_OUT"), "w")
 local function say(s) out:write(s .. "\n") end
 

@@ -4,7 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
 	"time"
+
+	"go.lsp.dev/uri"
 
 	"github.com/vramlint/vramlint/analysis"
 )
@@ -58,6 +65,9 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 	overrides := analysis.Overrides{}
 	debounce, maxLive, logDebug := e.debounce, e.maxLiveFileSize, e.logDebug
 	for key, v := range obj {
+		if v == nil {
+			continue // not set here: pyproject.toml or the default applies
+		}
 		switch key {
 		case "unsafeFixes":
 			key = "unsafe-fixes"
@@ -98,6 +108,81 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 	return nil
 }
 
+func (s *Server) initialized(json.RawMessage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pullFolderSettings()
+	return nil
+}
+
+// pullFolderSettings asks a client that answers workspace/configuration for
+// the "vramlint" section of each workspace folder, in the background, and
+// re-publishes under what it answers: VS Code keeps settings per folder.
+// Call with s.mu held.
+func (s *Server) pullFolderSettings() {
+	if !s.client.Workspace.Configuration || len(s.folders) == 0 {
+		return
+	}
+	folders := slices.Clone(s.folders)
+	type item struct {
+		ScopeURI string `json:"scopeUri"`
+		Section  string `json:"section"`
+	}
+	items := make([]item, len(folders))
+	for i, f := range folders {
+		items[i] = item{ScopeURI: string(uri.File(f)), Section: "vramlint"}
+	}
+	go func() {
+		var answers []json.RawMessage
+		if _, err := s.conn.Call(context.Background(), "workspace/configuration", map[string]any{"items": items}, &answers); err != nil {
+			s.log.Printf("workspace/configuration: %v", err)
+			return
+		}
+		byFolder := map[string]analysis.Overrides{}
+		for i, raw := range answers {
+			if i >= len(folders) {
+				break
+			}
+			var e editorSettings
+			if err := e.apply(raw); err != nil {
+				s.mu.Lock()
+				s.tell(messageError, "settings of %s: %v (using the others)", folders[i], err)
+				s.mu.Unlock()
+				continue
+			}
+			if len(e.overrides) > 0 {
+				byFolder[folders[i]] = e.overrides
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !maps.EqualFunc(byFolder, s.folderOverrides, func(a, b analysis.Overrides) bool { return reflect.DeepEqual(a, b) }) {
+			s.folderOverrides = byFolder
+			s.refreshAll()
+		}
+	}()
+}
+
+// overridesFor is what the editor set for a file: its folder's settings
+// (the innermost folder holding it) over the ones sent for all.
+func (s *Server) overridesFor(path string) analysis.Overrides {
+	best := ""
+	for folder := range s.folderOverrides {
+		if len(folder) > len(best) && (path == folder || strings.HasPrefix(path, folder+string(filepath.Separator))) {
+			best = folder
+		}
+	}
+	if best == "" {
+		return s.editor.overrides
+	}
+	merged := maps.Clone(s.editor.overrides)
+	if merged == nil {
+		merged = analysis.Overrides{}
+	}
+	maps.Copy(merged, s.folderOverrides[best])
+	return merged
+}
+
 func (s *Server) didChangeConfiguration(params json.RawMessage) error {
 	var p struct {
 		Settings json.RawMessage `json:"settings"`
@@ -112,6 +197,7 @@ func (s *Server) didChangeConfiguration(params json.RawMessage) error {
 		return nil
 	}
 	s.refreshAll()
+	s.pullFolderSettings()
 	return nil
 }
 
@@ -143,6 +229,7 @@ func (s *Server) didChangeWorkspaceFolders(params json.RawMessage) error {
 		}
 	}
 	s.refreshAll()
+	s.pullFolderSettings()
 	return nil
 }
 

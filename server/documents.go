@@ -150,7 +150,8 @@ func (s *Server) analysedOnSave(uri string, n int) bool {
 
 // settingsFor loads the settings for a document: the nearest
 // pyproject.toml with [tool.vramlint] above the file (or the first
-// workspace folder, for untitled buffers), then the editor's settings.
+// workspace folder, for untitled buffers), then the editor's settings (its
+// folder's over the ones for all).
 // A broken configuration file is shown once; the defaults apply.
 // Call with s.mu held.
 func (s *Server) settingsFor(path string) *analysis.Settings {
@@ -174,7 +175,7 @@ func (s *Server) settingsFor(path string) *analysis.Settings {
 			settings = found
 		}
 	}
-	merged, err := settings.WithOverrides(s.editor.overrides)
+	merged, err := settings.WithOverrides(s.overridesFor(path))
 	if err != nil {
 		return settings
 	}

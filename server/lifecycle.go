@@ -39,6 +39,9 @@ type clientCapabilities struct {
 		} `json:"codeAction"`
 	} `json:"textDocument"`
 	Workspace struct {
+		// Configuration: the client answers workspace/configuration, so
+		// settings can be asked for per workspace folder.
+		Configuration bool `json:"configuration"`
 		WorkspaceEdit struct {
 			DocumentChanges bool `json:"documentChanges"`
 		} `json:"workspaceEdit"`

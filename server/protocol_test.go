@@ -765,3 +765,59 @@ func TestLogLevelDebugTimesMessages(t *testing.T) {
 		return m.Method == "window/logMessage" && strings.Contains(string(m.Params), "logLevel: must be error, warning, info or debug")
 	})
 }
+
+// A client that answers workspace/configuration (VS Code) is asked for each
+// workspace folder's settings; a folder's settings apply to its files only,
+// over the ones sent for all, and a null value leaves the key to
+// pyproject.toml. A changed configuration is asked for again.
+func TestSettingsPerWorkspaceFolder(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	c := startServer(t, Options{})
+	folders := []map[string]any{{"uri": "file://" + a, "name": "a"}, {"uri": "file://" + b, "name": "b"}}
+	if err := c.request("initialize", map[string]any{
+		"processId": nil, "rootUri": nil, "workspaceFolders": folders,
+		"capabilities":          map[string]any{"workspace": map[string]any{"configuration": true}},
+		"initializationOptions": map[string]any{"severity": map[string]any{"GPU005": "hint"}},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("initialized", map[string]any{})
+	answer := func(perFolder ...any) {
+		req := c.await("workspace/configuration", func(m message) bool { return m.Method == "workspace/configuration" })
+		var p struct {
+			Items []struct{ ScopeURI, Section string }
+		}
+		json.Unmarshal(req.Params, &p)
+		if len(p.Items) != 2 || p.Items[0].ScopeURI != "file://"+a || p.Items[1].ScopeURI != "file://"+b || p.Items[0].Section != "vramlint" {
+			t.Fatalf("workspace/configuration items: %s", req.Params)
+		}
+		c.send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": perFolder})
+	}
+	// VS Code answers with every key of the section, unset ones null.
+	answer(map[string]any{"ignore": []string{"GPU005"}, "select": nil, "path": ""}, map[string]any{"ignore": nil})
+	inA, inB := "file://"+filepath.Join(a, "x.py"), "file://"+filepath.Join(b, "x.py")
+	codes := func(uri string, want string) {
+		t.Helper()
+		c.await("diagnostics of "+uri+": "+want, func(m message) bool {
+			if m.Method != "textDocument/publishDiagnostics" || !strings.Contains(string(m.Params), uri) {
+				return false
+			}
+			var p struct{ Diagnostics []lspDiagnostic }
+			json.Unmarshal(m.Params, &p)
+			var got []string
+			for _, d := range p.Diagnostics {
+				got = append(got, fmt.Sprintf("%s/%d", d.Code, d.Severity))
+			}
+			return strings.Join(got, " ") == want
+		})
+	}
+	c.open(inA, leakyDataset)
+	c.open(inB, leakyDataset)
+	codes(inA, "GPU001/2")
+	codes(inB, "GPU001/2 GPU005/4")
+	// A change of configuration: asked again; folder b now ignores GPU001.
+	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": nil})
+	answer(map[string]any{}, map[string]any{"ignore": []string{"GPU001"}})
+	codes(inA, "GPU001/2 GPU005/4")
+	codes(inB, "GPU005/4")
+}

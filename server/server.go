@@ -64,10 +64,14 @@ type Server struct {
 	encoding analysis.Encoding
 	folders  []string // workspace folder paths
 	editor   editorSettings
-	docs     map[string]*document
-	inflight map[string]context.CancelFunc // request id (JSON) -> cancel
-	exit     chan int
-	reported map[string]bool // configuration problems already shown
+	// folderOverrides are the settings the client gave for each workspace
+	// folder (workspace/configuration with its scopeUri); they apply over
+	// editor.overrides to the documents in that folder.
+	folderOverrides map[string]analysis.Overrides
+	docs            map[string]*document
+	inflight        map[string]context.CancelFunc // request id (JSON) -> cancel
+	exit            chan int
+	reported        map[string]bool // configuration problems already shown
 	// toldOnSave: documents already said to be analysed on save only.
 	toldOnSave map[string]bool
 	idle       *time.Timer // see releaseWhenIdle
@@ -188,7 +192,7 @@ var requestHandlers = map[string]func(*Server, json.RawMessage) (requestWork, er
 
 // notificationHandlers run on the message loop, in order.
 var notificationHandlers = map[string]func(*Server, json.RawMessage) error{
-	"initialized":                         func(*Server, json.RawMessage) error { return nil },
+	"initialized":                         (*Server).initialized,
 	"textDocument/didOpen":                (*Server).didOpen,
 	"textDocument/didChange":              (*Server).didChange,
 	"textDocument/didClose":               (*Server).didClose,

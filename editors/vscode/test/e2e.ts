@@ -212,7 +212,35 @@ async function main(): Promise<void> {
     });
     await shot(page, "fix-all-on-save");
     assert(gotSecond === wantSecond, `second.py after fix-all on save:\n${gotSecond}\nwant:\n${wantSecond}`);
-    console.log("VS Code (code-server) end-to-end: diagnostics, Problems panel, hover, quick fix, save, fix-all on save: ok");
+
+    // 5. A vramlint.path that names nothing, set in the Settings editor: one
+    // notification, whose button opens the setting again.
+    await page.keyboard.press("Control+Comma");
+    // The search box (a small editor) has the focus.
+    await page.locator(".settings-editor").first().waitFor({ timeout: 30_000 });
+    await page.keyboard.type("vramlint.path");
+    const pathInput = page.locator(".settings-editor .setting-item", { hasText: "Path to the" }).locator("input").first();
+    await pathInput.waitFor({ timeout: 30_000 });
+    await pathInput.fill("/nonexistent/vramlint");
+    await pathInput.press("Tab");
+    const toast = page.locator(".notification-toast", { hasText: "/nonexistent/vramlint" }).first();
+    await toast.waitFor({ timeout: 60_000 });
+    await shot(page, "missing-binary");
+    assert(/not an executable file/.test(await toast.innerText()), `notification: ${await toast.innerText()}`);
+    // Close the Settings editor (Escape also hides the toast), so that the
+    // button, found again in the notification center, must open it.
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Escape");
+    await page.locator(".settings-editor").first().waitFor({ state: "hidden", timeout: 30_000 });
+    await page.keyboard.press("F1");
+    await page.keyboard.type("Notifications: Show Notifications");
+    await page.keyboard.press("Enter");
+    const notification = page.locator(".notifications-center .monaco-list-row", { hasText: "/nonexistent/vramlint" }).first();
+    await notification.waitFor({ timeout: 30_000 });
+    await notification.getByRole("button", { name: "Open Setting" }).click();
+    await page.locator(".settings-editor .setting-item", { hasText: "Path to the" }).first().waitFor({ timeout: 30_000 });
+    await shot(page, "open-setting");
+    console.log("VS Code (code-server) end-to-end: diagnostics, Problems panel, hover, quick fix, save, fix-all on save, missing binary: ok");
   } catch (err) {
     if (page) {
       await shot(page, "failure").catch(() => undefined);

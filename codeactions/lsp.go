@@ -193,11 +193,13 @@ func (r ActionRequest) wants(kind protocol.CodeActionKind) bool {
 }
 
 // CodeActions lists the actions for the diagnostics whose ranges overlap
-// the request's: one quick fix per fix, the first (see Diagnostic.Fixes)
-// isPreferred even when it is unsafe, as its title says, because VS Code's
-// "Auto Fix" and "Fix all of type" apply only preferred fixes; never a
-// display-only one,
-// a "Disable ... for this line" action, and source.fixAll.vramlint.
+// the request's: one quick fix per fix, a "Disable ... for this line"
+// action, and source.fixAll.vramlint.
+//
+// The first fix (safe ones come first, see Diagnostic.Fixes) is marked
+// isPreferred even when it is unsafe, as its title says: VS Code's "Auto
+// Fix" and "Fix all of type" apply only preferred fixes. A display-only
+// fix is never preferred.
 //
 // Quick fixes carry their edits, computed with the diagnostics. Fix-all
 // reanalyses the file in rounds, far too dear for a request sent on every

@@ -3,13 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/url"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -173,7 +171,7 @@ func (s *Server) onExit() {
 func (s *Server) watchParent(pid int) {
 	for {
 		time.Sleep(s.opts.ParentPollInterval)
-		if err := syscall.Kill(pid, 0); err != nil && errors.Is(err, syscall.ESRCH) {
+		if processGone(pid) {
 			s.log.Printf("the editor process %d is gone; exiting", pid)
 			select {
 			case s.exit <- 1:

@@ -35,6 +35,8 @@ func TestImportDirection(t *testing.T) {
 		// The benchmark client speaks to a server over a pipe, as an
 		// editor does: it imports none of vramlint.
 		"tools/lspbench": {},
+		// The release check reads binaries with the standard library only.
+		"tools/inspectbin": {},
 	}
 	// Outside packages only some layers may use.
 	forbidden := map[string][]string{

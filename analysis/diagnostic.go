@@ -48,7 +48,9 @@ const (
 	// Unsafe fixes change types or move code between functions; they are
 	// applied only on request.
 	Unsafe
-	// DisplayOnly fixes are shown but never applied automatically.
+	// DisplayOnly fixes are advice with no edits: `check` and hover show
+	// the title, editors offer no action, --fix never applies them. A rule
+	// gives one where an edit would leave the program broken.
 	DisplayOnly
 )
 

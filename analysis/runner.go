@@ -287,6 +287,9 @@ func (res *Result) toSource() {
 		d.Related = related
 		fixes := slices.Clone(d.Fixes)
 		for j, fix := range fixes {
+			if fix.Edits == nil {
+				continue // display-only
+			}
 			edits := make([]Edit, len(fix.Edits))
 			for k, e := range fix.Edits {
 				edits[k] = Edit{Start: f.ToSource(e.Start), End: f.ToSource(e.End), NewText: e.NewText}

@@ -23,12 +23,15 @@ var goldens = map[string]Chooser{
 	".golden": Preferred(true),
 	// Only safe fixes: `check --fix`.
 	".safe.golden": Preferred(false),
-	// Each diagnostic's last fix: the alternatives to the preferred one.
+	// Each diagnostic's last fix with edits: the alternatives to the
+	// preferred one (display-only fixes are advice, never applied).
 	".alternative.golden": func(d analysis.Diagnostic) *analysis.Fix {
-		if len(d.Fixes) == 0 {
-			return nil
+		for i := len(d.Fixes) - 1; i >= 0; i-- {
+			if d.Fixes[i].Applicability != analysis.DisplayOnly {
+				return &d.Fixes[i]
+			}
 		}
-		return &d.Fixes[len(d.Fixes)-1]
+		return nil
 	},
 }
 

@@ -199,7 +199,7 @@ func (r ActionRequest) wants(kind protocol.CodeActionKind) bool {
 // The first fix (safe ones come first, see Diagnostic.Fixes) is marked
 // isPreferred even when it is unsafe, as its title says: VS Code's "Auto
 // Fix" and "Fix all of type" apply only preferred fixes. A display-only
-// fix is never preferred.
+// fix is not offered at all: it has no edits, only advice.
 //
 // Quick fixes carry their edits, computed with the diagnostics. Fix-all
 // reanalyses the file in rounds, far too dear for a request sent on every
@@ -221,6 +221,9 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 			}
 			lspDiag := d.Diagnostic(diag, analysis.FindRule(req.Rules, diag.Code), req.Related)
 			for i, fix := range diag.Fixes {
+				if fix.Applicability == analysis.DisplayOnly {
+					continue // advice, not an edit: hover and check show it
+				}
 				title := fix.Title
 				if fix.Applicability == analysis.Unsafe {
 					title += " (unsafe)"
@@ -229,7 +232,7 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 					Title:       "vramlint (" + diag.Code + "): " + title,
 					Kind:        KindQuickFix,
 					Diagnostics: []protocol.Diagnostic{lspDiag},
-					IsPreferred: i == 0 && fix.Applicability != analysis.DisplayOnly,
+					IsPreferred: i == 0,
 					Edit:        d.WorkspaceEdit(fix.Edits, req.DocumentChanges),
 				}})
 			}

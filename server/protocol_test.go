@@ -585,14 +585,17 @@ func TestFixAllWithUnsafeFixesEnabled(t *testing.T) {
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, map[string]any{"unsafeFixes": true, "debounce": 0})
 	uri := "file:///unsafe.py"
-	c.open(uri, leakyDataset)
+	// The loop is over a DataLoader of D, so GPU001's fix can move the
+	// batch there (with leakyDataset's unknown `loader` it is advice only).
+	c.open(uri, strings.Replace(leakyDataset, "for batch in loader:", "loader = DataLoader(D(), num_workers=2)\nfor batch in loader:", 1))
 	c.diagnostics(uri, 1)
 	all := c.codeActions(uri, lspRange{}, []string{"source"}, 0)
 	if len(all) != 1 {
 		t.Fatalf("fixAll: %+v", all)
 	}
 	v := c.applyAction(uri, analysis.UTF16, all[0])
-	if diags := c.diagnostics(uri, v); len(diags) != 0 || strings.Contains(c.texts[uri], ".cuda()") {
+	if diags := c.diagnostics(uri, v); len(diags) != 0 || strings.Contains(c.texts[uri], ".cuda()\n") ||
+		!strings.Contains(c.texts[uri], "batch = batch.cuda(non_blocking=True)") {
 		t.Errorf("unsafe fixes were not applied:\n%s\n%+v", c.texts[uri], diags)
 	}
 }
@@ -820,4 +823,28 @@ func TestSettingsPerWorkspaceFolder(t *testing.T) {
 	answer(map[string]any{}, map[string]any{"ignore": []string{"GPU001"}})
 	codes(inA, "GPU001/2 GPU005/4")
 	codes(inB, "GPU005/4")
+}
+
+// A display-only fix is advice, not an edit: no code action offers it
+// (GPU001 whose loader goes to a library trainer), only the noqa one.
+func TestDisplayOnlyFixIsNotOffered(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "analysis", "rules", "testdata", "GPU001", "fix_escapes.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///escapes.py"
+	c.open(uri, string(src))
+	diags := c.diagnostics(uri, 1)
+	if len(diags) != 2 {
+		t.Fatalf("diagnostics: %+v", diags)
+	}
+	var titles []string
+	for _, a := range c.codeActions(uri, diags[0].Range, nil, 0) {
+		titles = append(titles, a.Title)
+	}
+	if strings.Join(titles, "\n") != "vramlint (GPU001): Disable GPU001 for this line" {
+		t.Errorf("actions: %q", titles)
+	}
 }

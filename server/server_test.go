@@ -14,7 +14,7 @@ import (
 )
 
 const leakyDataset = `import torch
-from torch.utils.data import Dataset
+from torch.utils.data import DataLoader, Dataset
 
 
 class D(Dataset):

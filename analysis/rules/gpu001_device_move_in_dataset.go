@@ -74,13 +74,16 @@ for x, y in loader:
     y = y.to(device, non_blocking=True)`,
 		FixSafety: "The fix is unsafe: it moves code between functions. It removes the device moves " +
 			"from the worker code, so it returns CPU tensors; adds `pin_memory=True` to each DataLoader " +
-			"built on it in this file; and in every loop over those DataLoaders moves exactly the batch " +
-			"elements that were moved before, right after they are bound, with `.to(device, " +
-			"non_blocking=True)` (or `.cuda(non_blocking=True)` when no device variable is visible there). " +
-			"When no such loop is in the file, the fix only makes the worker code return CPU tensors, and " +
-			"the batch must be moved where it is consumed.",
+			"built on it in this file; and in every loop over those DataLoaders, in whichever function of " +
+			"the file the loader is passed to, moves exactly the batch elements that were moved before, " +
+			"right after they are bound, with `.to(device, non_blocking=True)`. The device is the one the " +
+			"worker code named when the loop can see it, else a `device` parameter, a device variable, or " +
+			"`next(model.parameters()).device` in a function that takes the model (`.cuda()` when none). " +
+			"When the loader's batches may be consumed where the fix cannot see (passed to a library " +
+			"trainer or to `iter()`, bound to another name, returned, or never looped over in the file), " +
+			"the fix is display-only: removing the moves alone would feed CPU batches to a GPU model.",
 	},
-	Requires: []semantic.AnyFact{loopsByIterable, semantic.DeviceBindings},
+	Requires: []semantic.AnyFact{semantic.DeviceBindings},
 	Run:      runDeviceMoveInDataset,
 }
 
@@ -114,8 +117,7 @@ func anyWorkers(f *semantic.File, loaders []*semantic.DataLoader) bool {
 }
 
 func runDeviceMoveInDataset(pass *analysis.Pass) {
-	var loops *iteratedLoops // indexed when a fix needs them
-	var devices []*pyast.Node
+	var devices []*pyast.Node // read when a fix needs them
 	for _, wc := range findWorkerCode(pass.File) {
 		moves := findDeviceMoves(pass.File, wc.fn)
 		// One fix moves every transfer of the function, so all of its
@@ -129,15 +131,13 @@ func runDeviceMoveInDataset(pass *analysis.Pass) {
 		if len(unsuppressed) == 0 {
 			continue
 		}
-		if loops == nil {
-			loops = analysis.FactOf(pass, loopsByIterable)
+		if devices == nil {
 			devices = analysis.FactOf(pass, semantic.DeviceBindings)
 		}
-		fix, related := deviceMoveFix(pass.File, loops, devices, wc, unsuppressed)
+		fix := deviceMoveFix(pass.File, devices, wc, unsuppressed)
 		for _, move := range unsuppressed {
 			d := deviceMoveDiagnostic(pass.File, wc, move)
 			d.Fixes = []analysis.Fix{fix}
-			d.Related = append(d.Related, related...)
 			pass.Report(d)
 		}
 	}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,40 +14,42 @@ import (
 // This file builds GPU001's fix: return CPU tensors from the worker code,
 // pin the DataLoader's memory and move the batch in the training loop.
 
-// deviceMoveFix builds the fix for every move in one worker function, and
-// the related information to add when the consuming loop is not found.
-func deviceMoveFix(f *semantic.File, index *iteratedLoops, devices []*pyast.Node, wc workerCode, moves []deviceMove) (analysis.Fix, []analysis.Related) {
-	removal := removeMoves(f, moves)
-	shape := movedShape(f, wc.fn, moves)
-	var loopEdits []analysis.Edit
-	loops := 0
-	if shape != nil {
-		for _, loader := range wc.loaders {
-			for _, loop := range index.over(f, loader) {
-				edits, ok := moveBatchInLoop(f, devices, loop, shape, moves)
-				if ok {
-					loopEdits = append(loopEdits, edits...)
-					loops++
-				}
-			}
-		}
-	}
-	if loops == 0 {
-		fnName := wc.fn
-		if n := wc.fn.Child("name"); n != nil {
-			fnName = n
-		}
+// deviceMoveFix builds the fix for every move in one worker function. It
+// is applicable (unsafe) only when every loop that consumes the loaders'
+// batches is found, in whichever function of the file it is, and each can
+// take the transfer; otherwise it is display-only, with no edits, and its
+// title says where the transfer must go: removing the moves alone would
+// feed CPU batches to a model on the GPU.
+func deviceMoveFix(f *semantic.File, devices []*pyast.Node, wc workerCode, moves []deviceMove) analysis.Fix {
+	displayOnly := func(why string) analysis.Fix {
 		return analysis.Fix{
-				Title:         "Return CPU tensors from " + wc.label,
-				Applicability: analysis.Unsafe,
-				Edits:         removal,
-			}, []analysis.Related{{
-				Start: fnName.Start, End: fnName.End,
-				Message: "no loop over this data was found in the file: after the fix, move each batch to the device " +
-					"where it is consumed, with `.to(device, non_blocking=True)`",
-			}}
+			Title:         "Return CPU tensors from " + wc.label + " and move each batch where it is used (" + why + ")",
+			Applicability: analysis.DisplayOnly,
+		}
 	}
-	edits := append(removal, loopEdits...)
+	shape := movedShape(f, wc.fn, moves)
+	if shape == nil {
+		return displayOnly("the fix cannot tell which parts of a sample were moved")
+	}
+	var loops []*pyast.Node
+	for _, loader := range wc.loaders {
+		flow := followLoader(f, loader)
+		if len(flow.escapes) > 0 {
+			return displayOnly("the DataLoader cannot be followed: " + flow.escapes[0])
+		}
+		loops = append(loops, flow.loops...)
+	}
+	if len(loops) == 0 {
+		return displayOnly("no loop over its batches in this file")
+	}
+	edits := removeMoves(f, moves)
+	for _, loop := range loops {
+		loopEdits, ok := moveBatchInLoop(f, devices, loop, shape, moves)
+		if !ok {
+			return displayOnly(fmt.Sprintf("the loop on line %d binds the batch in a way the fix cannot follow", f.Mapper.LineOf(loop.Start)+1))
+		}
+		edits = append(edits, loopEdits...)
+	}
 	for _, loader := range wc.loaders {
 		if loader.PinMemory == nil {
 			edits = append(edits, addKeyword(f, loader.Call, "pin_memory=True"))
@@ -56,7 +59,7 @@ func deviceMoveFix(f *semantic.File, index *iteratedLoops, devices []*pyast.Node
 		Title:         "Move the device transfer into the training loop",
 		Applicability: analysis.Unsafe,
 		Edits:         edits,
-	}, nil
+	}
 }
 
 // removeMoves returns the edits that take each device move out, leaving
@@ -308,71 +311,6 @@ func movedNames(f *semantic.File, fn *pyast.Node, moves []deviceMove) map[string
 	return moved
 }
 
-// iteratedLoops indexes a file's for loops by what they iterate (through
-// enumerate/tqdm/iter): a call node, or the text of a name or attribute.
-type iteratedLoops struct {
-	byCall map[*pyast.Node][]*pyast.Node
-	byName map[string][]*pyast.Node
-}
-
-// loopsByIterable is GPU001's fact: the file's for loops by what they
-// iterate.
-var loopsByIterable = semantic.NewFact("loops-by-iterable", indexLoops)
-
-func indexLoops(f *semantic.File) *iteratedLoops {
-	ix := &iteratedLoops{byCall: map[*pyast.Node][]*pyast.Node{}, byName: map[string][]*pyast.Node{}}
-	for _, loop := range f.Loops {
-		if loop.Kind != "for_statement" {
-			continue
-		}
-		switch it, _ := unwrapIterable(f, loop.Child("right")); {
-		case it.Is("call"):
-			ix.byCall[it] = append(ix.byCall[it], loop)
-		case it.Is("identifier", "attribute"):
-			ix.byName[f.Text(it)] = append(ix.byName[f.Text(it)], loop)
-		}
-	}
-	return ix
-}
-
-// over finds the for loops that iterate a DataLoader: over its variable
-// or its call, directly or through enumerate/tqdm/iter.
-func (ix *iteratedLoops) over(f *semantic.File, loader *semantic.DataLoader) []*pyast.Node {
-	out := slices.Clone(ix.byCall[loader.Call])
-	if loader.Var != "" {
-		for _, loop := range ix.byName[loader.Var] {
-			if seesLoader(f, loop, loader) {
-				out = append(out, loop)
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b *pyast.Node) int { return a.Start - b.Start })
-	return out
-}
-
-// seesLoader reports whether the loader's variable, in loop, is the one
-// the loader was assigned to: in the same function, or a module-level
-// variable in a function that does not bind the name itself; for an
-// attribute (self.loader), in the same class.
-func seesLoader(f *semantic.File, loop *pyast.Node, loader *semantic.DataLoader) bool {
-	if strings.Contains(loader.Var, ".") {
-		return f.EnclosingClass(loop) == f.EnclosingClass(loader.Call)
-	}
-	scope, defined := semantic.Scope(loop), semantic.Scope(loader.Call)
-	switch {
-	case scope == defined:
-		return true
-	case defined != f.Tree.Root:
-		return false
-	}
-	for s := scope; s != nil && s != f.Tree.Root; s = semantic.Scope(s.Parent) {
-		if bindsLocally(f, s, loader.Var) {
-			return false
-		}
-	}
-	return true
-}
-
 // bindsLocally reports whether fn (a function or lambda) binds name
 // itself: as a parameter, or by assigning it or looping over it in its own
 // code.
@@ -542,10 +480,14 @@ func findUnpack(f *semantic.File, stmts []*pyast.Node, batch string, n int) *pya
 	return nil
 }
 
-// deviceAtLoop names the device to move the batch to: the device variable
-// the worker code used, if the loop can see it, else the nearest device
+// deviceAtLoop names the device to move the batch to, the clearest one
+// the loop can see: the device the worker code named, when it is a literal
+// ("cuda", torch.device("cuda:1")) or a variable visible there; else a `device` parameter of the loop's function (a loader
+// passed to train(model, loader, device)); else the nearest device
 // variable assigned before the loop in its function or at module level;
-// "" when there is none (then .cuda() is used).
+// else, in a function that takes the model, the model's own device
+// (`next(model.parameters()).device`); "" when there is none (then
+// .cuda() is used, as the worker code's move was to a CUDA device).
 func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, moves []deviceMove) string {
 	scope := semantic.Scope(loop)
 	var visible []string // in source order
@@ -557,15 +499,32 @@ func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, mov
 			visible = append(visible, f.Text(a.Child("left")))
 		}
 	}
+	var params []string
+	if scope.Is("function_definition") {
+		params = parameterNames(f, scope)
+		visible = slices.DeleteFunc(visible, func(v string) bool { return slices.Contains(params, v) && v != "device" })
+	}
 	for _, m := range moves {
 		if f.MethodName(m.call) == "to" {
-			if d := f.Arg(m.call, "device", 0); d.Is("identifier") && slices.Contains(visible, f.Text(d)) {
+			d := f.Arg(m.call, "device", 0)
+			switch {
+			case d.Is("string") && !strings.Contains(f.Text(d), "{"):
+				return f.Text(d)
+			case d.Is("call") && f.Callee(d) == "torch.device" && len(d.Child("arguments").NamedChildren()) == 1 &&
+				d.Child("arguments").NamedChildren()[0].Is("string"):
+				return f.Text(d)
+			case d.Is("identifier") && (slices.Contains(visible, f.Text(d)) || slices.Contains(params, f.Text(d))):
 				return f.Text(d)
 			}
 		}
 	}
-	if len(visible) == 0 {
-		return ""
+	switch {
+	case slices.Contains(params, "device"):
+		return "device"
+	case len(visible) > 0:
+		return visible[len(visible)-1]
+	case slices.Contains(params, "model"):
+		return "next(model.parameters()).device"
 	}
-	return visible[len(visible)-1]
+	return ""
 }

@@ -412,3 +412,48 @@ for batch in [torch.randn(2)]:
 	got := runner.Analyze(semantic.NewFile("crlf.py", src, tree), nil)
 	compareResults(t, "crlf.py", got, want)
 }
+
+// GPU001's fix never leaves CPU batches flowing into a GPU model: where
+// a loader's batches may be consumed out of the fix's sight, it is
+// display-only, with no edits, and says why; where the loader is passed to
+// functions of the file, the loops there get the transfer.
+func TestGPU001FixFollowsTheLoader(t *testing.T) {
+	runner := &analysis.Runner{Rules: []*analysis.Rule{rules.DeviceMoveInDataset}}
+	check := func(name string) *analysis.Result {
+		src, err := os.ReadFile(filepath.Join("testdata", "GPU001", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := runner.Run(context.Background(), name, src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := check("fix_escapes.py")
+	want := []string{"it is passed to `lightning.Trainer().fit` on line 32", "it is passed to `iter` on line 35"}
+	if len(res.Diagnostics) != 2 {
+		t.Fatalf("fix_escapes.py: %d diagnostics", len(res.Diagnostics))
+	}
+	for i, d := range res.Diagnostics {
+		if len(d.Fixes) != 1 || d.Fixes[0].Applicability != analysis.DisplayOnly || len(d.Fixes[0].Edits) != 0 ||
+			!strings.Contains(d.Fixes[0].Title, want[i]) {
+			t.Errorf("fix_escapes.py:%d: %+v", res.Mapper().LineOf(d.Start)+1, d.Fixes)
+		}
+	}
+	res = check("fix_through_calls.py")
+	if len(res.Diagnostics) != 1 || len(res.Diagnostics[0].Fixes) != 1 || res.Diagnostics[0].Fixes[0].Applicability != analysis.Unsafe {
+		t.Fatalf("fix_through_calls.py: %+v", res.Diagnostics)
+	}
+	// The move goes, the loops in fit() (reached through run_epoch's
+	// keyword argument) and evaluate() get the transfer, and pin_memory.
+	var inserted []string
+	for _, e := range res.Diagnostics[0].Fixes[0].Edits {
+		if e.NewText != "" {
+			inserted = append(inserted, strings.TrimSpace(e.NewText))
+		}
+	}
+	if got := strings.Join(inserted, " | "); got != "x = x.to(device, non_blocking=True) | x = x.to(DEVICE, non_blocking=True) | , pin_memory=True" {
+		t.Errorf("fix_through_calls.py inserts: %s", got)
+	}
+}

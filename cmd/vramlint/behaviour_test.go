@@ -42,6 +42,9 @@ type shimRecord struct {
 // shimCounts summarises one run's log.
 type shimCounts struct {
 	workerMoves, mainMoves, mainNonBlocking, emptyCache int
+	// cpuInputs counts calls of a model moved to the device with a tensor
+	// that was not: CPU batches fed to a GPU model.
+	cpuInputs int
 }
 
 // runProgram runs a Python program in its own folder under the shim and
@@ -89,6 +92,8 @@ func runProgram(t *testing.T, python, program string) (string, shimCounts) {
 		switch {
 		case r.Kind == "empty_cache":
 			c.emptyCache++
+		case r.Kind == "cpu_input":
+			c.cpuInputs++
 		case r.Worker:
 			c.workerMoves++
 		default:
@@ -138,6 +143,9 @@ func TestFixedProgramsBehave(t *testing.T) {
 			}
 			if a.mainNonBlocking == 0 {
 				t.Errorf("after the fix the main process makes no non_blocking transfer: %+v", a)
+			}
+			if a.cpuInputs != 0 {
+				t.Errorf("after the fix a model on the device was called with %d CPU tensors: some loop does not move its batch: %+v", a.cpuInputs, a)
 			}
 			if b.emptyCache > 0 && (a.emptyCache == 0 || 2*a.emptyCache > b.emptyCache) {
 				t.Errorf("empty_cache() calls: %d before, %d after: want it moved out of the batch loop", b.emptyCache, a.emptyCache)

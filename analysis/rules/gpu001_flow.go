@@ -1,0 +1,233 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
+)
+
+// This file follows a DataLoader from where it is built to the loops that
+// consume its batches, for GPU001's fix: after the fix the worker code
+// returns CPU tensors, so every loop over the loader must move its batch,
+// wherever that loop is. A loader passed to a function defined in this
+// file is followed into it (its parameter is the same loader there); a use
+// that cannot be followed (a call into a library trainer, a return, a new
+// binding, next(iter(loader))) is an escape: batches may be consumed where
+// the fix cannot see, so the fix must not be applied.
+
+// maxCallDepth bounds how deep calls are followed.
+const maxCallDepth = 6
+
+// loaderFlow is where one loader's batches go.
+type loaderFlow struct {
+	loops   []*pyast.Node // the for loops over it, in any function
+	escapes []string      // uses that cannot be followed, described
+}
+
+// followLoader finds the loops over a loader and the uses that escape.
+func followLoader(f *semantic.File, loader *semantic.DataLoader) loaderFlow {
+	var flow loaderFlow
+	seen := map[string]bool{}
+	if loader.Var == "" {
+		flow.use(f, loader.Call, 0, seen)
+	} else {
+		for _, n := range occurrences(f, loader.Var, semantic.Scope(loader.Call), loader) {
+			flow.use(f, n, 0, seen)
+		}
+	}
+	slices.SortFunc(flow.loops, func(a, b *pyast.Node) int { return a.Start - b.Start })
+	flow.loops = slices.Compact(flow.loops)
+	return flow
+}
+
+// use classifies one use n of the loader (a name, an attribute or the
+// DataLoader call itself).
+func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map[string]bool) {
+	line := f.Mapper.LineOf(n.Start) + 1
+	p := n.Parent
+	switch {
+	case p == nil:
+	case p.Is("for_statement") && p.Child("right") == n:
+		flow.loops = append(flow.loops, p)
+		return
+	case p.Is("attribute") && p.Child("object") == n:
+		return // loader.dataset, loader.batch_size: no batch leaves
+	case p.Is("argument_list") || p.Is("keyword_argument") && p.Child("value") == n:
+		call := p.Parent
+		keyword := ""
+		if p.Is("keyword_argument") {
+			keyword, call = f.Text(p.Child("name")), p.Parent.Parent
+		}
+		callee := f.Text(call.Child("function"))
+		switch callee {
+		case "len":
+			return
+		case "enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter":
+			// Only as the iterable of a for loop: for i, b in enumerate(loader).
+			outer := call
+			for outer.Parent != nil && outer.Parent.Is("argument_list") && isIterWrapper(f, outer.Parent.Parent) {
+				outer = outer.Parent.Parent
+			}
+			if outer.Parent != nil && outer.Parent.Is("for_statement") && outer.Parent.Child("right") == outer {
+				flow.loops = append(flow.loops, outer.Parent)
+				return
+			}
+			flow.escapes = append(flow.escapes, fmt.Sprintf("it is passed to `%s` on line %d", callee, line))
+			return
+		}
+		def, param := calledParameter(f, call, n, keyword)
+		if def == nil {
+			flow.escapes = append(flow.escapes, fmt.Sprintf("it is passed to `%s` on line %d", callee, line))
+			return
+		}
+		key := fmt.Sprintf("%d:%s", def.Start, param)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		if depth >= maxCallDepth {
+			flow.escapes = append(flow.escapes, fmt.Sprintf("calls nest too deep at line %d", line))
+			return
+		}
+		for _, m := range occurrences(f, param, def, nil) {
+			flow.use(f, m, depth+1, seen)
+		}
+		return
+	}
+	flow.escapes = append(flow.escapes, fmt.Sprintf("it is used on line %d", line))
+}
+
+func isIterWrapper(f *semantic.File, call *pyast.Node) bool {
+	switch f.Text(call.Child("function")) {
+	case "enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter":
+		return true
+	}
+	return false
+}
+
+// calledParameter resolves a call to a plain function defined in this
+// file (one definition of that name) and returns it with the name of the
+// parameter that receives arg; nil when it cannot be told.
+func calledParameter(f *semantic.File, call, arg *pyast.Node, keyword string) (*pyast.Node, string) {
+	fn := call.Child("function")
+	if !fn.Is("identifier") {
+		return nil, "" // methods and library calls are not followed
+	}
+	defs := f.Functions[f.Text(fn)]
+	if len(defs) != 1 || !defs[0].Is("function_definition") || f.EnclosingClass(defs[0]) != nil {
+		return nil, ""
+	}
+	def := defs[0]
+	params := parameterNames(f, def)
+	if params == nil {
+		return nil, ""
+	}
+	if keyword != "" {
+		if slices.Contains(params, keyword) {
+			return def, keyword
+		}
+		return nil, ""
+	}
+	pos := 0
+	for _, a := range call.Child("arguments").NamedChildren() {
+		switch {
+		case a.Is("keyword_argument"):
+			continue
+		case a.Is("list_splat", "dictionary_splat"):
+			return nil, ""
+		case a == arg:
+			if pos < len(params) {
+				return def, params[pos]
+			}
+			return nil, ""
+		}
+		pos++
+	}
+	return nil, ""
+}
+
+// parameterNames lists a function's positional parameters by name; nil
+// when it takes *args or **kwargs, which the flow does not follow.
+func parameterNames(f *semantic.File, def *pyast.Node) []string {
+	names := []string{}
+	for _, p := range def.Child("parameters").NamedChildren() {
+		switch {
+		case p.Is("identifier"):
+			names = append(names, f.Text(p))
+		case p.Is("typed_parameter"):
+			names = append(names, f.Text(p.NamedChildren()[0]))
+		case p.Is("default_parameter", "typed_default_parameter"):
+			names = append(names, f.Text(p.Child("name")))
+		case p.Is("list_splat_pattern", "dictionary_splat_pattern"):
+			return nil
+		}
+	}
+	return names
+}
+
+// occurrences lists the uses of name in scope's code and in the functions
+// nested in it that do not bind name themselves: identifiers (or, for a
+// dotted name, attributes) that are not the loader's own assignment, a
+// parameter declaration, or the name part of an attribute or keyword.
+func occurrences(f *semantic.File, name string, scope *pyast.Node, loader *semantic.DataLoader) []*pyast.Node {
+	var out []*pyast.Node
+	kind := "identifier"
+	if slices.Contains([]byte(name), '.') {
+		kind = "attribute"
+		// self.loader: anywhere in the class that built it.
+		if c := f.EnclosingClass(scope); c != nil {
+			scope = c.Node
+		} else if loader != nil {
+			scope = semantic.Scope(loader.Call)
+		}
+	}
+	root := scope
+	f.Tree.Walk(root, func(n *pyast.Node) bool {
+		if n != root && n.Is("function_definition", "lambda") && kind == "identifier" && bindsLocally(f, n, name) {
+			return false
+		}
+		if n.Is("parameters", "lambda_parameters") {
+			return false
+		}
+		if n.Kind != kind || f.Text(n) != name {
+			return true
+		}
+		p := n.Parent
+		switch {
+		case boundByComprehension(f, n, name):
+		case p.Is("attribute") && p.Child("attribute") == n:
+		case p.Is("keyword_argument") && p.Child("name") == n:
+		case p.Is("assignment") && p.Child("left") == n && loader != nil && p.Child("right") == loader.Call:
+		default:
+			out = append(out, n)
+		}
+		return kind == "identifier"
+	})
+	return out
+}
+
+// boundByComprehension reports whether n is inside a comprehension that
+// binds name itself ([b[0] for b in batch]): another variable.
+func boundByComprehension(f *semantic.File, n *pyast.Node, name string) bool {
+	for c := n.Parent; c != nil && !c.Is("function_definition", "lambda", "module"); c = c.Parent {
+		if !c.Is("list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression") {
+			continue
+		}
+		for _, clause := range c.NamedChildren() {
+			if !clause.Is("for_in_clause") {
+				continue
+			}
+			bound := false
+			pyast.Walk(clause.Child("left"), func(m *pyast.Node) bool {
+				bound = bound || m.Is("identifier") && f.Text(m) == name
+				return !bound
+			})
+			if bound {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -485,8 +485,9 @@ func findUnpack(f *semantic.File, stmts []*pyast.Node, batch string, n int) *pya
 // ("cuda", torch.device("cuda:1")) or a variable visible there; else a `device` parameter of the loop's function (a loader
 // passed to train(model, loader, device)); else the nearest device
 // variable assigned before the loop in its function or at module level;
-// else, in a function that takes the model, the model's own device
-// (`next(model.parameters()).device`); "" when there is none (then
+// else, when the worker code's device cannot be named at the loop (say
+// self.device) and the loop's function takes the model, the model's own
+// device (`next(model.parameters()).device`); "" when there is none (then
 // .cuda() is used, as the worker code's move was to a CUDA device).
 func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, moves []deviceMove) string {
 	scope := semantic.Scope(loop)
@@ -504,9 +505,14 @@ func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, mov
 		params = parameterNames(f, scope)
 		visible = slices.DeleteFunc(visible, func(v string) bool { return slices.Contains(params, v) && v != "device" })
 	}
+	// Whether the worker code moved to a device the loop cannot name (such
+	// as self.device): only then is the model's own device the best guess;
+	// .cuda() in the worker code is .cuda() at the loop.
+	unnamed := false
 	for _, m := range moves {
 		if f.MethodName(m.call) == "to" {
 			d := f.Arg(m.call, "device", 0)
+			unnamed = unnamed || d.Is("identifier", "attribute", "subscript", "call")
 			switch {
 			case d.Is("string") && !strings.Contains(f.Text(d), "{"):
 				return f.Text(d)
@@ -523,7 +529,7 @@ func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, mov
 		return "device"
 	case len(visible) > 0:
 		return visible[len(visible)-1]
-	case slices.Contains(params, "model"):
+	case unnamed && slices.Contains(params, "model"):
 		return "next(model.parameters()).device"
 	}
 	return ""

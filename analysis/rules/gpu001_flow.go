@@ -33,7 +33,7 @@ func followLoader(f *semantic.File, loader *semantic.DataLoader) loaderFlow {
 	if loader.Var == "" {
 		flow.use(f, loader.Call, 0, seen)
 	} else {
-		for _, n := range occurrences(f, loader.Var, semantic.Scope(loader.Call), loader) {
+		for _, n := range occurrences(f, loader.Var, semantic.Scope(loader.Call), loader.Call) {
 			flow.use(f, n, 0, seen)
 		}
 	}
@@ -54,6 +54,42 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 		return
 	case p.Is("attribute") && p.Child("object") == n:
 		return // loader.dataset, loader.batch_size: no batch leaves
+	case p.Is("assignment") && p.Child("right") == n && p.Child("left").Is("identifier"):
+		// dl = loader: the same loader under another name.
+		if depth >= maxCallDepth {
+			break
+		}
+		for _, m := range occurrences(f, f.Text(p.Child("left")), semantic.Scope(p), n) {
+			flow.use(f, m, depth+1, seen)
+		}
+		return
+	case p.Is("return_statement"):
+		// def make_loader(): return DataLoader(...): the loader is what
+		// every call of the builder gives.
+		fn := semantic.Scope(n)
+		if !fn.Is("function_definition") || f.EnclosingClass(fn) != nil || depth >= maxCallDepth {
+			break
+		}
+		name := f.Text(fn.Child("name"))
+		if len(f.Functions[name]) != 1 {
+			break
+		}
+		key := fmt.Sprintf("return:%d", fn.Start)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		called := false
+		for _, call := range f.Calls {
+			if fc := call.Child("function"); fc.Is("identifier") && f.Text(fc) == name {
+				called = true
+				flow.use(f, call, depth+1, seen)
+			}
+		}
+		if !called {
+			flow.escapes = append(flow.escapes, fmt.Sprintf("it is returned from `%s`, which this file does not call", name))
+		}
+		return
 	case p.Is("argument_list") || p.Is("keyword_argument") && p.Child("value") == n:
 		call := p.Parent
 		keyword := ""
@@ -169,9 +205,9 @@ func parameterNames(f *semantic.File, def *pyast.Node) []string {
 
 // occurrences lists the uses of name in scope's code and in the functions
 // nested in it that do not bind name themselves: identifiers (or, for a
-// dotted name, attributes) that are not the loader's own assignment, a
+// dotted name, attributes) that are not the assignment of value to name, a
 // parameter declaration, or the name part of an attribute or keyword.
-func occurrences(f *semantic.File, name string, scope *pyast.Node, loader *semantic.DataLoader) []*pyast.Node {
+func occurrences(f *semantic.File, name string, scope, value *pyast.Node) []*pyast.Node {
 	var out []*pyast.Node
 	kind := "identifier"
 	if slices.Contains([]byte(name), '.') {
@@ -179,8 +215,6 @@ func occurrences(f *semantic.File, name string, scope *pyast.Node, loader *seman
 		// self.loader: anywhere in the class that built it.
 		if c := f.EnclosingClass(scope); c != nil {
 			scope = c.Node
-		} else if loader != nil {
-			scope = semantic.Scope(loader.Call)
 		}
 	}
 	root := scope
@@ -199,7 +233,7 @@ func occurrences(f *semantic.File, name string, scope *pyast.Node, loader *seman
 		case boundByComprehension(f, n, name):
 		case p.Is("attribute") && p.Child("attribute") == n:
 		case p.Is("keyword_argument") && p.Child("name") == n:
-		case p.Is("assignment") && p.Child("left") == n && loader != nil && p.Child("right") == loader.Call:
+		case p.Is("assignment") && p.Child("left") == n && value != nil && p.Child("right") == value:
 		default:
 			out = append(out, n)
 		}

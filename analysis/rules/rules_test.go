@@ -456,4 +456,11 @@ func TestGPU001FixFollowsTheLoader(t *testing.T) {
 	if got := strings.Join(inserted, " | "); got != "x = x.to(device, non_blocking=True) | x = x.to(DEVICE, non_blocking=True) | , pin_memory=True" {
 		t.Errorf("fix_through_calls.py inserts: %s", got)
 	}
+	// A builder function's loader is what each call of it gives, under
+	// any name it is then bound to.
+	res = check("fix_builder.py")
+	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Fixes[0].Applicability != analysis.Unsafe ||
+		strings.Count(fmt.Sprint(res.Diagnostics[0].Fixes[0].Edits), "x = x.cuda(non_blocking=True)") != 2 {
+		t.Errorf("fix_builder.py: %+v", res.Diagnostics)
+	}
 }

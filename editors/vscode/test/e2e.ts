@@ -10,7 +10,7 @@ import { ChildProcess, execFileSync, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as net from "net";
 import * as path from "path";
-import { chromium, Page } from "playwright-core";
+import { chromium, Locator, Page } from "playwright-core";
 
 const env = (name: string): string => {
   const v = process.env[name];
@@ -63,6 +63,19 @@ function fixedByCheck(src: string, ...args: string[]): string {
   fs.writeFileSync(file, src);
   spawnSync(vramlint, ["check", ...args, file], { encoding: "utf8" });
   return fs.readFileSync(file, "utf8");
+}
+
+/** Repeats a keyboard action until the locator shows: a key pressed while
+ * the workbench is still busy (a widget closing, an editor opening) can be
+ * lost, and a test must not fail on that. */
+async function untilVisible(locator: Locator, action: () => Promise<void>, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 8; attempt++) {
+    await action();
+    if (await locator.waitFor({ timeout: 5_000 }).then(() => true, () => false)) {
+      return;
+    }
+  }
+  throw new Error(`${what} did not show`);
 }
 
 async function openFile(page: Page, name: string): Promise<void> {
@@ -169,19 +182,20 @@ async function main(): Promise<void> {
     await page.keyboard.press("Control+G");
     await page.keyboard.type("42:36");
     await page.keyboard.press("Enter");
-    await page.keyboard.press("Control+K");
-    await page.keyboard.press("Control+I");
     const hover = page.locator(".monaco-hover", { hasText: "device-move-in-dataset" }).first();
-    await hover.waitFor({ timeout: 30_000 });
+    const keyboard = page.keyboard;
+    await untilVisible(hover, async () => {
+      await keyboard.press("Control+K");
+      await keyboard.press("Control+I");
+    }, "the hover");
     const hoverText = await hover.innerText();
     await shot(page, "hover");
     assert(/GPU001/.test(hoverText) && /Cannot re-initialize CUDA/.test(hoverText), `hover:\n${hoverText}`);
     await page.keyboard.press("Escape");
 
     // 3. The GPU001 quick fix from Ctrl+., then save.
-    await page.keyboard.press("Control+.");
     const fix = page.locator(".action-widget .monaco-list-row", { hasText: "Move the device transfer into the training loop" }).first();
-    await fix.waitFor({ timeout: 30_000 });
+    await untilVisible(fix, () => keyboard.press("Control+."), "the quick-fix menu");
     await shot(page, "quick-fixes");
     await fix.click();
     await page.locator(".squiggly-error").first().waitFor({ state: "detached", timeout: 30_000 });

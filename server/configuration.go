@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/uri"
@@ -26,8 +27,9 @@ type editorSettings struct {
 	// limit): a model of a file near the 10 MB limit takes a gigabyte.
 	maxLiveFileSize int
 	// logDebug adds a line per request and notification, with its time,
-	// to the log (logLevel "debug"); errors are always logged.
-	logDebug bool
+	// to the log (logLevel "debug"); errors are always logged. Atomic: it
+	// is read for every message, without the server's lock.
+	logDebug atomic.Bool
 }
 
 // logLevels are the values of the logLevel setting; only "debug" logs
@@ -63,7 +65,7 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 		}
 	}
 	overrides := analysis.Overrides{}
-	debounce, maxLive, logDebug := e.debounce, e.maxLiveFileSize, e.logDebug
+	debounce, maxLive, logDebug := e.debounce, e.maxLiveFileSize, e.logDebug.Load()
 	for key, v := range obj {
 		if v == nil {
 			continue // not set here: pyproject.toml or the default applies
@@ -104,7 +106,8 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 	if _, err := (&analysis.Settings{}).WithOverrides(overrides); err != nil {
 		return err
 	}
-	e.overrides, e.debounce, e.maxLiveFileSize, e.logDebug = overrides, debounce, maxLive, logDebug
+	e.overrides, e.debounce, e.maxLiveFileSize = overrides, debounce, maxLive
+	e.logDebug.Store(logDebug)
 	return nil
 }
 

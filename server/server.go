@@ -217,10 +217,7 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 
 // logTime logs how long a message took, when logLevel is "debug".
 func (s *Server) logTime(method string, start time.Time) {
-	s.mu.Lock()
-	debug := s.editor.logDebug
-	s.mu.Unlock()
-	if debug {
+	if s.editor.logDebug.Load() {
 		s.log.Printf("%s: %.2f ms", method, float64(time.Since(start).Microseconds())/1000)
 	}
 }

@@ -340,18 +340,12 @@ func bindsLocally(f *semantic.File, fn *pyast.Node, name string) bool {
 // iterable and says whether enumerate was among them.
 func unwrapIterable(f *semantic.File, it *pyast.Node) (*pyast.Node, bool) {
 	enumerated := false
-	for it.Is("call") {
-		switch f.Text(it.Child("function")) {
-		case "enumerate":
-			enumerated = true
-		case "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter":
-		default:
-			return it, enumerated
-		}
+	for it.Is("call") && iterWrappers[f.Text(it.Child("function"))] {
 		arg := f.Arg(it, "iterable", 0)
 		if arg == nil {
-			return it, enumerated
+			break
 		}
+		enumerated = enumerated || f.Text(it.Child("function")) == "enumerate"
 		it = arg
 	}
 	return it, enumerated
@@ -503,7 +497,6 @@ func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, mov
 	var params []string
 	if scope.Is("function_definition") {
 		params = parameterNames(f, scope)
-		visible = slices.DeleteFunc(visible, func(v string) bool { return slices.Contains(params, v) && v != "device" })
 	}
 	// Whether the worker code moved to a device the loop cannot name (such
 	// as self.device): only then is the model's own device the best guess;
@@ -514,8 +507,8 @@ func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, mov
 			d := f.Arg(m.call, "device", 0)
 			unnamed = unnamed || d.Is("identifier", "attribute", "subscript", "call")
 			switch {
-			case d.Is("string") && !strings.Contains(f.Text(d), "{"):
-				return f.Text(d)
+			case d.Is("string") && !slices.ContainsFunc(d.Children, func(c *pyast.Node) bool { return c.Is("interpolation") }):
+				return f.Text(d) // "cuda:1", not an f-string
 			case d.Is("call") && f.Callee(d) == "torch.device" && len(d.Child("arguments").NamedChildren()) == 1 &&
 				d.Child("arguments").NamedChildren()[0].Is("string"):
 				return f.Text(d)

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -17,8 +18,12 @@ import (
 // binding, next(iter(loader))) is an escape: batches may be consumed where
 // the fix cannot see, so the fix must not be applied.
 
-// maxCallDepth bounds how deep calls are followed.
+// maxCallDepth bounds how deep calls, returns and renamings are followed.
 const maxCallDepth = 6
+
+// iterWrappers are the calls a for loop may wrap a loader in; its batches
+// still come out of the loop.
+var iterWrappers = map[string]bool{"enumerate": true, "tqdm": true, "tqdm.tqdm": true, "tqdm.auto.tqdm": true, "iter": true}
 
 // loaderFlow is where one loader's batches go.
 type loaderFlow struct {
@@ -46,6 +51,10 @@ func followLoader(f *semantic.File, loader *semantic.DataLoader) loaderFlow {
 // DataLoader call itself).
 func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map[string]bool) {
 	line := f.Mapper.LineOf(n.Start) + 1
+	if depth > maxCallDepth {
+		flow.escapes = append(flow.escapes, fmt.Sprintf("it passes through too many calls to follow, at line %d", line))
+		return
+	}
 	p := n.Parent
 	switch {
 	case p == nil:
@@ -56,9 +65,6 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 		return // loader.dataset, loader.batch_size: no batch leaves
 	case p.Is("assignment") && p.Child("right") == n && p.Child("left").Is("identifier"):
 		// dl = loader: the same loader under another name.
-		if depth >= maxCallDepth {
-			break
-		}
 		for _, m := range occurrences(f, f.Text(p.Child("left")), semantic.Scope(p), n) {
 			flow.use(f, m, depth+1, seen)
 		}
@@ -67,7 +73,7 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 		// def make_loader(): return DataLoader(...): the loader is what
 		// every call of the builder gives.
 		fn := semantic.Scope(n)
-		if !fn.Is("function_definition") || f.EnclosingClass(fn) != nil || depth >= maxCallDepth {
+		if !fn.Is("function_definition") || f.EnclosingClass(fn) != nil {
 			break
 		}
 		name := f.Text(fn.Child("name"))
@@ -97,13 +103,13 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 			keyword, call = f.Text(p.Child("name")), p.Parent.Parent
 		}
 		callee := f.Text(call.Child("function"))
-		switch callee {
-		case "len":
+		switch {
+		case callee == "len":
 			return
-		case "enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter":
+		case iterWrappers[callee]:
 			// Only as the iterable of a for loop: for i, b in enumerate(loader).
 			outer := call
-			for outer.Parent != nil && outer.Parent.Is("argument_list") && isIterWrapper(f, outer.Parent.Parent) {
+			for outer.Parent != nil && outer.Parent.Is("argument_list") && iterWrappers[f.Text(outer.Parent.Parent.Child("function"))] {
 				outer = outer.Parent.Parent
 			}
 			if outer.Parent != nil && outer.Parent.Is("for_statement") && outer.Parent.Child("right") == outer {
@@ -123,24 +129,12 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 			return
 		}
 		seen[key] = true
-		if depth >= maxCallDepth {
-			flow.escapes = append(flow.escapes, fmt.Sprintf("calls nest too deep at line %d", line))
-			return
-		}
 		for _, m := range occurrences(f, param, def, nil) {
 			flow.use(f, m, depth+1, seen)
 		}
 		return
 	}
 	flow.escapes = append(flow.escapes, fmt.Sprintf("it is used on line %d", line))
-}
-
-func isIterWrapper(f *semantic.File, call *pyast.Node) bool {
-	switch f.Text(call.Child("function")) {
-	case "enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter":
-		return true
-	}
-	return false
 }
 
 // calledParameter resolves a call to a plain function defined in this
@@ -217,9 +211,8 @@ func occurrences(f *semantic.File, name string, scope, value *pyast.Node) []*pya
 			scope = c.Node
 		}
 	}
-	root := scope
-	f.Tree.Walk(root, func(n *pyast.Node) bool {
-		if n != root && n.Is("function_definition", "lambda") && kind == "identifier" && bindsLocally(f, n, name) {
+	visit := func(n *pyast.Node) bool {
+		if n != scope && n.Is("function_definition", "lambda") && kind == "identifier" && bindsLocally(f, n, name) {
 			return false
 		}
 		if n.Is("parameters", "lambda_parameters") {
@@ -238,7 +231,20 @@ func occurrences(f *semantic.File, name string, scope, value *pyast.Node) []*pya
 			out = append(out, n)
 		}
 		return kind == "identifier"
-	})
+	}
+	if scope != f.Tree.Root {
+		pyast.Walk(scope, visit)
+		return out
+	}
+	// A module-level loader: walk only the top-level statements whose text
+	// mentions the name (a byte search), not every node of a large file on
+	// every keystroke.
+	needle := []byte(name)
+	for _, stmt := range f.Tree.Statements {
+		if bytes.Contains(f.Src[stmt.Start:stmt.End], needle) {
+			pyast.Walk(stmt, visit)
+		}
+	}
 	return out
 }
 

@@ -46,17 +46,15 @@ func editor(t *testing.T, name string) string {
 	return path
 }
 
-// runEditorOnSeed copies the article's program into a fresh folder, runs
-// an editor on it (args built from the file and report paths, with the
-// vramlint binary on PATH), and checks the editor's report and the file it
-// saved: the article's program fixed through the editor's own LSP client,
-// byte for byte what `check --fix --unsafe-fixes` writes.
-func runEditorOnSeed(t *testing.T, name string, env func(file, report string) []string, args ...string) string {
+// runEditor copies the article's program into a fresh folder and runs an
+// editor there, with HOME and the XDG folders in that folder and PATH as
+// given; env adds the variables that name the file and the report. It
+// fails the test when the editor fails, and returns the program's path,
+// its original text, the report the editor wrote and the editor's output.
+func runEditor(t *testing.T, editorPath, pathVar string, env func(file, report string) []string, args ...string) (file string, seed []byte, report string, out []byte) {
 	t.Helper()
-	path := editor(t, name)
-	bin := buildVramlint(t)
 	work := t.TempDir()
-	file := filepath.Join(work, "dataloader_leak.py")
+	file = filepath.Join(work, "dataloader_leak.py")
 	seed, err := os.ReadFile(filepath.Join("..", "..", "testdata", "seed", "dataloader_leak.py"))
 	if err != nil {
 		t.Fatal(err)
@@ -64,18 +62,32 @@ func runEditorOnSeed(t *testing.T, name string, env func(file, report string) []
 	if err := os.WriteFile(file, seed, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	report := filepath.Join(work, "report.txt")
+	reportPath := filepath.Join(work, "report.txt")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
+	cmd := exec.CommandContext(ctx, editorPath, args...)
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HOME="+work,
+	cmd.Env = append(os.Environ(), "PATH="+pathVar, "HOME="+work,
 		"XDG_STATE_HOME="+work, "XDG_DATA_HOME="+work, "XDG_CONFIG_HOME="+work)
-	cmd.Env = append(cmd.Env, env(file, report)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", name, err, out)
+	cmd.Env = append(cmd.Env, env(file, reportPath)...)
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", filepath.Base(editorPath), err, out)
 	}
-	got, _ := os.ReadFile(report)
+	got, _ := os.ReadFile(reportPath)
+	return file, seed, string(got), out
+}
+
+// runEditorOnSeed runs an editor on the article's program (args built from
+// the file and report paths, with the vramlint binary on PATH), and checks
+// the editor's report and the file it saved: the article's program fixed
+// through the editor's own LSP client, byte for byte what `check --fix
+// --unsafe-fixes` writes.
+func runEditorOnSeed(t *testing.T, name string, env func(file, report string) []string, args ...string) string {
+	t.Helper()
+	path := editor(t, name)
+	bin := buildVramlint(t)
+	file, seed, got, _ := runEditor(t, path, bin+":"+os.Getenv("PATH"), env, args...)
 	for _, want := range []string{
 		"diagnostics: GPU001@42 GPU001@43 GPU005@87\n",
 		"apply: vramlint (GPU001): Move the device transfer into the training loop (unsafe)\n",
@@ -83,7 +95,7 @@ func runEditorOnSeed(t *testing.T, name string, env func(file, report string) []
 		"remaining: \n",
 		"done\n",
 	} {
-		if !strings.Contains(string(got), want) {
+		if !strings.Contains(got, want) {
 			t.Errorf("%s report lacks %q:\n%s", name, want, got)
 		}
 	}
@@ -96,7 +108,7 @@ func runEditorOnSeed(t *testing.T, name string, env func(file, report string) []
 	if string(fixed) != string(want.Source) {
 		t.Errorf("the file %s saved differs from `check --fix --unsafe-fixes`:\n%s", name, codeactions.UnifiedDiff(file, want.Source, fixed))
 	}
-	return string(got)
+	return got
 }
 
 // Debian's Neovim 0.7, headless, set up as the README says (test/init.lua:
@@ -117,30 +129,16 @@ func runNeovimScript(t *testing.T, script, path string) string {
 	t.Helper()
 	nvim := editor(t, "nvim")
 	dir, _ := filepath.Abs(filepath.Join("..", "..", "editors", "nvim", "test"))
-	work := t.TempDir()
-	file := filepath.Join(work, "train.py")
-	seed, err := os.ReadFile(filepath.Join("..", "..", "testdata", "seed", "dataloader_leak.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(file, seed, 0o644)
-	report := filepath.Join(work, "report.txt")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, nvim, "--headless", "-n", "-i", "NONE", "-u", filepath.Join(dir, "init.lua"), "-c", "luafile "+filepath.Join(dir, script))
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "PATH="+path, "HOME="+work, "XDG_STATE_HOME="+work, "XDG_DATA_HOME="+work,
-		"XDG_CONFIG_HOME="+work, "VRAMLINT_NVIM_FILE="+file, "VRAMLINT_NVIM_OUT="+report)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("nvim %s: %v\n%s", script, err, out)
-	} else if strings.Contains(string(out), "E5108") || strings.Contains(string(out), "stack traceback") {
+	_, _, got, out := runEditor(t, nvim, path, func(file, report string) []string {
+		return []string{"VRAMLINT_NVIM_FILE=" + file, "VRAMLINT_NVIM_OUT=" + report}
+	}, "--headless", "-n", "-i", "NONE", "-u", filepath.Join(dir, "init.lua"), "-c", "luafile "+filepath.Join(dir, script))
+	if strings.Contains(string(out), "E5108") || strings.Contains(string(out), "stack traceback") {
 		t.Errorf("nvim %s printed a Lua error:\n%s", script, out)
 	}
-	got, _ := os.ReadFile(report)
-	if !strings.HasSuffix(string(got), "done\n") {
+	if !strings.HasSuffix(got, "done\n") {
 		t.Fatalf("nvim %s did not finish:\n%s", script, got)
 	}
-	return string(got)
+	return got
 }
 
 // The Neovim 0.11 config (lsp/vramlint.lua) loads as a table with the

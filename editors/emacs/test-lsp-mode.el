@@ -13,8 +13,8 @@
 
 (require 'lsp-mode)
 (require 'vramlint)
+(require 'vramlint-test-common)
 
-(defvar vramlint-test-report (getenv "VRAMLINT_EMACS_OUT"))
 (defvar vramlint-test-dir (file-name-directory (getenv "VRAMLINT_EMACS_FILE")))
 
 ;; A session of its own, no prompts, no watchers, no other servers.
@@ -31,16 +31,6 @@
       lsp-headerline-breadcrumb-enable nil
       lsp-auto-execute-action nil
       lsp-enabled-clients '(vramlint))
-
-(defun vramlint-test-say (line)
-  (append-to-file (concat line "\n") nil vramlint-test-report))
-
-(defun vramlint-test-wait (pred)
-  (let ((tries 0))
-    (while (and (< tries 200) (not (funcall pred)))
-      (accept-process-output nil 0.05)
-      (setq tries (1+ tries)))
-    (funcall pred)))
 
 (defun vramlint-test-diagnostics ()
   (gethash (lsp--fix-path-casing buffer-file-name) (lsp-diagnostics t)))

@@ -12,20 +12,10 @@
 ;;; Code:
 
 (require 'vramlint)
+(require 'vramlint-test-common)
 (require 'flymake)
 (vramlint-eglot-setup)
 
-(defvar vramlint-test-report (getenv "VRAMLINT_EMACS_OUT"))
-
-(defun vramlint-test-say (line)
-  (append-to-file (concat line "\n") nil vramlint-test-report))
-
-(defun vramlint-test-wait (pred)
-  (let ((tries 0))
-    (while (and (< tries 200) (not (funcall pred)))
-      (accept-process-output nil 0.05)
-      (setq tries (1+ tries)))
-    (funcall pred)))
 
 (defun vramlint-test-codes ()
   (let ((codes (mapcar (lambda (d)

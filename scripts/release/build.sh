@@ -44,17 +44,8 @@ describe() {
 }
 for t in $targets; do describe "$t" > /dev/null; done
 
-# The release tools, in a virtual environment cached by the hash of their
-# pinned versions.
-cache="${VRAMLINT_RELEASE_CACHE:-$HOME/.cache/vramlint-release}"
-venv="$cache/venv-$(sha256sum scripts/release/requirements.txt | cut -c1-12)"
-if [ ! -x "$venv/bin/python" ] || [ ! -f "$venv/ok" ]; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r scripts/release/requirements.txt
-  touch "$venv/ok"
-fi
-export VRAMLINT_RELEASE_VENV="$venv"
+# The release tools, in a cached virtual environment.
+venv="$(bash scripts/release/tools_venv.sh)"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -27,7 +27,7 @@ bash scripts/release/build.sh --version "$version" --targets "$targets" --out "$
   { cat "$work/build.log" >&2; fail "build.sh failed"; }
 grep -E "^(linux|darwin|windows)/" "$work/build.log"
 echo "built in $(( $(date +%s) - start )) s"
-venv_tools="$(ls -d "${VRAMLINT_RELEASE_CACHE:-$HOME/.cache/vramlint-release}"/venv-* | head -1)"
+venv_tools="$(bash scripts/release/tools_venv.sh)"
 unzip -l "$dist/vramlint-linux-x64-$version.vsix" | grep -q "extension/bin/vramlint$" || fail "the linux-x64 .vsix has no binary"
 unzip -l "$dist/vramlint-$version.vsix" | grep -q "extension/bin/" && fail "the universal .vsix has a binary"
 (cd "$dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match"

@@ -71,6 +71,8 @@ for t in $targets; do
   echo "building $t" >&2
   ZIG_TARGET="$zig" CC="$work/zcc" CGO_ENABLED=1 CGO_LDFLAGS="$cgo_ldflags" GOOS="$goos" GOARCH="$goarch" \
     go build -trimpath -ldflags "$ldflags $extra" -o "$out/bin/$t/$exe" ./cmd/vramlint
+  # zig's macOS link leaves an object named `-.o` in the working folder.
+  rm -f -- ./-.o
   checks+=("$goos/$goarch=$out/bin/$t/$exe")
 done
 go run ./tools/inspectbin -max-mb 15 -macos-min 12.0 "${checks[@]}"

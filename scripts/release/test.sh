@@ -28,8 +28,12 @@ bash scripts/release/build.sh --version "$version" --targets "$targets" --out "$
 grep -E "^(linux|darwin|windows)/" "$work/build.log"
 echo "built in $(( $(date +%s) - start )) s"
 venv_tools="$(bash scripts/release/tools_venv.sh)"
-unzip -l "$dist/vramlint-linux-x64-$version.vsix" | grep -q "extension/bin/vramlint$" || fail "the linux-x64 .vsix has no binary"
-unzip -l "$dist/vramlint-$version.vsix" | grep -q "extension/bin/" && fail "the universal .vsix has a binary"
+# Listings are read whole before grep looks at them: `unzip -l | grep -q`
+# under pipefail fails when grep stops reading early and unzip gets SIGPIPE.
+platform_files="$(unzip -Z1 "$dist/vramlint-linux-x64-$version.vsix")"
+universal_files="$(unzip -Z1 "$dist/vramlint-$version.vsix")"
+grep -qx "extension/bin/vramlint" <<<"$platform_files" || fail "the linux-x64 .vsix has no binary"
+! grep -q "^extension/bin/" <<<"$universal_files" || fail "the universal .vsix has a binary"
 (cd "$dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match"
 
 # What a build here prints, to compare with.
@@ -48,7 +52,8 @@ python3 -m venv "$work/venv"
 for tool in go gcc cc; do
   PATH="$work/venv/bin" command -v "$tool" > /dev/null && fail "$tool is visible to the wheel test"
 done
-PATH="$work/venv/bin" vramlint version | grep -q "^vramlint $version (commit " || fail "vramlint version from the wheel: $(PATH="$work/venv/bin" vramlint version)"
+wheel_version="$(PATH="$work/venv/bin" vramlint version)"
+grep -q "^vramlint $version (commit " <<<"$wheel_version" || fail "vramlint version from the wheel: $wheel_version"
 set +e
 PATH="$work/venv/bin" vramlint check examples/ > "$work/wheel.out" 2>&1
 status=$?

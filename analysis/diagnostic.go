@@ -103,11 +103,24 @@ type Fix struct {
 	Title         string
 	Applicability Applicability
 	Edits         []Edit
+	// Others are the edits the fix makes to other files of the project
+	// (moving a Dataset's transfer into a loop in another module), by
+	// path; each against that file's source in Result.Others.
+	Others []FileEdits
+}
+
+// FileEdits are a fix's edits to another file.
+type FileEdits struct {
+	Path  string
+	Edits []Edit
 }
 
 // Related points at another place that explains a diagnostic, such as the
 // DataLoader whose worker processes run a Dataset.
 type Related struct {
+	// Path is the other file the place is in; "" for the file itself. Its
+	// offsets are into that file's source in Result.Others.
+	Path       string
 	Start, End int
 	Message    string
 }

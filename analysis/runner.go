@@ -22,6 +22,18 @@ type Pass struct {
 	Rule        *Rule
 	diagnostics []Diagnostic
 	sup         *suppressions
+	others      map[string]*semantic.File
+}
+
+// Other records the model of another file that a diagnostic's related
+// information or a fix's edits point into. Unlike those into the file
+// itself, their offsets are into the other file's source (f.ToSource):
+// the result keeps only its source (Result.Others).
+func (p *Pass) Other(f *semantic.File) {
+	if p.others == nil {
+		p.others = map[string]*semantic.File{}
+	}
+	p.others[f.Path] = f
 }
 
 // Suppressed reports whether a `# noqa` comment silences this rule at the
@@ -83,6 +95,11 @@ type Result struct {
 	// DroppedFixes explains each fix withheld because applying it would
 	// have broken the file's syntax.
 	DroppedFixes []string
+	// Others are the sources of the other files that related information
+	// and fixes point into, as they were analysed, by path.
+	Others map[string][]byte
+
+	otherModels map[string]*semantic.File // during the analysis
 
 	mapper struct {
 		sync.Once
@@ -110,6 +127,9 @@ func (res *Result) Mapper() *Mapper {
 // server` share it, so the terminal and the editor say the same thing.
 type Runner struct {
 	Rules []*Rule
+	// Project is the workspace the files belong to, for what a file's
+	// findings depend on in other files; nil analyses each file alone.
+	Project semantic.Project
 }
 
 // Run parses src and analyses it under settings.
@@ -118,7 +138,13 @@ func (r *Runner) Run(ctx context.Context, path string, src []byte, settings *Set
 	if err != nil {
 		return nil, err
 	}
-	return r.Analyze(semantic.NewFile(path, src, tree), settings), nil
+	return r.Analyze(r.Model(nil, path, src, tree), settings), nil
+}
+
+// Model builds the model of a version of the file at path, reusing what it
+// can of prev's, and placed in the runner's project.
+func (r *Runner) Model(prev *semantic.File, path string, src []byte, tree *pyast.Tree) *semantic.File {
+	return semantic.NewModelFrom(prev, semantic.ModuleInfo{Path: path, Project: r.Project}, src, tree)
 }
 
 // ReleaseMemory gives memory back to the system after a large file (see
@@ -169,7 +195,7 @@ func (r *Runner) AnalyzeTree(prev *Result, path string, src []byte, tree *pyast.
 	if prev != nil {
 		base = prev.file
 	}
-	return r.Analyze(semantic.NewFileFrom(base, path, src, tree), settings)
+	return r.Analyze(r.Model(base, path, src, tree), settings)
 }
 
 // Model is the semantic model the result was computed from, for tests and
@@ -193,17 +219,24 @@ func (r *Runner) Analyze(f *semantic.File, settings *Settings) *Result {
 	// The rules only read the model (its remembered answers are guarded),
 	// so they run side by side; their results are taken in rule order.
 	type outcome struct {
-		diags []Diagnostic
-		err   error
+		diags  []Diagnostic
+		others map[string]*semantic.File
+		err    error
 	}
 	outcomes := make([]outcome, len(enabled))
 	semantic.InParallel(len(enabled), func(i int) {
-		outcomes[i].diags, outcomes[i].err = runRule(enabled[i], f, sup)
+		outcomes[i].diags, outcomes[i].others, outcomes[i].err = runRule(enabled[i], f, sup)
 	})
 	for i, rule := range enabled {
 		diags, err := outcomes[i].diags, outcomes[i].err
 		if err != nil {
 			res.RuleErrors = append(res.RuleErrors, err)
+		}
+		for path, other := range outcomes[i].others {
+			if res.otherModels == nil {
+				res.otherModels = map[string]*semantic.File{}
+			}
+			res.otherModels[path] = other
 		}
 		for _, d := range diags {
 			if sup.line(f.Mapper.LineOf(d.Start), d.Code) {
@@ -241,7 +274,7 @@ func (res *Result) verifyFixes() {
 	at := make([][]int, len(res.Diagnostics)) // each diagnostic's fixes in fixes
 	for i, d := range res.Diagnostics {
 		for _, fix := range d.Fixes {
-			key := fmt.Sprint(fix.Edits)
+			key := fmt.Sprint(fix.Edits, fix.Others)
 			j, seen := index[key]
 			if !seen {
 				j = len(fixes)
@@ -254,7 +287,24 @@ func (res *Result) verifyFixes() {
 	verdicts := make([]error, len(fixes))
 	var trees regionTrees
 	defer trees.close()
-	semantic.InParallel(len(fixes), func(i int) { verdicts[i] = verifyFix(f, fixes[i], &trees) })
+	otherTrees := map[string]*regionTrees{}
+	for path := range res.otherModels {
+		otherTrees[path] = &regionTrees{}
+		defer otherTrees[path].close()
+	}
+	semantic.InParallel(len(fixes), func(i int) {
+		verdicts[i] = verifyFix(f, fixes[i], &trees)
+		for _, o := range fixes[i].Others {
+			if verdicts[i] != nil {
+				break
+			}
+			if other := res.otherModels[o.Path]; other == nil {
+				verdicts[i] = fmt.Errorf("%s was not recorded with the fix", o.Path)
+			} else if err := verifyFix(other, Fix{Edits: fromSource(other, o.Edits)}, otherTrees[o.Path]); err != nil {
+				verdicts[i] = fmt.Errorf("in %s: %w", o.Path, err)
+			}
+		}
+	})
 	for i := range res.Diagnostics {
 		d := &res.Diagnostics[i]
 		kept := d.Fixes[:0]
@@ -270,9 +320,26 @@ func (res *Result) verifyFixes() {
 	}
 }
 
+// fromSource converts edits to another file's source (see Pass.Other) to
+// offsets into its model's text.
+func fromSource(f *semantic.File, edits []Edit) []Edit {
+	out := make([]Edit, len(edits))
+	for i, e := range edits {
+		out[i] = Edit{Start: f.FromSource(e.Start), End: f.FromSource(e.End), NewText: e.NewText}
+	}
+	return out
+}
+
 // toSource converts the offsets rules reported in f.Src to the source's.
 func (res *Result) toSource() {
 	f := res.file
+	for path, other := range res.otherModels {
+		if res.Others == nil {
+			res.Others = map[string][]byte{}
+		}
+		res.Others[path] = other.Source()
+	}
+	res.otherModels = nil // their sources are all that is kept of them
 	if !f.Tree.LaidOut() {
 		return // the same text
 	}
@@ -281,8 +348,10 @@ func (res *Result) toSource() {
 		d.Start, d.End = f.ToSource(d.Start), f.ToSource(d.End)
 		// Copies: diagnostics may share their fixes.
 		related := slices.Clone(d.Related)
-		for j := range related {
-			related[j].Start, related[j].End = f.ToSource(related[j].Start), f.ToSource(related[j].End)
+		for j, r := range related {
+			if r.Path == "" {
+				related[j].Start, related[j].End = f.ToSource(r.Start), f.ToSource(r.End)
+			}
 		}
 		d.Related = related
 		fixes := slices.Clone(d.Fixes)
@@ -303,14 +372,14 @@ func (res *Result) toSource() {
 
 // runRule runs one rule, turning a panic into an error so that one broken
 // rule never takes the others (or the language server) down.
-func runRule(rule *Rule, f *semantic.File, sup *suppressions) (diags []Diagnostic, err error) {
+func runRule(rule *Rule, f *semantic.File, sup *suppressions) (diags []Diagnostic, others map[string]*semantic.File, err error) {
 	pass := &Pass{File: f, Rule: rule, sup: sup}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("rule %s panicked on %s: %v\n%s", rule.Code, f.Path, p, debug.Stack())
-			diags = pass.diagnostics
+			diags, others = pass.diagnostics, pass.others
 		}
 	}()
 	rule.Run(pass)
-	return pass.diagnostics, nil
+	return pass.diagnostics, pass.others, nil
 }

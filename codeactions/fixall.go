@@ -14,9 +14,19 @@ import (
 // a fix that keeps producing new diagnostics must not loop forever.
 const MaxRounds = 10
 
-// Applicable reports whether fix may be applied without the user choosing
-// it: safe fixes always, unsafe ones when enabled, display-only never.
+// Applicable reports whether fix may be applied to its file without the
+// user choosing it: safe fixes always, unsafe ones when enabled,
+// display-only never. A fix that also edits other files is not: fixing
+// all of one file never touches another (see CrossFile).
 func Applicable(fix analysis.Fix, unsafe bool) bool {
+	if len(fix.Others) > 0 {
+		return false
+	}
+	return allowed(fix, unsafe)
+}
+
+// allowed is Applicable without the one-file condition.
+func allowed(fix analysis.Fix, unsafe bool) bool {
 	switch fix.Applicability {
 	case analysis.Safe:
 		return true

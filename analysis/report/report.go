@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,6 +53,24 @@ type item struct {
 	path string
 	res  *analysis.Result
 	d    analysis.Diagnostic
+}
+
+// related returns the path to show for a related place and the mapper of
+// its file: the diagnostic's own, or that of another file of the project
+// (shown relative to the working folder when the diagnostic's path is).
+func (it item) related(rel analysis.Related) (string, *analysis.Mapper) {
+	if rel.Path == "" {
+		return it.path, it.res.Mapper()
+	}
+	path := rel.Path
+	if !filepath.IsAbs(it.path) {
+		if wd, err := os.Getwd(); err == nil {
+			if r, err := filepath.Rel(wd, rel.Path); err == nil {
+				path = r
+			}
+		}
+	}
+	return path, analysis.NewMapper(it.res.Others[rel.Path])
 }
 
 func items(in Input) []item {
@@ -124,9 +143,26 @@ func writeText(w io.Writer, in Input) error {
 		if it.d.Detail != "" {
 			fmt.Fprintf(w, "%s = why: %s\n", pad, it.d.Detail)
 		}
+		// Places in other files explain a finding this file alone does not
+		// show (the DataLoader in train.py that runs this Dataset).
+		for _, rel := range it.d.Related {
+			if rel.Path != "" {
+				path, rm := it.related(rel)
+				rs := spanOf(rm, rel.Start, rel.End, analysis.CodePoints)
+				fmt.Fprintf(w, "%s = see: %s:%d:%d: %s\n", pad, path, rs.startLine, rs.startCol, rel.Message)
+			}
+		}
 		if len(it.d.Fixes) > 0 {
 			fix := it.d.Fixes[0] // the preferred fix
-			fmt.Fprintf(w, "%s = fix (%s): %s\n", pad, fix.Applicability, fix.Title)
+			also := ""
+			for _, o := range fix.Others {
+				path, _ := it.related(analysis.Related{Path: o.Path})
+				also += ", " + path
+			}
+			if also != "" {
+				also = " (also edits " + also[2:] + ")"
+			}
+			fmt.Fprintf(w, "%s = fix (%s): %s%s\n", pad, fix.Applicability, fix.Title, also)
 		}
 		fmt.Fprintln(w)
 	}
@@ -199,6 +235,7 @@ type jsonFix struct {
 }
 
 type jsonRelated struct {
+	File    string       `json:"file"`
 	Message string       `json:"message"`
 	Start   jsonPosition `json:"start"`
 	End     jsonPosition `json:"end"`
@@ -240,8 +277,9 @@ func writeJSON(w io.Writer, in Input) error {
 			jd.Fixes = append(jd.Fixes, jsonFix{f.Title, f.Applicability.String()})
 		}
 		for _, rel := range it.d.Related {
-			rs := spanOf(m, rel.Start, rel.End, analysis.CodePoints)
-			jd.Related = append(jd.Related, jsonRelated{rel.Message, jsonPosition{rs.startLine, rs.startCol}, jsonPosition{rs.endLine, rs.endCol}})
+			path, rm := it.related(rel)
+			rs := spanOf(rm, rel.Start, rel.End, analysis.CodePoints)
+			jd.Related = append(jd.Related, jsonRelated{path, rel.Message, jsonPosition{rs.startLine, rs.startCol}, jsonPosition{rs.endLine, rs.endCol}})
 		}
 		out = append(out, jd)
 	}
@@ -292,29 +330,34 @@ func writeSARIF(w io.Writer, in Input) error {
 	results := []any{}
 	for _, it := range items(in) {
 		m := it.res.Mapper()
-		region := func(start, end int) obj {
+		region := func(m *analysis.Mapper, start, end int) obj {
 			sp := spanOf(m, start, end, analysis.UTF16)
 			return obj{"startLine": sp.startLine, "startColumn": sp.startCol, "endLine": sp.endLine, "endColumn": sp.endCol}
 		}
-		artifact := obj{"uri": filepath.ToSlash(filepath.Clean(it.path))}
-		if !filepath.IsAbs(it.path) {
-			artifact["uriBaseId"] = "%SRCROOT%"
+		artifactOf := func(path string) obj {
+			artifact := obj{"uri": filepath.ToSlash(filepath.Clean(path))}
+			if !filepath.IsAbs(path) {
+				artifact["uriBaseId"] = "%SRCROOT%"
+			}
+			return artifact
 		}
+		artifact := artifactOf(it.path)
 		res := obj{
 			"ruleId":    it.d.Code,
 			"level":     sarifLevel(it.d.Severity),
 			"message":   obj{"text": withDetail(it.d)},
-			"locations": []any{obj{"physicalLocation": obj{"artifactLocation": artifact, "region": region(it.d.Start, it.d.End)}}},
+			"locations": []any{obj{"physicalLocation": obj{"artifactLocation": artifact, "region": region(m, it.d.Start, it.d.End)}}},
 		}
 		if i, ok := index[it.d.Code]; ok {
 			res["ruleIndex"] = i
 		}
 		var related []any
 		for i, rel := range it.d.Related {
+			path, rm := it.related(rel)
 			related = append(related, obj{
 				"id":               i,
 				"message":          obj{"text": rel.Message},
-				"physicalLocation": obj{"artifactLocation": artifact, "region": region(rel.Start, rel.End)},
+				"physicalLocation": obj{"artifactLocation": artifactOf(path), "region": region(rm, rel.Start, rel.End)},
 			})
 		}
 		if related != nil {

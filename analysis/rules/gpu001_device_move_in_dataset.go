@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -102,18 +103,34 @@ type workerCode struct {
 	fn      *pyast.Node // function_definition or lambda
 	label   string      // `CustomDataset.__getitem__`
 	loaders []*semantic.DataLoader
+	// remote are the DataLoaders other files of the project build over it.
+	remote  []semantic.RemoteLoader
 	collate bool // a collate_fn rather than a Dataset method
 }
 
 // anyWorkers reports whether one of the loaders may run worker processes:
 // num_workers is not a literal 0 (or missing).
-func anyWorkers(f *semantic.File, loaders []*semantic.DataLoader) bool {
-	for _, l := range loaders {
+func anyWorkers(f *semantic.File, wc workerCode) bool {
+	for _, l := range wc.loaders {
 		if n, ok := l.Workers(f.Src); !ok || n > 0 {
 			return true
 		}
 	}
+	for _, l := range wc.remote {
+		if !l.WorkersKnown || l.Workers > 0 {
+			return true
+		}
+	}
 	return false
+}
+
+// remoteLoaders are the DataLoaders of other files of the project that run
+// the class or function named so at the top level of f.
+func remoteLoaders(f *semantic.File, def *pyast.Node, name string) []semantic.RemoteLoader {
+	if f.Project == nil || def.Ancestor("class_definition", "function_definition") != nil {
+		return nil
+	}
+	return f.Project.LoadersUsing(f.Path, name)
 }
 
 func runDeviceMoveInDataset(pass *analysis.Pass) {
@@ -134,9 +151,9 @@ func runDeviceMoveInDataset(pass *analysis.Pass) {
 		if devices == nil {
 			devices = analysis.FactOf(pass, semantic.DeviceBindings)
 		}
-		fix := deviceMoveFix(pass.File, devices, wc, unsuppressed)
+		fix := deviceMoveFix(pass, devices, wc, unsuppressed)
 		for _, move := range unsuppressed {
-			d := deviceMoveDiagnostic(pass.File, wc, move)
+			d := deviceMoveDiagnostic(pass, wc, move)
 			d.Fixes = []analysis.Fix{fix}
 			pass.Report(d)
 		}
@@ -154,13 +171,27 @@ func findWorkerCode(f *semantic.File) []workerCode {
 		if f.IsIterableDataset(c) {
 			methods = append(methods, "__iter__")
 		}
+		var remote []semantic.RemoteLoader
 		for _, m := range methods {
 			if fn := c.Methods[m]; fn != nil {
-				out = append(out, workerCode{fn: fn, label: "`" + c.Name + "." + m + "`", loaders: f.LoadersOf(c)})
+				if remote == nil {
+					remote = remoteLoaders(f, c.Node, c.Name)
+				}
+				out = append(out, workerCode{fn: fn, label: "`" + c.Name + "." + m + "`", loaders: f.LoadersOf(c), remote: remote})
 			}
 		}
 	}
 	seen := map[*pyast.Node]int{}
+	// Functions other files' DataLoaders run as collate_fn.
+	if f.Project != nil {
+		for name, defs := range f.Functions {
+			fn := defs[len(defs)-1]
+			if remote := remoteLoaders(f, fn, name); len(remote) > 0 {
+				seen[fn] = len(out)
+				out = append(out, workerCode{fn: fn, label: "the collate function `" + name + "`", remote: remote, collate: true})
+			}
+		}
+	}
 	for _, d := range f.DataLoaders {
 		fn, label := collateFunction(f, d.CollateFn)
 		if fn == nil {
@@ -178,7 +209,7 @@ func findWorkerCode(f *semantic.File) []workerCode {
 	// to move batches.
 	kept := out[:0]
 	for _, wc := range out {
-		if !wc.collate || anyWorkers(f, wc.loaders) {
+		if !wc.collate || anyWorkers(f, wc) {
 			kept = append(kept, wc)
 		}
 	}
@@ -233,7 +264,8 @@ func findDeviceMoves(f *semantic.File, fn *pyast.Node) []deviceMove {
 	return moves
 }
 
-func deviceMoveDiagnostic(f *semantic.File, wc workerCode, move deviceMove) analysis.Diagnostic {
+func deviceMoveDiagnostic(pass *analysis.Pass, wc workerCode, move deviceMove) analysis.Diagnostic {
+	f := pass.File
 	d := analysis.Diagnostic{Start: move.start, End: move.end}
 	maxWorkers, unknown, pinned := 0, "", false
 	for _, l := range wc.loaders {
@@ -248,6 +280,28 @@ func deviceMoveDiagnostic(f *semantic.File, wc workerCode, move deviceMove) anal
 		d.Related = append(d.Related, analysis.Related{
 			Start: l.Call.Start, End: l.Call.End,
 			Message: "this DataLoader runs " + wc.label + " " + workersPhrase(f, l),
+		})
+	}
+	for _, l := range wc.remote {
+		phrase := "in worker processes (num_workers=" + l.WorkersText + ")"
+		switch {
+		case !l.WorkersKnown:
+			unknown = l.WorkersText
+		case l.Workers == 0:
+			phrase = "in the main process (num_workers=0)"
+		default:
+			maxWorkers = max(maxWorkers, l.Workers)
+			phrase = fmt.Sprintf("in %d worker processes (num_workers=%d)", l.Workers, l.Workers)
+		}
+		pinned = pinned || l.Pinned
+		other := f.Project.Model(l.Path)
+		if other == nil {
+			continue // unreadable since it was indexed
+		}
+		pass.Other(other)
+		d.Related = append(d.Related, analysis.Related{
+			Path: l.Path, Start: l.Start, End: l.End,
+			Message: "this DataLoader (" + filepath.Base(l.Path) + ") runs " + wc.label + " " + phrase,
 		})
 	}
 	const consequences = "Under the `fork` start method with CUDA already initialised in the parent the " +
@@ -273,7 +327,7 @@ func deviceMoveDiagnostic(f *semantic.File, wc workerCode, move deviceMove) anal
 	case unknown != "":
 		d.Message = where("may run in DataLoader workers; %s", advice)
 		detail += "It runs in the DataLoader's worker processes when " + analysis.Code(unknown) + " > 0. " + consequences
-	case len(wc.loaders) > 0:
+	case len(wc.loaders)+len(wc.remote) > 0:
 		d.Message = where("copies one sample at a time; %s", advice)
 		detail += "The DataLoader has `num_workers=0`, so this makes one small synchronous host-to-device copy " +
 			"per sample, and moving the loading to worker processes would crash or cost a CUDA context per worker"

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,11 +17,14 @@ import (
 
 // deviceMoveFix builds the fix for every move in one worker function. It
 // is applicable (unsafe) only when every loop that consumes the loaders'
-// batches is found, in whichever function of the file it is, and each can
-// take the transfer; otherwise it is display-only, with no edits, and its
-// title says where the transfer must go: removing the moves alone would
-// feed CPU batches to a model on the GPU.
-func deviceMoveFix(f *semantic.File, devices []*pyast.Node, wc workerCode, moves []deviceMove) analysis.Fix {
+// batches is found, in whichever function of the file the loader is built
+// in it is (the worker code's file, or another file of the project that
+// builds a DataLoader over it), and each can take the transfer; otherwise
+// it is display-only, with no edits, and its title says where the transfer
+// must go: removing the moves alone would feed CPU batches to a model on
+// the GPU.
+func deviceMoveFix(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, moves []deviceMove) analysis.Fix {
+	f := pass.File
 	displayOnly := func(why string) analysis.Fix {
 		return analysis.Fix{
 			Title:         "Return CPU tensors from " + wc.label + " and move each batch where it is used (" + why + ")",
@@ -31,35 +35,92 @@ func deviceMoveFix(f *semantic.File, devices []*pyast.Node, wc workerCode, moves
 	if shape == nil {
 		return displayOnly("the fix cannot tell which parts of a sample were moved")
 	}
-	var loops []*pyast.Node
-	for _, loader := range wc.loaders {
-		flow := followLoader(f, loader)
-		if len(flow.escapes) > 0 {
-			return displayOnly("the DataLoader cannot be followed: " + flow.escapes[0])
-		}
-		loops = append(loops, flow.loops...)
+	wd := devicesOfMoves(f, moves)
+	// The loaders by the file they are in, this file first.
+	type site struct {
+		file    *semantic.File
+		loaders []*semantic.DataLoader
 	}
-	if len(loops) == 0 {
+	sites := []site{{file: f, loaders: wc.loaders}}
+	for _, r := range wc.remote {
+		other := f.Project.Model(r.Path)
+		loader := loaderAt(other, r.Start)
+		if loader == nil {
+			return displayOnly("the DataLoader in " + filepath.Base(r.Path) + " cannot be read")
+		}
+		if sites[len(sites)-1].file != other {
+			sites = append(sites, site{file: other})
+		}
+		sites[len(sites)-1].loaders = append(sites[len(sites)-1].loaders, loader)
+	}
+	var edits []analysis.Edit
+	var others []analysis.FileEdits
+	anyLoop := false
+	for i, st := range sites {
+		sf, where := st.file, ""
+		if i > 0 {
+			where = " in " + filepath.Base(sf.Path)
+		}
+		var loops []*pyast.Node
+		for _, loader := range st.loaders {
+			flow := followLoader(sf, loader)
+			if len(flow.escapes) > 0 {
+				return displayOnly("the DataLoader" + where + " cannot be followed: " + flow.escapes[0])
+			}
+			loops = append(loops, flow.loops...)
+		}
+		siteDevices := devices
+		if i > 0 {
+			siteDevices = semantic.DeviceBindings.Of(sf)
+		}
+		var siteEdits []analysis.Edit
+		for _, loop := range loops {
+			loopEdits, ok := moveBatchInLoop(sf, siteDevices, loop, shape, wd)
+			if !ok {
+				return displayOnly(fmt.Sprintf("the loop on line %d%s binds the batch in a way the fix cannot follow", sf.Mapper.LineOf(loop.Start)+1, where))
+			}
+			siteEdits = append(siteEdits, loopEdits...)
+		}
+		anyLoop = anyLoop || len(loops) > 0
+		for _, loader := range st.loaders {
+			if loader.PinMemory == nil {
+				siteEdits = append(siteEdits, addKeyword(sf, loader.Call, "pin_memory=True"))
+			}
+		}
+		if i == 0 {
+			edits = siteEdits
+		} else if len(siteEdits) > 0 {
+			pass.Other(sf)
+			for k, e := range siteEdits {
+				siteEdits[k] = analysis.Edit{Start: sf.ToSource(e.Start), End: sf.ToSource(e.End), NewText: e.NewText}
+			}
+			others = append(others, analysis.FileEdits{Path: sf.Path, Edits: siteEdits})
+		}
+	}
+	if !anyLoop {
 		return displayOnly("no loop over its batches in this file")
 	}
-	edits := removeMoves(f, moves)
-	for _, loop := range loops {
-		loopEdits, ok := moveBatchInLoop(f, devices, loop, shape, moves)
-		if !ok {
-			return displayOnly(fmt.Sprintf("the loop on line %d binds the batch in a way the fix cannot follow", f.Mapper.LineOf(loop.Start)+1))
-		}
-		edits = append(edits, loopEdits...)
-	}
-	for _, loader := range wc.loaders {
-		if loader.PinMemory == nil {
-			edits = append(edits, addKeyword(f, loader.Call, "pin_memory=True"))
-		}
-	}
+	edits = append(removeMoves(f, moves), edits...)
 	return analysis.Fix{
 		Title:         "Move the device transfer into the training loop",
 		Applicability: analysis.Unsafe,
 		Edits:         edits,
+		Others:        others,
 	}
+}
+
+// loaderAt finds the DataLoader whose call starts at offset start of the
+// file's source; nil when there is none (the file changed).
+func loaderAt(f *semantic.File, start int) *semantic.DataLoader {
+	if f == nil {
+		return nil
+	}
+	for _, d := range f.DataLoaders {
+		if f.ToSource(d.Call.Start) == start {
+			return d
+		}
+	}
+	return nil
 }
 
 // removeMoves returns the edits that take each device move out, leaving
@@ -353,7 +414,7 @@ func unwrapIterable(f *semantic.File, it *pyast.Node) (*pyast.Node, bool) {
 
 // moveBatchInLoop returns the edits that move the batch elements of shape
 // to the device inside loop, right after they are bound.
-func moveBatchInLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, shape *batchShape, moves []deviceMove) ([]analysis.Edit, bool) {
+func moveBatchInLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, shape *batchShape, wd workerDevice) ([]analysis.Edit, bool) {
 	target := loop.Child("left")
 	if _, enumerated := unwrapIterable(f, loop.Child("right")); enumerated {
 		parts := target.NamedChildren()
@@ -370,7 +431,7 @@ func moveBatchInLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, 
 	if len(stmts) == 0 || f.Mapper.LineOf(stmts[0].Start) == f.Mapper.LineOf(loop.Start) {
 		return nil, false // a one-line loop: no line to insert on
 	}
-	device := deviceAtLoop(f, devices, loop, moves)
+	device := deviceAtLoop(f, devices, loop, wd)
 	move := func(e string) string {
 		if device == "" {
 			return e + ".cuda(non_blocking=True)"
@@ -429,10 +490,22 @@ func moveBatchInLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, 
 	default:
 		return nil, false
 	}
+	// A loop that already moves the batch so (the fix of another worker
+	// function of the same DataLoader, its collate_fn or its Dataset, put
+	// the move there) is not given a second one.
+	present := map[string]bool{}
+	for _, st := range stmts {
+		present[strings.Join(strings.Fields(f.Text(st)), " ")] = true
+	}
 	indent, eol := f.IndentAt(anchor.Start), f.LineEnding()
 	text := ""
 	for _, l := range lines {
-		text += indent + l + eol
+		if !present[l] {
+			text += indent + l + eol
+		}
+	}
+	if text == "" {
+		return nil, true
 	}
 	if after {
 		return []analysis.Edit{analysis.InsertLinesAfter(f, anchor.End, text)}, true
@@ -483,7 +556,7 @@ func findUnpack(f *semantic.File, stmts []*pyast.Node, batch string, n int) *pya
 // self.device) and the loop's function takes the model, the model's own
 // device (`next(model.parameters()).device`); "" when there is none (then
 // .cuda() is used, as the worker code's move was to a CUDA device).
-func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, moves []deviceMove) string {
+func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, wd workerDevice) string {
 	scope := semantic.Scope(loop)
 	var visible []string // in source order
 	for _, a := range devices {
@@ -498,23 +571,9 @@ func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, mov
 	if scope.Is("function_definition") {
 		params = parameterNames(f, scope)
 	}
-	// Whether the worker code moved to a device the loop cannot name (such
-	// as self.device): only then is the model's own device the best guess;
-	// .cuda() in the worker code is .cuda() at the loop.
-	unnamed := false
-	for _, m := range moves {
-		if f.MethodName(m.call) == "to" {
-			d := f.Arg(m.call, "device", 0)
-			unnamed = unnamed || d.Is("identifier", "attribute", "subscript", "call")
-			switch {
-			case d.Is("string") && !slices.ContainsFunc(d.Children, func(c *pyast.Node) bool { return c.Is("interpolation") }):
-				return f.Text(d) // "cuda:1", not an f-string
-			case d.Is("call") && f.Callee(d) == "torch.device" && len(d.Child("arguments").NamedChildren()) == 1 &&
-				d.Child("arguments").NamedChildren()[0].Is("string"):
-				return f.Text(d)
-			case d.Is("identifier") && (slices.Contains(visible, f.Text(d)) || slices.Contains(params, f.Text(d))):
-				return f.Text(d)
-			}
+	for _, c := range wd.named {
+		if c.literal || slices.Contains(visible, c.text) || slices.Contains(params, c.text) {
+			return c.text
 		}
 	}
 	switch {
@@ -522,8 +581,52 @@ func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, mov
 		return "device"
 	case len(visible) > 0:
 		return visible[len(visible)-1]
-	case unnamed && slices.Contains(params, "model"):
+	case wd.unnamed && slices.Contains(params, "model"):
 		return "next(model.parameters()).device"
 	}
 	return ""
+}
+
+// workerDevice is what the worker code's moves say about their device,
+// read in the worker code's file (the loop may be in another).
+type workerDevice struct {
+	// named are the devices the moves named, in order: literals ("cuda:1",
+	// torch.device("cuda")) valid anywhere, plain names valid where the
+	// loop sees them too.
+	named []struct {
+		text    string
+		literal bool
+	}
+	// unnamed: some move named a device the loop may not see (such as
+	// self.device): only then is the model's own device the best guess;
+	// .cuda() in the worker code is .cuda() at the loop.
+	unnamed bool
+}
+
+func devicesOfMoves(f *semantic.File, moves []deviceMove) workerDevice {
+	var wd workerDevice
+	for _, m := range moves {
+		if f.MethodName(m.call) != "to" {
+			continue
+		}
+		d := f.Arg(m.call, "device", 0)
+		wd.unnamed = wd.unnamed || d.Is("identifier", "attribute", "subscript", "call")
+		switch {
+		case d.Is("string") && !slices.ContainsFunc(d.Children, func(c *pyast.Node) bool { return c.Is("interpolation") }):
+			wd.add(f.Text(d), true) // "cuda:1", not an f-string
+		case d.Is("call") && f.Callee(d) == "torch.device" && len(d.Child("arguments").NamedChildren()) == 1 &&
+			d.Child("arguments").NamedChildren()[0].Is("string"):
+			wd.add(f.Text(d), true)
+		case d.Is("identifier"):
+			wd.add(f.Text(d), false)
+		}
+	}
+	return wd
+}
+
+func (wd *workerDevice) add(text string, literal bool) {
+	wd.named = append(wd.named, struct {
+		text    string
+		literal bool
+	}{text, literal})
 }

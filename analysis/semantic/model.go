@@ -24,6 +24,9 @@ type File struct {
 	source []byte // the source itself
 	Tree   *pyast.Tree
 	Mapper *source.Mapper
+	// Project is the workspace the file belongs to; nil when it is
+	// analysed alone.
+	Project Project
 
 	// Imports maps a local name to the qualified name it stands for:
 	// `import torch as T` gives T -> torch, `from torch.utils.data import
@@ -196,9 +199,12 @@ type DataLoader struct {
 	// built from when that can be seen in the file.
 	Dataset      *pyast.Node
 	DatasetClass *Class
-	NumWorkers   *pyast.Node // nil when not given (0 workers)
-	PinMemory    *pyast.Node
-	CollateFn    *pyast.Node
+	// DatasetType is the qualified name of the class the dataset was built
+	// from when it is imported (`pkg.data.MyDS`), for the project to find.
+	DatasetType string
+	NumWorkers  *pyast.Node // nil when not given (0 workers)
+	PinMemory   *pyast.Node
+	CollateFn   *pyast.Node
 }
 
 // Workers returns the number of worker processes when it is a literal, and
@@ -271,7 +277,10 @@ func (f *File) addImport(n *pyast.Node) {
 func (f *File) addFromImport(n *pyast.Node) {
 	module := f.Text(n.Child("module_name"))
 	if strings.HasPrefix(module, ".") {
-		return // relative imports are this project's own modules
+		// The project's own modules: named when the project places the file.
+		if module = f.resolveRelative(module); module == "" {
+			return
+		}
 	}
 	for _, c := range n.ChildrenOf("name") {
 		switch c.Kind {
@@ -456,10 +465,17 @@ func (f *File) derivesFrom(c *Class, seen map[*Class]bool, match func(string) bo
 	}
 	seen[c] = true
 	for _, b := range c.Bases {
-		if match(f.QualifiedName(b)) {
+		q := f.QualifiedName(b)
+		if match(q) {
 			return true
 		}
-		if b.Kind == "identifier" && f.derivesFrom(f.Classes[f.Text(b)], seen, match) {
+		if b.Kind == "identifier" && f.Classes[f.Text(b)] != nil {
+			if f.derivesFrom(f.Classes[f.Text(b)], seen, match) {
+				return true
+			}
+			continue
+		}
+		if q != "" && f.derivesFromProject(f.Path, q, map[string]bool{}, 0, match) {
 			return true
 		}
 	}
@@ -819,7 +835,29 @@ func (f *File) newDataLoader(call *pyast.Node) *DataLoader {
 		d.Var = f.Text(p.Child("left"))
 	}
 	d.DatasetClass = f.classOfInstance(d.Dataset, 0)
+	if d.DatasetClass == nil {
+		d.DatasetType = f.typeOfInstance(d.Dataset, 0)
+	}
 	return d
+}
+
+// typeOfInstance is classOfInstance for a class the file imports: the
+// qualified name of what built the value, or "".
+func (f *File) typeOfInstance(e *pyast.Node, depth int) string {
+	if e == nil || depth > 8 {
+		return ""
+	}
+	switch e.Kind {
+	case "call":
+		return f.QualifiedName(f.unwrapModuleChain(e).Child("function"))
+	case "identifier", "attribute":
+		for _, b := range f.Bindings(f.Text(e)) {
+			if t := f.typeOfInstance(b, depth+1); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
 }
 
 // classOfInstance finds the class an expression is an instance of, when the

@@ -21,14 +21,20 @@ import (
 
 // NewFile builds the model for a parsed file; src is its source.
 func NewFile(path string, src []byte, tree *pyast.Tree) *File {
-	return NewFileFrom(nil, path, src, tree)
+	return NewModelFrom(nil, ModuleInfo{Path: path}, src, tree)
 }
 
 // NewFileFrom builds the model for a version of a buffer, reusing what it
 // can of prev, the model of an earlier version (nil for none).
 func NewFileFrom(prev *File, path string, src []byte, tree *pyast.Tree) *File {
+	return NewModelFrom(prev, ModuleInfo{Path: path}, src, tree)
+}
+
+// NewModelFrom is NewFileFrom for a file placed in a project.
+func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *File {
 	f := &File{
-		Path: path, Src: tree.Src, source: src, Tree: tree, Mapper: source.NewMapper(tree.Src),
+		Path: info.Path, Project: info.Project,
+		Src: tree.Src, source: src, Tree: tree, Mapper: source.NewMapper(tree.Src),
 		Imports:   map[string]string{},
 		Classes:   map[string]*Class{},
 		Functions: map[string][]*pyast.Node{},
@@ -90,7 +96,7 @@ func NewFileFrom(prev *File, path string, src []byte, tree *pyast.Tree) *File {
 		imports = append(imports, k+"="+v)
 	}
 	sort.Strings(imports)
-	f.structure = strings.Join(imports, ";") + "\x00" + structure.String()
+	f.structure = strings.Join(imports, ";") + "\x00" + structure.String() + "\x00" + f.projectStructure()
 	for _, ix := range f.indexes {
 		facts := ix.importFacts(f)
 		f.gradSwitches = append(f.gradSwitches, facts.gradSwitches...)

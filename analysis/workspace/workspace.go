@@ -61,6 +61,8 @@ type Options struct {
 	Overrides analysis.Overrides
 	// Jobs is the number of files analysed at once (0: every core).
 	Jobs int
+	// Alone analyses each file without the others (no workspace index).
+	Alone bool
 }
 
 // Checker runs the analysis over paths.
@@ -81,6 +83,9 @@ type Checker struct {
 func (c *Checker) Check(ctx context.Context, paths []string) ([]FileResult, []Problem) {
 	c.settings, c.reported = map[string]*analysis.Settings{}, map[string]bool{}
 	files := c.discover(paths)
+	if c.Runner.Project == nil && !c.Options.Alone {
+		c.Runner.Project = IndexFiles(ctx, files)
+	}
 	jobs := c.Options.Jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()

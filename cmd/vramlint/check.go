@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -104,7 +105,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *fix || *diff || *unsafeFixes {
-		fixed, changed, failedWrites := applyFixes(checker.Runner, files, *diff, *unsafeFixes, stdout, stderr)
+		var fixed, changed, failedWrites int
+		files, fixed, changed, failedWrites = applyFixes(checker, paths, files, *diff, *unsafeFixes, stdout, stderr)
+		in.Files = files
 		in.Unchecked += failedWrites
 		if *diff {
 			fmt.Fprintf(stderr, "Would fix %d %s in %d %s.\n", fixed, report.Plural(fixed, "problem", "problems"), changed, report.Plural(changed, "file", "files"))
@@ -137,11 +140,16 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	return exitClean
 }
 
-// applyFixes fixes each file with diagnostics, in rounds, and writes it
-// (or, with diff, prints the diff). It replaces each file's result with the
-// analysis of the fixed source, and returns the number of diagnostics
-// fixed, of files changed, and of files that could not be written.
-func applyFixes(runner *analysis.Runner, files []workspace.FileResult, diff, unsafeFlag bool, stdout, stderr io.Writer) (fixed, changed, failed int) {
+// applyFixes fixes the files with diagnostics and writes them (or, with
+// diff, prints the diff). First the fixes that edit several files, each as
+// a whole, re-checking after each; then each file's own fixes, in rounds.
+// It returns the results (each file's replaced by the analysis of its
+// fixed source), and the number of diagnostics fixed, of files changed,
+// and of files that could not be written.
+func applyFixes(checker *workspace.Checker, paths []string, files []workspace.FileResult, diff, unsafeFlag bool, stdout, stderr io.Writer) (_ []workspace.FileResult, fixed, changed, failed int) {
+	touched := map[string]bool{} // absolute paths of the files changed
+	files, fixed, failed = applyCrossFileFixes(checker, paths, files, diff, unsafeFlag, touched, stdout, stderr)
+	runner := checker.Runner
 	for i := range files {
 		f := &files[i]
 		if f.Result == nil || len(f.Result.Diagnostics) == 0 {
@@ -168,9 +176,80 @@ func applyFixes(runner *analysis.Runner, files []workspace.FileResult, diff, uns
 			continue
 		}
 		fixed += fr.Fixed
-		changed++
+		touched[absolute(f.Path)] = true
 		f.Result = fr.Remaining
 		f.Result.Compact() // keep what the report needs, not the model
 	}
-	return fixed, changed, failed
+	return files, fixed, len(touched), failed
+}
+
+// applyCrossFileFixes applies the fixes that edit several files: one at a
+// time, every file of it or none, then checks the paths again, since the
+// other fixes' offsets into those files have moved. With diff it prints
+// each file's diff instead and applies nothing, so it shows the first of
+// the fixes that touch the same file.
+func applyCrossFileFixes(checker *workspace.Checker, paths []string, files []workspace.FileResult, diff, unsafeFlag bool, touched map[string]bool, stdout, stderr io.Writer) (_ []workspace.FileResult, fixed, failed int) {
+	tried := map[string]bool{}
+	for range codeactions.MaxRounds {
+		progress := false
+		for _, f := range files {
+			if f.Result == nil {
+				continue
+			}
+			choose := codeactions.CrossFile(unsafeFlag || f.Settings.UnsafeFixes)
+			for _, d := range f.Result.Diagnostics {
+				fix := choose(d)
+				if fix == nil {
+					continue
+				}
+				key := absolute(f.Path) + "\x00" + d.Code + "\x00" + fix.Title + "\x00" + fmt.Sprint(fix.Edits, fix.Others)
+				if tried[key] {
+					continue
+				}
+				tried[key] = true
+				changes, err := codeactions.Changes(f.Result, f.Path, *fix)
+				if err == nil && diff && slices.ContainsFunc(changes, func(c codeactions.FileChange) bool { return touched[absolute(c.Path)] }) {
+					continue // printed with an earlier fix; its diff would not apply after it
+				}
+				if err == nil && !diff {
+					err = codeactions.WriteChanges(changes)
+				}
+				if err != nil {
+					fmt.Fprintf(stderr, "vramlint: %v\n", err)
+					failed++
+					continue
+				}
+				for _, c := range changes {
+					if diff {
+						fmt.Fprint(stdout, codeactions.UnifiedDiff(c.Path, c.Before, c.After))
+					}
+					touched[absolute(c.Path)] = true
+				}
+				// The diagnostics that share the fix are fixed with it.
+				for _, other := range f.Result.Diagnostics {
+					if o := choose(other); o != nil && o.Title == fix.Title && fmt.Sprint(o.Edits, o.Others) == fmt.Sprint(fix.Edits, fix.Others) {
+						fixed++
+					}
+				}
+				progress = !diff
+				break
+			}
+			if progress {
+				break
+			}
+		}
+		if !progress {
+			return files, fixed, failed
+		}
+		checker.Runner.Project = nil // re-index: files changed
+		files, _ = checker.Check(context.Background(), paths)
+	}
+	return files, fixed, failed
+}
+
+func absolute(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
 }

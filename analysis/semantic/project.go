@@ -1,0 +1,125 @@
+package semantic
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Project is what a file's model can see of the rest of its workspace: the
+// workspace's own modules, found by Python's import rules. Third-party
+// packages are not part of it. A file analysed alone has none.
+type Project interface {
+	// Module names the module the file at path is (`pkg.data`), and says
+	// whether it is a package's __init__.py; "" when it is outside the
+	// project's import roots.
+	Module(path string) (name string, pkg bool)
+	// Resolve finds where a qualified name seen from the file at path is
+	// defined in the project, following re-exports (`from .data import
+	// BaseDS` in an __init__.py): the defining file and the name at its
+	// top level. ok is false for names outside the project.
+	Resolve(from, qualified string) (path, name string, ok bool)
+	// ClassBases returns the qualified bases (as seen from the defining
+	// file) of the class defined at the top level of path under name.
+	ClassBases(path, name string) (bases []string, ok bool)
+	// LoadersUsing lists the DataLoaders in other files of the project
+	// built over an instance of, or with the collate function, defined at
+	// the top level of path under name.
+	LoadersUsing(path, name string) []RemoteLoader
+	// Model returns the model of another file of the project (the open
+	// buffer's when it is open), or nil when it cannot be read.
+	Model(path string) *File
+	// Generation changes whenever the summary of a file other than path
+	// changes: answers that read other files are remembered per generation.
+	Generation(path string) uint64
+}
+
+// RemoteLoader is a DataLoader in another file of the project.
+type RemoteLoader struct {
+	Path       string
+	Start, End int // the call, as offsets into that file's source
+	// Workers is the literal num_workers (Known false when it is not one).
+	Workers      int
+	WorkersKnown bool
+	WorkersText  string
+	Pinned       bool
+	// Line is the call's first line, from 0, for messages.
+	Line int
+}
+
+// ModuleInfo says which file a model is for and where it sits in its
+// project.
+type ModuleInfo struct {
+	Path    string
+	Project Project // nil: the file alone
+}
+
+// moduleName is the file's module and package for relative imports.
+func (f *File) moduleName() (module, pkg string) {
+	if f.Project == nil {
+		return "", ""
+	}
+	module, isPkg := f.Project.Module(f.Path)
+	if isPkg {
+		return module, module
+	}
+	if i := strings.LastIndexByte(module, '.'); i >= 0 {
+		return module, module[:i]
+	}
+	return module, ""
+}
+
+// resolveRelative turns `from ..x import y`'s module part into an absolute
+// one, or "" when the file's package is unknown or the dots go above it.
+func (f *File) resolveRelative(relative string) string {
+	dots := len(relative) - len(strings.TrimLeft(relative, "."))
+	rest := relative[dots:]
+	module, pkg := f.moduleName()
+	if module == "" {
+		return "" // alone, or outside the import roots
+	}
+	parts := []string{}
+	if pkg != "" {
+		parts = strings.Split(pkg, ".")
+	}
+	if dots-1 > len(parts) {
+		return ""
+	}
+	parts = parts[:len(parts)-(dots-1)]
+	if rest != "" {
+		parts = append(parts, rest)
+	}
+	return strings.Join(parts, ".")
+}
+
+// projectStructure is what the remembered answers read of the project:
+// the file's module and the other files' summaries.
+func (f *File) projectStructure() string {
+	if f.Project == nil {
+		return ""
+	}
+	module, _ := f.moduleName()
+	return module + "@" + strconv.FormatUint(f.Project.Generation(f.Path), 10)
+}
+
+// derivesFromProject follows a base class defined in another file of the
+// project, whose own bases are qualified names as that file sees them.
+func (f *File) derivesFromProject(from, qualified string, seen map[string]bool, depth int, match func(string) bool) bool {
+	if f.Project == nil || depth > 16 {
+		return false
+	}
+	path, name, ok := f.Project.Resolve(from, qualified)
+	if !ok || seen[path+"\x00"+name] {
+		return false
+	}
+	seen[path+"\x00"+name] = true
+	bases, ok := f.Project.ClassBases(path, name)
+	if !ok {
+		return false
+	}
+	for _, b := range bases {
+		if match(canonical(b)) || f.derivesFromProject(path, b, seen, depth+1, match) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,703 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
+)
+
+// This file is the workspace index: for each Python file of a project, what
+// other files need to know of it (its imports, top-level classes with their
+// bases, top-level functions, and the DataLoaders it builds), resolved by
+// Python's import rules for the project's own modules. A file's findings
+// may depend on other files through it: a Dataset whose base class is in
+// another module, or one that another module's DataLoader runs in workers.
+
+// Summary is what the index keeps of one file.
+type Summary struct {
+	Path    string // absolute
+	Module  string // dotted, from the import root it is under
+	Package bool   // an __init__.py
+	Imports map[string]string
+	// Classes are the top-level classes' bases, qualified as the file sees
+	// them (a base defined in the same file is module.Name).
+	Classes   map[string][]string
+	Functions map[string]bool // top-level functions
+	Loaders   []loaderSummary
+	digest    string
+}
+
+// loaderSummary is a DataLoader with what it runs in workers, qualified as
+// its file sees them.
+type loaderSummary struct {
+	semantic.RemoteLoader
+	Dataset, Collate string
+}
+
+// Index is the model of one project: a folder and its import roots (the
+// folder, and its src/ when there is one).
+type Index struct {
+	Root  string // absolute
+	roots []string
+
+	mu      sync.RWMutex
+	files   map[string]*Summary       // indexed, by absolute path
+	open    map[string]*semantic.File // open buffers' models (the server's)
+	missing map[string]bool           // paths looked for and not found
+	closed  modelCache                // models of files that are not open
+	changes uint64                    // summary changes, all files
+	changed map[string]uint64         // summary changes, by file
+	resolve map[[2]string]resolved    // Resolve's answers at this generation
+	loaders map[[2]string][]semantic.RemoteLoader
+}
+
+type resolved struct {
+	path, name string
+	ok         bool
+}
+
+// NewIndex returns an empty index of the project in root.
+func NewIndex(root string) *Index {
+	root = absPath(root)
+	ix := &Index{
+		Root: root, roots: []string{root},
+		files: map[string]*Summary{}, open: map[string]*semantic.File{}, missing: map[string]bool{},
+		changed: map[string]uint64{},
+	}
+	if st, err := os.Stat(filepath.Join(root, "src")); err == nil && st.IsDir() {
+		ix.roots = []string{filepath.Join(root, "src"), root}
+	}
+	return ix
+}
+
+// Contains reports whether path is in the index's folder.
+func (ix *Index) Contains(path string) bool {
+	rel, err := filepath.Rel(ix.Root, absPath(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// Build indexes the given files (absolute or relative paths) that build
+// DataLoaders, on every core (see refreshIfLoader). progress, when not nil, is called after each file. It stops early,
+// with ctx's error, when ctx is done.
+func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, total int)) error {
+	var done atomic.Int64
+	next := make(chan string)
+	var wg sync.WaitGroup
+	for range max(1, runtime.NumCPU()) {
+		wg.Go(func() {
+			for p := range next {
+				ix.refreshIfLoader(p)
+				if progress != nil {
+					progress(int(done.Add(1)), len(paths))
+				}
+			}
+		})
+	}
+	var err error
+	for _, p := range paths {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+	return err
+}
+
+// Files lists the Python files of the index's folder, as `check` finds
+// them (.gitignore and the default excludes apply).
+func (ix *Index) Files() []string {
+	c := &Checker{}
+	return c.discover([]string{ix.Root})
+}
+
+// Refresh re-reads a file that is not open from disk (after it changed,
+// was created or was deleted); an open buffer's summary comes from its
+// model (see SetOpen).
+func (ix *Index) Refresh(path string) {
+	path = absPath(path)
+	ix.mu.RLock()
+	_, isOpen := ix.open[path]
+	ix.mu.RUnlock()
+	if isOpen {
+		return
+	}
+	s := ix.summarizeFile(path)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if s == nil {
+		if ix.files[path] != nil {
+			delete(ix.files, path)
+			ix.bump(path)
+		}
+		ix.missing[path] = true
+		return
+	}
+	delete(ix.missing, path)
+	ix.store(s)
+}
+
+// refreshIfLoader indexes a file now when it builds a DataLoader: those
+// are what no import leads to (see LoadersUsing). The others are indexed
+// when an import reaches them.
+func (ix *Index) refreshIfLoader(path string) {
+	path = absPath(path)
+	src, err := analysis.ReadFile(path)
+	if err != nil || !bytes.Contains(src, []byte("DataLoader")) {
+		return
+	}
+	ix.Refresh(path)
+}
+
+// SetOpen records the model of an open buffer's latest version: its
+// summary replaces the file's, and Model returns it.
+func (ix *Index) SetOpen(f *semantic.File) {
+	path := absPath(f.Path)
+	s := ix.summarize(path, f)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.open[path] = f
+	delete(ix.missing, path)
+	ix.store(s)
+}
+
+// Close forgets an open buffer: the file on disk is what counts again.
+func (ix *Index) Close(path string) {
+	path = absPath(path)
+	ix.mu.Lock()
+	delete(ix.open, path)
+	ix.mu.Unlock()
+	ix.Refresh(path)
+}
+
+// store keeps s, counting a change when it differs. Called with mu held.
+func (ix *Index) store(s *Summary) {
+	if old := ix.files[s.Path]; old != nil && old.digest == s.digest {
+		return
+	}
+	ix.files[s.Path] = s
+	ix.bump(s.Path)
+}
+
+func (ix *Index) bump(path string) {
+	ix.changes++
+	ix.changed[path]++
+	ix.resolve, ix.loaders = nil, nil
+}
+
+// Changes counts the summary changes so far: the server compares it before
+// and after an edit to know whether other files' findings may have changed.
+func (ix *Index) Changes() uint64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.changes
+}
+
+// Generation implements semantic.Project.
+func (ix *Index) Generation(path string) uint64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.changes - ix.changed[absPath(path)]
+}
+
+// Module implements semantic.Project: the dotted name of path under the
+// first import root that holds it.
+func (ix *Index) Module(path string) (string, bool) {
+	path = absPath(path)
+	for _, root := range ix.roots {
+		rel, err := filepath.Rel(root, path)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		rel = strings.TrimSuffix(filepath.ToSlash(rel), ".py")
+		pkg := false
+		if rel == "__init__" || strings.HasSuffix(rel, "/__init__") {
+			rel, pkg = strings.TrimSuffix(strings.TrimSuffix(rel, "__init__"), "/"), true
+		}
+		if rel == "" || strings.Contains(rel, ".") {
+			return "", false // the root's own __init__.py, or a name no import can spell
+		}
+		return strings.ReplaceAll(rel, "/", "."), pkg
+	}
+	return "", false
+}
+
+// summary returns the summary of path, indexing it from disk when it was
+// not (a module imported from a file outside what was built). Called
+// without mu held.
+func (ix *Index) summary(path string) *Summary {
+	ix.mu.RLock()
+	s, missing := ix.files[path], ix.missing[path]
+	ix.mu.RUnlock()
+	if s != nil || missing || !ix.Contains(path) {
+		return s
+	}
+	ix.Refresh(path)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.files[path]
+}
+
+// moduleFile finds the file of a dotted module name from the file at from:
+// next to it when from is a script (its folder is no package, so Python
+// puts that folder first on sys.path), then under each import root.
+func (ix *Index) moduleFile(from, module string) *Summary {
+	rel := filepath.FromSlash(strings.ReplaceAll(module, ".", "/"))
+	var bases []string
+	if dir := filepath.Dir(from); !exists(filepath.Join(dir, "__init__.py")) {
+		bases = append(bases, dir)
+	}
+	bases = append(bases, ix.roots...)
+	for _, base := range bases {
+		for _, candidate := range []string{filepath.Join(base, rel+".py"), filepath.Join(base, rel, "__init__.py")} {
+			if s := ix.summary(candidate); s != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// Resolve implements semantic.Project.
+func (ix *Index) Resolve(from, qualified string) (string, string, bool) {
+	from = absPath(from)
+	key := [2]string{from, qualified}
+	ix.mu.RLock()
+	r, ok := ix.resolve[key]
+	ix.mu.RUnlock()
+	if ok {
+		return r.path, r.name, r.ok
+	}
+	r.path, r.name, r.ok = ix.resolveName(from, qualified, 0)
+	ix.mu.Lock()
+	if ix.resolve == nil {
+		ix.resolve = map[[2]string]resolved{}
+	}
+	ix.resolve[key] = r
+	ix.mu.Unlock()
+	return r.path, r.name, r.ok
+}
+
+// resolveName splits qualified into the longest module prefix the project
+// has and a name defined or re-exported there.
+func (ix *Index) resolveName(from, qualified string, depth int) (string, string, bool) {
+	if depth > 16 { // a circle of re-exports
+		return "", "", false
+	}
+	for i := strings.LastIndexByte(qualified, '.'); i > 0; i = strings.LastIndexByte(qualified[:i], '.') {
+		m := ix.moduleFile(from, qualified[:i])
+		if m == nil {
+			continue
+		}
+		name := qualified[i+1:]
+		if strings.Contains(name, ".") {
+			return "", "", false // an attribute of a class or of a submodule the project lacks
+		}
+		if m.Classes[name] != nil || m.Functions[name] {
+			return m.Path, name, true
+		}
+		if target, ok := m.Imports[name]; ok {
+			return ix.resolveName(m.Path, target, depth+1)
+		}
+		return "", "", false // a submodule, or a name the module does not define
+	}
+	return "", "", false
+}
+
+// ClassBases implements semantic.Project.
+func (ix *Index) ClassBases(path, name string) ([]string, bool) {
+	s := ix.summary(absPath(path))
+	if s == nil {
+		return nil, false
+	}
+	bases, ok := s.Classes[name]
+	return bases, ok
+}
+
+// LoadersUsing implements semantic.Project.
+func (ix *Index) LoadersUsing(path, name string) []semantic.RemoteLoader {
+	path = absPath(path)
+	key := [2]string{path, name}
+	ix.mu.RLock()
+	out, ok := ix.loaders[key]
+	var all []*Summary
+	if !ok {
+		for _, s := range ix.files {
+			if s.Path != path && len(s.Loaders) > 0 {
+				all = append(all, s)
+			}
+		}
+	}
+	ix.mu.RUnlock()
+	if ok {
+		return out
+	}
+	for _, s := range all {
+		for _, l := range s.Loaders {
+			for _, q := range []string{l.Dataset, l.Collate} {
+				if q == "" {
+					continue
+				}
+				if p, n, ok := ix.Resolve(s.Path, q); ok && p == path && n == name {
+					out = append(out, l.RemoteLoader)
+					break
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Start < out[j].Start
+	})
+	ix.mu.Lock()
+	if ix.loaders == nil {
+		ix.loaders = map[[2]string][]semantic.RemoteLoader{}
+	}
+	ix.loaders[key] = out
+	ix.mu.Unlock()
+	return out
+}
+
+// Model implements semantic.Project: the open buffer's model, or one built
+// from the file on disk (kept while the file stays the same).
+func (ix *Index) Model(path string) *semantic.File {
+	path = absPath(path)
+	ix.mu.RLock()
+	f := ix.open[path]
+	ix.mu.RUnlock()
+	if f != nil {
+		return f
+	}
+	src, err := analysis.ReadFile(path)
+	if err != nil || analysis.CheckSource(src) != nil {
+		return nil
+	}
+	return ix.closed.get(path, src, func() *semantic.File {
+		tree, err := pyast.Parse(context.Background(), src)
+		if err != nil {
+			return nil
+		}
+		return semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: path, Project: ix}, src, tree)
+	})
+}
+
+// summarizeFile reads, parses and summarises a file; nil when it cannot.
+func (ix *Index) summarizeFile(path string) *Summary {
+	if !strings.HasSuffix(path, ".py") {
+		return nil
+	}
+	src, err := analysis.ReadFile(path)
+	if err != nil || analysis.CheckSource(src) != nil {
+		return nil
+	}
+	if !bytes.Contains(src, []byte("import")) && !bytes.Contains(src, []byte("class")) &&
+		!bytes.Contains(src, []byte("def")) {
+		return ix.summarize(path, nil)
+	}
+	tree, err := pyast.Parse(context.Background(), src)
+	if err != nil {
+		return nil
+	}
+	return ix.summarize(path, semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: path, Project: ix}, src, tree))
+}
+
+// summarize keeps what other files need of a model (nil: an empty file).
+func (ix *Index) summarize(path string, f *semantic.File) *Summary {
+	s := &Summary{Path: path, Imports: map[string]string{}, Classes: map[string][]string{}, Functions: map[string]bool{}}
+	s.Module, s.Package = ix.Module(path)
+	if f == nil {
+		s.digest = "\x00"
+		return s
+	}
+	local := func(name string) string {
+		if s.Module == "" {
+			return ""
+		}
+		return s.Module + "." + name
+	}
+	for k, v := range f.Imports {
+		s.Imports[k] = v
+	}
+	for name, c := range f.Classes {
+		if c.Node.Ancestor("class_definition", "function_definition") != nil {
+			continue // nested: not importable
+		}
+		bases := []string{}
+		for _, b := range c.Bases {
+			q := f.QualifiedName(b)
+			if q == "" && b.Is("identifier") && f.Classes[f.Text(b)] != nil {
+				q = local(f.Text(b))
+			}
+			if q != "" {
+				bases = append(bases, q)
+			}
+		}
+		s.Classes[name] = bases
+	}
+	for name, defs := range f.Functions {
+		for _, d := range defs {
+			if d.Ancestor("class_definition", "function_definition") == nil {
+				s.Functions[name] = true
+			}
+		}
+	}
+	for _, d := range f.DataLoaders {
+		l := loaderSummary{RemoteLoader: semantic.RemoteLoader{
+			Path: path, Start: f.ToSource(d.Call.Start), End: f.ToSource(d.Call.End),
+			Line: f.Mapper.LineOf(d.Call.Start),
+		}}
+		l.Workers, l.WorkersKnown = d.Workers(f.Src)
+		if d.NumWorkers != nil {
+			l.WorkersText = f.Text(d.NumWorkers)
+		}
+		l.Pinned = d.PinMemory != nil
+		switch {
+		case d.DatasetClass != nil:
+			l.Dataset = local(d.DatasetClass.Name)
+		default:
+			l.Dataset = d.DatasetType
+		}
+		l.Collate = collateName(f, d.CollateFn, local)
+		if l.Dataset != "" || l.Collate != "" {
+			s.Loaders = append(s.Loaders, l)
+		}
+	}
+	s.digest = digest(s)
+	return s
+}
+
+// collateName qualifies a collate_fn argument: a function of this file or
+// an imported one, also through functools.partial.
+func collateName(f *semantic.File, e *pyast.Node, local func(string) string) string {
+	switch {
+	case e == nil:
+		return ""
+	case e.Is("call") && f.Callee(e) == "functools.partial":
+		return collateName(f, f.Arg(e, "func", 0), local)
+	case e.Is("identifier") && len(f.Functions[f.Text(e)]) > 0:
+		return local(f.Text(e))
+	}
+	return f.QualifiedName(e)
+}
+
+// digest is a summary's content: two summaries with the same digest say
+// the same to other files.
+func digest(s *Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %v\n", s.Module, s.Package)
+	keys := func(m map[string]string) []string {
+		out := make([]string, 0, len(m))
+		for k, v := range m {
+			out = append(out, k+"="+v)
+		}
+		sort.Strings(out)
+		return out
+	}
+	fmt.Fprintln(&b, keys(s.Imports))
+	classes := make([]string, 0, len(s.Classes))
+	for k, v := range s.Classes {
+		classes = append(classes, k+"("+strings.Join(v, ",")+")")
+	}
+	sort.Strings(classes)
+	fmt.Fprintln(&b, classes)
+	functions := make([]string, 0, len(s.Functions))
+	for k := range s.Functions {
+		functions = append(functions, k)
+	}
+	sort.Strings(functions)
+	fmt.Fprintln(&b, functions)
+	for _, l := range s.Loaders {
+		fmt.Fprintf(&b, "%+v\n", l)
+	}
+	return b.String()
+}
+
+// modelCache keeps the models of a few files that are not open, for the
+// fixes that edit them: rebuilt only when the file changes.
+type modelCache struct {
+	mu      sync.Mutex
+	entries []cachedModel // most recent last
+}
+
+type cachedModel struct {
+	path  string
+	src   []byte
+	model *semantic.File
+}
+
+const cachedModels = 8
+
+func (c *modelCache) get(path string, src []byte, build func() *semantic.File) *semantic.File {
+	c.mu.Lock()
+	for i, e := range c.entries {
+		if e.path == path && bytes.Equal(e.src, src) {
+			c.entries = append(append(c.entries[:i:i], c.entries[i+1:]...), e)
+			c.mu.Unlock()
+			return e.model
+		}
+	}
+	c.mu.Unlock()
+	m := build()
+	if m == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = append(c.entries, cachedModel{path, src, m})
+	if len(c.entries) > cachedModels {
+		c.entries = c.entries[1:]
+	}
+	return m
+}
+
+// Projects are the indexes of several folders (an editor's workspace
+// folders, the projects `check` was given): each question goes to the
+// index of the innermost folder holding the file it is asked from, so two
+// folders may each have a package of the same name.
+type Projects struct {
+	mu      sync.RWMutex
+	indexes []*Index // innermost first
+}
+
+// Add adds the index of a folder (and returns it).
+func (p *Projects) Add(ix *Index) *Index {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.indexes = append(p.indexes, ix)
+	sort.SliceStable(p.indexes, func(i, j int) bool { return len(p.indexes[i].Root) > len(p.indexes[j].Root) })
+	return ix
+}
+
+// Remove drops the index of root.
+func (p *Projects) Remove(root string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	root = absPath(root)
+	p.indexes = slices.DeleteFunc(p.indexes, func(ix *Index) bool { return ix.Root == root })
+}
+
+// For returns the index of the innermost folder holding path, or nil.
+func (p *Projects) For(path string) *Index {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, ix := range p.indexes {
+		if ix.Contains(path) {
+			return ix
+		}
+	}
+	return nil
+}
+
+// All returns the indexes.
+func (p *Projects) All() []*Index {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return slices.Clone(p.indexes)
+}
+
+// Module implements semantic.Project.
+func (p *Projects) Module(path string) (string, bool) {
+	if ix := p.For(path); ix != nil {
+		return ix.Module(path)
+	}
+	return "", false
+}
+
+// Resolve implements semantic.Project.
+func (p *Projects) Resolve(from, qualified string) (string, string, bool) {
+	if ix := p.For(from); ix != nil {
+		return ix.Resolve(from, qualified)
+	}
+	return "", "", false
+}
+
+// ClassBases implements semantic.Project.
+func (p *Projects) ClassBases(path, name string) ([]string, bool) {
+	if ix := p.For(path); ix != nil {
+		return ix.ClassBases(path, name)
+	}
+	return nil, false
+}
+
+// LoadersUsing implements semantic.Project.
+func (p *Projects) LoadersUsing(path, name string) []semantic.RemoteLoader {
+	if ix := p.For(path); ix != nil {
+		return ix.LoadersUsing(path, name)
+	}
+	return nil
+}
+
+// Model implements semantic.Project.
+func (p *Projects) Model(path string) *semantic.File {
+	if ix := p.For(path); ix != nil {
+		return ix.Model(path)
+	}
+	return nil
+}
+
+// Generation implements semantic.Project.
+func (p *Projects) Generation(path string) uint64 {
+	if ix := p.For(path); ix != nil {
+		return ix.Generation(path)
+	}
+	return 0
+}
+
+// projectMarkers are the files that mark a project's folder.
+var projectMarkers = []string{"pyproject.toml", "setup.py", "setup.cfg", ".git"}
+
+// ProjectRoot is the folder of the project holding path: the nearest one
+// upward with a pyproject.toml, setup.py, setup.cfg or .git; else path's
+// own folder.
+func ProjectRoot(path string) string {
+	start := absPath(path)
+	if st, err := os.Stat(start); err != nil || !st.IsDir() {
+		start = filepath.Dir(start)
+	}
+	for dir := start; ; dir = filepath.Dir(dir) {
+		for _, m := range projectMarkers {
+			if exists(filepath.Join(dir, m)) {
+				return dir
+			}
+		}
+		if filepath.Dir(dir) == dir {
+			return start
+		}
+	}
+}
+
+// IndexFiles indexes the given files in the projects they belong to, as
+// `check` does: the files that build DataLoaders at once (other files ask
+// which DataLoaders run their code), the rest when an import reaches them.
+func IndexFiles(ctx context.Context, files []string) *Projects {
+	projects := &Projects{}
+	byRoot := map[string][]string{}
+	var roots []string
+	for _, f := range files {
+		root := ProjectRoot(f)
+		if byRoot[root] == nil {
+			roots = append(roots, root)
+		}
+		byRoot[root] = append(byRoot[root], f)
+	}
+	for _, root := range roots {
+		ix := projects.Add(NewIndex(root))
+		_ = ix.Build(ctx, byRoot[root], nil)
+	}
+	return projects
+}

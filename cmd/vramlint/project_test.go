@@ -1,0 +1,93 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/vramlint/vramlint/codeactions"
+)
+
+// The projects in testdata/projects split the work across files as real
+// projects do. For each, the golden file testdata/projects/NAME.golden
+// holds what `check` reports, the diff `check --unsafe-fixes` makes to each
+// file, and what `check` reports after it. Regenerate with
+// `go test ./cmd/vramlint -run TestProjects -update`.
+func TestProjects(t *testing.T) {
+	projects, err := filepath.Glob("../../testdata/projects/*")
+	if err != nil || len(projects) == 0 {
+		t.Fatalf("no projects: %v", err)
+	}
+	for _, project := range projects {
+		if st, err := os.Stat(project); err != nil || !st.IsDir() {
+			continue
+		}
+		name := filepath.Base(project)
+		t.Run(name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), name)
+			if err := os.CopyFS(root, os.DirFS(project)); err != nil {
+				t.Fatal(err)
+			}
+			before := readTree(t, root)
+			clean := func(s string) string { return strings.ReplaceAll(s, root+string(filepath.Separator), "") }
+			var got strings.Builder
+			out, errOut, code := vramlint(t, "check", root)
+			got.WriteString(clean(out) + clean(errOut))
+			got.WriteString("\n=== check --unsafe-fixes: the diff ===\n")
+			_, errOut, _ = vramlint(t, "check", "--unsafe-fixes", root)
+			got.WriteString(clean(errOut))
+			after := readTree(t, root)
+			var paths []string
+			for p := range after {
+				paths = append(paths, p)
+			}
+			sort.Strings(paths)
+			for _, p := range paths {
+				if after[p] != before[p] {
+					got.WriteString(codeactions.UnifiedDiff(p, []byte(before[p]), []byte(after[p])))
+				}
+			}
+			got.WriteString("\n=== check after the fixes ===\n")
+			out, _, _ = vramlint(t, "check", root)
+			got.WriteString(clean(out))
+			if code == 0 && name != "clean" {
+				t.Errorf("check exited 0 on %s", name)
+			}
+			golden := filepath.Join("../../testdata/projects", name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got.String() != string(want) {
+				t.Errorf("%s differs from the golden file:\n%s", name, codeactions.UnifiedDiff(golden, want, []byte(got.String())))
+			}
+		})
+	}
+}
+
+// readTree reads every file under root, by slash-separated relative path.
+func readTree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(root, path)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}

@@ -1,0 +1,3 @@
+from .data import Pairs
+
+__all__ = ["Pairs"]

@@ -1,0 +1,5 @@
+from torch.utils.data import Dataset
+
+
+class Base(Dataset):
+    pass

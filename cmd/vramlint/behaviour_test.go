@@ -135,28 +135,60 @@ func TestFixedProgramsBehave(t *testing.T) {
 			}
 			outBefore, b := runProgram(t, python, before)
 			outAfter, a := runProgram(t, python, after)
-			if b.workerMoves == 0 {
-				t.Errorf("before the fix no DataLoader worker moved a tensor to the device: %+v", b)
-			}
-			if a.workerMoves != 0 {
-				t.Errorf("after the fix workers still move tensors to the device: %+v", a)
-			}
-			if a.mainNonBlocking == 0 {
-				t.Errorf("after the fix the main process makes no non_blocking transfer: %+v", a)
-			}
-			if a.cpuInputs != 0 {
-				t.Errorf("after the fix a model on the device was called with %d CPU tensors: some loop does not move its batch: %+v", a.cpuInputs, a)
-			}
-			if b.emptyCache > 0 && (a.emptyCache == 0 || 2*a.emptyCache > b.emptyCache) {
-				t.Errorf("empty_cache() calls: %d before, %d after: want it moved out of the batch loop", b.emptyCache, a.emptyCache)
-			}
-			if outBefore != outAfter {
-				t.Errorf("the program's output changed:\nbefore:\n%s\nafter:\n%s", outBefore, outAfter)
-			}
-			if outBefore == "" {
-				t.Error("the program printed nothing to compare")
-			}
+			checkFixedBehaviour(t, outBefore, outAfter, b, a)
 		})
+	}
+}
+
+// TestFixedProjectsBehave is TestFixedProgramsBehave for projects whose
+// Dataset or collate function and training loop are in different files:
+// the fix edits both, and the program must still give the same results,
+// with every batch moved in the main process.
+func TestFixedProjectsBehave(t *testing.T) {
+	python := torchPython(t)
+	for project, entry := range map[string]string{"flat": "train.py", "package": "run.py"} {
+		t.Run(project, func(t *testing.T) {
+			t.Parallel()
+			src := filepath.Join("..", "..", "testdata", "projects", project)
+			before, after := filepath.Join(t.TempDir(), project), filepath.Join(t.TempDir(), project)
+			for _, dir := range []string{before, after} {
+				if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, errOut, code := vramlint(t, "check", "--fix", "--unsafe-fixes", after); code != exitClean {
+				t.Fatalf("fix: exit %d, %s", code, errOut)
+			}
+			outBefore, b := runProgram(t, python, filepath.Join(before, entry))
+			outAfter, a := runProgram(t, python, filepath.Join(after, entry))
+			checkFixedBehaviour(t, outBefore, outAfter, b, a)
+		})
+	}
+}
+
+// checkFixedBehaviour compares a program's runs before and after the fix.
+func checkFixedBehaviour(t *testing.T, outBefore, outAfter string, b, a shimCounts) {
+	t.Helper()
+	if b.workerMoves == 0 {
+		t.Errorf("before the fix no DataLoader worker moved a tensor to the device: %+v", b)
+	}
+	if a.workerMoves != 0 {
+		t.Errorf("after the fix workers still move tensors to the device: %+v", a)
+	}
+	if a.mainNonBlocking == 0 {
+		t.Errorf("after the fix the main process makes no non_blocking transfer: %+v", a)
+	}
+	if a.cpuInputs != 0 {
+		t.Errorf("after the fix a model on the device was called with %d CPU tensors: some loop does not move its batch: %+v", a.cpuInputs, a)
+	}
+	if b.emptyCache > 0 && (a.emptyCache == 0 || 2*a.emptyCache > b.emptyCache) {
+		t.Errorf("empty_cache() calls: %d before, %d after: want it moved out of the batch loop", b.emptyCache, a.emptyCache)
+	}
+	if outBefore != outAfter {
+		t.Errorf("the program's output changed:\nbefore:\n%s\nafter:\n%s", outBefore, outAfter)
+	}
+	if outBefore == "" {
+		t.Error("the program printed nothing to compare")
 	}
 }
 

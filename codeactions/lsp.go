@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/vramlint/vramlint/analysis"
 )
@@ -54,6 +55,33 @@ func (d Document) TextEdits(edits []analysis.Edit) []protocol.TextEdit {
 	return out
 }
 
+// crossFileEdit is the edit of a fix that also edits other files, nil when
+// one of them no longer holds the text the fix was computed on.
+func (d Document) crossFileEdit(res *analysis.Result, fix analysis.Fix, req ActionRequest) *protocol.WorkspaceEdit {
+	if req.Other == nil {
+		return nil
+	}
+	edit := d.WorkspaceEdit(fix.Edits, req.DocumentChanges)
+	for _, o := range fix.Others {
+		other, versioned, ok := req.Other(o.Path, res.Others[o.Path])
+		if !ok {
+			return nil
+		}
+		te := other.TextEdits(o.Edits)
+		if !req.DocumentChanges {
+			edit.Changes[other.URI] = te
+			continue
+		}
+		id := protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: other.URI}}
+		if versioned {
+			version := other.Version
+			id.Version = &version
+		}
+		edit.DocumentChanges = append(edit.DocumentChanges, protocol.TextDocumentEdit{TextDocument: id, Edits: te})
+	}
+	return edit
+}
+
 // WorkspaceEdit wraps edits to this document version: as documentChanges
 // when the client supports them, else as plain changes (Neovim 0.7).
 func (d Document) WorkspaceEdit(edits []analysis.Edit, documentChanges bool) *protocol.WorkspaceEdit {
@@ -82,6 +110,9 @@ type FixEdit struct {
 	Title  string              `json:"title"`
 	Safety string              `json:"safety"`
 	Edits  []protocol.TextEdit `json:"edits"`
+	// AlsoEdits names the other files a cross-file fix edits (its code
+	// action carries those edits too).
+	AlsoEdits []string `json:"alsoEdits,omitempty"`
 }
 
 var severities = map[analysis.Severity]protocol.DiagnosticSeverity{
@@ -93,7 +124,10 @@ var severities = map[analysis.Severity]protocol.DiagnosticSeverity{
 
 // Diagnostic converts one diagnostic. Related locations are included only
 // when the client supports them.
-func (d Document) Diagnostic(diag analysis.Diagnostic, rule *analysis.Rule, related bool) protocol.Diagnostic {
+//
+// Related places in other files (res.Others holds their text) point at
+// those files.
+func (d Document) Diagnostic(diag analysis.Diagnostic, rule *analysis.Rule, related bool, others map[string][]byte) protocol.Diagnostic {
 	out := protocol.Diagnostic{
 		Range:    d.Range(diag.Start, diag.End),
 		Severity: severities[diag.Severity],
@@ -106,15 +140,25 @@ func (d Document) Diagnostic(diag analysis.Diagnostic, rule *analysis.Rule, rela
 	}
 	if related {
 		for _, r := range diag.Related {
-			out.RelatedInformation = append(out.RelatedInformation, protocol.DiagnosticRelatedInformation{
-				Location: protocol.Location{URI: d.URI, Range: d.Range(r.Start, r.End)},
-				Message:  r.Message,
-			})
+			loc := protocol.Location{URI: d.URI, Range: d.Range(r.Start, r.End)}
+			if r.Path != "" {
+				src, ok := others[r.Path]
+				if !ok {
+					continue
+				}
+				other := Document{URI: protocol.DocumentURI(uri.File(r.Path)), Mapper: analysis.NewMapper(src), Encoding: d.Encoding}
+				loc = protocol.Location{URI: other.URI, Range: other.Range(r.Start, r.End)}
+			}
+			out.RelatedInformation = append(out.RelatedInformation, protocol.DiagnosticRelatedInformation{Location: loc, Message: r.Message})
 		}
 	}
 	data := FixData{Version: d.Version, Fixes: []FixEdit{}}
 	for _, f := range diag.Fixes {
-		data.Fixes = append(data.Fixes, FixEdit{Title: f.Title, Safety: f.Applicability.String(), Edits: d.TextEdits(f.Edits)})
+		fe := FixEdit{Title: f.Title, Safety: f.Applicability.String(), Edits: d.TextEdits(f.Edits)}
+		for _, o := range f.Others {
+			fe.AlsoEdits = append(fe.AlsoEdits, o.Path)
+		}
+		data.Fixes = append(data.Fixes, fe)
 	}
 	out.Data = data
 	return out
@@ -128,7 +172,7 @@ func (d Document) Diagnostics(res *analysis.Result, rules []*analysis.Rule, rela
 		return out
 	}
 	for _, diag := range res.Diagnostics {
-		out = append(out, d.Diagnostic(diag, analysis.FindRule(rules, diag.Code), related))
+		out = append(out, d.Diagnostic(diag, analysis.FindRule(rules, diag.Code), related, res.Others))
 	}
 	return out
 }
@@ -167,6 +211,11 @@ type ActionRequest struct {
 	// ResolveEdits: the client resolves a code action's edit lazily
 	// (codeAction/resolve), so fix-all can be listed without computing it.
 	ResolveEdits bool
+	// Other finds another file a cross-file fix edits, holding exactly src
+	// (the text the fix was computed on): the open document's version, or
+	// the file on disk (Version nil). ok is false when it holds something
+	// else now; nil offers no cross-file fix.
+	Other func(path string, src []byte) (doc Document, versioned bool, ok bool)
 }
 
 // asksFor reports whether the request names kind (or a kind above it) in
@@ -219,7 +268,7 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 			if !overlaps(diag.Start, diag.End, req.Start, req.End) {
 				continue
 			}
-			lspDiag := d.Diagnostic(diag, analysis.FindRule(req.Rules, diag.Code), req.Related)
+			lspDiag := d.Diagnostic(diag, analysis.FindRule(req.Rules, diag.Code), req.Related, res.Others)
 			for i, fix := range diag.Fixes {
 				if fix.Applicability == analysis.DisplayOnly {
 					continue // advice, not an edit: hover and check show it
@@ -228,12 +277,18 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 				if fix.Applicability == analysis.Unsafe {
 					title += " (unsafe)"
 				}
+				edit := d.WorkspaceEdit(fix.Edits, req.DocumentChanges)
+				if len(fix.Others) > 0 {
+					if edit = d.crossFileEdit(res, fix, req); edit == nil {
+						continue // another file changed since: the next analysis offers it again
+					}
+				}
 				actions = append(actions, Action{CodeAction: protocol.CodeAction{
 					Title:       "vramlint (" + diag.Code + "): " + title,
 					Kind:        KindQuickFix,
 					Diagnostics: []protocol.Diagnostic{lspDiag},
 					IsPreferred: i == 0,
-					Edit:        d.WorkspaceEdit(fix.Edits, req.DocumentChanges),
+					Edit:        edit,
 				}})
 			}
 			if edit, ok := res.NoqaEdit(diag); ok {

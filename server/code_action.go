@@ -57,6 +57,7 @@ func (s *Server) actionRequest(snap *snapshot, documentChanges, related bool) co
 		DocumentChanges: documentChanges,
 		Rules:           s.opts.Rules,
 		Related:         related,
+		Other:           s.otherDocument,
 		FixAll: func(ctx context.Context, unsafe bool) ([]byte, error) {
 			fixed, err := codeactions.FixAll(ctx, snap.runner, snap.uri, snap.src, snap.settings, codeactions.Preferred(unsafe))
 			if err != nil {

@@ -115,6 +115,8 @@ func (s *Server) initialized(json.RawMessage) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pullFolderSettings()
+	s.indexFolders()
+	s.watchFiles()
 	return nil
 }
 
@@ -218,6 +220,7 @@ func (s *Server) didChangeWorkspaceFolders(params json.RawMessage) error {
 	defer s.mu.Unlock()
 	for _, f := range p.Event.Removed {
 		if path, ok := filePath(f.URI); ok {
+			s.projects.Remove(path)
 			for i, have := range s.folders {
 				if have == path {
 					s.folders = append(s.folders[:i], s.folders[i+1:]...)
@@ -231,6 +234,7 @@ func (s *Server) didChangeWorkspaceFolders(params json.RawMessage) error {
 			s.folders = append(s.folders, path)
 		}
 	}
+	s.indexFolders()
 	s.refreshAll()
 	s.pullFolderSettings()
 	return nil
@@ -241,13 +245,7 @@ func (s *Server) didChangeWorkspaceFolders(params json.RawMessage) error {
 func (s *Server) refreshAll() {
 	s.reported = map[string]bool{}
 	for _, d := range s.docs {
-		old := d.snap
-		d.snap = s.newSnapshot(d, old.version, old.src, old.mapper, old.tree, s.settingsFor(d.path), old.skip)
-		d.snap.onSave, d.snap.saved = old.onSave, old.onSave // analysed again under the new settings
-		if base := old.model(); base != nil && base.Model() != nil {
-			d.snap.base.Store(base)
-		}
-		s.scheduleDiagnostics(d)
+		s.reanalyse(d, s.settingsFor(d.path)) // under the new settings
 	}
 	if s.pullMode() && s.client.Workspace.Diagnostics.RefreshSupport {
 		// A request, not a notification: the client re-pulls.

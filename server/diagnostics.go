@@ -74,10 +74,13 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 func (s *Server) analyze(snap *snapshot) *analysis.Result {
 	res := snap.analyze()
 	s.logRuleErrors(snap.uri, res)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.docs[snap.uri]; d != nil && d.snap == snap {
+		s.recordModel(snap, res)
+	}
 	if len(snap.src) >= largeDocument {
-		s.mu.Lock()
 		s.releaseWhenIdle()
-		s.mu.Unlock()
 	}
 	return res
 }

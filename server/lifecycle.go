@@ -46,7 +46,13 @@ type clientCapabilities struct {
 		Diagnostics struct {
 			RefreshSupport bool `json:"refreshSupport"`
 		} `json:"diagnostics"`
+		DidChangeWatchedFiles struct {
+			DynamicRegistration bool `json:"dynamicRegistration"`
+		} `json:"didChangeWatchedFiles"`
 	} `json:"workspace"`
+	Window struct {
+		WorkDoneProgress bool `json:"workDoneProgress"`
+	} `json:"window"`
 }
 
 type initializeParams struct {

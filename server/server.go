@@ -20,6 +20,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/workspace"
 )
 
 // Options configure a server.
@@ -75,6 +76,10 @@ type Server struct {
 	// toldOnSave: documents already said to be analysed on save only.
 	toldOnSave map[string]bool
 	idle       *time.Timer // see releaseWhenIdle
+	// projects are the workspace folders' indexes (see workspace.go); the
+	// runner reads them.
+	projects       *workspace.Projects
+	cancelProgress map[string]context.CancelFunc // by $/progress token
 }
 
 // Run serves one client on in/out until it exits, stdin closes or the
@@ -91,15 +96,18 @@ func newServer(opts Options) *Server {
 	if opts.ParentPollInterval == 0 {
 		opts.ParentPollInterval = 5 * time.Second
 	}
+	projects := &workspace.Projects{}
 	s := &Server{
-		opts:       opts,
-		log:        log.New(opts.Log, "vramlint: ", log.LstdFlags|log.Lmicroseconds),
-		runner:     &analysis.Runner{Rules: opts.Rules},
-		docs:       map[string]*document{},
-		inflight:   map[string]context.CancelFunc{},
-		exit:       make(chan int, 1),
-		reported:   map[string]bool{},
-		toldOnSave: map[string]bool{},
+		opts:           opts,
+		log:            log.New(opts.Log, "vramlint: ", log.LstdFlags|log.Lmicroseconds),
+		runner:         &analysis.Runner{Rules: opts.Rules, Project: projects},
+		projects:       projects,
+		cancelProgress: map[string]context.CancelFunc{},
+		docs:           map[string]*document{},
+		inflight:       map[string]context.CancelFunc{},
+		exit:           make(chan int, 1),
+		reported:       map[string]bool{},
+		toldOnSave:     map[string]bool{},
 	}
 	s.editor.debounce = opts.Debounce
 	s.editor.maxLiveFileSize = defaultMaxLiveFileSize
@@ -199,6 +207,8 @@ var notificationHandlers = map[string]func(*Server, json.RawMessage) error{
 	"textDocument/didSave":                (*Server).didSave,
 	"workspace/didChangeConfiguration":    (*Server).didChangeConfiguration,
 	"workspace/didChangeWorkspaceFolders": (*Server).didChangeWorkspaceFolders,
+	"workspace/didChangeWatchedFiles":     (*Server).didChangeWatchedFiles,
+	"window/workDoneProgress/cancel":      (*Server).cancelWorkDoneProgress,
 	"$/cancelRequest":                     (*Server).cancelRequest,
 	"$/setTrace":                          func(*Server, json.RawMessage) error { return nil },
 }

@@ -270,6 +270,7 @@ func (s *Server) closeDocument(uri string) {
 	}
 	d.stopDiagnostics()
 	delete(s.docs, uri)
+	s.forgetModel(d)
 	if len(d.snap.src) >= largeDocument {
 		// Give its memory back to the system now, rather than let the
 		// server look as large as its largest document ever was.

@@ -120,7 +120,7 @@ func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, 
 // Files lists the Python files of the index's folder, as `check` finds
 // them (.gitignore and the default excludes apply).
 func (ix *Index) Files() []string {
-	c := &Checker{}
+	c := &Checker{settings: map[string]*analysis.Settings{}, reported: map[string]bool{}}
 	return c.discover([]string{ix.Root})
 }
 

@@ -1,0 +1,300 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/workspace"
+	"github.com/vramlint/vramlint/codeactions"
+)
+
+// Each workspace folder has a workspace index (workspace.Index): what a
+// file's findings depend on in other files (a base class, the DataLoader
+// of another module that runs a Dataset in workers). Open buffers feed it
+// as they are analysed, other files through workspace/didChangeWatchedFiles.
+// When what a file tells others changes, the other open files of its
+// folder are analysed again, after the debounce, like an edit of theirs.
+
+// maxIndexedFiles bounds the files a folder's index reads up front (a home
+// folder opened as a workspace must not read the whole disk); beyond it,
+// files are indexed when an import reaches them.
+const maxIndexedFiles = 20000
+
+// indexFolders starts indexing the workspace folders not indexed yet, in
+// the background: diagnostics do not wait for it, and are refined when it
+// is done. Call with s.mu held.
+func (s *Server) indexFolders() {
+	for _, folder := range s.folders {
+		if ix := s.projects.For(folder); ix != nil && ix.Root == folder {
+			continue
+		}
+		ix := s.projects.Add(workspace.NewIndex(folder))
+		go s.buildIndex(ix)
+	}
+}
+
+// buildIndex indexes a folder, showing $/progress where the client offers
+// it (cancelling it leaves the rest to be indexed when imports reach it).
+func (s *Server) buildIndex(ix *workspace.Index) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Printf("panic while indexing %s: %v", ix.Root, p)
+		}
+	}()
+	files := ix.Files()
+	if len(files) > maxIndexedFiles {
+		s.log.Printf("%s: %d Python files; indexing the first %d up front", ix.Root, len(files), maxIndexedFiles)
+		files = files[:maxIndexedFiles]
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progress := s.startProgress("Indexing "+filepath.Base(ix.Root), cancel)
+	err := ix.Build(ctx, files, progress.report)
+	progress.end(fmt.Sprintf("%d files", len(files)))
+	if err != nil {
+		s.log.Printf("indexing %s: %v", ix.Root, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reanalyseIndexed(ix, "")
+}
+
+// recordModel gives the index the model of an open buffer's current
+// version, and re-analyses the folder's other open files when what the
+// buffer tells other files changed. Call with s.mu held.
+func (s *Server) recordModel(snap *snapshot, res *analysis.Result) {
+	if snap.path == "" || res == nil || res.Model() == nil {
+		return
+	}
+	ix := s.projects.For(snap.path)
+	if ix == nil {
+		return
+	}
+	before := ix.Changes()
+	ix.SetOpen(res.Model())
+	if ix.Changes() != before {
+		s.reanalyseIndexed(ix, snap.uri)
+	}
+}
+
+// forgetModel tells the index a buffer closed: the file on disk counts
+// again. Call with s.mu held.
+func (s *Server) forgetModel(d *document) {
+	if d.path == "" {
+		return
+	}
+	if ix := s.projects.For(d.path); ix != nil {
+		before := ix.Changes()
+		ix.Close(d.path)
+		if ix.Changes() != before {
+			s.reanalyseIndexed(ix, d.uri)
+		}
+	}
+}
+
+// reanalyseIndexed analyses again, after the debounce, every open file of
+// ix's folder but except (a URI). Call with s.mu held.
+func (s *Server) reanalyseIndexed(ix *workspace.Index, except string) {
+	for _, d := range s.docs {
+		if d.uri == except || d.path == "" || !ix.Contains(d.path) {
+			continue
+		}
+		s.reanalyse(d, d.snap.settings)
+	}
+}
+
+// reanalyse gives d a new snapshot of its current text, analysed again
+// under settings (building on the last analysis), and schedules it. Call
+// with s.mu held.
+func (s *Server) reanalyse(d *document, settings *analysis.Settings) {
+	old := d.snap
+	d.snap = s.newSnapshot(d, old.version, old.src, old.mapper, old.tree, settings, old.skip)
+	d.snap.onSave, d.snap.saved = old.onSave, old.onSave
+	if base := old.model(); base != nil && base.Model() != nil {
+		d.snap.base.Store(base)
+	}
+	s.scheduleDiagnostics(d)
+}
+
+// didChangeWatchedFiles re-reads the files that changed on disk (not the
+// open ones: their buffers count), in the background.
+func (s *Server) didChangeWatchedFiles(params json.RawMessage) error {
+	var p struct {
+		Changes []struct {
+			URI  string `json:"uri"`
+			Type int    `json:"type"`
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("didChangeWatchedFiles: %w", err)
+	}
+	s.mu.Lock()
+	open := map[string]bool{}
+	for _, d := range s.docs {
+		open[d.path] = true
+	}
+	s.mu.Unlock()
+	var paths []string
+	for _, c := range p.Changes {
+		if path, ok := filePath(c.URI); ok && !open[path] && filepath.Ext(path) == ".py" {
+			paths = append(paths, path)
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	go func() {
+		changed := map[*workspace.Index]bool{}
+		for _, path := range paths {
+			if ix := s.projects.For(path); ix != nil {
+				before := ix.Changes()
+				ix.Refresh(path)
+				changed[ix] = changed[ix] || ix.Changes() != before
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for ix, c := range changed {
+			if c {
+				s.reanalyseIndexed(ix, "")
+			}
+		}
+	}()
+	return nil
+}
+
+// watchFiles asks a client that registers capabilities dynamically to
+// report changes to the workspace's Python files. Call with s.mu held.
+func (s *Server) watchFiles() {
+	if !s.client.Workspace.DidChangeWatchedFiles.DynamicRegistration {
+		return
+	}
+	go func() {
+		params := map[string]any{"registrations": []any{map[string]any{
+			"id":              "vramlint-watched-files",
+			"method":          "workspace/didChangeWatchedFiles",
+			"registerOptions": map[string]any{"watchers": []any{map[string]any{"globPattern": "**/*.py"}}},
+		}}}
+		if _, err := s.conn.Call(context.Background(), "client/registerCapability", params, nil); err != nil {
+			s.log.Printf("client/registerCapability: %v", err)
+		}
+	}()
+}
+
+// otherDocument finds another file a cross-file fix edits, for
+// codeactions: the open document, or the file on disk, provided it still
+// holds src. Call without s.mu held.
+func (s *Server) otherDocument(path string, src []byte) (codeactions.Document, bool, bool) {
+	s.mu.Lock()
+	var open *snapshot
+	for _, d := range s.docs {
+		if d.path == path {
+			open = d.snap
+			break
+		}
+	}
+	s.mu.Unlock()
+	if open != nil {
+		if !bytes.Equal(open.src, src) {
+			return codeactions.Document{}, false, false
+		}
+		return open.lspDocument(), true, true
+	}
+	disk, err := analysis.ReadFile(path)
+	if err != nil || !bytes.Equal(disk, src) {
+		return codeactions.Document{}, false, false
+	}
+	return codeactions.Document{URI: protocol.DocumentURI(uri.File(path)), Mapper: analysis.NewMapper(src), Encoding: s.encoding}, false, true
+}
+
+// progress is one $/progress report, or nothing for clients without
+// window.workDoneProgress.
+type progress struct {
+	s      *Server
+	token  string
+	last   atomic.Int64 // the last percentage sent
+	active bool
+}
+
+var progressTokens atomic.Int64
+
+// startProgress begins a work-done progress the user may cancel.
+func (s *Server) startProgress(title string, cancel context.CancelFunc) *progress {
+	p := &progress{s: s}
+	s.mu.Lock()
+	supported := s.client.Window.WorkDoneProgress
+	s.mu.Unlock()
+	if !supported {
+		return p
+	}
+	p.token = "vramlint-index-" + strconv.FormatInt(progressTokens.Add(1), 10)
+	if _, err := s.conn.Call(context.Background(), "window/workDoneProgress/create", map[string]any{"token": p.token}, nil); err != nil {
+		s.log.Printf("window/workDoneProgress/create: %v", err)
+		return p
+	}
+	s.mu.Lock()
+	s.cancelProgress[p.token] = cancel
+	s.mu.Unlock()
+	p.active = true
+	p.last.Store(-1)
+	s.notify("$/progress", map[string]any{"token": p.token, "value": map[string]any{
+		"kind": "begin", "title": title, "cancellable": true, "percentage": 0,
+	}})
+	return p
+}
+
+// report sends the percentage done when it moved.
+func (p *progress) report(done, total int) {
+	if !p.active || total == 0 {
+		return
+	}
+	pct := int64(done * 100 / total)
+	if old := p.last.Load(); pct <= old || !p.last.CompareAndSwap(old, pct) {
+		return
+	}
+	p.s.notify("$/progress", map[string]any{"token": p.token, "value": map[string]any{
+		"kind": "report", "percentage": pct, "message": fmt.Sprintf("%d/%d files", done, total),
+	}})
+}
+
+// end closes the progress.
+func (p *progress) end(message string) {
+	if !p.active {
+		return
+	}
+	p.s.mu.Lock()
+	delete(p.s.cancelProgress, p.token)
+	p.s.mu.Unlock()
+	p.s.notify("$/progress", map[string]any{"token": p.token, "value": map[string]any{"kind": "end", "message": message}})
+}
+
+// cancelWorkDoneProgress stops the work a progress reports (the user
+// pressed Cancel on it).
+func (s *Server) cancelWorkDoneProgress(params json.RawMessage) error {
+	var p struct {
+		Token json.RawMessage `json:"token"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("window/workDoneProgress/cancel: %w", err)
+	}
+	var token string
+	if err := json.Unmarshal(p.Token, &token); err != nil {
+		return nil // not one of ours: they are strings
+	}
+	s.mu.Lock()
+	cancel := s.cancelProgress[token]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return nil
+}

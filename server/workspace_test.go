@@ -1,0 +1,235 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	// crossData is a Dataset that moves its samples to the GPU; whether
+	// that runs in workers is for train.py to say.
+	crossData = `import torch
+from torch.utils.data import Dataset
+
+
+class Squares(Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, idx):
+        x = torch.tensor([float(idx)])
+        return x.cuda(), (x * x).cuda()
+`
+	crossTrain = `import torch
+from torch.utils.data import DataLoader
+
+from data import Squares
+
+
+def train(model, loader, device):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+
+
+def main():
+    device = torch.device("cuda")
+    model = torch.nn.Linear(1, 1).to(device)
+    loader = DataLoader(Squares(), batch_size=8, num_workers=WORKERS)
+    train(model, loader, device)
+`
+	// crossCollate is a collate function: it runs in workers only if some
+	// DataLoader of the project uses it with workers.
+	crossCollate = `import torch
+
+
+def pad(samples):
+    return torch.stack(samples).cuda()
+`
+	crossCollateUser = `from torch.utils.data import DataLoader
+
+from util import pad
+
+loader = DataLoader(list(range(8)), num_workers=2, collate_fn=pad)
+for batch in loader:
+    print(batch)
+`
+)
+
+// startWorkspace starts a server on a workspace folder holding files, with
+// the capabilities of a full client, and answers the requests the server
+// makes when it starts (the file watcher's registration, the indexing
+// progress).
+func startWorkspace(t *testing.T, files map[string]string) (*testClient, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := startServer(t, Options{})
+	caps := map[string]any{
+		"textDocument": map[string]any{"publishDiagnostics": map[string]any{"relatedInformation": true}},
+		"workspace": map[string]any{
+			"workspaceEdit":         map[string]any{"documentChanges": true},
+			"didChangeWatchedFiles": map[string]any{"dynamicRegistration": true},
+		},
+		"window": map[string]any{"workDoneProgress": true},
+	}
+	if err := c.request("initialize", map[string]any{
+		"processId": nil, "rootUri": nil, "capabilities": caps,
+		"workspaceFolders": []map[string]any{{"uri": "file://" + dir, "name": "w"}},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("initialized", map[string]any{})
+	for _, method := range []string{"client/registerCapability", "window/workDoneProgress/create"} {
+		req := c.await(method, func(m message) bool { return m.Method == method && m.ID != nil })
+		if method == "client/registerCapability" && !strings.Contains(string(req.Params), `"workspace/didChangeWatchedFiles"`) {
+			t.Errorf("registration: %s", req.Params)
+		}
+		c.send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
+	}
+	for _, kind := range []string{"begin", "end"} {
+		c.await("$/progress "+kind, func(m message) bool {
+			return m.Method == "$/progress" && strings.Contains(string(m.Params), `"kind":"`+kind+`"`)
+		})
+	}
+	return c, dir
+}
+
+// awaitCodes waits for diagnostics of uri whose codes and severities are
+// want ("GPU001/1 GPU001/1"; "" for none), and returns them.
+func awaitCodes(c *testClient, uri, want string) []lspDiagnostic {
+	c.t.Helper()
+	var got []lspDiagnostic
+	c.await("diagnostics of "+uri+": "+want, func(m message) bool {
+		if m.Method != "textDocument/publishDiagnostics" || !strings.Contains(string(m.Params), `"uri":"`+uri+`"`) {
+			return false
+		}
+		var p struct{ Diagnostics []lspDiagnostic }
+		json.Unmarshal(m.Params, &p)
+		var codes []string
+		for _, d := range p.Diagnostics {
+			codes = append(codes, fmt.Sprintf("%s/%d", d.Code, d.Severity))
+		}
+		got = p.Diagnostics
+		return strings.Join(codes, " ") == want
+	})
+	return got
+}
+
+// A Dataset's diagnostics depend on the DataLoader of another file: they
+// name it, the fix edits both files, and editing that file re-publishes
+// the Dataset's.
+func TestCrossFileFindingsAndFix(t *testing.T) {
+	c, dir := startWorkspace(t, map[string]string{
+		"data.py": crossData, "train.py": strings.ReplaceAll(crossTrain, "WORKERS", "4"),
+	})
+	dataURI, trainURI := "file://"+filepath.Join(dir, "data.py"), "file://"+filepath.Join(dir, "train.py")
+	c.open(dataURI, crossData)
+	// Errors: train.py's DataLoader runs them in 4 workers.
+	diags := awaitCodes(c, dataURI, "GPU001/1 GPU001/1")
+	if len(diags[0].Related) != 1 || diags[0].Related[0].Location.URI != trainURI || diags[0].Related[0].Location.Range.Start.Line != 15 {
+		t.Fatalf("related information should point at train.py's DataLoader (line 16): %+v", diags[0].Related)
+	}
+	if !strings.Contains(diags[0].Message, "4 DataLoader workers") {
+		t.Errorf("message: %s", diags[0].Message)
+	}
+
+	// The fix: one edit of both files; train.py is not open, so its
+	// version is null.
+	var raw []json.RawMessage
+	if err := c.request("textDocument/codeAction", map[string]any{
+		"textDocument": map[string]any{"uri": dataURI}, "range": diags[0].Range, "context": map[string]any{"diagnostics": []any{}},
+	}, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var edit struct {
+		DocumentChanges []struct {
+			TextDocument struct {
+				URI     string `json:"uri"`
+				Version *int   `json:"version"`
+			} `json:"textDocument"`
+			Edits []lspTextEdit `json:"edits"`
+		} `json:"documentChanges"`
+	}
+	for _, r := range raw {
+		var a struct {
+			Title string
+			Edit  json.RawMessage
+		}
+		json.Unmarshal(r, &a)
+		if strings.Contains(a.Title, "Move the device transfer") {
+			json.Unmarshal(a.Edit, &edit)
+		}
+	}
+	if len(edit.DocumentChanges) != 2 {
+		t.Fatalf("want one edit of data.py and train.py, got %s", raw)
+	}
+	own, other := edit.DocumentChanges[0], edit.DocumentChanges[1]
+	if own.TextDocument.URI != dataURI || own.TextDocument.Version == nil || *own.TextDocument.Version != 1 ||
+		other.TextDocument.URI != trainURI || other.TextDocument.Version != nil {
+		t.Fatalf("documentChanges: %+v", edit.DocumentChanges)
+	}
+	var inserted strings.Builder
+	for _, e := range other.Edits {
+		inserted.WriteString(e.NewText)
+	}
+	if !strings.Contains(inserted.String(), "x = x.to(device, non_blocking=True)") || !strings.Contains(inserted.String(), "pin_memory=True") {
+		t.Errorf("train.py's edits: %+v", other.Edits)
+	}
+
+	// train.py changes on disk behind the server's back: the fix, computed
+	// on its old text, is not offered (it would edit the wrong lines).
+	trainPath := filepath.Join(dir, "train.py")
+	if err := os.WriteFile(trainPath, []byte("# edited elsewhere\n"+strings.ReplaceAll(crossTrain, "WORKERS", "4")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range c.codeActions(dataURI, diags[0].Range, nil, 0) {
+		if strings.Contains(a.Title, "Move the device transfer") {
+			t.Errorf("a fix computed on train.py's old text is offered: %+v", a)
+		}
+	}
+
+	// Open train.py and set num_workers=0: data.py is re-published.
+	c.open(trainURI, strings.ReplaceAll(crossTrain, "WORKERS", "4"))
+	line := 15
+	col := strings.Index(strings.Split(crossTrain, "\n")[line], "WORKERS")
+	c.change(trainURI, 0, lspTextEdit{Range: lspRange{lspPosition{line, col}, lspPosition{line, col + 1}}, NewText: "0"})
+	diags = awaitCodes(c, dataURI, "GPU001/2 GPU001/2")
+	if !strings.Contains(diags[0].Message, "one sample at a time") {
+		t.Errorf("after num_workers=0: %s", diags[0].Message)
+	}
+	c.shutdownAndExit()
+}
+
+// A watched file's change adds and removes a finding in an open file: the
+// collate function runs in workers only while some file's DataLoader says
+// so.
+func TestWatchedFileChangesFindings(t *testing.T) {
+	c, dir := startWorkspace(t, map[string]string{"util.py": crossCollate})
+	utilURI := "file://" + filepath.Join(dir, "util.py")
+	c.open(utilURI, crossCollate)
+	awaitCodes(c, utilURI, "")
+	user := filepath.Join(dir, "loader.py")
+	if err := os.WriteFile(user, []byte(crossCollateUser), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("workspace/didChangeWatchedFiles", map[string]any{"changes": []any{map[string]any{"uri": "file://" + user, "type": 1}}})
+	diags := awaitCodes(c, utilURI, "GPU001/1")
+	if len(diags[0].Related) != 1 || !strings.HasSuffix(diags[0].Related[0].Location.URI, "/loader.py") {
+		t.Errorf("related: %+v", diags[0].Related)
+	}
+	if err := os.Remove(user); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("workspace/didChangeWatchedFiles", map[string]any{"changes": []any{map[string]any{"uri": "file://" + user, "type": 3}}})
+	awaitCodes(c, utilURI, "")
+	c.shutdownAndExit()
+}

@@ -62,6 +62,16 @@ func runEditor(t *testing.T, editorPath, pathVar string, env func(file, report s
 	if err := os.WriteFile(file, seed, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	report, out = runEditorIn(t, work, editorPath, pathVar, env(file, filepath.Join(work, "report.txt")), args...)
+	return file, seed, report, out
+}
+
+// runEditorIn runs an editor in the folder work, with HOME and the XDG
+// folders there, PATH as given and env added; it fails the test when the
+// editor fails, and returns the report the editor wrote to work/report.txt
+// and the editor's output.
+func runEditorIn(t *testing.T, work, editorPath, pathVar string, env []string, args ...string) (report string, out []byte) {
+	t.Helper()
 	reportPath := filepath.Join(work, "report.txt")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -69,13 +79,13 @@ func runEditor(t *testing.T, editorPath, pathVar string, env func(file, report s
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "PATH="+pathVar, "HOME="+work,
 		"XDG_STATE_HOME="+work, "XDG_DATA_HOME="+work, "XDG_CONFIG_HOME="+work)
-	cmd.Env = append(cmd.Env, env(file, reportPath)...)
-	out, err = cmd.CombinedOutput()
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", filepath.Base(editorPath), err, out)
 	}
 	got, _ := os.ReadFile(reportPath)
-	return file, seed, string(got), out
+	return string(got), out
 }
 
 // runEditorOnSeed runs an editor on the article's program (args built from
@@ -139,6 +149,44 @@ func runNeovimScript(t *testing.T, script, path string) string {
 		t.Fatalf("nvim %s did not finish:\n%s", script, got)
 	}
 	return got
+}
+
+// Neovim applies a fix that edits two files: the Dataset in data.py and
+// the training loops in train.py (a file it has not opened), and saves
+// both as `check --fix --unsafe-fixes` writes them.
+func TestNeovimFixesAcrossFiles(t *testing.T) {
+	nvim := editor(t, "nvim")
+	bin := buildVramlint(t)
+	project := filepath.Join("..", "..", "testdata", "projects", "flat")
+	work, expected := t.TempDir(), t.TempDir()
+	for _, dir := range []string{work, expected} {
+		if err := os.CopyFS(dir, os.DirFS(project)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, errOut, code := vramlint(t, "check", "--fix", "--unsafe-fixes", expected); code != exitClean {
+		t.Fatalf("check --fix: exit %d: %s", code, errOut)
+	}
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "editors", "nvim", "test"))
+	got, out := runEditorIn(t, work, nvim, bin+":"+os.Getenv("PATH"),
+		[]string{"VRAMLINT_NVIM_FILE=" + filepath.Join(work, "data.py"), "VRAMLINT_NVIM_OUT=" + filepath.Join(work, "report.txt")},
+		"--headless", "-n", "-i", "NONE", "-u", filepath.Join(dir, "init.lua"), "-c", "luafile "+filepath.Join(dir, "fix_across_files.lua"))
+	if strings.Contains(string(out), "E5108") || strings.Contains(string(out), "stack traceback") {
+		t.Errorf("nvim printed a Lua error:\n%s", out)
+	}
+	for _, want := range []string{"errors: GPU001@15 GPU001@15 (4 DataLoader workers; related train.py)\n",
+		"apply: vramlint (GPU001): Move the device transfer into the training loop (unsafe)\n", "remaining: \n", "done\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	for _, name := range []string{"data.py", "train.py"} {
+		saved, _ := os.ReadFile(filepath.Join(work, name))
+		want, _ := os.ReadFile(filepath.Join(expected, name))
+		if string(saved) != string(want) {
+			t.Errorf("Neovim saved %s differently from `check --fix --unsafe-fixes`:\n%s", name, codeactions.UnifiedDiff(name, want, saved))
+		}
+	}
 }
 
 // The Neovim 0.11 config (lsp/vramlint.lua) loads as a table with the

@@ -257,8 +257,17 @@ func (ix *Index) summary(path string) *Summary {
 func (ix *Index) moduleFile(from, module string) *Summary {
 	rel := filepath.FromSlash(strings.ReplaceAll(module, ".", "/"))
 	var bases []string
-	if dir := filepath.Dir(from); !exists(filepath.Join(dir, "__init__.py")) {
+	dir := filepath.Dir(from)
+	if !exists(filepath.Join(dir, "__init__.py")) {
 		bases = append(bases, dir)
+	} else {
+		// In a package: the folder above its top package is on sys.path
+		// wherever it is installed or run from.
+		top := dir
+		for exists(filepath.Join(filepath.Dir(top), "__init__.py")) && filepath.Dir(top) != top {
+			top = filepath.Dir(top)
+		}
+		bases = append(bases, filepath.Dir(top))
 	}
 	bases = append(bases, ix.roots...)
 	for _, base := range bases {
@@ -662,8 +671,8 @@ func (p *Projects) Generation(path string) uint64 {
 var projectMarkers = []string{"pyproject.toml", "setup.py", "setup.cfg", ".git"}
 
 // ProjectRoot is the folder of the project holding path: the nearest one
-// upward with a pyproject.toml, setup.py, setup.cfg or .git; else path's
-// own folder.
+// upward with a pyproject.toml, setup.py, setup.cfg or .git; else, in a
+// package, the folder above its top package; else path's own folder.
 func ProjectRoot(path string) string {
 	start := absPath(path)
 	if st, err := os.Stat(start); err != nil || !st.IsDir() {
@@ -676,9 +685,15 @@ func ProjectRoot(path string) string {
 			}
 		}
 		if filepath.Dir(dir) == dir {
-			return start
+			break
 		}
 	}
+	// No marker (an installed package): the folder above the top package.
+	top := start
+	for exists(filepath.Join(top, "__init__.py")) && filepath.Dir(top) != top {
+		top = filepath.Dir(top)
+	}
+	return top
 }
 
 // IndexFiles indexes the given files in the projects they belong to, as

@@ -1,0 +1,113 @@
+package workspace_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vramlint/vramlint/analysis/workspace"
+)
+
+// writeTree writes files (slash-separated paths relative to root).
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestIndexResolvesImports(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"pyproject.toml":           "",
+		"src/pkg/__init__.py":      "from .data import Pairs\nfrom .loop import Loop\n",
+		"src/pkg/base.py":          "from torch.utils.data import Dataset\n\nclass Base(Dataset):\n    pass\n",
+		"src/pkg/data.py":          "from .base import Base\nfrom . import base as b\n\nclass Pairs(Base):\n    pass\n\nclass Other(b.Base):\n    pass\n",
+		"src/pkg/sub/deep.py":      "from ..data import Pairs\nfrom ...outside import X\n",
+		"src/pkg/loop.py":          "from .loop2 import Loop\n",
+		"src/pkg/loop2.py":         "from .loop import Loop\n",
+		"scripts/train.py":         "from helpers import make\nfrom pkg import Pairs\n",
+		"scripts/helpers.py":       "def make():\n    pass\n",
+		"vendored/lib/__init__.py": "",
+		"vendored/lib/mod.py":      "from lib.other import Thing\n",
+		"vendored/lib/other.py":    "class Thing:\n    pass\n",
+	})
+	ix := workspace.NewIndex(root)
+	abs := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	for _, c := range []struct{ path, module string }{
+		{"src/pkg/data.py", "pkg.data"}, {"src/pkg/__init__.py", "pkg"}, {"src/pkg/sub/deep.py", "pkg.sub.deep"},
+		{"scripts/train.py", "scripts.train"},
+	} {
+		if got, _ := ix.Module(abs(c.path)); got != c.module {
+			t.Errorf("Module(%s) = %q, want %q", c.path, got, c.module)
+		}
+	}
+	for _, c := range []struct {
+		from, name, path, def string
+	}{
+		{"scripts/train.py", "pkg.Pairs", "src/pkg/data.py", "Pairs"},      // a re-export in __init__.py, src/ layout
+		{"scripts/train.py", "helpers.make", "scripts/helpers.py", "make"}, // next to a script
+		{"src/pkg/data.py", "pkg.base.Base", "src/pkg/base.py", "Base"},
+		{"vendored/lib/mod.py", "lib.other.Thing", "vendored/lib/other.py", "Thing"}, // above the top package
+		{"scripts/train.py", "pkg.Loop", "", ""},                                     // re-exports in a circle
+		{"scripts/train.py", "torch.utils.data.Dataset", "", ""},                     // not the project's
+		{"scripts/train.py", "pkg.base", "", ""},                                     // a module, not a class
+	} {
+		path, name, ok := ix.Resolve(abs(c.from), c.name)
+		want := c.path != ""
+		if ok != want || (ok && (path != abs(c.path) || name != c.def)) {
+			t.Errorf("Resolve(%s, %s) = %s %s %v; want %s %s %v", c.from, c.name, path, name, ok, c.path, c.def, want)
+		}
+	}
+	if bases, ok := ix.ClassBases(abs("src/pkg/data.py"), "Other"); !ok || len(bases) != 1 || bases[0] != "pkg.base.Base" {
+		t.Errorf("bases of Other: %v %v (a base through a module alias imported relatively)", bases, ok)
+	}
+}
+
+// Generation changes for a file when another file's summary changes, not
+// when its own does, nor when a file changes in a way others cannot see.
+func TestIndexGenerations(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"data.py":  "from torch.utils.data import Dataset\n\nclass D(Dataset):\n    pass\n",
+		"train.py": "from torch.utils.data import DataLoader\nfrom data import D\n\nloader = DataLoader(D(), num_workers=2)\n",
+	})
+	ix := workspace.NewIndex(root)
+	data, train := filepath.Join(root, "data.py"), filepath.Join(root, "train.py")
+	if err := ix.Build(context.Background(), ix.Files(), nil); err != nil {
+		t.Fatal(err)
+	}
+	loaders := ix.LoadersUsing(data, "D")
+	if len(loaders) != 1 || loaders[0].Path != train || loaders[0].Workers != 2 || !loaders[0].WorkersKnown {
+		t.Fatalf("LoadersUsing: %+v", loaders)
+	}
+	g := ix.Generation(data)
+	// A change others cannot see: a comment.
+	writeTree(t, root, map[string]string{"train.py": "# a comment\nfrom torch.utils.data import DataLoader\nfrom data import D\n\nloader = DataLoader(D(), num_workers=2)\n"})
+	ix.Refresh(train)
+	// The offsets moved, so the loader's summary did change...
+	if ix.Generation(data) == g {
+		t.Error("moving train.py's DataLoader did not change data.py's generation")
+	}
+	g, own := ix.Generation(data), ix.Generation(train)
+	writeTree(t, root, map[string]string{"train.py": "from torch.utils.data import DataLoader\nfrom data import D\n\nloader = DataLoader(D(), num_workers=0)\n"})
+	ix.Refresh(train)
+	if ix.Generation(data) == g || ix.Generation(train) != own {
+		t.Errorf("generations after train.py changed: data %d -> %d, train %d -> %d", g, ix.Generation(data), own, ix.Generation(train))
+	}
+	if l := ix.LoadersUsing(data, "D"); len(l) != 1 || l[0].Workers != 0 {
+		t.Errorf("after the change: %+v", l)
+	}
+	os.Remove(train)
+	ix.Refresh(train)
+	if l := ix.LoadersUsing(data, "D"); len(l) != 0 {
+		t.Errorf("after train.py was deleted: %+v", l)
+	}
+}

@@ -201,18 +201,33 @@ func BenchmarkEditToDiagnostics(b *testing.B) {
 		{"", "def train100("},
 		{"-in-assignment", "            loss = criterion(out, y)\n            optimizer.zero_grad()\n            loss.backward()\n            optimizer.step()\n            history.append(loss.item())\n            total += loss.item()\n            if step % 10 == 0:\n                print(epoch, step, total / (step + 1))\n        torch.cuda.empty_cache()\n    return history\n\n\n@torch.no_grad()\ndef evaluate100("},
 	}
+	// The same, with the file in a workspace folder: its index is fed the
+	// model of every version (see workspace.go).
+	places = append(places, struct{ name, at string }{"-in-workspace", "def train100("})
 	for _, bf := range benchFiles {
 		for _, place := range places {
 			b.Run(bf.name+place.name, func(b *testing.B) {
 				text := trainingFile(10000, bf.leakEvery)
 				c := startServer(b, Options{})
-				c.initialize(map[string]any{}, nil)
 				uri := "file:///bench.py"
+				if place.name == "-in-workspace" {
+					dir := b.TempDir()
+					uri = "file://" + dir + "/bench.py"
+					if err := c.request("initialize", map[string]any{
+						"processId": nil, "rootUri": nil, "capabilities": map[string]any{},
+						"workspaceFolders": []map[string]any{{"uri": "file://" + dir, "name": "bench"}},
+					}, nil); err != nil {
+						b.Fatal(err)
+					}
+					c.notify("initialized", map[string]any{})
+				} else {
+					c.initialize(map[string]any{}, nil)
+				}
 				c.open(uri, text)
 				c.diagnostics(uri, 1)
 				line := strings.Count(text[:strings.Index(text, place.at)], "\n")
 				column := 10 // in the name, or in `criterion`
-				if place.name != "" {
+				if place.name == "-in-assignment" {
 					column = 22
 				}
 				var took []time.Duration

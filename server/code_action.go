@@ -36,7 +36,7 @@ func (s *Server) codeAction(params json.RawMessage) (requestWork, error) {
 	resolves := s.resolvesEdits()
 	s.mu.Unlock()
 	return func(ctx context.Context) (any, error) {
-		res := snap.analyze()
+		res := s.freshCrossFileFixes(snap, snap.analyze())
 		if res == nil {
 			return []codeactions.Action{}, nil
 		}

@@ -74,13 +74,19 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 func (s *Server) analyze(snap *snapshot) *analysis.Result {
 	res := snap.analyze()
 	s.logRuleErrors(snap.uri, res)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d := s.docs[snap.uri]; d != nil && d.snap == snap {
-		s.recordModel(snap, res)
-	}
+	// The index learns the new version off the path to the diagnostics;
+	// an older version's result, late, is not recorded over a newer one.
+	go func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if d := s.docs[snap.uri]; d != nil && d.snap == snap {
+			s.recordModel(snap, res)
+		}
+	}()
 	if len(snap.src) >= largeDocument {
+		s.mu.Lock()
 		s.releaseWhenIdle()
+		s.mu.Unlock()
 	}
 	return res
 }

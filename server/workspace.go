@@ -216,6 +216,47 @@ func (s *Server) otherDocument(path string, src []byte) (codeactions.Document, b
 	return codeactions.Document{URI: protocol.DocumentURI(uri.File(path)), Mapper: analysis.NewMapper(src), Encoding: s.encoding}, false, true
 }
 
+// freshCrossFileFixes returns res, or, when a cross-file fix in it was
+// computed on another file's text that has changed since (that file was
+// edited after this one was analysed: moving its DataLoader does not
+// re-analyse this file), this version analysed again, so that the fix
+// the user asks for is offered and edits the right lines.
+func (s *Server) freshCrossFileFixes(snap *snapshot, res *analysis.Result) *analysis.Result {
+	if res == nil || len(res.Others) == 0 || snap.tree == nil {
+		return res
+	}
+	stale := map[string]bool{}
+	for _, d := range res.Diagnostics {
+		for _, fix := range d.Fixes {
+			for _, o := range fix.Others {
+				if _, _, ok := s.otherDocument(o.Path, res.Others[o.Path]); !ok {
+					stale[o.Path] = true
+				}
+			}
+		}
+	}
+	if len(stale) == 0 {
+		return res
+	}
+	// A closed file changed on disk without a watcher's word: read it.
+	s.mu.Lock()
+	open := map[string]bool{}
+	for _, d := range s.docs {
+		open[d.path] = true
+	}
+	s.mu.Unlock()
+	for path := range stale {
+		if ix := s.projects.For(path); ix != nil && !open[path] {
+			ix.Refresh(path)
+		}
+	}
+	name := snap.path
+	if name == "" {
+		name = snap.uri
+	}
+	return snap.runner.AnalyzeTree(res, name, snap.src, snap.tree, snap.settings)
+}
+
 // progress is one $/progress report, or nothing for clients without
 // window.workDoneProgress.
 type progress struct {

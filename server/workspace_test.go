@@ -185,16 +185,26 @@ func TestCrossFileFindingsAndFix(t *testing.T) {
 		t.Errorf("train.py's edits: %+v", other.Edits)
 	}
 
-	// train.py changes on disk behind the server's back: the fix, computed
-	// on its old text, is not offered (it would edit the wrong lines).
+	// train.py changes on disk behind the server's back (no watcher): the
+	// fix is computed again on its new text, not applied to the old lines.
 	trainPath := filepath.Join(dir, "train.py")
 	if err := os.WriteFile(trainPath, []byte("# edited elsewhere\n"+strings.ReplaceAll(crossTrain, "WORKERS", "4")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	offered := false
 	for _, a := range c.codeActions(dataURI, diags[0].Range, nil, 0) {
 		if strings.Contains(a.Title, "Move the device transfer") {
-			t.Errorf("a fix computed on train.py's old text is offered: %+v", a)
+			offered = true
+			for _, dc := range a.Edit.DocumentChanges[1:] {
+				// The loop's first statement moved from line 9 to 10.
+				if first := dc.Edits[0]; first.Range.Start.Line != 9 || !strings.Contains(first.NewText, "x = x.to(device") {
+					t.Errorf("the fix edits train.py's old lines: %+v", dc.Edits)
+				}
+			}
 		}
+	}
+	if !offered {
+		t.Error("the fix is not offered after train.py changed on disk")
 	}
 
 	// Open train.py and set num_workers=0: data.py is re-published.

@@ -125,12 +125,13 @@ func anyWorkers(f *semantic.File, wc workerCode) bool {
 }
 
 // remoteLoaders are the DataLoaders of other files of the project that run
-// the class or function named so at the top level of f.
-func remoteLoaders(f *semantic.File, def *pyast.Node, name string) []semantic.RemoteLoader {
-	if f.Project == nil || def.Ancestor("class_definition", "function_definition") != nil {
+// the class or function named so at the top level of f, among remote (the
+// project's answer for f).
+func remoteLoaders(remote map[string][]semantic.RemoteLoader, def *pyast.Node, name string) []semantic.RemoteLoader {
+	if len(remote) == 0 || def.Ancestor("class_definition", "function_definition") != nil {
 		return nil
 	}
-	return f.Project.LoadersUsing(f.Path, name)
+	return remote[name]
 }
 
 func runDeviceMoveInDataset(pass *analysis.Pass) {
@@ -163,6 +164,10 @@ func runDeviceMoveInDataset(pass *analysis.Pass) {
 // findWorkerCode lists the functions the file's DataLoaders run in workers.
 func findWorkerCode(f *semantic.File) []workerCode {
 	var out []workerCode
+	var remote map[string][]semantic.RemoteLoader
+	if f.Project != nil {
+		remote = f.Project.LoadersUsing(f.Path)
+	}
 	for _, c := range f.Classes {
 		if !f.IsDataset(c) {
 			continue
@@ -171,24 +176,20 @@ func findWorkerCode(f *semantic.File) []workerCode {
 		if f.IsIterableDataset(c) {
 			methods = append(methods, "__iter__")
 		}
-		var remote []semantic.RemoteLoader
 		for _, m := range methods {
 			if fn := c.Methods[m]; fn != nil {
-				if remote == nil {
-					remote = remoteLoaders(f, c.Node, c.Name)
-				}
-				out = append(out, workerCode{fn: fn, label: "`" + c.Name + "." + m + "`", loaders: f.LoadersOf(c), remote: remote})
+				out = append(out, workerCode{fn: fn, label: "`" + c.Name + "." + m + "`", loaders: f.LoadersOf(c), remote: remoteLoaders(remote, c.Node, c.Name)})
 			}
 		}
 	}
 	seen := map[*pyast.Node]int{}
 	// Functions other files' DataLoaders run as collate_fn.
-	if f.Project != nil {
-		for name, defs := range f.Functions {
+	for name := range remote {
+		if defs := f.Functions[name]; len(defs) > 0 {
 			fn := defs[len(defs)-1]
-			if remote := remoteLoaders(f, fn, name); len(remote) > 0 {
+			if r := remoteLoaders(remote, fn, name); len(r) > 0 {
 				seen[fn] = len(out)
-				out = append(out, workerCode{fn: fn, label: "the collate function `" + name + "`", remote: remote, collate: true})
+				out = append(out, workerCode{fn: fn, label: "the collate function `" + name + "`", remote: r, collate: true})
 			}
 		}
 	}

@@ -21,10 +21,10 @@ type Project interface {
 	// ClassBases returns the qualified bases (as seen from the defining
 	// file) of the class defined at the top level of path under name.
 	ClassBases(path, name string) (bases []string, ok bool)
-	// LoadersUsing lists the DataLoaders in other files of the project
-	// built over an instance of, or with the collate function, defined at
-	// the top level of path under name.
-	LoadersUsing(path, name string) []RemoteLoader
+	// LoadersUsing lists the DataLoaders in other files of the project that
+	// run what the file at path defines at its top level, by name: built
+	// over an instance of the class, or with the function as collate_fn.
+	LoadersUsing(path string) map[string][]RemoteLoader
 	// Model returns the model of another file of the project (the open
 	// buffer's when it is open), or nil when it cannot be read.
 	Model(path string) *File

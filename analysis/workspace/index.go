@@ -60,7 +60,7 @@ type Index struct {
 	changes uint64                    // summary changes, all files
 	changed map[string]uint64         // summary changes, by file
 	resolve map[[2]string]resolved    // Resolve's answers at this generation
-	loaders map[[2]string][]semantic.RemoteLoader
+	loaders map[string]map[string][]semantic.RemoteLoader // LoadersUsing's answers
 }
 
 type resolved struct {
@@ -183,13 +183,17 @@ func (ix *Index) Close(path string) {
 	ix.Refresh(path)
 }
 
-// store keeps s, counting a change when it differs. Called with mu held.
+// store keeps s, counting a change when it tells other files something
+// new: not when only its DataLoaders' offsets moved (typing above them),
+// which would re-analyse every dependent file on every keystroke. Called
+// with mu held.
 func (ix *Index) store(s *Summary) {
-	if old := ix.files[s.Path]; old != nil && old.digest == s.digest {
-		return
-	}
+	old := ix.files[s.Path]
 	ix.files[s.Path] = s
-	ix.bump(s.Path)
+	ix.loaders = nil // their offsets are the summaries'
+	if old == nil || old.digest != s.digest {
+		ix.bump(s.Path)
+	}
 }
 
 func (ix *Index) bump(path string) {
@@ -336,50 +340,51 @@ func (ix *Index) ClassBases(path, name string) ([]string, bool) {
 	return bases, ok
 }
 
-// LoadersUsing implements semantic.Project.
-func (ix *Index) LoadersUsing(path, name string) []semantic.RemoteLoader {
+// LoadersUsing implements semantic.Project. The answers for every file
+// are found in one pass over the DataLoaders, once per generation.
+func (ix *Index) LoadersUsing(path string) map[string][]semantic.RemoteLoader {
 	path = absPath(path)
-	key := [2]string{path, name}
 	ix.mu.RLock()
-	out, ok := ix.loaders[key]
+	targets := ix.loaders
 	var all []*Summary
-	if !ok {
+	if targets == nil {
 		for _, s := range ix.files {
-			if s.Path != path && len(s.Loaders) > 0 {
+			if len(s.Loaders) > 0 {
 				all = append(all, s)
 			}
 		}
 	}
 	ix.mu.RUnlock()
-	if ok {
-		return out
+	if targets != nil {
+		return targets[path]
 	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
+	targets = map[string]map[string][]semantic.RemoteLoader{}
 	for _, s := range all {
 		for _, l := range s.Loaders {
+			seen := map[[2]string]bool{}
 			for _, q := range []string{l.Dataset, l.Collate} {
 				if q == "" {
 					continue
 				}
-				if p, n, ok := ix.Resolve(s.Path, q); ok && p == path && n == name {
-					out = append(out, l.RemoteLoader)
-					break
+				p, n, ok := ix.Resolve(s.Path, q)
+				if !ok || p == s.Path || seen[[2]string{p, n}] {
+					continue // not the project's, or the file's own: it sees its loaders itself
 				}
+				seen[[2]string{p, n}] = true
+				if targets[p] == nil {
+					targets[p] = map[string][]semantic.RemoteLoader{}
+				}
+				targets[p][n] = append(targets[p][n], l.RemoteLoader)
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Path != out[j].Path {
-			return out[i].Path < out[j].Path
-		}
-		return out[i].Start < out[j].Start
-	})
 	ix.mu.Lock()
 	if ix.loaders == nil {
-		ix.loaders = map[[2]string][]semantic.RemoteLoader{}
+		ix.loaders = targets
 	}
-	ix.loaders[key] = out
 	ix.mu.Unlock()
-	return out
+	return targets[path]
 }
 
 // Model implements semantic.Project: the open buffer's model, or one built
@@ -475,13 +480,14 @@ func (ix *Index) summarize(path string, f *semantic.File) *Summary {
 			l.WorkersText = f.Text(d.NumWorkers)
 		}
 		l.Pinned = d.PinMemory != nil
-		switch {
-		case d.DatasetClass != nil:
-			l.Dataset = local(d.DatasetClass.Name)
-		default:
+		// Only what other files define: a file's own Dataset and collate
+		// function see its DataLoaders themselves.
+		if d.DatasetClass == nil {
 			l.Dataset = d.DatasetType
 		}
-		l.Collate = collateName(f, d.CollateFn, local)
+		if fn := d.CollateFn; fn != nil && !(fn.Is("identifier") && len(f.Functions[f.Text(fn)]) > 0) {
+			l.Collate = collateName(f, fn)
+		}
 		if l.Dataset != "" || l.Collate != "" {
 			s.Loaders = append(s.Loaders, l)
 		}
@@ -490,22 +496,20 @@ func (ix *Index) summarize(path string, f *semantic.File) *Summary {
 	return s
 }
 
-// collateName qualifies a collate_fn argument: a function of this file or
-// an imported one, also through functools.partial.
-func collateName(f *semantic.File, e *pyast.Node, local func(string) string) string {
+// collateName qualifies an imported collate_fn argument, also through
+// functools.partial.
+func collateName(f *semantic.File, e *pyast.Node) string {
 	switch {
 	case e == nil:
 		return ""
 	case e.Is("call") && f.Callee(e) == "functools.partial":
-		return collateName(f, f.Arg(e, "func", 0), local)
-	case e.Is("identifier") && len(f.Functions[f.Text(e)]) > 0:
-		return local(f.Text(e))
+		return collateName(f, f.Arg(e, "func", 0))
 	}
 	return f.QualifiedName(e)
 }
 
-// digest is a summary's content: two summaries with the same digest say
-// the same to other files.
+// digest is what a summary tells other files: two summaries with the same
+// digest say the same, though their DataLoaders may have moved.
 func digest(s *Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %v\n", s.Module, s.Package)
@@ -531,7 +535,8 @@ func digest(s *Summary) string {
 	sort.Strings(functions)
 	fmt.Fprintln(&b, functions)
 	for _, l := range s.Loaders {
-		fmt.Fprintf(&b, "%+v\n", l)
+		// Not its offsets: where it is does not change what it runs.
+		fmt.Fprintf(&b, "%s %s %d %v %q %v\n", l.Dataset, l.Collate, l.Workers, l.WorkersKnown, l.WorkersText, l.Pinned)
 	}
 	return b.String()
 }
@@ -644,9 +649,9 @@ func (p *Projects) ClassBases(path, name string) ([]string, bool) {
 }
 
 // LoadersUsing implements semantic.Project.
-func (p *Projects) LoadersUsing(path, name string) []semantic.RemoteLoader {
+func (p *Projects) LoadersUsing(path string) map[string][]semantic.RemoteLoader {
 	if ix := p.For(path); ix != nil {
-		return ix.LoadersUsing(path, name)
+		return ix.LoadersUsing(path)
 	}
 	return nil
 }

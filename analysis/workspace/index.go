@@ -53,13 +53,13 @@ type Index struct {
 	roots []string
 
 	mu      sync.RWMutex
-	files   map[string]*Summary       // indexed, by absolute path
-	open    map[string]*semantic.File // open buffers' models (the server's)
-	missing map[string]bool           // paths looked for and not found
-	closed  modelCache                // models of files that are not open
-	changes uint64                    // summary changes, all files
-	changed map[string]uint64         // summary changes, by file
-	resolve map[[2]string]resolved    // Resolve's answers at this generation
+	files   map[string]*Summary                           // indexed, by absolute path
+	open    map[string]*semantic.File                     // open buffers' models (the server's)
+	missing map[string]bool                               // paths looked for and not found
+	closed  modelCache                                    // models of files that are not open
+	changes uint64                                        // summary changes, all files
+	changed map[string]uint64                             // summary changes, by file
+	resolve map[[2]string]resolved                        // Resolve's answers at this generation
 	loaders map[string]map[string][]semantic.RemoteLoader // LoadersUsing's answers
 }
 

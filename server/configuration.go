@@ -30,6 +30,9 @@ type editorSettings struct {
 	// to the log (logLevel "debug"); errors are always logged. Atomic: it
 	// is read for every message, without the server's lock.
 	logDebug atomic.Bool
+	// workspaceMode: diagnosticMode "workspace" reports the files of the
+	// workspace folders that are not open too (see workspace_diagnostics.go).
+	workspaceMode bool
 }
 
 // logLevels are the values of the logLevel setting; only "debug" logs
@@ -50,7 +53,8 @@ var settingKeys = map[string]bool{
 // milliseconds; it may sit under "settings" or "vramlint". Other keys
 // (an extension's own, such as path) are ignored. `maxLiveFileSize` (bytes)
 // is the size above which documents are analysed on open and save only;
-// `logLevel` "debug" logs every message with its time.
+// `logLevel` "debug" logs every message with its time; `diagnosticMode`
+// "workspace" reports the workspace folders' files that are not open too.
 func (e *editorSettings) apply(raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -65,7 +69,7 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 		}
 	}
 	overrides := analysis.Overrides{}
-	debounce, maxLive, logDebug := e.debounce, e.maxLiveFileSize, e.logDebug.Load()
+	debounce, maxLive, logDebug, workspaceMode := e.debounce, e.maxLiveFileSize, e.logDebug.Load(), e.workspaceMode
 	for key, v := range obj {
 		if v == nil {
 			continue // not set here: pyproject.toml or the default applies
@@ -91,6 +95,16 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 			}
 			maxLive = int(size)
 			continue
+		case "diagnosticMode":
+			switch v {
+			case "workspace":
+				workspaceMode = true
+			case "openFilesOnly":
+				workspaceMode = false
+			default:
+				return fmt.Errorf("diagnosticMode: must be openFilesOnly or workspace, got %v", v)
+			}
+			continue
 		case "logLevel":
 			level, ok := v.(string)
 			if !ok || !logLevels[level] {
@@ -106,7 +120,7 @@ func (e *editorSettings) apply(raw json.RawMessage) error {
 	if _, err := (&analysis.Settings{}).WithOverrides(overrides); err != nil {
 		return err
 	}
-	e.overrides, e.debounce, e.maxLiveFileSize = overrides, debounce, maxLive
+	e.overrides, e.debounce, e.maxLiveFileSize, e.workspaceMode = overrides, debounce, maxLive, workspaceMode
 	e.logDebug.Store(logDebug)
 	return nil
 }
@@ -247,6 +261,13 @@ func (s *Server) refreshAll() {
 	for _, d := range s.docs {
 		s.reanalyse(d, s.settingsFor(d.path)) // under the new settings
 	}
+	s.workspaceDiagnostics()
+	s.askToPull()
+}
+
+// askToPull asks a client that pulls diagnostics to pull them all again.
+// Call with s.mu held.
+func (s *Server) askToPull() {
 	if s.pullMode() && s.client.Workspace.Diagnostics.RefreshSupport {
 		// A request, not a notification: the client re-pulls.
 		go func() {

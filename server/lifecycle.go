@@ -117,7 +117,9 @@ func (s *Server) initialize(params json.RawMessage) (requestWork, error) {
 		ServerInfo: serverInfo{Name: "vramlint", Version: s.opts.Version},
 	}
 	if s.pullMode() {
-		result.Capabilities.DiagnosticProvider = &diagnosticOptions{Identifier: "vramlint"}
+		// Findings depend on other files (a DataLoader in another module);
+		// with diagnosticMode "workspace" closed files are reported too.
+		result.Capabilities.DiagnosticProvider = &diagnosticOptions{Identifier: "vramlint", InterFileDependencies: true, WorkspaceDiagnostics: true}
 	}
 	return func(context.Context) (any, error) { return result, nil }, nil
 }

@@ -80,6 +80,7 @@ type Server struct {
 	// runner reads them.
 	projects       *workspace.Projects
 	cancelProgress map[string]context.CancelFunc // by $/progress token
+	closed         closedFiles                   // diagnosticMode "workspace"
 }
 
 // Run serves one client on in/out until it exits, stdin closes or the
@@ -196,6 +197,7 @@ var requestHandlers = map[string]func(*Server, json.RawMessage) (requestWork, er
 	"codeAction/resolve":      (*Server).codeActionResolve,
 	"textDocument/hover":      (*Server).hover,
 	"textDocument/diagnostic": (*Server).pullDiagnostics,
+	"workspace/diagnostic":    (*Server).workspaceDiagnosticRequest,
 }
 
 // notificationHandlers run on the message loop, in order.

@@ -202,6 +202,10 @@ func (s *Server) didSave(params json.RawMessage) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.docs[p.TextDocument.URI]
+	if d != nil && s.editor.workspaceMode {
+		// What the other files see of it is on disk now.
+		s.workspaceDiagnostics()
+	}
 	if d == nil || !d.snap.onSave || d.snap.saved {
 		return nil
 	}

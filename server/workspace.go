@@ -66,6 +66,10 @@ func (s *Server) buildIndex(ix *workspace.Index) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reanalyseIndexed(ix, "")
+	if s.editor.workspaceMode {
+		s.workspaceDiagnostics()
+		s.askToPull()
+	}
 }
 
 // recordModel gives the index the model of an open buffer's current
@@ -99,11 +103,15 @@ func (s *Server) forgetModel(d *document) {
 			s.reanalyseIndexed(ix, d.uri)
 		}
 	}
+	if s.editor.workspaceMode && !s.pullMode() {
+		go s.publishClosed(context.Background(), d.path) // what is on disk, now that the buffer is gone
+	}
 }
 
 // reanalyseIndexed analyses again, after the debounce, every open file of
 // ix's folder but except (a URI). Call with s.mu held.
 func (s *Server) reanalyseIndexed(ix *workspace.Index, except string) {
+	s.askToPull() // a pulling client re-pulls instead (interFileDependencies)
 	for _, d := range s.docs {
 		if d.uri == except || d.path == "" || !ix.Contains(d.path) {
 			continue
@@ -163,9 +171,20 @@ func (s *Server) didChangeWatchedFiles(params json.RawMessage) error {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		anyChanged := false
 		for ix, c := range changed {
 			if c {
 				s.reanalyseIndexed(ix, "")
+				anyChanged = true
+			}
+		}
+		if s.editor.workspaceMode && !s.pullMode() {
+			if anyChanged {
+				s.workspaceDiagnostics() // other files' findings may depend on them
+			} else {
+				for _, path := range paths {
+					go s.publishClosed(context.Background(), path)
+				}
 			}
 		}
 	}()

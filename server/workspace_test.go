@@ -65,6 +65,12 @@ for batch in loader:
 // makes when it starts (the file watcher's registration, the indexing
 // progress).
 func startWorkspace(t *testing.T, files map[string]string) (*testClient, string) {
+	return startWorkspaceWith(t, files, nil, nil)
+}
+
+// startWorkspaceWith is startWorkspace with more capabilities (merged at
+// the top level) and initializationOptions.
+func startWorkspaceWith(t *testing.T, files map[string]string, moreCaps map[string]any, options any) (*testClient, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, text := range files {
@@ -81,8 +87,11 @@ func startWorkspace(t *testing.T, files map[string]string) (*testClient, string)
 		},
 		"window": map[string]any{"workDoneProgress": true},
 	}
+	for k, v := range moreCaps {
+		caps[k] = v
+	}
 	if err := c.request("initialize", map[string]any{
-		"processId": nil, "rootUri": nil, "capabilities": caps,
+		"processId": nil, "rootUri": nil, "capabilities": caps, "initializationOptions": options,
 		"workspaceFolders": []map[string]any{{"uri": "file://" + dir, "name": "w"}},
 	}, nil); err != nil {
 		t.Fatal(err)
@@ -241,5 +250,68 @@ func TestWatchedFileChangesFindings(t *testing.T) {
 	}
 	c.notify("workspace/didChangeWatchedFiles", map[string]any{"changes": []any{map[string]any{"uri": "file://" + user, "type": 3}}})
 	awaitCodes(c, utilURI, "")
+	c.shutdownAndExit()
+}
+
+// diagnosticMode "workspace", pushed: files nobody opened are reported,
+// an open file's diagnostics are its buffer's, and closing it reports the
+// file on disk again.
+func TestWorkspaceDiagnosticsPushed(t *testing.T) {
+	c, dir := startWorkspaceWith(t, map[string]string{
+		"data.py": crossData, "train.py": strings.ReplaceAll(crossTrain, "WORKERS", "4"),
+	}, nil, map[string]any{"diagnosticMode": "workspace"})
+	dataURI := "file://" + filepath.Join(dir, "data.py")
+	// The pass over the workspace reports its progress too.
+	req := c.await("progress of the pass", func(m message) bool { return m.Method == "window/workDoneProgress/create" && m.ID != nil })
+	c.send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
+	diags := awaitCodes(c, dataURI, "GPU001/1 GPU001/1")
+	if len(diags[0].Related) != 1 || !strings.HasSuffix(diags[0].Related[0].Location.URI, "/train.py") {
+		t.Errorf("related: %+v", diags[0].Related)
+	}
+	c.open(dataURI, "import torch\n")
+	c.diagnostics(dataURI, 1)
+	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": dataURI}})
+	awaitCodes(c, dataURI, "")                  // the buffer's are withdrawn...
+	awaitCodes(c, dataURI, "GPU001/1 GPU001/1") // ...and the file's come back
+	// Back to open files only: what was pushed for closed files goes.
+	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"diagnosticMode": "openFilesOnly"}})
+	awaitCodes(c, dataURI, "")
+	c.shutdownAndExit()
+}
+
+// diagnosticMode "workspace", pulled: workspace/diagnostic reports the
+// closed files, and "unchanged" for what the client already has.
+func TestWorkspaceDiagnosticsPulled(t *testing.T) {
+	c, dir := startWorkspaceWith(t, map[string]string{
+		"data.py": crossData, "train.py": strings.ReplaceAll(crossTrain, "WORKERS", "4"),
+	}, map[string]any{"textDocument": map[string]any{"diagnostic": map[string]any{}, "publishDiagnostics": map[string]any{"relatedInformation": true}}},
+		map[string]any{"diagnosticMode": "workspace"})
+	dataURI := "file://" + filepath.Join(dir, "data.py")
+	type report struct {
+		Kind     string          `json:"kind"`
+		URI      string          `json:"uri"`
+		ResultID string          `json:"resultId"`
+		Items    []lspDiagnostic `json:"items"`
+	}
+	pull := func(previous []any) map[string]report {
+		var r struct{ Items []report }
+		if err := c.request("workspace/diagnostic", map[string]any{"previousResultIds": previous}, &r); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]report{}
+		for _, it := range r.Items {
+			out[it.URI] = it
+		}
+		return out
+	}
+	first := pull([]any{})
+	data := first[dataURI]
+	if data.Kind != "full" || len(data.Items) != 2 || data.Items[0].Severity != 1 {
+		t.Fatalf("data.py's report: %+v", first)
+	}
+	again := pull([]any{map[string]any{"uri": dataURI, "value": data.ResultID}})
+	if again[dataURI].Kind != "unchanged" {
+		t.Errorf("second pull: %+v", again[dataURI])
+	}
 	c.shutdownAndExit()
 }

@@ -75,8 +75,9 @@ for x, y in loader:
     y = y.to(device, non_blocking=True)`,
 		FixSafety: "The fix is unsafe: it moves code between functions. It removes the device moves " +
 			"from the worker code, so it returns CPU tensors; adds `pin_memory=True` to each DataLoader " +
-			"built on it in this file; and in every loop over those DataLoaders, in whichever function of " +
-			"the file the loader is passed to, moves exactly the batch elements that were moved before, " +
+			"built on it, in this file or in another module of the project (then the fix edits both files); " +
+			"and in every loop over those DataLoaders, in whichever function of " +
+			"the loader's file it is passed to, moves exactly the batch elements that were moved before, " +
 			"right after they are bound, with `.to(device, non_blocking=True)`. The device is the one the " +
 			"worker code named when the loop can see it, else a `device` parameter, a device variable, or " +
 			"`next(model.parameters()).device` in a function that takes the model (`.cuda()` when none). " +

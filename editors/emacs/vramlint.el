@@ -32,7 +32,7 @@
 
 (defcustom vramlint-settings nil
   "Server settings, as a plist: select, ignore, extendSelect, severity,
-unsafeFixes, debounce, logLevel.  What is left out comes from
+unsafeFixes, debounce, logLevel, diagnosticMode.  What is left out comes from
 [tool.vramlint] in pyproject.toml."
   :type 'plist)
 

@@ -8,6 +8,7 @@ return {
   root_markers = { "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", ".git" },
   -- Sent as initializationOptions and workspace/didChangeConfiguration;
   -- keys left out come from [tool.vramlint] in pyproject.toml. Keys:
-  -- select, ignore, extendSelect, severity, unsafeFixes, debounce, logLevel.
+  -- select, ignore, extendSelect, severity, unsafeFixes, debounce, logLevel,
+  -- diagnosticMode.
   settings = { vramlint = {} },
 }

@@ -10,10 +10,11 @@ export interface Settings {
   unsafeFixes?: boolean | null;
   debounce?: number | null;
   logLevel?: string | null;
+  diagnosticMode?: string | null;
 }
 
 /** The keys read from the configuration, in the order above. */
-export const SETTING_KEYS: (keyof Settings)[] = ["select", "ignore", "extendSelect", "severity", "unsafeFixes", "debounce", "logLevel"];
+export const SETTING_KEYS: (keyof Settings)[] = ["select", "ignore", "extendSelect", "severity", "unsafeFixes", "debounce", "logLevel", "diagnosticMode"];
 
 /**
  * The server's options for these settings. A setting left at null is not

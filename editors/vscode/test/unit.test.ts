@@ -96,8 +96,18 @@ test("settings: the server's keys and values", () => {
       unsafeFixes: false,
       debounce: 0,
       logLevel: "debug",
+      diagnosticMode: "workspace",
     }),
-    { select: ["GPU001", "GPU00"], ignore: [], extendSelect: ["GPU005"], severity: { GPU002: "info" }, unsafeFixes: false, debounce: 0, logLevel: "debug" },
+    {
+      select: ["GPU001", "GPU00"],
+      ignore: [],
+      extendSelect: ["GPU005"],
+      severity: { GPU002: "info" },
+      unsafeFixes: false,
+      debounce: 0,
+      logLevel: "debug",
+      diagnosticMode: "workspace",
+    },
   );
 });
 

@@ -1,12 +1,18 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/rules"
+	"github.com/vramlint/vramlint/analysis/workspace"
 )
 
 const (
@@ -313,5 +319,108 @@ func TestWorkspaceDiagnosticsPulled(t *testing.T) {
 	if again[dataURI].Kind != "unchanged" {
 		t.Errorf("second pull: %+v", again[dataURI])
 	}
+	c.shutdownAndExit()
+}
+
+// `vramlint check` and the server in workspace mode say the same about
+// every file of the multi-module projects in testdata/projects.
+func TestCheckEqualsWorkspaceDiagnostics(t *testing.T) {
+	projects, _ := filepath.Glob(filepath.Join("..", "testdata", "projects", "*"))
+	checked := 0
+	for _, project := range projects {
+		if st, err := os.Stat(project); err != nil || !st.IsDir() {
+			continue
+		}
+		checked++
+		t.Run(filepath.Base(project), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.CopyFS(dir, os.DirFS(project)); err != nil {
+				t.Fatal(err)
+			}
+			checker := &workspace.Checker{Runner: &analysis.Runner{Rules: rules.All()}}
+			files, _ := checker.Check(context.Background(), []string{dir})
+			want := map[string][]string{}
+			for _, f := range files {
+				if f.Result == nil {
+					continue
+				}
+				m := f.Result.Mapper()
+				for _, d := range f.Result.Diagnostics {
+					p := m.Position(d.Start, analysis.UTF16)
+					want["file://"+f.Path] = append(want["file://"+f.Path], fmt.Sprintf("%d:%d %s/%s %s", p.Line, p.Column, d.Code, d.Severity, d.Message))
+				}
+			}
+			c := startServer(t, Options{})
+			caps := map[string]any{"textDocument": map[string]any{"diagnostic": map[string]any{}}}
+			if err := c.request("initialize", map[string]any{
+				"processId": nil, "rootUri": nil, "capabilities": caps, "initializationOptions": map[string]any{"diagnosticMode": "workspace"},
+				"workspaceFolders": []map[string]any{{"uri": "file://" + dir, "name": "p"}},
+			}, nil); err != nil {
+				t.Fatal(err)
+			}
+			c.notify("initialized", map[string]any{})
+			severities := map[int]string{1: "error", 2: "warning", 3: "info", 4: "hint"}
+			// The index is built in the background: pull until it agrees.
+			var got map[string][]string
+			for range 50 {
+				var r struct {
+					Items []struct {
+						URI   string          `json:"uri"`
+						Items []lspDiagnostic `json:"items"`
+					}
+				}
+				if err := c.request("workspace/diagnostic", map[string]any{"previousResultIds": []any{}}, &r); err != nil {
+					t.Fatal(err)
+				}
+				got = map[string][]string{}
+				for _, it := range r.Items {
+					for _, d := range it.Items {
+						got[it.URI] = append(got[it.URI], fmt.Sprintf("%d:%d %s/%s %s", d.Range.Start.Line, d.Range.Start.Character, d.Code, severities[d.Severity], d.Message))
+					}
+				}
+				if fmt.Sprint(got) == fmt.Sprint(want) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("check and the server differ:\ncheck:  %v\nserver: %v", want, got)
+			}
+			if len(want) == 0 && filepath.Base(project) != "clean" {
+				t.Errorf("no findings in %s to compare", project)
+			}
+		})
+	}
+	if checked < 4 {
+		t.Fatalf("only %d projects", checked)
+	}
+}
+
+// Two workspace folders each with a package named pkg: each file's imports
+// resolve in its own folder (a's Base is a Dataset, b's is not).
+func TestTwoFoldersWithOnePackageName(t *testing.T) {
+	src := filepath.Join("..", "testdata", "projects", "tworoots")
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	c := startServer(t, Options{})
+	if err := c.request("initialize", map[string]any{
+		"processId": nil, "rootUri": nil, "capabilities": map[string]any{},
+		"workspaceFolders": []map[string]any{{"uri": "file://" + a, "name": "a"}, {"uri": "file://" + b, "name": "b"}},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("initialized", map[string]any{})
+	text, err := os.ReadFile(filepath.Join(a, "pkg", "data.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inA, inB := "file://"+filepath.Join(a, "pkg", "data.py"), "file://"+filepath.Join(b, "pkg", "data.py")
+	c.open(inA, string(text))
+	c.open(inB, string(text))
+	awaitCodes(c, inA, "GPU001/2")
+	awaitCodes(c, inB, "")
 	c.shutdownAndExit()
 }

@@ -162,6 +162,17 @@ func (ix *Index) refreshIfLoader(path string) {
 	ix.Refresh(path)
 }
 
+// Record keeps the summary of a model just analysed (by `check`), without
+// keeping the model.
+func (ix *Index) Record(f *semantic.File) {
+	path := absPath(f.Path)
+	s := ix.summarize(path, f)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	delete(ix.missing, path)
+	ix.store(s)
+}
+
 // SetOpen records the model of an open buffer's latest version: its
 // summary replaces the file's, and Model returns it.
 func (ix *Index) SetOpen(f *semantic.File) {
@@ -701,23 +712,16 @@ func ProjectRoot(path string) string {
 	return top
 }
 
-// IndexFiles indexes the given files in the projects they belong to, as
-// `check` does: the files that build DataLoaders at once (other files ask
-// which DataLoaders run their code), the rest when an import reaches them.
-func IndexFiles(ctx context.Context, files []string) *Projects {
+// ProjectsOf returns empty indexes for the projects the given files belong
+// to (see ProjectRoot); `check` fills them as it analyses (see Record).
+func ProjectsOf(files []string) *Projects {
 	projects := &Projects{}
-	byRoot := map[string][]string{}
-	var roots []string
+	seen := map[string]bool{}
 	for _, f := range files {
-		root := ProjectRoot(f)
-		if byRoot[root] == nil {
-			roots = append(roots, root)
+		if root := ProjectRoot(f); !seen[root] {
+			seen[root] = true
+			projects.Add(NewIndex(root))
 		}
-		byRoot[root] = append(byRoot[root], f)
-	}
-	for _, root := range roots {
-		ix := projects.Add(NewIndex(root))
-		_ = ix.Build(ctx, byRoot[root], nil)
 	}
 	return projects
 }

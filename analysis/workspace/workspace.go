@@ -70,6 +70,8 @@ type Checker struct {
 	Runner  *analysis.Runner
 	Options Options
 
+	projects *Projects // the index check fills, unless Options.Alone
+
 	mu       sync.Mutex
 	settings map[string]*analysis.Settings // by folder
 	problems []Problem
@@ -83,14 +85,44 @@ type Checker struct {
 func (c *Checker) Check(ctx context.Context, paths []string) ([]FileResult, []Problem) {
 	c.settings, c.reported = map[string]*analysis.Settings{}, map[string]bool{}
 	files := c.discover(paths)
+	c.projects = nil
 	if c.Runner.Project == nil && !c.Options.Alone {
-		c.Runner.Project = IndexFiles(ctx, files)
+		c.projects = ProjectsOf(files)
+		c.Runner.Project = c.projects
+	}
+	results := make([]FileResult, len(files))
+	c.checkAll(ctx, files, results, nil)
+	if c.projects != nil {
+		// Every file's summary is known now: the files that other files'
+		// DataLoaders run (a Dataset, a collate function) are analysed
+		// again, with all of those DataLoaders in view. A few, usually.
+		var again []int
+		for i, f := range files {
+			if results[i].Result != nil && len(c.projects.LoadersUsing(f)) > 0 {
+				again = append(again, i)
+			}
+		}
+		if len(again) > 0 {
+			c.checkAll(ctx, files, results, again)
+		}
+	}
+	sort.Slice(c.problems, func(i, j int) bool { return c.problems[i].Path < c.problems[j].Path })
+	return results, c.problems
+}
+
+// checkAll checks files[i] for each i of which (every file when nil) into
+// results[i], on Options.Jobs cores.
+func (c *Checker) checkAll(ctx context.Context, files []string, results []FileResult, which []int) {
+	if which == nil {
+		which = make([]int, len(files))
+		for i := range which {
+			which[i] = i
+		}
 	}
 	jobs := c.Options.Jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
-	results := make([]FileResult, len(files))
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range jobs {
@@ -100,13 +132,11 @@ func (c *Checker) Check(ctx context.Context, paths []string) ([]FileResult, []Pr
 			}
 		})
 	}
-	for i := range files {
+	for _, i := range which {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	sort.Slice(c.problems, func(i, j int) bool { return c.problems[i].Path < c.problems[j].Path })
-	return results, c.problems
 }
 
 func (c *Checker) problem(path string, err error) {
@@ -178,6 +208,9 @@ func (c *Checker) checkFile(ctx context.Context, path string) FileResult {
 	}
 	fr.Result, fr.Err = c.Runner.Run(ctx, path, src, fr.Settings)
 	if fr.Result != nil {
+		if ix := c.indexOf(path); ix != nil {
+			ix.Record(fr.Result.Model())
+		}
 		fr.Result.Compact()
 	}
 	if len(src) >= largeFile {
@@ -319,4 +352,12 @@ func describe(err error) error {
 		return errors.New("permission denied")
 	}
 	return err
+}
+
+// indexOf is the index a checked file belongs to, or nil.
+func (c *Checker) indexOf(path string) *Index {
+	if c.projects == nil {
+		return nil
+	}
+	return c.projects.For(path)
 }

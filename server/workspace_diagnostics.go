@@ -134,7 +134,7 @@ func (s *Server) closedResult(ctx context.Context, path string) (*analysis.Resul
 	settings := s.settingsFor(path)
 	s.mu.Unlock()
 	var res *analysis.Result
-	if containsTorch(src) && settings != nil {
+	if ix := s.projects.For(path); settings != nil && (containsTorch(src) || ix != nil && ix.ImportsProject(path, src)) {
 		if res, err = s.runner.Run(ctx, path, src, settings); err != nil {
 			return nil, "", false
 		}
@@ -151,7 +151,7 @@ func (s *Server) closedResult(ctx context.Context, path string) (*analysis.Resul
 }
 
 // containsTorch is check's pre-filter: a file that never says "torch" has
-// nothing for vramlint.
+// nothing for vramlint, unless it imports the project's own modules.
 func containsTorch(src []byte) bool { return bytes.Contains(src, []byte("torch")) }
 
 // workspaceDiagnosticRequest answers workspace/diagnostic (LSP 3.17): the

@@ -424,3 +424,38 @@ func TestTwoFoldersWithOnePackageName(t *testing.T) {
 	awaitCodes(c, inB, "")
 	c.shutdownAndExit()
 }
+
+// A function's summary crosses files: loops.py's findings come from what
+// metrics.py's batch_error returns, and putting it under no_grad in the
+// open metrics.py withdraws them.
+func TestEditingACalleeRepublishesItsCallers(t *testing.T) {
+	src := filepath.Join("..", "testdata", "projects", "losses")
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, Options{})
+	if err := c.request("initialize", map[string]any{
+		"processId": nil, "rootUri": nil, "capabilities": map[string]any{},
+		"workspaceFolders": []map[string]any{{"uri": "file://" + dir, "name": "losses"}},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("initialized", map[string]any{})
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, "trainer", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	loops, metrics := "file://"+filepath.Join(dir, "trainer", "loops.py"), "file://"+filepath.Join(dir, "trainer", "metrics.py")
+	c.open(loops, read("loops.py"))
+	awaitCodes(c, loops, "GPU004/2 GPU003/2 GPU002/2")
+	text := read("metrics.py")
+	c.open(metrics, text)
+	line := strings.Count(text[:strings.Index(text, "def batch_error(")], "\n")
+	c.change(metrics, 0, lspTextEdit{Range: lspRange{lspPosition{line, 0}, lspPosition{line, 0}}, NewText: "@torch.no_grad()\n"})
+	awaitCodes(c, loops, "")
+	c.shutdownAndExit()
+}

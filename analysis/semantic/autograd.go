@@ -417,6 +417,11 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 			t.askDef(s)
 			return s.ReturnsGraph && !t.inNoGrad(e)
 		}
+		if facts, ok := f.projectCall(e); ok {
+			// A function of another module: its summary there (the index's
+			// generation changes when it does, see Project).
+			return !t.plain && facts.ReturnsGraph && !t.inNoGrad(e)
+		}
 		if ConventionalStepCall(f, e) {
 			return !t.inNoGrad(e)
 		}

@@ -3,6 +3,8 @@ package semantic
 import (
 	"strconv"
 	"strings"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
 )
 
 // Project is what a file's model can see of the rest of its workspace: the
@@ -28,6 +30,11 @@ type Project interface {
 	// Model returns the model of another file of the project (the open
 	// buffer's when it is open), or nil when it cannot be read.
 	Model(path string) *File
+	// FunctionFacts is what a function of the project does, as seen from
+	// a call to it in the file at from (qualified as that file sees it):
+	// the summary of its body in its own file. ok is false when the name
+	// is not a top-level function of the project.
+	FunctionFacts(from, qualified string) (facts FunctionFacts, ok bool)
 	// Generation changes whenever the summary of a file other than path
 	// changes: answers that read other files are remembered per generation.
 	Generation(path string) uint64
@@ -122,4 +129,40 @@ func (f *File) derivesFromProject(from, qualified string, seen map[string]bool, 
 		}
 	}
 	return false
+}
+
+// FunctionFacts are the parts of a Summary other files use.
+type FunctionFacts struct {
+	ReturnsGraph, Trains, RunsModel bool
+}
+
+// FactsOf summarises the top-level function name of f (ok false when f
+// has none): what FunctionFacts answers for it.
+func (f *File) FactsOf(name string) (FunctionFacts, bool) {
+	defs := f.Functions[name]
+	for i := len(defs) - 1; i >= 0; i-- {
+		if defs[i].Ancestor("class_definition", "function_definition") == nil {
+			s := f.summary(defs[i])
+			return FunctionFacts{ReturnsGraph: s.ReturnsGraph, Trains: s.Trains, RunsModel: s.RunsModel}, true
+		}
+	}
+	return FunctionFacts{}, false
+}
+
+// projectCall answers for a call of a function defined in another file of
+// the project (`from .metrics import batch_error`, `metrics.batch_error`):
+// its facts, or ok false.
+func (f *File) projectCall(call *pyast.Node) (FunctionFacts, bool) {
+	if f.Project == nil {
+		return FunctionFacts{}, false
+	}
+	fn := call.Child("function")
+	if !fn.Is("identifier", "attribute") {
+		return FunctionFacts{}, false
+	}
+	q := f.QualifiedName(fn)
+	if q == "" || strings.HasPrefix(q, "torch.") {
+		return FunctionFacts{}, false
+	}
+	return f.Project.FunctionFacts(f.Path, q)
 }

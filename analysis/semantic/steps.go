@@ -115,6 +115,11 @@ func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 				return TrainingLoop
 			}
 			runsModel = runsModel || s.RunsModel
+		} else if facts, ok := f.projectCall(c); ok {
+			if facts.Trains {
+				return TrainingLoop
+			}
+			runsModel = runsModel || facts.RunsModel
 		}
 		if ConventionalStepCall(f, c) {
 			return TrainingLoop

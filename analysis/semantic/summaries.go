@@ -20,7 +20,7 @@ import (
 
 // Summary describes a function defined in this file.
 type Summary struct {
-	Def *pyast.Node // the function_definition
+	Def *pyast.Node // the function_definition (nil: another file's, see SummaryOfCall)
 	// ReturnsGraph: some value it returns carries autograd history.
 	ReturnsGraph bool
 	// Trains: it runs a backward pass or an optimizer step.
@@ -35,9 +35,15 @@ type Summary struct {
 // SummaryOfCall returns the summary of the function call calls, when the
 // file defines it: a plain function by name, a method of the caller's class
 // (self.m), or a method of the class the receiver is an instance of.
+//
+// A function of another module of the project has a summary too, without
+// Def (its definition is in the other file's model).
 func (f *File) SummaryOfCall(call *pyast.Node) *Summary {
 	if def := f.resolveCall(call); def != nil {
 		return f.summary(def)
+	}
+	if facts, ok := f.projectCall(call); ok {
+		return &Summary{ReturnsGraph: facts.ReturnsGraph, Trains: facts.Trains, RunsModel: facts.RunsModel}
 	}
 	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -36,7 +38,11 @@ type Summary struct {
 	Classes   map[string][]string
 	Functions map[string]bool // top-level functions
 	Loaders   []loaderSummary
-	digest    string
+	// facts are the summaries of the functions other files asked about
+	// (see FunctionFacts), for this version of the file; they are part of
+	// the digest, so a change to one re-analyses the files that call it.
+	facts  map[string]semantic.FunctionFacts
+	digest string
 }
 
 // loaderSummary is a DataLoader with what it runs in workers, qualified as
@@ -61,6 +67,9 @@ type Index struct {
 	changed map[string]uint64                             // summary changes, by file
 	resolve map[[2]string]resolved                        // Resolve's answers at this generation
 	loaders map[string]map[string][]semantic.RemoteLoader // LoadersUsing's answers
+	// asked are the functions other files asked FunctionFacts of, by file:
+	// each new summary of the file summarises them too.
+	asked map[string]map[string]bool
 }
 
 type resolved struct {
@@ -398,6 +407,53 @@ func (ix *Index) LoadersUsing(path string) map[string][]semantic.RemoteLoader {
 	return targets[path]
 }
 
+// FunctionFacts implements semantic.Project. The first question about a
+// function summarises it in its file's model (the open buffer's, or one
+// read from disk); the answer is kept with the file's summary, and every
+// later summary of that file summarises it again.
+func (ix *Index) FunctionFacts(from, qualified string) (semantic.FunctionFacts, bool) {
+	path, name, ok := ix.Resolve(from, qualified)
+	if !ok {
+		return semantic.FunctionFacts{}, false
+	}
+	s := ix.summary(path)
+	if s == nil || !s.Functions[name] {
+		return semantic.FunctionFacts{}, false
+	}
+	ix.mu.Lock()
+	if ix.asked == nil {
+		ix.asked = map[string]map[string]bool{}
+	}
+	if ix.asked[path] == nil {
+		ix.asked[path] = map[string]bool{}
+	}
+	ix.asked[path][name] = true
+	facts, known := s.facts[name]
+	ix.mu.Unlock()
+	if known {
+		return facts, true
+	}
+	m := ix.Model(path)
+	if m == nil {
+		return semantic.FunctionFacts{}, false
+	}
+	facts, ok = m.FactsOf(name)
+	if !ok {
+		return semantic.FunctionFacts{}, false
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	// Kept with the summary it was computed for; not part of its digest
+	// until the file's next summary, which would change nothing else.
+	if cur := ix.files[path]; cur != nil {
+		if cur.facts == nil {
+			cur.facts = map[string]semantic.FunctionFacts{}
+		}
+		cur.facts[name] = facts
+	}
+	return facts, true
+}
+
 // Model implements semantic.Project: the open buffer's model, or one built
 // from the file on disk (kept while the file stays the same).
 func (ix *Index) Model(path string) *semantic.File {
@@ -481,6 +537,17 @@ func (ix *Index) summarize(path string, f *semantic.File) *Summary {
 			}
 		}
 	}
+	ix.mu.RLock()
+	asked := maps.Clone(ix.asked[path])
+	ix.mu.RUnlock()
+	for name := range asked {
+		if facts, ok := f.FactsOf(name); ok {
+			if s.facts == nil {
+				s.facts = map[string]semantic.FunctionFacts{}
+			}
+			s.facts[name] = facts
+		}
+	}
 	for _, d := range f.DataLoaders {
 		l := loaderSummary{RemoteLoader: semantic.RemoteLoader{
 			Path: path, Start: f.ToSource(d.Call.Start), End: f.ToSource(d.Call.End),
@@ -545,6 +612,12 @@ func digest(s *Summary) string {
 	}
 	sort.Strings(functions)
 	fmt.Fprintln(&b, functions)
+	facts := make([]string, 0, len(s.facts))
+	for k, v := range s.facts {
+		facts = append(facts, fmt.Sprintf("%s%+v", k, v))
+	}
+	sort.Strings(facts)
+	fmt.Fprintln(&b, facts)
 	for _, l := range s.Loaders {
 		// Not its offsets: where it is does not change what it runs.
 		fmt.Fprintf(&b, "%s %s %d %v %q %v\n", l.Dataset, l.Collate, l.Workers, l.WorkersKnown, l.WorkersText, l.Pinned)
@@ -724,4 +797,43 @@ func ProjectsOf(files []string) *Projects {
 		}
 	}
 	return projects
+}
+
+// FunctionFacts implements semantic.Project.
+func (p *Projects) FunctionFacts(from, qualified string) (semantic.FunctionFacts, bool) {
+	if ix := p.For(from); ix != nil {
+		return ix.FunctionFacts(from, qualified)
+	}
+	return semantic.FunctionFacts{}, false
+}
+
+// importHead matches the module an import statement names first: `from
+// .data import X` (relative), `from pkg.data import X`, `import pkg`.
+var importHead = regexp.MustCompile(`(?m)^[ \t]*(?:from[ \t]+(\.*)([A-Za-z_]\w*)?|import[ \t]+([A-Za-z_]\w*))`)
+
+// ImportsProject reports whether src, the text of the file at path,
+// imports one of the project's own modules: then it may use torch through
+// them without ever naming it (check's "never says torch" shortcut does
+// not hold for it).
+func (ix *Index) ImportsProject(path string, src []byte) bool {
+	path = absPath(path)
+	for _, m := range importHead.FindAllSubmatch(src, -1) {
+		if len(m[1]) > 0 {
+			return true // a relative import: the project's by definition
+		}
+		head := string(m[2])
+		if head == "" {
+			head = string(m[3])
+		}
+		if head != "" && head != "torch" && ix.moduleFile(path, head) != nil {
+			return true
+		}
+		// A package without a summary yet: its folder is enough.
+		for _, base := range ix.roots {
+			if exists(filepath.Join(base, head, "__init__.py")) {
+				return true
+			}
+		}
+	}
+	return false
 }

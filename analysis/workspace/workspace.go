@@ -196,9 +196,12 @@ func (c *Checker) checkFile(ctx context.Context, path string) FileResult {
 		fr.Err = err
 		return fr
 	}
-	// TorchFix's pre-filter: a file that never says "torch" has nothing for us.
+	// TorchFix's pre-filter: a file that never says "torch" has nothing for
+	// us, unless it may use torch through the project's own modules.
 	if !bytes.Contains(src, []byte("torch")) {
-		return fr
+		if ix := c.indexOf(path); ix == nil || !ix.ImportsProject(path, src) {
+			return fr
+		}
 	}
 	if len(src) >= largeFile {
 		// One large file at a time: the peak is the largest file's need,

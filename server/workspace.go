@@ -58,8 +58,17 @@ func (s *Server) buildIndex(ix *workspace.Index) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	progress := s.startProgress("Indexing "+filepath.Base(ix.Root), cancel)
-	err := ix.Build(ctx, files, progress.report)
-	progress.end(fmt.Sprintf("%d files", len(files)))
+	var done atomic.Int64
+	err := ix.Build(ctx, files, func(n, total int) {
+		done.Store(int64(n))
+		progress.report(n, total)
+	})
+	if err != nil {
+		// The rest is indexed when an import reaches it.
+		progress.end(fmt.Sprintf("cancelled after %d of %d files", done.Load(), len(files)))
+	} else {
+		progress.end(fmt.Sprintf("%d files", len(files)))
+	}
 	if err != nil {
 		s.log.Printf("indexing %s: %v", ix.Root, err)
 	}

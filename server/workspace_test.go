@@ -459,3 +459,40 @@ func TestEditingACalleeRepublishesItsCallers(t *testing.T) {
 	awaitCodes(c, loops, "")
 	c.shutdownAndExit()
 }
+
+// The user cancels the indexing progress: it ends, saying so, and the
+// server goes on (what was not indexed is read when an import reaches it).
+func TestIndexingCanBeCancelled(t *testing.T) {
+	files := map[string]string{}
+	for i := range 3000 {
+		files[fmt.Sprintf("m%04d.py", i)] = "from torch.utils.data import DataLoader\n\nloader = DataLoader(list(range(4)), num_workers=2)\n"
+	}
+	dir := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := startServer(t, Options{})
+	if err := c.request("initialize", map[string]any{
+		"processId": nil, "rootUri": nil, "capabilities": map[string]any{"window": map[string]any{"workDoneProgress": true}},
+		"workspaceFolders": []map[string]any{{"uri": "file://" + dir, "name": "w"}},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("initialized", map[string]any{})
+	req := c.await("window/workDoneProgress/create", func(m message) bool { return m.Method == "window/workDoneProgress/create" })
+	var p struct{ Token string }
+	json.Unmarshal(req.Params, &p)
+	c.send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
+	c.await("$/progress begin", func(m message) bool { return m.Method == "$/progress" && strings.Contains(string(m.Params), `"kind":"begin"`) })
+	c.notify("window/workDoneProgress/cancel", map[string]any{"token": p.Token})
+	end := c.await("$/progress end", func(m message) bool { return m.Method == "$/progress" && strings.Contains(string(m.Params), `"kind":"end"`) })
+	if !strings.Contains(string(end.Params), "cancelled after") {
+		t.Errorf("the progress ended without saying it was cancelled: %s", end.Params)
+	}
+	uri := "file://" + filepath.Join(dir, "m0000.py")
+	c.open(uri, files["m0000.py"])
+	c.diagnostics(uri, 1)
+	c.shutdownAndExit()
+}

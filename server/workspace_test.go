@@ -485,9 +485,13 @@ func TestIndexingCanBeCancelled(t *testing.T) {
 	var p struct{ Token string }
 	json.Unmarshal(req.Params, &p)
 	c.send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
-	c.await("$/progress begin", func(m message) bool { return m.Method == "$/progress" && strings.Contains(string(m.Params), `"kind":"begin"`) })
+	c.await("$/progress begin", func(m message) bool {
+		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"kind":"begin"`)
+	})
 	c.notify("window/workDoneProgress/cancel", map[string]any{"token": p.Token})
-	end := c.await("$/progress end", func(m message) bool { return m.Method == "$/progress" && strings.Contains(string(m.Params), `"kind":"end"`) })
+	end := c.await("$/progress end", func(m message) bool {
+		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"kind":"end"`)
+	})
 	if !strings.Contains(string(end.Params), "cancelled after") {
 		t.Errorf("the progress ended without saying it was cancelled: %s", end.Params)
 	}

@@ -417,10 +417,14 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 			t.askDef(s)
 			return s.ReturnsGraph && !t.inNoGrad(e)
 		}
-		if facts, ok := f.projectCall(e); ok {
+		if !t.plain {
 			// A function of another module: its summary there (the index's
-			// generation changes when it does, see Project).
-			return !t.plain && facts.ReturnsGraph && !t.inNoGrad(e)
+			// generation changes when it does, see Project). Not one level
+			// down, as for this file's functions: a summary never asks
+			// another file (so summaries cannot call each other in a circle).
+			if facts, ok := f.projectCall(e); ok {
+				return facts.ReturnsGraph && !t.inNoGrad(e)
+			}
 		}
 		if ConventionalStepCall(f, e) {
 			return !t.inNoGrad(e)

@@ -49,7 +49,7 @@ type RemoteLoader struct {
 	WorkersKnown bool
 	WorkersText  string
 	Pinned       bool
-	// Line is the call's first line, from 0, for messages.
+	// Line is the call's first line, from 0.
 	Line int
 }
 

@@ -98,8 +98,9 @@ func (ix *Index) Contains(path string) bool {
 }
 
 // Build indexes the given files (absolute or relative paths) that build
-// DataLoaders, on every core (see refreshIfLoader). progress, when not nil, is called after each file. It stops early,
-// with ctx's error, when ctx is done.
+// DataLoaders, on every core (see refreshIfLoader). progress, when not
+// nil, is called after each file. It stops early, with ctx's error, when
+// ctx is done.
 func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, total int)) error {
 	var done atomic.Int64
 	next := make(chan string)

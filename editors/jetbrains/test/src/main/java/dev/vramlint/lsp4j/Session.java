@@ -88,6 +88,11 @@ public final class Session {
     check(gpu001.getSeverity() == DiagnosticSeverity.Error, "GPU001 severity " + gpu001.getSeverity());
     check(gpu001.getRelatedInformation() != null && gpu001.getRelatedInformation().size() == 1, "GPU001 related information");
 
+    // The workspace folder is indexed in the background, with progress
+    // (LSP4IJ shows it), and the diagnostics above did not wait for it.
+    String indexed = client.indexed.get(TIMEOUT_S, TimeUnit.SECONDS);
+    check(indexed.endsWith(" files") && !indexed.contains("cancelled"), "indexing progress ended with: " + indexed);
+
     // Hover.
     Hover hover = server.getTextDocumentService()
         .hover(new HoverParams(new TextDocumentIdentifier(uri), gpu001.getRange().getStart()))
@@ -142,7 +147,7 @@ public final class Session {
     server.shutdown().get(TIMEOUT_S, TimeUnit.SECONDS);
     server.exit();
     check(proc.waitFor(TIMEOUT_S, TimeUnit.SECONDS) && proc.exitValue() == 0, "the server did not exit with 0");
-    System.out.println("LSP4J (JetBrains LSP4IJ) session: diagnostics, hover, quick fix, resolved fix-all: ok");
+    System.out.println("LSP4J (JetBrains LSP4IJ) session: diagnostics, indexing progress, hover, quick fix, resolved fix-all: ok");
     System.exit(0);
   }
 
@@ -267,6 +272,21 @@ public final class Session {
     @Override
     public void logMessage(MessageParams p) {
       System.err.println("logMessage: " + p.getMessage());
+    }
+
+    /** The end message of the workspace indexing's progress. */
+    final CompletableFuture<String> indexed = new CompletableFuture<>();
+
+    @Override
+    public CompletableFuture<Void> createProgress(WorkDoneProgressCreateParams p) {
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public void notifyProgress(ProgressParams p) {
+      if (p.getValue().isLeft() && p.getValue().getLeft() instanceof WorkDoneProgressEnd end) {
+        indexed.complete(end.getMessage() == null ? "" : end.getMessage());
+      }
     }
 
     @Override

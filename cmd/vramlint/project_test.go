@@ -91,3 +91,28 @@ func readTree(t *testing.T, root string) map[string]string {
 	}
 	return files
 }
+
+// A cross-file fix is written whole or not at all: with train.py
+// read-only, data.py is left as it was (it is written first, then put
+// back), and check says why and exits 2.
+func TestCrossFileFixIsAllOrNothing(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "flat")
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "testdata", "projects", "flat"))); err != nil {
+		t.Fatal(err)
+	}
+	before := readTree(t, root)
+	train := filepath.Join(root, "train.py")
+	if err := os.Chmod(train, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := vramlint(t, "check", "--unsafe-fixes", "--select", "GPU001", root)
+	if code != exitError || !strings.Contains(errOut, "train.py: is read-only; not written") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+	after := readTree(t, root)
+	for _, name := range []string{"data.py", "train.py"} {
+		if after[name] != before[name] {
+			t.Errorf("%s changed although the fix could not be written whole:\n%s", name, codeactions.UnifiedDiff(name, []byte(before[name]), []byte(after[name])))
+		}
+	}
+}

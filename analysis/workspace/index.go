@@ -639,7 +639,9 @@ type cachedModel struct {
 	model *semantic.File
 }
 
-const cachedModels = 8
+// cachedModels bounds the models kept (a model takes about 40 times its
+// source); one of a file of largeFile or more is not kept at all.
+const cachedModels = 4
 
 func (c *modelCache) get(path string, src []byte, build func() *semantic.File) *semantic.File {
 	c.mu.Lock()
@@ -652,8 +654,8 @@ func (c *modelCache) get(path string, src []byte, build func() *semantic.File) *
 	}
 	c.mu.Unlock()
 	m := build()
-	if m == nil {
-		return nil
+	if m == nil || len(src) >= largeFile {
+		return m
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -57,7 +57,7 @@ func (s *Server) buildIndex(ix *workspace.Index) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	progress := s.startProgress("Indexing "+filepath.Base(ix.Root), cancel)
+	progress := s.startProgress(ctx, "Indexing "+filepath.Base(ix.Root), cancel)
 	var done atomic.Int64
 	err := ix.Build(ctx, files, func(n, total int) {
 		done.Store(int64(n))
@@ -297,7 +297,7 @@ type progress struct {
 var progressTokens atomic.Int64
 
 // startProgress begins a work-done progress the user may cancel.
-func (s *Server) startProgress(title string, cancel context.CancelFunc) *progress {
+func (s *Server) startProgress(ctx context.Context, title string, cancel context.CancelFunc) *progress {
 	p := &progress{s: s}
 	s.mu.Lock()
 	supported := s.client.Window.WorkDoneProgress
@@ -306,7 +306,9 @@ func (s *Server) startProgress(title string, cancel context.CancelFunc) *progres
 		return p
 	}
 	p.token = "vramlint-index-" + strconv.FormatInt(progressTokens.Add(1), 10)
-	if _, err := s.conn.Call(context.Background(), "window/workDoneProgress/create", map[string]any{"token": p.token}, nil); err != nil {
+	// ctx: a client that never answers holds up nothing once the work is
+	// cancelled (a newer pass replaces this one).
+	if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": p.token}, nil); err != nil {
 		s.log.Printf("window/workDoneProgress/create: %v", err)
 		return p
 	}

@@ -62,29 +62,41 @@ func (s *Server) workspaceDiagnostics() {
 		for _, ix := range indexes {
 			files = append(files, ix.Files()...)
 		}
-		progress := s.startProgress("Analysing the workspace", cancel)
+		progress := s.startProgress(ctx, "Analysing the workspace", cancel)
+		listed := map[string]bool{}
 		for i, path := range files {
 			if ctx.Err() != nil {
 				break
 			}
+			listed[string(uri.File(path))] = true
 			s.publishClosed(ctx, path)
 			progress.report(i+1, len(files))
 		}
 		progress.end("")
+		// Files that are gone (deleted, now excluded) keep no diagnostics.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for u, shown := range s.closed.published {
+			if shown && !listed[u] && ctx.Err() == nil {
+				s.closed.published[u] = false
+				s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{URI: protocol.DocumentURI(u), Diagnostics: []protocol.Diagnostic{}})
+			}
+		}
 	}()
 }
 
 // publishClosed pushes the diagnostics of path unless it is open.
 func (s *Server) publishClosed(ctx context.Context, path string) {
 	res, _, ok := s.closedResult(ctx, path)
-	if !ok {
-		return
-	}
 	u := string(uri.File(path))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.isOpen(path) || ctx.Err() != nil || !s.editor.workspaceMode {
 		return
+	}
+	if !ok {
+		res = nil // deleted, or no longer Python vramlint reads: withdraw
+		delete(s.closed.results, path)
 	}
 	diags := s.closedDocument(u, res).Diagnostics(res, s.opts.Rules, s.client.TextDocument.PublishDiagnostics.RelatedInformation)
 	if len(diags) == 0 && !s.closed.published[u] {

@@ -500,3 +500,24 @@ func TestIndexingCanBeCancelled(t *testing.T) {
 	c.diagnostics(uri, 1)
 	c.shutdownAndExit()
 }
+
+// In workspace mode, a closed file deleted on disk has its diagnostics
+// withdrawn.
+func TestWorkspaceDiagnosticsOfADeletedFile(t *testing.T) {
+	c, dir := startWorkspaceWith(t, map[string]string{
+		"data.py": crossData, "train.py": strings.ReplaceAll(crossTrain, "WORKERS", "4"),
+	}, nil, map[string]any{"diagnosticMode": "workspace"})
+	req := c.await("progress of the pass", func(m message) bool { return m.Method == "window/workDoneProgress/create" && m.ID != nil })
+	c.send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
+	dataPath := filepath.Join(dir, "data.py")
+	awaitCodes(c, "file://"+dataPath, "GPU001/1 GPU001/1")
+	if err := os.Remove(dataPath); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("workspace/didChangeWatchedFiles", map[string]any{"changes": []any{map[string]any{"uri": "file://" + dataPath, "type": 3}}})
+	// The index changed: the pass runs again, with its progress.
+	req = c.await("progress of the second pass", func(m message) bool { return m.Method == "window/workDoneProgress/create" && m.ID != nil })
+	c.send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
+	awaitCodes(c, "file://"+dataPath, "")
+	c.shutdownAndExit()
+}

@@ -88,6 +88,10 @@ func (f *File) constructsModule(e *pyast.Node) bool {
 	case strings.HasPrefix(q, "torch.nn.") && !strings.HasPrefix(q, "torch.nn.functional.") &&
 		!strings.HasSuffix(q, "Loss") && isCapitalized(q):
 		return true
+	case q != "" && !strings.HasPrefix(q, "torch.") && isCapitalized(q) &&
+		f.derivesFromProject(f.Path, q, map[string]bool{}, 0, isModuleBase):
+		// A model class of another module of the project.
+		return !strings.HasSuffix(q, "Loss")
 	case strings.HasPrefix(q, "torchvision.models."), strings.HasPrefix(q, "timm."),
 		q == "torch.compile", q == "torch.nn.parallel.DistributedDataParallel":
 		return true

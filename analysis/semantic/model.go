@@ -443,11 +443,7 @@ func (f *File) classKind(c *Class) classKind {
 	if f.derivesFrom(c, map[*Class]bool{}, func(q string) bool { return q == "torch.utils.data.IterableDataset" }) {
 		k |= iterableDataset
 	}
-	if f.derivesFrom(c, map[*Class]bool{}, func(q string) bool {
-		return q == "torch.nn.Module" || strings.HasPrefix(q, "torch.nn.") && !strings.HasSuffix(q, "Loss") ||
-			q == "pytorch_lightning.LightningModule" || q == "lightning.LightningModule" ||
-			q == "lightning.pytorch.LightningModule"
-	}) {
+	if f.derivesFrom(c, map[*Class]bool{}, isModuleBase) {
 		k |= module
 	}
 	f.memos.Lock()
@@ -457,6 +453,14 @@ func (f *File) classKind(c *Class) classKind {
 	f.memos.classes[c] = k
 	f.memos.Unlock()
 	return k
+}
+
+// isModuleBase reports whether a qualified base name makes a class an
+// nn.Module.
+func isModuleBase(q string) bool {
+	return q == "torch.nn.Module" || strings.HasPrefix(q, "torch.nn.") && !strings.HasSuffix(q, "Loss") ||
+		q == "pytorch_lightning.LightningModule" || q == "lightning.LightningModule" ||
+		q == "lightning.pytorch.LightningModule"
 }
 
 func (f *File) derivesFrom(c *Class, seen map[*Class]bool, match func(string) bool) bool {

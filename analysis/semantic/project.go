@@ -31,9 +31,11 @@ type Project interface {
 	// buffer's when it is open), or nil when it cannot be read.
 	Model(path string) *File
 	// FunctionFacts is what a function of the project does, as seen from
-	// a call to it in the file at from (qualified as that file sees it):
+	// a call to it in the file at from (qualified as that file sees it:
+	// `pkg.metrics.batch_error`, or `pkg.model.Net.objective` for a method):
 	// the summary of its body in its own file. ok is false when the name
-	// is not a top-level function of the project.
+	// is not a top-level function, or a method of a top-level class, of the
+	// project.
 	FunctionFacts(from, qualified string) (facts FunctionFacts, ok bool)
 	// Generation changes whenever the summary of a file other than path
 	// changes: answers that read other files are remembered per generation.
@@ -136,9 +138,25 @@ type FunctionFacts struct {
 	ReturnsGraph, Trains, RunsModel bool
 }
 
-// FactsOf summarises the top-level function name of f (ok false when f
-// has none): what FunctionFacts answers for it.
+// FactsOf summarises the top-level function name of f, or the method
+// "Class.method" of a top-level nn.Module class (found in its bases in f
+// too); ok is false when f has none: what FunctionFacts answers for it.
 func (f *File) FactsOf(name string) (FunctionFacts, bool) {
+	if class, method, ok := strings.Cut(name, "."); ok {
+		c := f.Classes[class]
+		// Only a model's methods: what the name heuristics judge "runs a
+		// model" inside a transform or a data class is too weak a guess to
+		// carry to other files.
+		if c == nil || c.Node.Ancestor("class_definition", "function_definition") != nil || !f.IsModule(c) {
+			return FunctionFacts{}, false
+		}
+		def := f.methodOf(c, method, 0)
+		if def == nil {
+			return FunctionFacts{}, false
+		}
+		s := f.summary(def)
+		return FunctionFacts{ReturnsGraph: s.ReturnsGraph, Trains: s.Trains, RunsModel: s.RunsModel}, true
+	}
 	defs := f.Functions[name]
 	for i := len(defs) - 1; i >= 0; i-- {
 		if defs[i].Ancestor("class_definition", "function_definition") == nil {
@@ -161,6 +179,13 @@ func (f *File) projectCall(call *pyast.Node) (FunctionFacts, bool) {
 		return FunctionFacts{}, false
 	}
 	q := f.QualifiedName(fn)
+	if q == "" && fn.Is("attribute") {
+		// A method of an instance of an imported class: `self.model =
+		// Net()` with Net in model.py, then `self.model.objective(x)`.
+		if t := f.typeOfInstance(fn.Child("object"), 0); t != "" {
+			q = t + "." + f.Text(fn.Child("attribute"))
+		}
+	}
 	if q == "" || strings.HasPrefix(q, "torch.") {
 		return FunctionFacts{}, false
 	}

@@ -415,10 +415,22 @@ func (ix *Index) LoadersUsing(path string) map[string][]semantic.RemoteLoader {
 func (ix *Index) FunctionFacts(from, qualified string) (semantic.FunctionFacts, bool) {
 	path, name, ok := ix.Resolve(from, qualified)
 	if !ok {
-		return semantic.FunctionFacts{}, false
+		// A method: `pkg.model.Net.objective`, Net a class of the project.
+		i := strings.LastIndexByte(qualified, '.')
+		if i < 0 {
+			return semantic.FunctionFacts{}, false
+		}
+		var class string
+		if path, class, ok = ix.Resolve(from, qualified[:i]); !ok {
+			return semantic.FunctionFacts{}, false
+		}
+		name = class + "." + qualified[i+1:]
 	}
 	s := ix.summary(path)
-	if s == nil || !s.Functions[name] {
+	if s == nil {
+		return semantic.FunctionFacts{}, false
+	}
+	if class, _, isMethod := strings.Cut(name, "."); isMethod && s.Classes[class] == nil || !isMethod && !s.Functions[name] {
 		return semantic.FunctionFacts{}, false
 	}
 	ix.mu.Lock()

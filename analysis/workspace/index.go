@@ -316,6 +316,9 @@ func (ix *Index) Resolve(from, qualified string) (string, string, bool) {
 		return r.path, r.name, r.ok
 	}
 	r.path, r.name, r.ok = ix.resolveName(from, qualified, 0)
+	// Copies: qualified may be a view of the asking file's text.
+	r.name = strings.Clone(r.name)
+	key = [2]string{strings.Clone(from), strings.Clone(qualified)}
 	ix.mu.Lock()
 	if ix.resolve == nil {
 		ix.resolve = map[[2]string]resolved{}
@@ -426,6 +429,7 @@ func (ix *Index) FunctionFacts(from, qualified string) (semantic.FunctionFacts, 
 		}
 		name = class + "." + qualified[i+1:]
 	}
+	name = strings.Clone(name) // kept in asked: not a view of the asking file's text
 	s := ix.summary(path)
 	if s == nil {
 		return semantic.FunctionFacts{}, false
@@ -524,8 +528,10 @@ func (ix *Index) summarize(path string, f *semantic.File) *Summary {
 		}
 		return s.Module + "." + name
 	}
+	// Every string is copied: the model's are views of the file's text,
+	// which a summary must not keep alive (a whole project's sources).
 	for k, v := range f.Imports {
-		s.Imports[k] = v
+		s.Imports[strings.Clone(k)] = strings.Clone(v)
 	}
 	for name, c := range f.Classes {
 		if c.Node.Ancestor("class_definition", "function_definition") != nil {
@@ -538,15 +544,15 @@ func (ix *Index) summarize(path string, f *semantic.File) *Summary {
 				q = local(f.Text(b))
 			}
 			if q != "" {
-				bases = append(bases, q)
+				bases = append(bases, strings.Clone(q))
 			}
 		}
-		s.Classes[name] = bases
+		s.Classes[strings.Clone(name)] = bases
 	}
 	for name, defs := range f.Functions {
 		for _, d := range defs {
 			if d.Ancestor("class_definition", "function_definition") == nil {
-				s.Functions[name] = true
+				s.Functions[strings.Clone(name)] = true
 			}
 		}
 	}
@@ -568,16 +574,16 @@ func (ix *Index) summarize(path string, f *semantic.File) *Summary {
 		}}
 		l.Workers, l.WorkersKnown = d.Workers(f.Src)
 		if d.NumWorkers != nil {
-			l.WorkersText = f.Text(d.NumWorkers)
+			l.WorkersText = strings.Clone(f.Text(d.NumWorkers))
 		}
 		l.Pinned = d.PinMemory != nil
 		// Only what other files define: a file's own Dataset and collate
 		// function see its DataLoaders themselves.
 		if d.DatasetClass == nil {
-			l.Dataset = d.DatasetType
+			l.Dataset = strings.Clone(d.DatasetType)
 		}
 		if fn := d.CollateFn; fn != nil && !(fn.Is("identifier") && len(f.Functions[f.Text(fn)]) > 0) {
-			l.Collate = collateName(f, fn)
+			l.Collate = strings.Clone(collateName(f, fn))
 		}
 		if l.Dataset != "" || l.Collate != "" {
 			s.Loaders = append(s.Loaders, l)
@@ -653,7 +659,7 @@ type cachedModel struct {
 
 // cachedModels bounds the models kept (a model takes about 40 times its
 // source); one of a file of largeFile or more is not kept at all.
-const cachedModels = 4
+const cachedModels = 2
 
 func (c *modelCache) get(path string, src []byte, build func() *semantic.File) *semantic.File {
 	c.mu.Lock()

@@ -154,12 +154,7 @@ func (s *Server) didChangeWatchedFiles(params json.RawMessage) error {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return fmt.Errorf("didChangeWatchedFiles: %w", err)
 	}
-	s.mu.Lock()
-	open := map[string]bool{}
-	for _, d := range s.docs {
-		open[d.path] = true
-	}
-	s.mu.Unlock()
+	open := s.openPaths()
 	var paths []string
 	for _, c := range p.Changes {
 		if path, ok := filePath(c.URI); ok && !open[path] && filepath.Ext(path) == ".py" {
@@ -267,12 +262,7 @@ func (s *Server) freshCrossFileFixes(snap *snapshot, res *analysis.Result) *anal
 		return res
 	}
 	// A closed file changed on disk without a watcher's word: read it.
-	s.mu.Lock()
-	open := map[string]bool{}
-	for _, d := range s.docs {
-		open[d.path] = true
-	}
-	s.mu.Unlock()
+	open := s.openPaths()
 	for path := range stale {
 		if ix := s.projects.For(path); ix != nil && !open[path] {
 			ix.Refresh(path)

@@ -128,6 +128,17 @@ func (s *Server) isOpen(path string) bool {
 	return false
 }
 
+// openPaths are the paths of the open documents. Call without s.mu held.
+func (s *Server) openPaths() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	open := map[string]bool{}
+	for _, d := range s.docs {
+		open[d.path] = true
+	}
+	return open
+}
+
 // closedResult analyses the file at path as it is on disk, or returns the
 // result kept for the same text and generation; ok is false when it cannot
 // be read or is not Python vramlint analyses.

@@ -211,6 +211,18 @@ func (n *Node) NamedChildren() []*Node {
 	return out
 }
 
+// FirstNamed returns the first named child (comments skipped), or nil: a
+// node the parser recovered from an error may lack the child its kind
+// always has (`-` with no operand, `( )`).
+func (n *Node) FirstNamed() *Node {
+	for _, c := range n.Children {
+		if c.Named && c.Kind != "comment" {
+			return c
+		}
+	}
+	return nil
+}
+
 // Is reports whether n is non-nil and of one of the kinds.
 func (n *Node) Is(kinds ...string) bool {
 	if n == nil {

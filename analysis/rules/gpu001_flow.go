@@ -186,8 +186,8 @@ func parameterNames(f *semantic.File, def *pyast.Node) []string {
 		switch {
 		case p.Is("identifier"):
 			names = append(names, f.Text(p))
-		case p.Is("typed_parameter"):
-			names = append(names, f.Text(p.NamedChildren()[0]))
+		case p.Is("typed_parameter") && p.FirstNamed() != nil:
+			names = append(names, f.Text(p.FirstNamed()))
 		case p.Is("default_parameter", "typed_default_parameter"):
 			names = append(names, f.Text(p.Child("name")))
 		case p.Is("list_splat_pattern", "dictionary_splat_pattern"):

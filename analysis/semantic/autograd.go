@@ -560,7 +560,7 @@ func (t *Taint) IsScalarLoss(e *pyast.Node) bool {
 		return t.IsScalarLoss(l) && !t.Tainted(r) || t.IsScalarLoss(r) && !t.Tainted(l) ||
 			t.IsScalarLoss(l) && t.IsScalarLoss(r)
 	case "parenthesized_expression":
-		return t.IsScalarLoss(e.NamedChildren()[0])
+		return e.FirstNamed() != nil && t.IsScalarLoss(e.FirstNamed())
 	}
 	return false
 }
@@ -685,7 +685,7 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 	}
 	switch e.Kind {
 	case "parenthesized_expression":
-		return t.isTensor(e.NamedChildren()[0], depth+1)
+		return t.isTensor(e.FirstNamed(), depth+1)
 	case "identifier":
 		return t.nameIsTensor(f.Text(e), e.Start, depth)
 	case "attribute":
@@ -704,7 +704,7 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 				t.isTensor(r, depth+1) && isNumber(l)
 		}
 	case "unary_operator":
-		return t.isTensor(e.NamedChildren()[0], depth+1)
+		return t.isTensor(e.FirstNamed(), depth+1)
 	case "call":
 		model, loss := f.IsModelCall(e), f.IsLossCall(e)
 		if m := f.MethodName(e); m != "" && !model && !loss {

@@ -603,8 +603,8 @@ func (f *File) IsNoGradContext(e *pyast.Node) bool {
 // contextTarget returns a with-item's or decorator's expression without
 // its `as` name, and what it calls (itself when it is no call).
 func contextTarget(e *pyast.Node) (expr, target *pyast.Node) {
-	if e.Is("as_pattern") {
-		e = e.NamedChildren()[0]
+	if e.Is("as_pattern") && e.FirstNamed() != nil {
+		e = e.FirstNamed()
 	}
 	if e.Is("call") {
 		return e, e.Child("function")
@@ -784,7 +784,7 @@ func (f *File) isDeviceExpr(e *pyast.Node, depth int) bool {
 		}
 		return false
 	case "parenthesized_expression":
-		return f.isDeviceExpr(e.NamedChildren()[0], depth+1)
+		return f.isDeviceExpr(e.FirstNamed(), depth+1)
 	case "call":
 		switch f.Callee(e) {
 		case "torch.device":

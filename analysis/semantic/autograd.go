@@ -711,6 +711,11 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 			if tupleReturning[m] && !(reductionsWithIndices[m] && f.Arg(e, "dim", 0) == nil) {
 				return false
 			}
+			if facts, ok := f.projectCall(e); ok && !t.plain {
+				// `metrics.batch_error(...)`, or a model's method, in
+				// another module.
+				return facts.ReturnsTensor
+			}
 			if q := f.Callee(e); q != "" {
 				return t.torchFunctionTensor(q, e)
 			}
@@ -725,10 +730,16 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 				forward := f.methodOf(c, "forward", 0)
 				return forward != nil && !t.plain && f.returnsTensor(forward, depth+1)
 			}
+			if facts, ok := f.projectCall(e); ok && !t.plain {
+				return facts.ReturnsTensor // a model of another module: its forward
+			}
 			return f.layerReturnsTensor(fn)
 		}
 		if def := f.resolveCall(e); def != nil {
 			return !t.plain && f.returnsTensor(def, depth+1)
+		}
+		if facts, ok := f.projectCall(e); ok && !t.plain {
+			return facts.ReturnsTensor
 		}
 		if q := f.Callee(e); q != "" {
 			return t.torchFunctionTensor(q, e)

@@ -136,6 +136,15 @@ func (f *File) derivesFromProject(from, qualified string, seen map[string]bool, 
 // FunctionFacts are the parts of a Summary other files use.
 type FunctionFacts struct {
 	ReturnsGraph, Trains, RunsModel bool
+	// ReturnsTensor: every return statement returns one tensor (what the
+	// .item() and .detach() fixes need to know of a call's value).
+	ReturnsTensor bool
+}
+
+// factsOf is the FunctionFacts of a definition of f.
+func (f *File) factsOf(def *pyast.Node) FunctionFacts {
+	s := f.summary(def)
+	return FunctionFacts{ReturnsGraph: s.ReturnsGraph, Trains: s.Trains, RunsModel: s.RunsModel, ReturnsTensor: f.returnsTensor(def, 0)}
 }
 
 // FactsOf summarises the top-level function name of f, or the method
@@ -154,14 +163,12 @@ func (f *File) FactsOf(name string) (FunctionFacts, bool) {
 		if def == nil {
 			return FunctionFacts{}, false
 		}
-		s := f.summary(def)
-		return FunctionFacts{ReturnsGraph: s.ReturnsGraph, Trains: s.Trains, RunsModel: s.RunsModel}, true
+		return f.factsOf(def), true
 	}
 	defs := f.Functions[name]
 	for i := len(defs) - 1; i >= 0; i-- {
 		if defs[i].Ancestor("class_definition", "function_definition") == nil {
-			s := f.summary(defs[i])
-			return FunctionFacts{ReturnsGraph: s.ReturnsGraph, Trains: s.Trains, RunsModel: s.RunsModel}, true
+			return f.factsOf(defs[i]), true
 		}
 	}
 	return FunctionFacts{}, false
@@ -179,11 +186,17 @@ func (f *File) projectCall(call *pyast.Node) (FunctionFacts, bool) {
 		return FunctionFacts{}, false
 	}
 	q := f.QualifiedName(fn)
-	if q == "" && fn.Is("attribute") {
+	switch {
+	case q == "" && fn.Is("attribute"):
 		// A method of an instance of an imported class: `self.model =
 		// Net()` with Net in model.py, then `self.model.objective(x)`.
 		if t := f.typeOfInstance(fn.Child("object"), 0); t != "" {
 			q = t + "." + f.Text(fn.Child("attribute"))
+		}
+	case q == "" && fn.Is("identifier"):
+		// Calling an instance runs its forward: `scorer(x)`.
+		if t := f.typeOfInstance(fn, 0); t != "" {
+			q = t + ".forward"
 		}
 	}
 	if q == "" || strings.HasPrefix(q, "torch.") {

@@ -166,6 +166,40 @@ func TestFixedProjectsBehave(t *testing.T) {
 	}
 }
 
+// The .item() and .detach() fixes of findings that come from another
+// module (a loss function in metrics.py, a model's method in model.py)
+// keep the program's results: testdata/projects/losses prints its
+// losses, totals and predictions before and after every fix.
+func TestCrossFileFixesKeepResults(t *testing.T) {
+	python := torchPython(t)
+	src := filepath.Join("..", "..", "testdata", "projects", "losses")
+	before, after := filepath.Join(t.TempDir(), "losses"), filepath.Join(t.TempDir(), "losses")
+	for _, dir := range []string{before, after} {
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, errOut, code := vramlint(t, "check", "--fix", "--unsafe-fixes", after); code == exitError {
+		t.Fatalf("fix: exit %d, %s", code, errOut)
+	}
+	changed := 0
+	for _, name := range []string{"loops.py", "scoring.py"} {
+		a, _ := os.ReadFile(filepath.Join(before, "trainer", name))
+		b, _ := os.ReadFile(filepath.Join(after, "trainer", name))
+		if string(a) != string(b) {
+			changed++
+		}
+	}
+	if changed != 2 {
+		t.Fatalf("the fixes changed %d of loops.py and scoring.py, want both: the test would prove little", changed)
+	}
+	outBefore, _ := runProgram(t, python, filepath.Join(before, "run.py"))
+	outAfter, _ := runProgram(t, python, filepath.Join(after, "run.py"))
+	if outBefore != outAfter || outBefore == "" {
+		t.Errorf("the program's output changed:\nbefore:\n%s\nafter:\n%s", outBefore, outAfter)
+	}
+}
+
 // checkFixedBehaviour compares a program's runs before and after the fix.
 func checkFixedBehaviour(t *testing.T, outBefore, outAfter string, b, a shimCounts) {
 	t.Helper()

@@ -265,7 +265,7 @@ func (d Document) CodeActions(ctx context.Context, res *analysis.Result, req Act
 	actions := []Action{}
 	if req.wants(KindQuickFix) {
 		for _, diag := range res.Diagnostics {
-			if !overlaps(diag.Start, diag.End, req.Start, req.End) {
+			if !Overlaps(diag.Start, diag.End, req.Start, req.End) {
 				continue
 			}
 			lspDiag := d.Diagnostic(diag, analysis.FindRule(req.Rules, diag.Code), req.Related, res.Others)
@@ -348,9 +348,9 @@ func anyApplicable(res *analysis.Result, unsafe bool) bool {
 	return false
 }
 
-// overlaps reports whether [a, b) and [c, d) share a byte, or an empty
+// Overlaps reports whether [a, b) and [c, d) share a byte, or an empty
 // range (a cursor) touches the other.
-func overlaps(a, b, c, d int) bool {
+func Overlaps(a, b, c, d int) bool {
 	return a < d && c < b || c == d && a <= c && c <= b || a == b && c <= a && a <= d
 }
 

@@ -36,13 +36,13 @@ func (s *Server) codeAction(params json.RawMessage) (requestWork, error) {
 	resolves := s.resolvesEdits()
 	s.mu.Unlock()
 	return func(ctx context.Context) (any, error) {
-		res := s.freshCrossFileFixes(snap, snap.analyze())
-		if res == nil {
-			return []codeactions.Action{}, nil
-		}
 		doc := snap.lspDocument()
 		start, _ := doc.Offset(p.Range.Start)
 		end, _ := doc.Offset(p.Range.End)
+		res := s.freshCrossFileFixes(snap, snap.analyze(), start, max(start, end))
+		if res == nil {
+			return []codeactions.Action{}, nil
+		}
 		req := s.actionRequest(snap, documentChanges, related)
 		req.Start, req.End = start, max(start, end)
 		req.Only, req.Automatic, req.ResolveEdits = p.Context.Only, p.Context.TriggerKind == 2, resolves

@@ -58,14 +58,10 @@ func (s *Server) buildIndex(ix *workspace.Index) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	progress := s.startProgress(ctx, "Indexing "+filepath.Base(ix.Root), cancel)
-	var done atomic.Int64
-	err := ix.Build(ctx, files, func(n, total int) {
-		done.Store(int64(n))
-		progress.report(n, total)
-	})
+	done, err := ix.Build(ctx, files, progress.report)
 	if err != nil {
 		// The rest is indexed when an import reaches it.
-		progress.end(fmt.Sprintf("cancelled after %d of %d files", done.Load(), len(files)))
+		progress.end(fmt.Sprintf("cancelled after %d of %d files", done, len(files)))
 	} else {
 		progress.end(fmt.Sprintf("%d files", len(files)))
 	}
@@ -244,12 +240,19 @@ func (s *Server) otherDocument(path string, src []byte) (codeactions.Document, b
 // edited after this one was analysed: moving its DataLoader does not
 // re-analyse this file), this version analysed again, so that the fix
 // the user asks for is offered and edits the right lines.
-func (s *Server) freshCrossFileFixes(snap *snapshot, res *analysis.Result) *analysis.Result {
+//
+// Only the fixes of the diagnostics in [start, end), the request's, are
+// looked at: a code action is asked for at every cursor move, and each
+// look reads the other file.
+func (s *Server) freshCrossFileFixes(snap *snapshot, res *analysis.Result, start, end int) *analysis.Result {
 	if res == nil || len(res.Others) == 0 || snap.tree == nil {
 		return res
 	}
 	stale := map[string]bool{}
 	for _, d := range res.Diagnostics {
+		if !codeactions.Overlaps(d.Start, d.End, start, end) {
+			continue
+		}
 		for _, fix := range d.Fixes {
 			for _, o := range fix.Others {
 				if _, _, ok := s.otherDocument(o.Path, res.Others[o.Path]); !ok {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +11,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/workspace"
 	"github.com/vramlint/vramlint/codeactions"
 )
 
@@ -157,7 +157,7 @@ func (s *Server) closedResult(ctx context.Context, path string) (*analysis.Resul
 	settings := s.settingsFor(path)
 	s.mu.Unlock()
 	var res *analysis.Result
-	if ix := s.projects.For(path); settings != nil && (containsTorch(src) || ix != nil && ix.ImportsProject(path, src)) {
+	if settings != nil && workspace.WorthAnalysing(s.projects.For(path), path, src) {
 		if res, err = s.runner.Run(ctx, path, src, settings); err != nil {
 			return nil, "", false
 		}
@@ -172,10 +172,6 @@ func (s *Server) closedResult(ctx context.Context, path string) (*analysis.Resul
 	s.mu.Unlock()
 	return res, key, true
 }
-
-// containsTorch is check's pre-filter: a file that never says "torch" has
-// nothing for vramlint, unless it imports the project's own modules.
-func containsTorch(src []byte) bool { return bytes.Contains(src, []byte("torch")) }
 
 // workspaceDiagnosticRequest answers workspace/diagnostic (LSP 3.17): the
 // closed files' reports, "unchanged" where the client has the same.

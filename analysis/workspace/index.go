@@ -100,8 +100,8 @@ func (ix *Index) Contains(path string) bool {
 // Build indexes the given files (absolute or relative paths) that build
 // DataLoaders, on every core (see refreshIfLoader). progress, when not
 // nil, is called after each file. It stops early, with ctx's error, when
-// ctx is done.
-func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, total int)) error {
+// ctx is done, and returns how many files it went through.
+func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, total int)) (int, error) {
 	var done atomic.Int64
 	next := make(chan string)
 	var wg sync.WaitGroup
@@ -124,7 +124,7 @@ func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, 
 	}
 	close(next)
 	wg.Wait()
-	return err
+	return int(done.Load()), err
 }
 
 // Files lists the Python files of the index's folder, as `check` finds
@@ -145,7 +145,12 @@ func (ix *Index) Refresh(path string) {
 	if isOpen {
 		return
 	}
-	s := ix.summarizeFile(path)
+	ix.refreshFrom(path, ix.summarizeFile(path))
+}
+
+// refreshFrom stores s, the summary of path as it is on disk (nil: gone,
+// or not Python vramlint reads).
+func (ix *Index) refreshFrom(path string, s *Summary) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if s == nil {
@@ -165,32 +170,32 @@ func (ix *Index) Refresh(path string) {
 // when an import reaches them.
 func (ix *Index) refreshIfLoader(path string) {
 	path = absPath(path)
+	ix.mu.RLock()
+	_, isOpen := ix.open[path]
+	ix.mu.RUnlock()
 	src, err := analysis.ReadFile(path)
-	if err != nil || !bytes.Contains(src, []byte("DataLoader")) {
+	if isOpen || err != nil || !bytes.Contains(src, []byte("DataLoader")) {
 		return
 	}
-	ix.Refresh(path)
+	ix.refreshFrom(path, ix.summarizeSource(path, src))
 }
 
 // Record keeps the summary of a model just analysed (by `check`), without
 // keeping the model.
-func (ix *Index) Record(f *semantic.File) {
-	path := absPath(f.Path)
-	s := ix.summarize(path, f)
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	delete(ix.missing, path)
-	ix.store(s)
-}
+func (ix *Index) Record(f *semantic.File) { ix.record(f, false) }
 
 // SetOpen records the model of an open buffer's latest version: its
 // summary replaces the file's, and Model returns it.
-func (ix *Index) SetOpen(f *semantic.File) {
+func (ix *Index) SetOpen(f *semantic.File) { ix.record(f, true) }
+
+func (ix *Index) record(f *semantic.File, open bool) {
 	path := absPath(f.Path)
 	s := ix.summarize(path, f)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.open[path] = f
+	if open {
+		ix.open[path] = f
+	}
 	delete(ix.missing, path)
 	ix.store(s)
 }
@@ -485,13 +490,17 @@ func (ix *Index) Model(path string) *semantic.File {
 	if err != nil || analysis.CheckSource(src) != nil {
 		return nil
 	}
-	return ix.closed.get(path, src, func() *semantic.File {
-		tree, err := pyast.Parse(context.Background(), src)
-		if err != nil {
-			return nil
-		}
-		return semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: path, Project: ix}, src, tree)
-	})
+	return ix.closed.get(path, src, func() *semantic.File { return ix.parse(path, src) })
+}
+
+// parse builds the model of a file's text, placed in the project; nil when
+// it cannot be parsed.
+func (ix *Index) parse(path string, src []byte) *semantic.File {
+	tree, err := pyast.Parse(context.Background(), src)
+	if err != nil {
+		return nil
+	}
+	return semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: path, Project: ix}, src, tree)
 }
 
 // summarizeFile reads, parses and summarises a file; nil when it cannot.
@@ -500,18 +509,27 @@ func (ix *Index) summarizeFile(path string) *Summary {
 		return nil
 	}
 	src, err := analysis.ReadFile(path)
-	if err != nil || analysis.CheckSource(src) != nil {
+	if err != nil {
+		return nil
+	}
+	return ix.summarizeSource(path, src)
+}
+
+// summarizeSource summarises a file's text; nil when vramlint does not
+// read it (binary, not UTF-8, too large, unparsable).
+func (ix *Index) summarizeSource(path string, src []byte) *Summary {
+	if analysis.CheckSource(src) != nil {
 		return nil
 	}
 	if !bytes.Contains(src, []byte("import")) && !bytes.Contains(src, []byte("class")) &&
 		!bytes.Contains(src, []byte("def")) {
 		return ix.summarize(path, nil)
 	}
-	tree, err := pyast.Parse(context.Background(), src)
-	if err != nil {
+	f := ix.parse(path, src)
+	if f == nil {
 		return nil
 	}
-	return ix.summarize(path, semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: path, Project: ix}, src, tree))
+	return ix.summarize(path, f)
 }
 
 // summarize keeps what other files need of a model (nil: an empty file).
@@ -810,9 +828,16 @@ func ProjectRoot(path string) string {
 // to (see ProjectRoot); `check` fills them as it analyses (see Record).
 func ProjectsOf(files []string) *Projects {
 	projects := &Projects{}
+	rootOf := map[string]string{} // by folder: the upward walk once per folder
 	seen := map[string]bool{}
 	for _, f := range files {
-		if root := ProjectRoot(f); !seen[root] {
+		dir := filepath.Dir(absPath(f))
+		root, ok := rootOf[dir]
+		if !ok {
+			root = ProjectRoot(f)
+			rootOf[dir] = root
+		}
+		if !seen[root] {
 			seen[root] = true
 			projects.Add(NewIndex(root))
 		}
@@ -849,12 +874,13 @@ func (ix *Index) ImportsProject(path string, src []byte) bool {
 		if head != "" && head != "torch" && ix.moduleFile(path, head) != nil {
 			return true
 		}
-		// A package without a summary yet: its folder is enough.
-		for _, base := range ix.roots {
-			if exists(filepath.Join(base, head, "__init__.py")) {
-				return true
-			}
-		}
 	}
 	return false
+}
+
+// WorthAnalysing is check's pre-filter (TorchFix's): a file that never says
+// "torch" has nothing for vramlint, unless it imports the project's own
+// modules (ix, nil for a file alone), through which it may use torch.
+func WorthAnalysing(ix *Index, path string, src []byte) bool {
+	return bytes.Contains(src, []byte("torch")) || ix != nil && ix.ImportsProject(path, src)
 }

@@ -48,7 +48,7 @@ func BenchmarkIndexWorkspace(b *testing.B) {
 			for b.Loop() {
 				ix := workspace.NewIndex(root)
 				files := ix.Files()
-				if err := ix.Build(context.Background(), files, nil); err != nil {
+				if _, err := ix.Build(context.Background(), files, nil); err != nil {
 					b.Fatal(err)
 				}
 				if mode == "every-file" {

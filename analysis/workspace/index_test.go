@@ -81,7 +81,7 @@ func TestIndexGenerations(t *testing.T) {
 	})
 	ix := workspace.NewIndex(root)
 	data, train := filepath.Join(root, "data.py"), filepath.Join(root, "train.py")
-	if err := ix.Build(context.Background(), ix.Files(), nil); err != nil {
+	if _, err := ix.Build(context.Background(), ix.Files(), nil); err != nil {
 		t.Fatal(err)
 	}
 	loaders := ix.LoadersUsing(data)["D"]

@@ -3,7 +3,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -196,12 +195,8 @@ func (c *Checker) checkFile(ctx context.Context, path string) FileResult {
 		fr.Err = err
 		return fr
 	}
-	// TorchFix's pre-filter: a file that never says "torch" has nothing for
-	// us, unless it may use torch through the project's own modules.
-	if !bytes.Contains(src, []byte("torch")) {
-		if ix := c.indexOf(path); ix == nil || !ix.ImportsProject(path, src) {
-			return fr
-		}
+	if !WorthAnalysing(c.indexOf(path), path, src) {
+		return fr
 	}
 	if len(src) >= largeFile {
 		// One large file at a time: the peak is the largest file's need,

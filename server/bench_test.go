@@ -213,13 +213,7 @@ func BenchmarkEditToDiagnostics(b *testing.B) {
 				if place.name == "-in-workspace" {
 					dir := b.TempDir()
 					uri = "file://" + dir + "/bench.py"
-					if err := c.request("initialize", map[string]any{
-						"processId": nil, "rootUri": nil, "capabilities": map[string]any{},
-						"workspaceFolders": []map[string]any{{"uri": "file://" + dir, "name": "bench"}},
-					}, nil); err != nil {
-						b.Fatal(err)
-					}
-					c.notify("initialized", map[string]any{})
+					c.initializeFolders(map[string]any{}, nil, dir)
 				} else {
 					c.initialize(map[string]any{}, nil)
 				}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -229,6 +230,42 @@ func (c *testClient) diagnostics(uri string, version int) []lspDiagnostic {
 		c.t.Fatalf("diagnostics must be an array, never null: %s", m.raw)
 	}
 	return p.Diagnostics
+}
+
+// awaitCodes waits for diagnostics of uri whose codes and severities are
+// want ("GPU001/1 GPU001/1"; "" for none), and returns them.
+func awaitCodes(c *testClient, uri, want string) []lspDiagnostic {
+	c.t.Helper()
+	var got []lspDiagnostic
+	c.await("diagnostics of "+uri+": "+want, func(m message) bool {
+		if m.Method != "textDocument/publishDiagnostics" || !strings.Contains(string(m.Params), `"uri":"`+uri+`"`) {
+			return false
+		}
+		var p struct{ Diagnostics []lspDiagnostic }
+		json.Unmarshal(m.Params, &p)
+		var codes []string
+		for _, d := range p.Diagnostics {
+			codes = append(codes, fmt.Sprintf("%s/%d", d.Code, d.Severity))
+		}
+		got = p.Diagnostics
+		return strings.Join(codes, " ") == want
+	})
+	return got
+}
+
+// initializeFolders runs the handshake with workspace folders (paths).
+func (c *testClient) initializeFolders(caps, options any, folders ...string) {
+	c.t.Helper()
+	var list []map[string]any
+	for _, f := range folders {
+		list = append(list, map[string]any{"uri": "file://" + f, "name": filepath.Base(f)})
+	}
+	if err := c.request("initialize", map[string]any{
+		"processId": nil, "rootUri": nil, "capabilities": caps, "initializationOptions": options, "workspaceFolders": list,
+	}, nil); err != nil {
+		c.t.Fatalf("initialize: %v", err)
+	}
+	c.notify("initialized", map[string]any{})
 }
 
 type lspPosition struct {

@@ -799,30 +799,15 @@ func TestSettingsPerWorkspaceFolder(t *testing.T) {
 	// VS Code answers with every key of the section, unset ones null.
 	answer(map[string]any{"ignore": []string{"GPU005"}, "select": nil, "path": ""}, map[string]any{"ignore": nil})
 	inA, inB := "file://"+filepath.Join(a, "x.py"), "file://"+filepath.Join(b, "x.py")
-	codes := func(uri string, want string) {
-		t.Helper()
-		c.await("diagnostics of "+uri+": "+want, func(m message) bool {
-			if m.Method != "textDocument/publishDiagnostics" || !strings.Contains(string(m.Params), uri) {
-				return false
-			}
-			var p struct{ Diagnostics []lspDiagnostic }
-			json.Unmarshal(m.Params, &p)
-			var got []string
-			for _, d := range p.Diagnostics {
-				got = append(got, fmt.Sprintf("%s/%d", d.Code, d.Severity))
-			}
-			return strings.Join(got, " ") == want
-		})
-	}
 	c.open(inA, leakyDataset)
 	c.open(inB, leakyDataset)
-	codes(inA, "GPU001/2")
-	codes(inB, "GPU001/2 GPU005/4")
+	awaitCodes(c, inA, "GPU001/2")
+	awaitCodes(c, inB, "GPU001/2 GPU005/4")
 	// A change of configuration: asked again; folder b now ignores GPU001.
 	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": nil})
 	answer(map[string]any{}, map[string]any{"ignore": []string{"GPU001"}})
-	codes(inA, "GPU001/2 GPU005/4")
-	codes(inB, "GPU005/4")
+	awaitCodes(c, inA, "GPU001/2 GPU005/4")
+	awaitCodes(c, inB, "GPU005/4")
 }
 
 // A display-only fix is advice, not an edit: no code action offers it

@@ -109,6 +109,10 @@ type Fix struct {
 	Others []FileEdits
 }
 
+// EditsKey identifies what a fix does: diagnostics that share a fix (the
+// moves of one __getitem__) have the same key.
+func (f Fix) EditsKey() string { return fmt.Sprint(f.Edits, f.Others) }
+
 // FileEdits are a fix's edits to another file.
 type FileEdits struct {
 	Path  string

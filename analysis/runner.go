@@ -274,7 +274,7 @@ func (res *Result) verifyFixes() {
 	at := make([][]int, len(res.Diagnostics)) // each diagnostic's fixes in fixes
 	for i, d := range res.Diagnostics {
 		for _, fix := range d.Fixes {
-			key := fmt.Sprint(fix.Edits, fix.Others)
+			key := fix.EditsKey()
 			j, seen := index[key]
 			if !seen {
 				j = len(fixes)

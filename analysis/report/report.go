@@ -62,15 +62,22 @@ func (it item) related(rel analysis.Related) (string, *analysis.Mapper) {
 	if rel.Path == "" {
 		return it.path, it.res.Mapper()
 	}
-	path := rel.Path
-	if !filepath.IsAbs(it.path) {
-		if wd, err := os.Getwd(); err == nil {
-			if r, err := filepath.Rel(wd, rel.Path); err == nil {
-				path = r
-			}
+	return ShownAs(it.path, rel.Path), analysis.NewMapper(it.res.Others[rel.Path])
+}
+
+// ShownAs is how to name another file that a finding or a fix of the file
+// at path points into: relative to the working folder when path is (the
+// workspace index names files by their absolute paths).
+func ShownAs(path, other string) string {
+	if filepath.IsAbs(path) {
+		return other
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, other); err == nil {
+			return rel
 		}
 	}
-	return path, analysis.NewMapper(it.res.Others[rel.Path])
+	return other
 }
 
 func items(in Input) []item {

@@ -191,60 +191,80 @@ func applyFixes(checker *workspace.Checker, paths []string, files []workspace.Fi
 func applyCrossFileFixes(checker *workspace.Checker, paths []string, files []workspace.FileResult, diff, unsafeFlag bool, touched map[string]bool, stdout, stderr io.Writer) (_ []workspace.FileResult, fixed, failed int) {
 	tried := map[string]bool{}
 	for range codeactions.MaxRounds {
-		progress := false
-		for _, f := range files {
-			if f.Result == nil {
+		applied := false
+		for _, c := range crossFileFixes(files, unsafeFlag) {
+			if tried[c.key] {
 				continue
 			}
-			choose := codeactions.CrossFile(unsafeFlag || f.Settings.UnsafeFixes)
-			for _, d := range f.Result.Diagnostics {
-				fix := choose(d)
-				if fix == nil {
-					continue
-				}
-				key := absolute(f.Path) + "\x00" + d.Code + "\x00" + fix.Title + "\x00" + fmt.Sprint(fix.Edits, fix.Others)
-				if tried[key] {
-					continue
-				}
-				tried[key] = true
-				changes, err := codeactions.Changes(f.Result, f.Path, *fix)
-				if err == nil && diff && slices.ContainsFunc(changes, func(c codeactions.FileChange) bool { return touched[absolute(c.Path)] }) {
-					continue // printed with an earlier fix; its diff would not apply after it
-				}
-				if err == nil && !diff {
-					err = codeactions.WriteChanges(changes)
-				}
-				if err != nil {
-					fmt.Fprintf(stderr, "vramlint: %v\n", err)
-					failed++
-					continue
-				}
-				for _, c := range changes {
-					if diff {
-						fmt.Fprint(stdout, codeactions.UnifiedDiff(c.Path, c.Before, c.After))
-					}
-					touched[absolute(c.Path)] = true
-				}
-				// The diagnostics that share the fix are fixed with it.
-				for _, other := range f.Result.Diagnostics {
-					if o := choose(other); o != nil && o.Title == fix.Title && fmt.Sprint(o.Edits, o.Others) == fmt.Sprint(fix.Edits, fix.Others) {
-						fixed++
-					}
-				}
-				progress = !diff
-				break
+			tried[c.key] = true
+			changes, err := codeactions.Changes(c.file.Result, c.file.Path, c.fix)
+			if err == nil && diff && slices.ContainsFunc(changes, func(ch codeactions.FileChange) bool { return touched[absolute(ch.Path)] }) {
+				continue // printed with an earlier fix; its diff would not apply after it
 			}
-			if progress {
-				break
+			if err == nil && !diff {
+				err = codeactions.WriteChanges(changes)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "vramlint: %v\n", err)
+				failed++
+				continue
+			}
+			for _, ch := range changes {
+				if diff {
+					fmt.Fprint(stdout, codeactions.UnifiedDiff(report.ShownAs(c.file.Path, ch.Path), ch.Before, ch.After))
+				}
+				touched[absolute(ch.Path)] = true
+			}
+			fixed += c.diagnostics
+			if !diff {
+				applied = true
+				break // the other fixes' offsets into these files have moved
 			}
 		}
-		if !progress {
+		if !applied {
 			return files, fixed, failed
 		}
 		checker.Runner.Project = nil // re-index: files changed
 		files, _ = checker.Check(context.Background(), paths)
 	}
 	return files, fixed, failed
+}
+
+// crossFileFix is a fix that edits several files, with the number of
+// diagnostics it fixes (those that share it).
+type crossFileFix struct {
+	file        *workspace.FileResult
+	fix         analysis.Fix
+	key         string
+	diagnostics int
+}
+
+// crossFileFixes lists the files' cross-file fixes, each once, in the order
+// of the files and their diagnostics.
+func crossFileFixes(files []workspace.FileResult, unsafeFlag bool) []crossFileFix {
+	var out []crossFileFix
+	index := map[string]int{}
+	for i := range files {
+		f := &files[i]
+		if f.Result == nil {
+			continue
+		}
+		choose := codeactions.CrossFile(unsafeFlag || f.Settings.UnsafeFixes)
+		for _, d := range f.Result.Diagnostics {
+			fix := choose(d)
+			if fix == nil {
+				continue
+			}
+			key := absolute(f.Path) + "\x00" + fix.Title + "\x00" + fix.EditsKey()
+			if k, ok := index[key]; ok {
+				out[k].diagnostics++
+				continue
+			}
+			index[key] = len(out)
+			out = append(out, crossFileFix{file: f, fix: *fix, key: key, diagnostics: 1})
+		}
+	}
+	return out
 }
 
 func absolute(path string) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -114,5 +115,28 @@ func TestCrossFileFixIsAllOrNothing(t *testing.T) {
 		if after[name] != before[name] {
 			t.Errorf("%s changed although the fix could not be written whole:\n%s", name, codeactions.UnifiedDiff(name, []byte(before[name]), []byte(after[name])))
 		}
+	}
+}
+
+// --diff shows a cross-file fix as a diff of each file it edits, named as
+// the command line named the project, and writes nothing.
+func TestCrossFileFixDiff(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "flat"), os.DirFS(filepath.Join("..", "..", "testdata", "projects", "flat"))); err != nil {
+		t.Fatal(err)
+	}
+	before := readTree(t, dir)
+	t.Chdir(dir)
+	out, errOut, code := vramlint(t, "check", "--diff", "--unsafe-fixes", "flat")
+	for _, want := range []string{"--- flat/data.py\n", "--- flat/train.py\n", "+        x = x.to(device, non_blocking=True)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the diff lacks %q:\n%s", want, out)
+		}
+	}
+	if code != exitFindings || !strings.Contains(errOut, "Would fix 2 problems in 2 files.") {
+		t.Errorf("exit %d, stderr: %s", code, errOut)
+	}
+	if after := readTree(t, dir); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Error("--diff wrote files")
 	}
 }

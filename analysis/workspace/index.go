@@ -27,8 +27,8 @@ import (
 // may depend on other files through it: a Dataset whose base class is in
 // another module, or one that another module's DataLoader runs in workers.
 
-// Summary is what the index keeps of one file.
-type Summary struct {
+// fileSummary is what the index keeps of one file.
+type fileSummary struct {
 	Path    string // absolute
 	Module  string // dotted, from the import root it is under
 	Package bool   // an __init__.py
@@ -59,7 +59,7 @@ type Index struct {
 	roots []string
 
 	mu      sync.RWMutex
-	files   map[string]*Summary                           // indexed, by absolute path
+	files   map[string]*fileSummary                           // indexed, by absolute path
 	open    map[string]*semantic.File                     // open buffers' models (the server's)
 	missing map[string]bool                               // paths looked for and not found
 	closed  modelCache                                    // models of files that are not open
@@ -82,7 +82,7 @@ func NewIndex(root string) *Index {
 	root = absPath(root)
 	ix := &Index{
 		Root: root, roots: []string{root},
-		files: map[string]*Summary{}, open: map[string]*semantic.File{}, missing: map[string]bool{},
+		files: map[string]*fileSummary{}, open: map[string]*semantic.File{}, missing: map[string]bool{},
 		changed: map[string]uint64{},
 	}
 	if st, err := os.Stat(filepath.Join(root, "src")); err == nil && st.IsDir() {
@@ -150,7 +150,7 @@ func (ix *Index) Refresh(path string) {
 
 // refreshFrom stores s, the summary of path as it is on disk (nil: gone,
 // or not Python vramlint reads).
-func (ix *Index) refreshFrom(path string, s *Summary) {
+func (ix *Index) refreshFrom(path string, s *fileSummary) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if s == nil {
@@ -213,7 +213,7 @@ func (ix *Index) Close(path string) {
 // new: not when only its DataLoaders' offsets moved (typing above them),
 // which would re-analyse every dependent file on every keystroke. Called
 // with mu held.
-func (ix *Index) store(s *Summary) {
+func (ix *Index) store(s *fileSummary) {
 	old := ix.files[s.Path]
 	ix.files[s.Path] = s
 	ix.loaders = nil // their offsets are the summaries'
@@ -268,7 +268,7 @@ func (ix *Index) Module(path string) (string, bool) {
 // summary returns the summary of path, indexing it from disk when it was
 // not (a module imported from a file outside what was built). Called
 // without mu held.
-func (ix *Index) summary(path string) *Summary {
+func (ix *Index) summary(path string) *fileSummary {
 	ix.mu.RLock()
 	s, missing := ix.files[path], ix.missing[path]
 	ix.mu.RUnlock()
@@ -284,7 +284,7 @@ func (ix *Index) summary(path string) *Summary {
 // moduleFile finds the file of a dotted module name from the file at from:
 // next to it when from is a script (its folder is no package, so Python
 // puts that folder first on sys.path), then under each import root.
-func (ix *Index) moduleFile(from, module string) *Summary {
+func (ix *Index) moduleFile(from, module string) *fileSummary {
 	rel := filepath.FromSlash(strings.ReplaceAll(module, ".", "/"))
 	var bases []string
 	dir := filepath.Dir(from)
@@ -375,7 +375,7 @@ func (ix *Index) LoadersUsing(path string) map[string][]semantic.RemoteLoader {
 	path = absPath(path)
 	ix.mu.RLock()
 	targets := ix.loaders
-	var all []*Summary
+	var all []*fileSummary
 	if targets == nil {
 		for _, s := range ix.files {
 			if len(s.Loaders) > 0 {
@@ -504,7 +504,7 @@ func (ix *Index) parse(path string, src []byte) *semantic.File {
 }
 
 // summarizeFile reads, parses and summarises a file; nil when it cannot.
-func (ix *Index) summarizeFile(path string) *Summary {
+func (ix *Index) summarizeFile(path string) *fileSummary {
 	if !strings.HasSuffix(path, ".py") {
 		return nil
 	}
@@ -517,7 +517,7 @@ func (ix *Index) summarizeFile(path string) *Summary {
 
 // summarizeSource summarises a file's text; nil when vramlint does not
 // read it (binary, not UTF-8, too large, unparsable).
-func (ix *Index) summarizeSource(path string, src []byte) *Summary {
+func (ix *Index) summarizeSource(path string, src []byte) *fileSummary {
 	if analysis.CheckSource(src) != nil {
 		return nil
 	}
@@ -533,8 +533,8 @@ func (ix *Index) summarizeSource(path string, src []byte) *Summary {
 }
 
 // summarize keeps what other files need of a model (nil: an empty file).
-func (ix *Index) summarize(path string, f *semantic.File) *Summary {
-	s := &Summary{Path: path, Imports: map[string]string{}, Classes: map[string][]string{}, Functions: map[string]bool{}}
+func (ix *Index) summarize(path string, f *semantic.File) *fileSummary {
+	s := &fileSummary{Path: path, Imports: map[string]string{}, Classes: map[string][]string{}, Functions: map[string]bool{}}
 	s.Module, s.Package = ix.Module(path)
 	if f == nil {
 		s.digest = "\x00"
@@ -625,7 +625,7 @@ func collateName(f *semantic.File, e *pyast.Node) string {
 
 // digest is what a summary tells other files: two summaries with the same
 // digest say the same, though their DataLoaders may have moved.
-func digest(s *Summary) string {
+func digest(s *fileSummary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %v\n", s.Module, s.Package)
 	keys := func(m map[string]string) []string {

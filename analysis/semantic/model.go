@@ -27,6 +27,10 @@ type File struct {
 	// Project is the workspace the file belongs to; nil when it is
 	// analysed alone.
 	Project Project
+	module  struct {
+		sync.Once
+		name, pkg string // see moduleName
+	}
 
 	// Imports maps a local name to the qualified name it stands for:
 	// `import torch as T` gives T -> torch, `from torch.utils.data import

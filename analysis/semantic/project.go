@@ -63,18 +63,21 @@ type ModuleInfo struct {
 }
 
 // moduleName is the file's module and package for relative imports.
+// It is asked once per model (each relative import reads it).
 func (f *File) moduleName() (module, pkg string) {
-	if f.Project == nil {
-		return "", ""
-	}
-	module, isPkg := f.Project.Module(f.Path)
-	if isPkg {
-		return module, module
-	}
-	if i := strings.LastIndexByte(module, '.'); i >= 0 {
-		return module, module[:i]
-	}
-	return module, ""
+	f.module.Do(func() {
+		if f.Project == nil {
+			return
+		}
+		module, isPkg := f.Project.Module(f.Path)
+		f.module.name, f.module.pkg = module, ""
+		if isPkg {
+			f.module.pkg = module
+		} else if i := strings.LastIndexByte(module, '.'); i >= 0 {
+			f.module.pkg = module[:i]
+		}
+	})
+	return f.module.name, f.module.pkg
 }
 
 // resolveRelative turns `from ..x import y`'s module part into an absolute

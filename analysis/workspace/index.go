@@ -59,7 +59,7 @@ type Index struct {
 	roots []string
 
 	mu      sync.RWMutex
-	files   map[string]*fileSummary                           // indexed, by absolute path
+	files   map[string]*fileSummary                       // indexed, by absolute path
 	open    map[string]*semantic.File                     // open buffers' models (the server's)
 	missing map[string]bool                               // paths looked for and not found
 	closed  modelCache                                    // models of files that are not open

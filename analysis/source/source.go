@@ -5,6 +5,7 @@ package source
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"unicode/utf8"
 )
@@ -73,6 +74,39 @@ func NewMapper(src []byte) *Mapper {
 			starts = append(starts, i+1)
 		}
 	}
+	return &Mapper{src: src, lineStarts: starts}
+}
+
+// NewMapperFrom indexes the line starts of src like NewMapper, taking
+// those inside the byte ranges of reuse (sorted, disjoint, each starting a
+// line and holding the same bytes at the same offsets in prev's text as in
+// src) from prev rather than looking for them again.
+func NewMapperFrom(prev *Mapper, src []byte, reuse [][2]int) *Mapper {
+	starts := make([]int, 1, len(prev.lineStarts)+8)
+	scan := func(from, to int) { // the starts in (from, to]
+		for i := from; i < to; i++ {
+			switch src[i] {
+			case '\n':
+				starts = append(starts, i+1)
+			case '\r':
+				if i+1 < len(src) && src[i+1] == '\n' {
+					i++
+				}
+				starts = append(starts, i+1)
+			}
+		}
+	}
+	pos := 0
+	for _, r := range reuse {
+		scan(pos, r[0])
+		// prev's starts in (r[0], r[1]]
+		i, _ := slices.BinarySearch(prev.lineStarts, r[0]+1)
+		for ; i < len(prev.lineStarts) && prev.lineStarts[i] <= r[1]; i++ {
+			starts = append(starts, prev.lineStarts[i])
+		}
+		pos = r[1]
+	}
+	scan(pos, len(src))
 	return &Mapper{src: src, lineStarts: starts}
 }
 

@@ -88,3 +88,44 @@ func TestMapperInvalidUTF8(t *testing.T) {
 		t.Errorf("an invalid byte counts one unit: %v", p)
 	}
 }
+
+// NewMapperFrom takes the line starts of unchanged ranges from the index of
+// an earlier text: it must index exactly what NewMapper does, whatever
+// ranges are reused, with LF, CRLF and lone CR line breaks.
+func TestMapperFromEqualsFreshIndex(t *testing.T) {
+	lines := []string{"a = 1\n", "b = 2\r\n", "\n", "c\r", "def f():\n", "    return 3\r\n"}
+	var prevText, text strings.Builder
+	var reuse [][2]int
+	for i := range 60 {
+		line := lines[i%len(lines)]
+		if i%7 == 3 { // a line that differs between the texts
+			prevText.WriteString("x" + line)
+			text.WriteString("yy" + line)
+			continue
+		}
+		if prevText.Len() != text.Len() {
+			prevText.WriteString(strings.Repeat(" ", text.Len()-prevText.Len()) + "\n")
+			text.WriteString("\n")
+		}
+		start := text.Len()
+		prevText.WriteString(line)
+		text.WriteString(line)
+		if i%3 != 0 {
+			reuse = append(reuse, [2]int{start, text.Len()})
+		}
+	}
+	prev := NewMapper([]byte(prevText.String()))
+	got := NewMapperFrom(prev, []byte(text.String()), reuse)
+	want := NewMapper([]byte(text.String()))
+	if got.LineCount() != want.LineCount() {
+		t.Fatalf("%d lines, want %d", got.LineCount(), want.LineCount())
+	}
+	for i := range want.LineCount() {
+		if got.LineStart(i) != want.LineStart(i) {
+			t.Fatalf("line %d starts at %d, want %d", i, got.LineStart(i), want.LineStart(i))
+		}
+	}
+	if len(reuse) < 20 {
+		t.Fatalf("only %d ranges reused", len(reuse))
+	}
+}

@@ -52,6 +52,14 @@ type Rule struct {
 	Requires []semantic.AnyFact
 	// Run reports the rule's diagnostics for one file through pass.Report.
 	Run func(pass *Pass)
+	// Local says that the rule's findings in a top-level statement depend
+	// on that statement and on what the model answers about the rest of
+	// the file (see semantic.File.Reanalysed), never on other statements'
+	// code read directly; and that Run looks for them through the Pass's
+	// CandidateCalls, CandidateAssignments and EachCandidateLoopCall. While a buffer is edited,
+	// the runner then runs it only over the statements an edit touched,
+	// and keeps its verified findings everywhere else.
+	Local bool
 }
 
 // FactOf returns a fact the running rule declared in Requires. Asking

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -23,6 +24,36 @@ type Pass struct {
 	diagnostics []Diagnostic
 	sup         *suppressions
 	others      map[string]*semantic.File
+	// focus is where a local rule looks for findings (see Rule.Local);
+	// nil: the whole file.
+	focus semantic.Focus
+	// outside are the statements whose verdict read code outside their
+	// top-level statement (see ReadsOutside).
+	outside []*pyast.Node
+}
+
+// ReadsOutside tells the runner that the local rule's verdict on n, a
+// finding or none, reads code outside n's top-level statement that the
+// model's tracked answers do not cover (every use of an attribute in the
+// file, say). While a buffer is edited, n's statement is then analysed
+// again on every version rather than kept (see Rule.Local).
+func (p *Pass) ReadsOutside(n *pyast.Node) { p.outside = append(p.outside, n) }
+
+// CandidateCalls returns, in source order, the calls a rule looks at for
+// findings whose callee's last name is one of names (see
+// semantic.File.CallsNamed): those of the whole file, or, for a local
+// rule while a buffer is edited, of the statements the edit touched.
+func (p *Pass) CandidateCalls(names ...string) []*pyast.Node {
+	return p.File.CallsNamedIn(p.focus, names...)
+}
+
+// CandidateAssignments is CandidateCalls for assignments.
+func (p *Pass) CandidateAssignments() []*pyast.Node { return p.File.AssignmentsOf(p.focus) }
+
+// EachCandidateLoopCall is CandidateCalls for the calls in loops (see
+// semantic.File.EachLoopCall).
+func (p *Pass) EachCandidateLoopCall(do func(semantic.LoopCall)) {
+	p.File.EachLoopCallIn(p.focus, do)
 }
 
 // Other records the model of another file that a diagnostic's related
@@ -100,6 +131,11 @@ type Result struct {
 	Others map[string][]byte
 
 	otherModels map[string]*semantic.File // during the analysis
+	// local are the findings of the local rules, for the next version of
+	// an edited buffer (see Rule.Local); nil when not edited.
+	local   map[string]localFindings
+	dropped []droppedFix // during the analysis, see DroppedFixes
+	reused  int          // findings taken from the previous version
 
 	mapper struct {
 		sync.Once
@@ -160,6 +196,7 @@ func (res *Result) Compact() {
 	if f == nil {
 		return
 	}
+	res.local = nil
 	if len(res.Diagnostics) == 0 {
 		res.Src = nil
 		res.file = nil
@@ -170,7 +207,7 @@ func (res *Result) Compact() {
 	for i, d := range res.Diagnostics {
 		res.compact.noqa[i].edit, res.compact.noqa[i].ok = res.NoqaEdit(d)
 	}
-	for _, c := range f.Comments {
+	for _, c := range f.Comments() {
 		res.compact.comments = append(res.compact.comments, [2]int{f.ToSource(c.Start), f.ToSource(c.End)})
 	}
 	res.file = nil
@@ -189,13 +226,15 @@ type noqaAnswer struct {
 
 // AnalyzeTree analyses a version of a buffer already parsed (see
 // pyast.Editor), reusing what it can of prev, the result of an earlier
-// version of the same buffer (nil for none).
+// version of the same buffer (nil for none): its model's answers, and
+// the findings of local rules (see Rule.Local) in the statements the edit
+// did not touch.
 func (r *Runner) AnalyzeTree(prev *Result, path string, src []byte, tree *pyast.Tree, settings *Settings) *Result {
 	var base *semantic.File
 	if prev != nil {
 		base = prev.file
 	}
-	return r.Analyze(r.Model(base, path, src, tree), settings)
+	return r.analyze(prev, r.Model(base, path, src, tree), settings)
 }
 
 // Model is the semantic model the result was computed from, for tests and
@@ -205,6 +244,34 @@ func (res *Result) Model() *semantic.File { return res.file }
 
 // Analyze runs the enabled rules over a file model.
 func (r *Runner) Analyze(f *semantic.File, settings *Settings) *Result {
+	return r.analyze(nil, f, settings)
+}
+
+// localFindings are a local rule's findings by the segment they start in.
+type localFindings map[*pyast.Segment]*segmentFindings
+
+// segmentFindings are a local rule's findings in one segment: verified,
+// with suppressed ones left out, before the settings' severity, at the
+// offsets of the model's text (which a segment keeps across versions).
+type segmentFindings struct {
+	diags   []Diagnostic
+	dropped []droppedFix // the fixes withheld from them
+	// readsOutside: the rule's verdict on a statement of the segment read
+	// code outside it (see Pass.ReadsOutside); analysed on every version.
+	readsOutside bool
+}
+
+// droppedFix is a fix verifyFixes withheld from the diagnostic at offset
+// at of the model's text.
+type droppedFix struct {
+	at          int
+	code, title string
+	err         error
+}
+
+// analyze runs the enabled rules over f, a model built from prev's (nil
+// for none).
+func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Result {
 	if settings == nil {
 		settings = &Settings{}
 	}
@@ -216,41 +283,111 @@ func (r *Runner) Analyze(f *semantic.File, settings *Settings) *Result {
 			enabled = append(enabled, rule)
 		}
 	}
+	// Local rules run only where the findings may differ from prev's.
+	var changed semantic.Focus
+	incremental := false
+	if prev != nil && prev.file != nil && prev.local != nil {
+		changed, incremental = f.Reanalysed()
+	}
 	// The rules only read the model (its remembered answers are guarded),
 	// so they run side by side; their results are taken in rule order.
 	type outcome struct {
-		diags  []Diagnostic
-		others map[string]*semantic.File
-		err    error
+		focus   semantic.Focus // nil: the whole file
+		kept    localFindings  // prev's findings outside focus
+		diags   []Diagnostic
+		others  map[string]*semantic.File
+		outside []*pyast.Node // see Pass.ReadsOutside
+		err     error
 	}
 	outcomes := make([]outcome, len(enabled))
-	semantic.InParallel(len(enabled), func(i int) {
-		outcomes[i].diags, outcomes[i].others, outcomes[i].err = runRule(enabled[i], f, sup)
-	})
 	for i, rule := range enabled {
-		diags, err := outcomes[i].diags, outcomes[i].err
-		if err != nil {
-			res.RuleErrors = append(res.RuleErrors, err)
+		if cached, ok := prev.localFindings(rule.Code); ok && rule.Local && incremental {
+			outcomes[i].focus, outcomes[i].kept = keepFindings(prev.file, f, cached, changed)
 		}
-		for path, other := range outcomes[i].others {
+	}
+	semantic.InParallel(len(enabled), func(i int) {
+		o := &outcomes[i]
+		o.diags, o.others, o.outside, o.err = runRule(enabled[i], f, sup, o.focus)
+	})
+	fresh := map[*Rule][2]int{} // each rule's new findings in res.Diagnostics
+	for i, rule := range enabled {
+		o := &outcomes[i]
+		if o.err != nil {
+			res.RuleErrors = append(res.RuleErrors, o.err)
+		}
+		for path, other := range o.others {
 			if res.otherModels == nil {
 				res.otherModels = map[string]*semantic.File{}
 			}
 			res.otherModels[path] = other
 		}
-		for _, d := range diags {
-			if sup.line(f.Mapper.LineOf(d.Start), d.Code) {
+		from := len(res.Diagnostics)
+		for _, d := range o.diags {
+			if sup.line(f.Mapper.LineOf(d.Start), d.Code) || o.focus != nil && !o.focus.Has(f.SegmentAt(d.Start)) {
 				continue
 			}
-			d.Severity = settings.severity(rule, d.Severity)
 			res.Diagnostics = append(res.Diagnostics, d)
 		}
+		fresh[rule] = [2]int{from, len(res.Diagnostics)}
 	}
 	res.verifyFixes()
 	// Safe fixes first, otherwise in the rule's order (its main fix first):
 	// the first fix is the one `check` shows and editors mark preferred.
 	for _, d := range res.Diagnostics {
 		slices.SortStableFunc(d.Fixes, func(a, b Fix) int { return int(a.Applicability) - int(b.Applicability) })
+	}
+	// What the next version may reuse: the findings of the local rules
+	// that ran without failing, while the buffer is edited.
+	if f.Tree.LaidOut() {
+		res.local = map[string]localFindings{}
+		for i, rule := range enabled {
+			o := outcomes[i]
+			if !rule.Local || o.err != nil {
+				continue
+			}
+			found := make(localFindings, len(o.kept))
+			maps.Copy(found, o.kept)
+			in := func(at int) *segmentFindings {
+				seg := f.SegmentAt(at)
+				if found[seg] == nil {
+					found[seg] = &segmentFindings{}
+				}
+				return found[seg]
+			}
+			for _, n := range o.outside {
+				in(n.Start).readsOutside = true
+			}
+			span := fresh[rule]
+			for _, d := range res.Diagnostics[span[0]:span[1]] {
+				in(d.Start).diags = append(in(d.Start).diags, d)
+			}
+			for _, drop := range res.dropped {
+				if drop.code == rule.Code {
+					in(drop.at).dropped = append(in(drop.at).dropped, drop)
+				}
+			}
+			res.local[rule.Code] = found
+		}
+	}
+	for i := range outcomes {
+		for _, found := range outcomes[i].kept {
+			res.reused += len(found.diags)
+			res.Diagnostics = append(res.Diagnostics, found.diags...)
+			res.dropped = append(res.dropped, found.dropped...)
+		}
+	}
+	for _, drop := range res.dropped {
+		line := f.Mapper.LineOf(drop.at) + 1
+		res.DroppedFixes = append(res.DroppedFixes, fmt.Sprintf("%s:%d: %s: dropped fix %q: %v", f.Path, line, drop.code, drop.title, drop.err))
+	}
+	res.dropped = nil
+	rules := make(map[string]*Rule, len(enabled))
+	for _, rule := range enabled {
+		rules[rule.Code] = rule
+	}
+	for i := range res.Diagnostics {
+		d := &res.Diagnostics[i]
+		d.Severity = settings.severity(rules[d.Code], d.Severity)
 	}
 	res.toSource()
 	sort.SliceStable(res.Diagnostics, func(i, j int) bool {
@@ -261,6 +398,71 @@ func (r *Runner) Analyze(f *semantic.File, settings *Settings) *Result {
 		return a.Code < b.Code
 	})
 	return res
+}
+
+// Reused is how many of the diagnostics were taken, verified, from the
+// result of the previous version (see Rule.Local), for tests and
+// benchmarks.
+func (res *Result) Reused() int { return res.reused }
+
+// localFindings returns the findings of the local rule code that the
+// result keeps for the next version, if it does.
+func (res *Result) localFindings(code string) (localFindings, bool) {
+	if res == nil || res.local == nil {
+		return nil, false
+	}
+	found, ok := res.local[code]
+	return found, ok
+}
+
+// keepFindings splits a local rule's findings in prev (the model f was
+// built from) into those f keeps and the segments where the rule runs
+// again: those changed says (see semantic.File.Reanalysed), those where
+// the rule read outside the segment (see Pass.ReadsOutside), and those
+// holding a finding that reaches, with its related information or its
+// fixes, into a segment f does not share with prev, or into another file.
+func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic.Focus) (semantic.Focus, localFindings) {
+	focus := maps.Clone(changed)
+	kept := make(localFindings, len(cached))
+	shared := func(off int) bool {
+		seg := prev.SegmentAt(off)
+		return seg != nil && seg == f.SegmentAt(off)
+	}
+	for seg, found := range cached {
+		if focus[seg] || !shared(seg.Base) {
+			continue // analysed again, or gone
+		}
+		if found.readsOutside || slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, shared) }) {
+			focus[seg] = true
+			continue
+		}
+		kept[seg] = found
+	}
+	return focus, kept
+}
+
+// within reports whether every offset of d (its range, its related
+// information and its fixes' edits) lies in this file where inside says.
+func within(d Diagnostic, inside func(off int) bool) bool {
+	if !inside(d.Start) || !inside(max(d.Start, d.End-1)) {
+		return false
+	}
+	for _, r := range d.Related {
+		if r.Path != "" || !inside(r.Start) || !inside(max(r.Start, r.End-1)) {
+			return false
+		}
+	}
+	for _, fix := range d.Fixes {
+		if len(fix.Others) > 0 {
+			return false
+		}
+		for _, e := range fix.Edits {
+			if !inside(e.Start) || !inside(max(e.Start, e.End-1)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // verifyFixes drops every fix whose result would have a syntax error the
@@ -310,8 +512,7 @@ func (res *Result) verifyFixes() {
 		kept := d.Fixes[:0]
 		for k, fix := range d.Fixes {
 			if err := verdicts[at[i][k]]; err != nil {
-				line := f.Mapper.LineOf(d.Start) + 1
-				res.DroppedFixes = append(res.DroppedFixes, fmt.Sprintf("%s:%d: %s: dropped fix %q: %v", f.Path, line, d.Code, fix.Title, err))
+				res.dropped = append(res.dropped, droppedFix{at: d.Start, code: d.Code, title: fix.Title, err: err})
 				continue
 			}
 			kept = append(kept, fix)
@@ -372,14 +573,14 @@ func (res *Result) toSource() {
 
 // runRule runs one rule, turning a panic into an error so that one broken
 // rule never takes the others (or the language server) down.
-func runRule(rule *Rule, f *semantic.File, sup *suppressions) (diags []Diagnostic, others map[string]*semantic.File, err error) {
-	pass := &Pass{File: f, Rule: rule, sup: sup}
+func runRule(rule *Rule, f *semantic.File, sup *suppressions, focus semantic.Focus) (diags []Diagnostic, others map[string]*semantic.File, outside []*pyast.Node, err error) {
+	pass := &Pass{File: f, Rule: rule, sup: sup, focus: focus}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("rule %s panicked on %s: %v\n%s", rule.Code, f.Path, p, debug.Stack())
-			diags, others = pass.diagnostics, pass.others
+			diags, others, outside = pass.diagnostics, pass.others, pass.outside
 		}
 	}()
 	rule.Run(pass)
-	return pass.diagnostics, pass.others, nil
+	return pass.diagnostics, pass.others, pass.outside, nil
 }

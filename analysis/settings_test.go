@@ -167,7 +167,7 @@ func TestMatchGlob(t *testing.T) {
 var testRule = &Rule{
 	Code: "GPU001", Name: "test-rule", DefaultSeverity: SeverityWarning,
 	Run: func(p *Pass) {
-		for _, c := range p.Calls {
+		for _, c := range p.Calls() {
 			switch p.Text(c.Child("function")) {
 			case "flag":
 				p.Report(Diagnostic{Start: c.Start, End: c.End, Message: "flagged"})
@@ -184,7 +184,7 @@ var testRule = &Rule{
 var otherRule = &Rule{
 	Code: "GPU002", Name: "other-rule", DefaultSeverity: SeverityInfo,
 	Run: func(p *Pass) {
-		for _, c := range p.Calls {
+		for _, c := range p.Calls() {
 			if p.Text(c.Child("function")) == "flag" {
 				p.Report(Diagnostic{Start: c.Start, End: c.End, Message: "other"})
 			}
@@ -267,7 +267,7 @@ func TestFixesThatBreakSyntaxAreDropped(t *testing.T) {
 	rule := &Rule{
 		Code: "GPU001", Name: "fixes", DefaultSeverity: SeverityWarning,
 		Run: func(p *Pass) {
-			for _, c := range p.Calls {
+			for _, c := range p.Calls() {
 				p.Report(Diagnostic{Start: c.Start, End: c.End, Message: "m", Fixes: []Fix{
 					{Title: "break it", Edits: []Edit{{Start: c.End, End: c.End, NewText: "("}}},
 					{Title: "keep it", Edits: []Edit{{Start: c.End, End: c.End, NewText: ".item()"}}},

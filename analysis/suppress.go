@@ -28,7 +28,7 @@ type codeSet map[string]bool
 
 func parseSuppressions(f *semantic.File) *suppressions {
 	s := &suppressions{fileCodes: map[string]bool{}, lines: map[int]codeSet{}}
-	for _, c := range f.Comments {
+	for _, c := range f.Comments() {
 		text := f.Text(c)
 		if m := fileNoqa.FindStringSubmatch(text); m != nil {
 			if m[1] == "" {
@@ -113,7 +113,7 @@ func (res *Result) NoqaEdit(diag Diagnostic) (Edit, bool) {
 	}
 	line := f.Mapper.LineOf(f.FromSource(diag.Start))
 	lineStart, lineEnd := f.Mapper.LineStart(line), f.Mapper.LineEnd(line)
-	for _, c := range f.Comments {
+	for _, c := range f.Comments() {
 		if c.Start < lineStart || c.Start >= lineEnd {
 			continue
 		}
@@ -165,7 +165,7 @@ func (res *Result) NoqaCodeAt(off int) (code string, start, end int) {
 		return "", 0, 0
 	}
 	f := res.file
-	for _, c := range f.Comments {
+	for _, c := range f.Comments() {
 		if cs, ce := f.ToSource(c.Start), f.ToSource(c.End); cs <= off && off <= ce {
 			if code = NoqaCodeAt(f.Text(c), off-cs); code != "" {
 				return code, cs, ce

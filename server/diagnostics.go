@@ -76,11 +76,20 @@ func (s *Server) analyze(snap *snapshot) *analysis.Result {
 	s.logRuleErrors(snap.uri, res)
 	// The index learns the new version off the path to the diagnostics;
 	// an older version's result, late, is not recorded over a newer one.
+	// It is summarised without the server's lock, which every change
+	// takes (at 50,000 lines that is milliseconds).
 	go func() {
+		s.mu.Lock()
+		current := s.docs[snap.uri] != nil && s.docs[snap.uri].snap == snap
+		s.mu.Unlock()
+		if !current {
+			return // typed over already: the newer version will be recorded
+		}
+		summary := s.summarizeModel(snap, res)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if d := s.docs[snap.uri]; d != nil && d.snap == snap {
-			s.recordModel(snap, res)
+			s.recordModel(snap, res, summary)
 		}
 	}()
 	if len(snap.src) >= largeDocument {

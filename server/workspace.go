@@ -77,19 +77,28 @@ func (s *Server) buildIndex(ix *workspace.Index) {
 	}
 }
 
-// recordModel gives the index the model of an open buffer's current
+// summarizeModel summarises the model of an open buffer's version for
+// recordModel; nil when no index wants it. It needs no lock.
+func (s *Server) summarizeModel(snap *snapshot, res *analysis.Result) *workspace.OpenSummary {
+	if snap.path == "" || res == nil || res.Model() == nil {
+		return nil
+	}
+	if ix := s.projects.For(snap.path); ix != nil {
+		return ix.SummarizeOpen(res.Model())
+	}
+	return nil
+}
+
+// recordModel gives the index the summary of an open buffer's current
 // version, and re-analyses the folder's other open files when what the
 // buffer tells other files changed. Call with s.mu held.
-func (s *Server) recordModel(snap *snapshot, res *analysis.Result) {
-	if snap.path == "" || res == nil || res.Model() == nil {
-		return
-	}
+func (s *Server) recordModel(snap *snapshot, res *analysis.Result, summary *workspace.OpenSummary) {
 	ix := s.projects.For(snap.path)
-	if ix == nil {
-		return
+	if summary == nil || ix == nil || summary.Index != ix {
+		return // no index, or the folders changed meanwhile
 	}
 	before := ix.Changes()
-	ix.SetOpen(res.Model())
+	ix.SetOpenSummary(summary)
 	if ix.Changes() != before {
 		s.reanalyseIndexed(ix, snap.uri)
 	}

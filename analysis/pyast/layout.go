@@ -79,6 +79,9 @@ type Segment struct {
 // Len is the length of the segment's text in the source.
 func (s *Segment) Len() int { return len(s.text) }
 
+// Text is the segment's text in the source; it must not be modified.
+func (s *Segment) Text() []byte { return s.text }
+
 // Real converts an offset in t.Src to the source's.
 func (t *Tree) Real(v int) int {
 	i := t.segmentAt(v, func(s int) int { return t.Segments[s].Base })

@@ -8,6 +8,16 @@ import (
 	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
+// readsWholeFile tells the runner when what is said about name, held in
+// scope and stored or accumulated at stmt, reads the whole file: for an
+// attribute (self.losses), usedAsTensor and ReachesBackward look at every
+// use of it in the file, and for module-level code at the functions too.
+func readsWholeFile(pass *analysis.Pass, stmt *pyast.Node, name string, scope *pyast.Node) {
+	if strings.Contains(name, ".") || scope.Is("module") {
+		pass.ReadsOutside(stmt)
+	}
+}
+
 // usedAsTensor reports whether the value held in name is later used in a
 // way only tensors support: passed to a torch function (torch.stack(losses),
 // torch.log(total)), or given a tensor method or attribute. For a container

@@ -86,7 +86,7 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 		}
 		seen[key] = true
 		called := false
-		for _, call := range f.Calls {
+		for _, call := range f.Calls() {
 			if fc := call.Child("function"); fc.Is("identifier") && f.Text(fc) == name {
 				called = true
 				flow.use(f, call, depth+1, seen)

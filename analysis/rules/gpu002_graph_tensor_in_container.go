@@ -77,7 +77,8 @@ for step in range(100):
 			"`history[-1].backward()`) or is returned to a caller, only `.detach()` is offered, because floats " +
 			"would break that code.",
 	},
-	Run: runGraphTensorInContainer,
+	Run:   runGraphTensorInContainer,
+	Local: true,
 }
 
 // storedValue returns the value a container-storing statement stores and
@@ -120,6 +121,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		scope := semantic.Scope(stmt)
 		taint := f.TaintOf(scope)
 		name := f.Text(container)
+		readsWholeFile(pass, stmt, name, scope)
 		if !taint.Tainted(value) || !builtinContainer(f, name, scope, stmt) || f.AssignedIn(name, loop.Child("body")) ||
 			f.ReachesBackward(name, scope) {
 			return
@@ -163,10 +165,10 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		}
 		pass.Report(d)
 	}
-	for _, call := range f.CallsNamed("append", "extend", "add", "appendleft", "insert") {
+	for _, call := range pass.CandidateCalls("append", "extend", "add", "appendleft", "insert") {
 		check(call)
 	}
-	for _, a := range f.Assignments {
+	for _, a := range pass.CandidateAssignments() {
 		check(a)
 	}
 }

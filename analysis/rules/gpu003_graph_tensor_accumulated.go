@@ -66,7 +66,8 @@ print(total_loss / 100)`,
 			"total becomes a Python float (and `.item()` waits for the GPU); it is not offered for a scalar " +
 			"used later as a tensor (`total.item()`, `torch.log(total)`) or returned to a caller.",
 	},
-	Run: runGraphTensorAccumulated,
+	Run:   runGraphTensorAccumulated,
+	Local: true,
 }
 
 // accumulation returns the accumulator and the added value of `acc += v`
@@ -96,7 +97,7 @@ func accumulation(f *semantic.File, a *pyast.Node) (acc, value *pyast.Node) {
 
 func runGraphTensorAccumulated(pass *analysis.Pass) {
 	f := pass.File
-	for _, a := range f.Assignments {
+	for _, a := range pass.CandidateAssignments() {
 		acc, value := accumulation(f, a)
 		if acc == nil {
 			continue
@@ -110,6 +111,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		}
 		scope := semantic.Scope(a)
 		name := f.Text(acc)
+		readsWholeFile(pass, a, name, scope)
 		taint := f.TaintOf(scope)
 		// `outputs += [h]` extends a list; only a tensor adds up history.
 		if containerValue(f, value) || acc.Is("identifier") && containerValue(f, lastBinding(f, name, scope, a)) ||

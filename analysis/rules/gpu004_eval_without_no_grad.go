@@ -58,18 +58,19 @@ with torch.no_grad():
 			"(multi-line strings are left as they are). It is unsafe: code in the loop that needs gradients " +
 			"after all, or outputs later used in a backward pass, would stop working.",
 	},
-	Run: runEvalWithoutNoGrad,
+	Run:   runEvalWithoutNoGrad,
+	Local: true,
 }
 
 func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	f := pass.File
-	modes := evalModeCalls(f)
+	modes := modeCalls{}
 	// What marks each loop as evaluation, asked once per loop and before
 	// the dearer question whether a call in it runs the model: most loops
 	// have no sign.
 	signs := map[*pyast.Node]evalSigns{}
 	reported := map[*pyast.Node]bool{}
-	f.EachLoopCall(func(lc semantic.LoopCall) {
+	pass.EachCandidateLoopCall(func(lc semantic.LoopCall) {
 		call, loop := lc.Call, lc.Loop
 		if reported[loop] {
 			return
@@ -200,11 +201,16 @@ func runsModel(f *semantic.File, call *pyast.Node) bool {
 // frozenBefore reports whether, before loop in its function, the code
 // turns gradients off for parameters (`p.requires_grad = False`,
 // `model.requires_grad_(False)`): then the forward records no graph.
+// Only the scope's own code counts: for a loop at module level,
+// AssignmentsIn and CallsIn give the functions' too.
 func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
 	scope := semantic.Scope(loop)
 	for _, a := range f.AssignmentsIn(scope) {
 		if a.Start >= loop.Start {
 			break
+		}
+		if !semantic.InScope(a, scope) {
+			continue
 		}
 		if l := a.Child("left"); l.Is("attribute") && f.Text(l.Child("attribute")) == "requires_grad" && f.Text(a.Child("right")) == "False" {
 			return true
@@ -214,36 +220,37 @@ func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
 		if c.Start >= loop.Start {
 			break
 		}
-		if f.MethodName(c) == "requires_grad_" && f.Text(f.Arg(c, "requires_grad", 0)) == "False" {
+		if semantic.InScope(c, scope) && f.MethodName(c) == "requires_grad_" && f.Text(f.Arg(c, "requires_grad", 0)) == "False" {
 			return true
 		}
 	}
 	return false
 }
 
-// modeCalls are the file's `x.eval()` and `x.train()` calls on models,
-// by scope, in source order.
+// modeCalls are the `x.eval()` and `x.train()` calls on models of each
+// scope, in source order, found when a loop of the scope asks.
 type modeCalls map[*pyast.Node][]*pyast.Node
 
-func evalModeCalls(f *semantic.File) modeCalls {
-	m := modeCalls{}
-	for _, c := range f.CallsNamed("eval", "train") {
-		if name := f.MethodName(c); name != "eval" && name != "train" {
-			continue
-		}
-		if f.NamesModule(semantic.Receiver(c)) {
-			scope := semantic.Scope(c)
-			m[scope] = append(m[scope], c)
+// in returns scope's own mode calls.
+func (m modeCalls) in(f *semantic.File, scope *pyast.Node) []*pyast.Node {
+	if calls, ok := m[scope]; ok {
+		return calls
+	}
+	var calls []*pyast.Node
+	for _, c := range f.CallsIn(scope) {
+		if name := f.MethodName(c); (name == "eval" || name == "train") && semantic.InScope(c, scope) && f.NamesModule(semantic.Receiver(c)) {
+			calls = append(calls, c)
 		}
 	}
-	return m
+	m[scope] = calls
+	return calls
 }
 
 // evalBefore reports whether the last `model.eval()`/`model.train()`
 // before loop, in the same function, put the model in eval mode.
 func (m modeCalls) evalBefore(f *semantic.File, loop *pyast.Node) bool {
 	var last *pyast.Node
-	for _, c := range m[semantic.Scope(loop)] {
+	for _, c := range m.in(f, semantic.Scope(loop)) {
 		if c.End > loop.Start {
 			break
 		}
@@ -293,7 +300,7 @@ func calledUnderNoGrad(f *semantic.File, loop *pyast.Node) bool {
 		return false
 	}
 	name := f.Text(fn.Child("name"))
-	for _, c := range f.Calls {
+	for _, c := range f.Calls() {
 		callee := c.Child("function")
 		if (callee.Is("identifier") && f.Text(callee) == name || f.MethodName(c) == name) && f.InNoGrad(c) {
 			return true

@@ -56,13 +56,14 @@ torch.cuda.empty_cache()`,
 			"loop body itself (moving it out of an `if` or a `try` would drop its guard), and for one call per " +
 			"loop when the loop has several.",
 	},
-	Run: runEmptyCacheInLoop,
+	Run:   runEmptyCacheInLoop,
+	Local: true,
 }
 
 func runEmptyCacheInLoop(pass *analysis.Pass) {
 	f := pass.File
 	var reported []semantic.LoopCall // the calls and their innermost loops
-	for _, call := range f.CallsNamed("empty_cache") {
+	for _, call := range pass.CandidateCalls("empty_cache") {
 		switch f.Callee(call) {
 		case "torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.accelerator.memory.empty_cache":
 		default:

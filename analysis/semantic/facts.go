@@ -48,19 +48,40 @@ type factValue struct {
 // DeviceBindings are the assignments of a device to a plain name
 // (`device = torch.device("cuda")`), in source order.
 var DeviceBindings = NewFact("device-bindings", func(f *File) []*pyast.Node {
+	// Found per segment; a segment whose answers cannot have changed since
+	// the version the model was built from keeps that version's (see
+	// Reanalysed): the question is asked of every assigned call.
+	focus, reusable := f.Reanalysed()
+	var had map[*pyast.Segment][]*pyast.Node
+	if reusable && f.carried.devices != nil {
+		had = *f.carried.devices
+	}
+	f.carried.devices = nil // it holds segments this version may not have
+	found := make(map[*pyast.Segment][]*pyast.Node, len(f.indexes))
 	var out []*pyast.Node
-	for _, ix := range f.indexes {
-		for _, a := range ix.deviceCandidates {
-			// Only torch.device(...) and torch.cuda.current_device()
-			// name devices; most assigned calls do not.
-			right := a.Child("right")
-			if right.Is("call") && !f.mayCall(right, "device", "current_device") {
-				continue
-			}
-			if f.IsDeviceExpr(right) {
-				out = append(out, a)
+	for i, ix := range f.indexes {
+		seg := f.Tree.Segments[i]
+		if len(ix.deviceCandidates) == 0 {
+			continue
+		}
+		devices, ok := had[seg]
+		if !ok || focus[seg] {
+			devices = nil
+			for _, a := range ix.deviceCandidates {
+				// Only torch.device(...) and torch.cuda.current_device()
+				// name devices; most assigned calls do not.
+				right := a.Child("right")
+				if right.Is("call") && !f.mayCall(right, "device", "current_device") {
+					continue
+				}
+				if f.IsDeviceExpr(right) {
+					devices = append(devices, a)
+				}
 			}
 		}
+		found[seg] = devices
+		out = append(out, devices...)
 	}
+	f.devices.Store(&found)
 	return out
 })

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/source"
@@ -43,11 +44,17 @@ type File struct {
 	// DataLoaders are the DataLoader constructions, in source order.
 	DataLoaders []*DataLoader
 
-	// Source-ordered indexes of the node kinds rules ask about.
-	Calls       []*pyast.Node
-	Loops       []*pyast.Node // for_statement and while_statement
-	Assignments []*pyast.Node // assignment and augmented_assignment
-	Comments    []*pyast.Node
+	// Source-ordered indexes of the node kinds rules ask about, for the
+	// whole file: made on first use (see Calls), since most questions are
+	// about one segment's (see CallsIn).
+	all struct {
+		sync.Once
+		calls, loops, assignments []*pyast.Node
+	}
+	comments struct { // every analysis reads them, for noqa
+		sync.Once
+		all []*pyast.Node
+	}
 
 	segments map[*pyast.Segment]*segmentIndex
 	indexes  []*segmentIndex // in source order
@@ -57,7 +64,8 @@ type File struct {
 	structure string
 	bindings  struct {
 		sync.Once
-		m map[string][]*pyast.Node // identifier -> right-hand sides bound to it
+		m     map[string][]*pyast.Node // identifier -> right-hand sides bound to it
+		built atomic.Pointer[map[string][]*pyast.Node]
 	}
 	methodNames struct {
 		sync.Once
@@ -89,6 +97,26 @@ type File struct {
 		sync.Once
 		lineEnding, indentUnit string
 	}
+	// carried is set by carryOver when it carried the answers of the
+	// version the model was built from, with what changed between the two
+	// (see asked). It keeps no pointer to that version: a chain of them
+	// would keep every version alive.
+	carried struct {
+		ok      bool
+		changed map[string]bool
+		// What local rules analyse again, see Reanalysed.
+		focus    Focus
+		reusable bool
+		// The DeviceBindings per segment of that version, if it found them.
+		devices *map[*pyast.Segment][]*pyast.Node
+		// For Bindings to patch that version's map: the map, if it made
+		// one, the segments only it has, and the fresh ones of f.
+		bindings *map[string][]*pyast.Node
+		removed  []*segmentIndex
+		fresh    []int
+	}
+	// devices are this version's DeviceBindings per segment, once found.
+	devices atomic.Pointer[map[*pyast.Segment][]*pyast.Node]
 	// Declared facts, by *Fact (see Fact).
 	facts        sync.Map
 	gradSwitches []*pyast.Node // torch.set_grad_enabled(...) statements
@@ -247,14 +275,76 @@ func within(index []*pyast.Node, n *pyast.Node) []*pyast.Node {
 	return index[i:j:j] // capped: appending to it must not write into the index
 }
 
+// Calls returns the file's calls, in source order.
+func (f *File) Calls() []*pyast.Node { f.indexAll(); return f.all.calls }
+
+// Loops returns the file's for and while statements, in source order.
+func (f *File) Loops() []*pyast.Node { f.indexAll(); return f.all.loops }
+
+// Assignments returns the file's assignments and augmented assignments,
+// in source order.
+func (f *File) Assignments() []*pyast.Node { f.indexAll(); return f.all.assignments }
+
+// Comments returns the file's comments, in source order.
+func (f *File) Comments() []*pyast.Node {
+	f.comments.Do(func() {
+		for _, ix := range f.indexes {
+			f.comments.all = append(f.comments.all, ix.comments...)
+		}
+	})
+	return f.comments.all
+}
+
+// indexAll joins the segments' indexes into the file's, once.
+func (f *File) indexAll() {
+	f.all.Do(func() {
+		var calls, loops, assignments int
+		for _, ix := range f.indexes {
+			calls, loops, assignments = calls+len(ix.calls), loops+len(ix.loops), assignments+len(ix.assignments)
+		}
+		f.all.calls = make([]*pyast.Node, 0, calls)
+		f.all.loops = make([]*pyast.Node, 0, loops)
+		f.all.assignments = make([]*pyast.Node, 0, assignments)
+		for _, ix := range f.indexes {
+			f.all.calls = append(f.all.calls, ix.calls...)
+			f.all.loops = append(f.all.loops, ix.loops...)
+			f.all.assignments = append(f.all.assignments, ix.assignments...)
+		}
+	})
+}
+
+// indexOf returns the index of the segment holding n, or nil when n is the
+// module (or not in the file): then the question is about the whole file.
+func (f *File) indexOf(n *pyast.Node) *segmentIndex {
+	if n == nil || n.Parent == nil {
+		return nil
+	}
+	return f.segments[f.segmentOf(n)]
+}
+
 // CallsIn returns the calls inside n, in source order.
-func (f *File) CallsIn(n *pyast.Node) []*pyast.Node { return within(f.Calls, n) }
+func (f *File) CallsIn(n *pyast.Node) []*pyast.Node {
+	if ix := f.indexOf(n); ix != nil {
+		return within(ix.calls, n)
+	}
+	return within(f.Calls(), n)
+}
 
 // AssignmentsIn returns the assignments inside n, in source order.
-func (f *File) AssignmentsIn(n *pyast.Node) []*pyast.Node { return within(f.Assignments, n) }
+func (f *File) AssignmentsIn(n *pyast.Node) []*pyast.Node {
+	if ix := f.indexOf(n); ix != nil {
+		return within(ix.assignments, n)
+	}
+	return within(f.Assignments(), n)
+}
 
 // LoopsIn returns the loops inside n, in source order.
-func (f *File) LoopsIn(n *pyast.Node) []*pyast.Node { return within(f.Loops, n) }
+func (f *File) LoopsIn(n *pyast.Node) []*pyast.Node {
+	if ix := f.indexOf(n); ix != nil {
+		return within(ix.loops, n)
+	}
+	return within(f.Loops(), n)
+}
 
 // Text is the source text of n ("" for nil).
 func (f *File) Text(n *pyast.Node) string {
@@ -840,11 +930,11 @@ func (f *File) newDataLoader(call *pyast.Node) *DataLoader {
 		CollateFn:  f.Arg(call, "collate_fn", 6),
 	}
 	if p := call.Parent; p.Is("assignment") && p.Child("right") == call && p.Child("left").Is("identifier", "attribute") {
-		d.Var = f.Text(p.Child("left"))
+		d.Var = strings.Clone(f.Text(p.Child("left"))) // copies: later versions may share d
 	}
 	d.DatasetClass = f.classOfInstance(d.Dataset, 0)
 	if d.DatasetClass == nil {
-		d.DatasetType = f.typeOfInstance(d.Dataset, 0)
+		d.DatasetType = strings.Clone(f.typeOfInstance(d.Dataset, 0))
 	}
 	return d
 }

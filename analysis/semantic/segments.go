@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"bytes"
 	"maps"
 	"runtime"
 	"slices"
@@ -34,7 +35,7 @@ func NewFileFrom(prev *File, path string, src []byte, tree *pyast.Tree) *File {
 func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *File {
 	f := &File{
 		Path: info.Path, Project: info.Project,
-		Src: tree.Src, source: src, Tree: tree, Mapper: source.NewMapper(tree.Src),
+		Src: tree.Src, source: src, Tree: tree, Mapper: newMapper(prev, tree),
 		Imports:   map[string]string{},
 		Classes:   map[string]*Class{},
 		Functions: map[string][]*pyast.Node{},
@@ -53,31 +54,29 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	InParallel(len(fresh), func(k int) {
 		f.indexes[fresh[k]] = newSegmentIndex(tree.Segments[fresh[k]], tree)
 	})
-	var calls, loops, assignments, comments int
 	for i, ix := range f.indexes {
 		f.segments[tree.Segments[i]] = ix
-		calls, loops, assignments, comments = calls+len(ix.calls), loops+len(ix.loops), assignments+len(ix.assignments), comments+len(ix.comments)
 	}
-	f.Calls = make([]*pyast.Node, 0, calls)
-	f.Loops = make([]*pyast.Node, 0, loops)
-	f.Assignments = make([]*pyast.Node, 0, assignments)
-	f.Comments = make([]*pyast.Node, 0, comments)
+	var removed []*segmentIndex // the segments only prev has
+	if prev != nil {
+		for seg, ix := range prev.segments {
+			if f.segments[seg] == nil {
+				removed = append(removed, ix)
+			}
+		}
+	}
+	f.indexFunctions(prev, fresh, removed)
+	f.carried.removed, f.carried.fresh = removed, fresh
+	if prev != nil {
+		f.carried.bindings = prev.bindings.built.Load()
+	}
 	var structure strings.Builder
 	for _, ix := range f.indexes {
-		f.Calls = append(f.Calls, ix.calls...)
-		f.Loops = append(f.Loops, ix.loops...)
-		f.Assignments = append(f.Assignments, ix.assignments...)
-		f.Comments = append(f.Comments, ix.comments...)
-		for _, n := range ix.definitions {
-			switch n.Kind {
-			case "import_statement":
+		for _, n := range ix.imports {
+			if n.Kind == "import_statement" {
 				f.addImport(n)
-			case "import_from_statement":
+			} else {
 				f.addFromImport(n)
-			case "function_definition":
-				if name := n.Child("name"); name != nil {
-					f.Functions[f.Text(name)] = append(f.Functions[f.Text(name)], n)
-				}
 			}
 		}
 		for _, c := range ix.classes {
@@ -97,15 +96,118 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	}
 	sort.Strings(imports)
 	f.structure = strings.Join(imports, ";") + "\x00" + structure.String() + "\x00" + f.projectStructure()
+	var loaderCalls []*pyast.Node
 	for _, ix := range f.indexes {
 		facts := ix.importFacts(f)
 		f.gradSwitches = append(f.gradSwitches, facts.gradSwitches...)
-		for _, call := range facts.dataLoaders {
-			f.DataLoaders = append(f.DataLoaders, f.newDataLoader(call))
-		}
+		loaderCalls = append(loaderCalls, facts.dataLoaders...)
 	}
 	f.carryOver(prev)
+	f.DataLoaders = f.dataLoaders(prev, loaderCalls)
+	if prev != nil {
+		f.carried.focus, f.carried.reusable = f.reanalyse(prev)
+		if f.carried.reusable {
+			f.carried.devices = prev.devices.Load()
+		}
+	}
 	return f
+}
+
+// dataLoaders describes the DataLoader constructions calls, taking prev's
+// description of a call in a segment both versions share while no name
+// changed what it is bound to and the dataset's class is the same.
+func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
+	var had map[*pyast.Node]*DataLoader
+	if prev != nil && f.carried.ok && !slices.ContainsFunc(slices.Collect(maps.Keys(f.carried.changed)), isNameKey) {
+		had = make(map[*pyast.Node]*DataLoader, len(prev.DataLoaders))
+		for _, d := range prev.DataLoaders {
+			had[d.Call] = d
+		}
+	}
+	out := make([]*DataLoader, len(calls))
+	for i, call := range calls {
+		if d := had[call]; d != nil && (d.DatasetClass == nil || f.Classes[d.DatasetClass.Name] == d.DatasetClass) {
+			out[i] = d
+			continue
+		}
+		out[i] = f.newDataLoader(call)
+	}
+	return out
+}
+
+// isNameKey reports whether a key of carryOver's changed set is a name
+// (not "def:" or "calls:" a function).
+func isNameKey(key string) bool {
+	return !strings.HasPrefix(key, "def:") && !strings.HasPrefix(key, "calls:")
+}
+
+// newMapper indexes the lines of tree.Src, taking those of the segments
+// prev's tree shares with it, laid out alike, from prev's index.
+func newMapper(prev *File, tree *pyast.Tree) *source.Mapper {
+	if prev == nil || !prev.Tree.LaidOut() || !tree.LaidOut() {
+		return source.NewMapper(tree.Src)
+	}
+	end := func(t *pyast.Tree, i int) int { // of segment i's laid-out text
+		if i+1 < len(t.Segments) {
+			return t.Segments[i+1].Base
+		}
+		return len(t.Src)
+	}
+	var reuse [][2]int
+	old := prev.Tree.Segments
+	j := 0
+	for i, seg := range tree.Segments {
+		for j < len(old) && old[j].Base < seg.Base {
+			j++
+		}
+		if j < len(old) && old[j] == seg && end(prev.Tree, j) == end(tree, i) {
+			if n := len(reuse); n > 0 && reuse[n-1][1] == seg.Base {
+				reuse[n-1][1] = end(tree, i)
+			} else {
+				reuse = append(reuse, [2]int{seg.Base, end(tree, i)})
+			}
+		}
+	}
+	return source.NewMapperFrom(prev.Mapper, tree.Src, reuse)
+}
+
+// indexFunctions fills f.Functions: from prev's, when f is a version of
+// the same buffer, with the definitions of the segments only one of them
+// has (fresh ones of f's, removed ones of prev's) taken out or put in; the
+// definitions of a name stay in source order.
+func (f *File) indexFunctions(prev *File, fresh []int, removed []*segmentIndex) {
+	if prev == nil || !prev.Tree.LaidOut() || !f.Tree.LaidOut() {
+		for _, ix := range f.indexes {
+			for _, d := range ix.functions {
+				f.Functions[d.name] = append(f.Functions[d.name], d.node)
+			}
+		}
+		return
+	}
+	f.Functions = maps.Clone(prev.Functions) // keys are the segments' copies: no text is kept alive
+	gone := map[*pyast.Node]bool{}
+	touched := map[string][]*pyast.Node{}
+	for _, ix := range removed {
+		for _, d := range ix.functions {
+			gone[d.node] = true
+			touched[d.name] = touched[d.name]
+		}
+	}
+	for _, i := range fresh {
+		for _, d := range f.indexes[i].functions {
+			touched[d.name] = append(touched[d.name], d.node)
+		}
+	}
+	for name, added := range touched {
+		defs := slices.DeleteFunc(slices.Clone(f.Functions[name]), func(n *pyast.Node) bool { return gone[n] })
+		defs = append(defs, added...)
+		if len(defs) == 0 {
+			delete(f.Functions, name)
+			continue
+		}
+		sort.Slice(defs, func(i, j int) bool { return defs[i].Start < defs[j].Start })
+		f.Functions[name] = defs
+	}
 }
 
 // segmentIndex is what NewFile finds in one segment; it depends on the
@@ -113,11 +215,24 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 type segmentIndex struct {
 	calls, loops, assignments, comments []*pyast.Node
 	definitions                         []*pyast.Node // imports and functions
+	imports                             []*pyast.Node // import and from-import statements
+	functions                           []namedNode   // function definitions, any nesting
 	classes                             []*Class
 	classHeaders                        string // the classes' names, bases and methods
 	bindings                            []binding
 	deviceCandidates                    []*pyast.Node // name = string, call or conditional
 	indent                              int           // as File.indent
+	// moduleCode hashes the segment's code in the module's scope (all but
+	// the functions' own, class bodies and decorators included); 0 when
+	// there is none. See reanalyse.
+	moduleCode uint64
+	// mentions are the hashes of the texts of the segment's identifiers
+	// and attribute chains, sorted: the names whose bindings and
+	// definitions its analysis may read (see reanalyse).
+	mentions []uint64
+	bloom    [8]uint64 // a bit per mention (see mentionsHash), to skip most lookups
+	// breaks counts the segment's line breaks, for File.lineEnding.
+	breaks struct{ crlf, lf, cr int }
 
 	// What depends on the imports too, for the imports it was found with.
 	mu    sync.Mutex
@@ -129,10 +244,17 @@ type segmentIndex struct {
 	loopCalls []LoopCall
 }
 
+// namedNode is a definition and its name, a copy (see binding).
+type namedNode struct {
+	name string
+	node *pyast.Node
+}
+
 // binding is a plain assignment to a name (or attribute chain). The name
-// is read from the file's text when needed: a string taken from the text
-// of the version that made the segment would keep that text alive.
+// is a copy: a string taken from the text of the version that made the
+// segment would keep that text alive as long as the segment.
 type binding struct {
+	name          string
 	target, value *pyast.Node
 }
 
@@ -149,8 +271,14 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 	for _, stmt := range seg.Nodes {
 		pyast.Walk(stmt, func(n *pyast.Node) bool {
 			switch n.Kind {
-			case "import_statement", "import_from_statement", "function_definition":
+			case "import_statement", "import_from_statement":
 				ix.definitions = append(ix.definitions, n)
+				ix.imports = append(ix.imports, n)
+			case "function_definition":
+				ix.definitions = append(ix.definitions, n)
+				if name := n.Child("name"); name != nil {
+					ix.functions = append(ix.functions, namedNode{text(name), n})
+				}
 			case "class_definition":
 				c := newClass(n, text)
 				ix.classes = append(ix.classes, c)
@@ -169,11 +297,13 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 			case "assignment", "augmented_assignment":
 				ix.assignments = append(ix.assignments, n)
 				if left, right := n.Child("left"), n.Child("right"); n.Kind == "assignment" && right != nil && left.Is("identifier", "attribute") {
-					ix.bindings = append(ix.bindings, binding{left, right})
+					ix.bindings = append(ix.bindings, binding{text(left), left, right})
 					if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
 						ix.deviceCandidates = append(ix.deviceCandidates, n)
 					}
 				}
+			case "identifier", "attribute":
+				ix.mentions = append(ix.mentions, nameHash(n.Text(tree.Src)))
 			case "comment":
 				ix.comments = append(ix.comments, n)
 			case "block":
@@ -191,6 +321,14 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 		})
 	}
 	ix.classHeaders = headers.String()
+	ix.moduleCode = moduleCodeHash(seg.Nodes, tree.Src)
+	segText := seg.Text()
+	ix.breaks.crlf, ix.breaks.lf, ix.breaks.cr = bytes.Count(segText, []byte("\r\n")), bytes.Count(segText, []byte("\n")), bytes.Count(segText, []byte("\r"))
+	slices.Sort(ix.mentions)
+	ix.mentions = slices.Clip(slices.Compact(ix.mentions))
+	for _, h := range ix.mentions {
+		ix.bloom[h>>6&7] |= 1 << (h & 63)
+	}
 	return ix
 }
 
@@ -265,6 +403,15 @@ func (ix *segmentIndex) callIndex(f *File) {
 	}
 }
 
+// mentionsHash reports whether the segment mentions a name of hash h.
+func (ix *segmentIndex) mentionsHash(h uint64) bool {
+	if ix.bloom[h>>6&7]&(1<<(h&63)) == 0 {
+		return false
+	}
+	_, found := slices.BinarySearch(ix.mentions, h)
+	return found
+}
+
 // appendOwned appends v to m[key], keyed by a copy of key: key is often a
 // view of a version's text, and answers kept across versions must not keep
 // that text alive. The copy is made on every call, not only for a new key:
@@ -280,14 +427,20 @@ func appendOwned[V any](m map[string][]V, key string, v V) {
 // (`append` in history.append) is one of names, or that call a name
 // imported under another one (`from torch.cuda import empty_cache as
 // free`): much fewer than Calls.
-func (f *File) CallsNamed(names ...string) []*pyast.Node {
+func (f *File) CallsNamed(names ...string) []*pyast.Node { return f.CallsNamedIn(nil, names...) }
+
+// CallsNamedIn is CallsNamed within the segments of focus.
+func (f *File) CallsNamedIn(focus Focus, names ...string) []*pyast.Node {
 	for local, q := range f.Imports {
 		if slices.Contains(names, q[strings.LastIndexByte(q, '.')+1:]) && !slices.Contains(names, local) {
 			names = append(names[:len(names):len(names)], local)
 		}
 	}
 	var out []*pyast.Node
-	for _, ix := range f.indexes {
+	for i, ix := range f.indexes {
+		if !focus.Has(f.Tree.Segments[i]) {
+			continue
+		}
 		ix.callIndex(f)
 		n := len(out)
 		for _, name := range names {
@@ -323,13 +476,34 @@ type LoopCall struct {
 
 // EachLoopCall calls do for every call in a loop, in source order, with
 // its innermost loop; the pairs are indexed per segment once.
-func (f *File) EachLoopCall(do func(LoopCall)) {
-	for _, ix := range f.indexes {
+func (f *File) EachLoopCall(do func(LoopCall)) { f.EachLoopCallIn(nil, do) }
+
+// EachLoopCallIn is EachLoopCall within the segments of focus.
+func (f *File) EachLoopCallIn(focus Focus, do func(LoopCall)) {
+	for i, ix := range f.indexes {
+		if !focus.Has(f.Tree.Segments[i]) {
+			continue
+		}
 		ix.callIndex(f)
 		for _, lc := range ix.loopCalls {
 			do(lc)
 		}
 	}
+}
+
+// AssignmentsOf returns, in source order, the assignments within the
+// segments of focus (all of them for a nil focus).
+func (f *File) AssignmentsOf(focus Focus) []*pyast.Node {
+	if focus == nil {
+		return f.Assignments()
+	}
+	var out []*pyast.Node
+	for i, ix := range f.indexes {
+		if focus.Has(f.Tree.Segments[i]) {
+			out = append(out, ix.assignments...)
+		}
+	}
+	return out
 }
 
 // callsByName returns the calls whose callee's last name is name, from an
@@ -353,15 +527,53 @@ func (f *File) callsByName(name string) []*pyast.Node {
 // a dotted attribute such as self.device) anywhere in the file.
 func (f *File) Bindings(name string) []*pyast.Node {
 	f.bindings.Do(func() {
-		f.bindings.m = map[string][]*pyast.Node{}
-		for _, ix := range f.indexes {
-			for _, b := range ix.bindings {
-				name := f.Text(b.target)
-				f.bindings.m[name] = append(f.bindings.m[name], b.value)
-			}
-		}
+		f.bindings.m = f.bindingsMap()
+		f.bindings.built.Store(&f.bindings.m)
 	})
 	return f.bindings.m[name]
+}
+
+// bindingsMap maps every name to the values bound to it, in source order:
+// from the previous version's map when it made one (see NewModelFrom),
+// with the bindings of the segments only one of the versions has taken
+// out or put in. Keys are the segments' copies of the names (see binding).
+func (f *File) bindingsMap() map[string][]*pyast.Node {
+	had, removed, fresh := f.carried.bindings, f.carried.removed, f.carried.fresh
+	f.carried.bindings, f.carried.removed, f.carried.fresh = nil, nil, nil // hold no older version
+	if had == nil {
+		m := map[string][]*pyast.Node{}
+		for _, ix := range f.indexes {
+			for _, b := range ix.bindings {
+				m[b.name] = append(m[b.name], b.value)
+			}
+		}
+		return m
+	}
+	m := maps.Clone(*had)
+	gone := map[*pyast.Node]bool{}
+	touched := map[string][]*pyast.Node{}
+	for _, ix := range removed {
+		for _, b := range ix.bindings {
+			gone[b.value] = true
+			touched[b.name] = touched[b.name]
+		}
+	}
+	for _, i := range fresh {
+		for _, b := range f.indexes[i].bindings {
+			touched[b.name] = append(touched[b.name], b.value)
+		}
+	}
+	for name, added := range touched {
+		values := slices.DeleteFunc(slices.Clone(m[name]), func(v *pyast.Node) bool { return gone[v] })
+		values = append(values, added...)
+		if len(values) == 0 {
+			delete(m, name)
+			continue
+		}
+		sort.Slice(values, func(i, j int) bool { return values[i].Start < values[j].Start })
+		m[name] = values
+	}
+	return m
 }
 
 // segmentOf returns the segment holding n, or nil.
@@ -382,6 +594,7 @@ func (f *File) carryOver(prev *File) {
 	if prev == nil || prev.structure != f.structure {
 		return
 	}
+	f.carried.ok = true
 	// The names whose bindings may differ: those bound to other values in
 	// the segments only one of the versions has. (The answers about a name
 	// do not depend on the order of its bindings.)
@@ -390,14 +603,14 @@ func (f *File) carryOver(prev *File) {
 	for seg, ix := range f.segments {
 		if prev.segments[seg] == nil {
 			for _, b := range ix.bindings {
-				balance[pair{f.Text(b.target), f.Text(b.value)}]++
+				balance[pair{b.name, f.Text(b.value)}]++
 			}
 		}
 	}
 	for seg, ix := range prev.segments {
 		if f.segments[seg] == nil {
 			for _, b := range ix.bindings {
-				balance[pair{prev.Text(b.target), prev.Text(b.value)}]--
+				balance[pair{b.name, prev.Text(b.value)}]--
 			}
 		}
 	}
@@ -407,6 +620,7 @@ func (f *File) carryOver(prev *File) {
 			changed[b.name] = true
 		}
 	}
+	f.carried.changed = changed // filled in below
 	// The index of calls by name first: judging the changed calls below
 	// asks it. (prev's index is never changed once built.)
 	prev.memos.Lock()

@@ -1,7 +1,6 @@
 package semantic
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -16,9 +15,12 @@ func (f *File) LineEnding() string {
 }
 
 func (f *File) lineEnding() string {
-	crlf := bytes.Count(f.Src, []byte("\r\n"))
-	lf := bytes.Count(f.Src, []byte("\n"))
-	if crOnly := bytes.Count(f.Src, []byte("\r")) - crlf; crOnly > lf {
+	// Counted per segment once (see segmentIndex.breaks), not per version.
+	var crlf, lf, cr int
+	for _, ix := range f.indexes {
+		crlf, lf, cr = crlf+ix.breaks.crlf, lf+ix.breaks.lf, cr+ix.breaks.cr
+	}
+	if crOnly := cr - crlf; crOnly > lf {
 		return "\r" // an old Mac file
 	}
 	if crlf > 0 && crlf*2 >= lf {

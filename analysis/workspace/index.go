@@ -186,11 +186,31 @@ func (ix *Index) Record(f *semantic.File) { ix.record(f, false) }
 
 // SetOpen records the model of an open buffer's latest version: its
 // summary replaces the file's, and Model returns it.
-func (ix *Index) SetOpen(f *semantic.File) { ix.record(f, true) }
+func (ix *Index) SetOpen(f *semantic.File) { ix.SetOpenSummary(ix.SummarizeOpen(f)) }
+
+// OpenSummary is what the index learns of a version of an open buffer:
+// SummarizeOpen makes it (the slow part, which needs no lock of the
+// caller's) and SetOpenSummary keeps it.
+type OpenSummary struct {
+	Index   *Index // that made it
+	model   *semantic.File
+	summary *fileSummary
+}
+
+// SummarizeOpen summarises a version of an open buffer for SetOpenSummary.
+func (ix *Index) SummarizeOpen(f *semantic.File) *OpenSummary {
+	return &OpenSummary{Index: ix, model: f, summary: ix.summarize(absPath(f.Path), f)}
+}
+
+// SetOpenSummary is SetOpen with the summary made beforehand.
+func (ix *Index) SetOpenSummary(o *OpenSummary) { ix.keep(o.model, o.summary, true) }
 
 func (ix *Index) record(f *semantic.File, open bool) {
+	ix.keep(f, ix.summarize(absPath(f.Path), f), open)
+}
+
+func (ix *Index) keep(f *semantic.File, s *fileSummary, open bool) {
 	path := absPath(f.Path)
-	s := ix.summarize(path, f)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if open {

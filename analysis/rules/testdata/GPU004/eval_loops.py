@@ -57,3 +57,14 @@ def predict_after_reenabling():
     model.eval()
     for x, y in val_loader:  # want: GPU004
         model(x)
+
+
+def finetune_head(net):
+    # Freezes its own network's parameters: not the model evaluated below.
+    for p in net.parameters():
+        p.requires_grad = False
+
+
+model.eval()
+for x, y in val_loader:  # want: GPU004
+    model(x)

@@ -1,0 +1,200 @@
+package semantic
+
+import (
+	"hash/maphash"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// Which findings an edit can change. A version of a buffer shares the
+// segments the edit did not touch with the version before (see
+// pyast.Tree), and most of a rule's findings in such a segment depend on
+// nothing else than the segment and what the model answers about the rest
+// of the file: the imports, the classes' headers, the values bound to
+// each name, function summaries, which functions run under no-grad, the
+// DataLoaders, set_grad_enabled switches, and the project. carryOver
+// already works out which of those changed (the names it marks stale).
+// When none did, such a rule only has to look at the segments the edit
+// touched again; analysis.Rule.Local says which rules are of that kind.
+
+// Focus is a set of segments a rule looks for findings in; nil is the
+// whole file.
+type Focus map[*pyast.Segment]bool
+
+// Has reports whether seg is in the focus.
+func (fc Focus) Has(seg *pyast.Segment) bool { return fc == nil || fc[seg] }
+
+// Reanalysed returns the segments of f in which a local rule's findings
+// may differ from those in the version f was built from (NewModelFrom);
+// ok is false for a model built from none. See reanalyse.
+func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.carried.reusable }
+
+// reanalyse returns the segments of f in which a local rule's findings may
+// differ from those in prev, the version f is built from.
+// Those are the segments prev lacks; and when names changed what they are
+// bound to, or functions what they do (see carryOver), the segments that
+// mention them and, since what a name is bound to or what a function does
+// may follow from those, the names bound and the functions defined in such
+// a segment, to a fixed point. ok is false when any finding may differ:
+// the imports, class headers, DataLoaders, set_grad_enabled switches, code
+// at module level, the file's indentation or line endings (which fixes
+// follow) differ, or which calls of a function run under no-grad.
+func (f *File) reanalyse(prev *File) (focus Focus, ok bool) {
+	if prev == nil || !f.carried.ok || f.indent != prev.indent || f.lineEnding() != prev.lineEnding() ||
+		!sameTexts(f, loaderCalls(f), prev, loaderCalls(prev)) || !sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
+		return nil, false
+	}
+	// Code at module level is one scope, analysed across segments; when
+	// it changes, everything is analysed again.
+	var added, removed []uint64
+	focus = Focus{}
+	for i, seg := range f.Tree.Segments {
+		if prev.segments[seg] == nil {
+			focus[seg] = true
+			if h := f.indexes[i].moduleCode; h != 0 {
+				added = append(added, h)
+			}
+		}
+	}
+	for seg, ix := range prev.segments {
+		if f.segments[seg] == nil && ix.moduleCode != 0 {
+			removed = append(removed, ix.moduleCode)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	if !slices.Equal(added, removed) {
+		return nil, false
+	}
+	names := map[string]bool{}
+	for key := range f.carried.changed {
+		name, isDef := strings.CutPrefix(key, "def:")
+		if !isDef && strings.HasPrefix(key, "calls:") {
+			return nil, false // under no-grad or not: that follows calls down the file
+		}
+		names[name] = true
+	}
+	if !f.mentioning(names, focus) || len(focus) > len(f.Tree.Segments)/2 {
+		return nil, false // most of the file: as well all of it
+	}
+	return focus, true
+}
+
+// maxRounds bounds how far mentioning follows names through bindings and
+// definitions before it gives up (everything may have changed).
+const maxRounds = 32
+
+// mentioning adds to focus the segments that mention one of names, and
+// adds to names what is bound and defined in them, until no segment is
+// added; false when that takes more than maxRounds rounds, or reaches
+// more than half the segments.
+func (f *File) mentioning(names map[string]bool, focus Focus) bool {
+	fresh := slices.Collect(maps.Keys(names))
+	for round := 0; len(fresh) > 0; round++ {
+		if round == maxRounds {
+			return false
+		}
+		hashes := make([]uint64, len(fresh))
+		for i, name := range fresh {
+			hashes[i] = nameHash(name)
+		}
+		fresh = fresh[:0]
+		add := func(name string) {
+			if name != "" && !names[name] {
+				names[name] = true
+				fresh = append(fresh, name)
+			}
+		}
+		if len(focus) > len(f.Tree.Segments)/2 {
+			return false
+		}
+		for i, ix := range f.indexes {
+			seg := f.Tree.Segments[i]
+			if !slices.ContainsFunc(hashes, ix.mentionsHash) {
+				continue
+			}
+			if !focus[seg] {
+				focus[seg] = true
+				for _, d := range ix.definitions {
+					if d.Kind == "function_definition" {
+						add(f.Text(d.Child("name")))
+					}
+				}
+			}
+			for _, b := range ix.bindings {
+				if !names[b.name] && mentionsAny(f, b.value, names) {
+					add(b.name)
+				}
+			}
+		}
+	}
+	return true
+}
+
+// mentionsAny reports whether an identifier or attribute chain in n has
+// one of names for its text.
+func mentionsAny(f *File, n *pyast.Node, names map[string]bool) bool {
+	found := false
+	pyast.Walk(n, func(m *pyast.Node) bool {
+		found = found || m.Is("identifier", "attribute") && names[f.Text(m)]
+		return !found
+	})
+	return found
+}
+
+// nameSeed hashes names for the segments' mentions (see segmentIndex).
+var nameSeed = maphash.MakeSeed()
+
+func nameHash(name string) uint64 { return maphash.String(nameSeed, name) }
+
+// SegmentAt returns the segment holding offset off of Src, or nil.
+func (f *File) SegmentAt(off int) *pyast.Segment {
+	return f.segmentOf(&pyast.Node{Start: off})
+}
+
+func loaderCalls(f *File) []*pyast.Node {
+	calls := make([]*pyast.Node, len(f.DataLoaders))
+	for i, d := range f.DataLoaders {
+		calls[i] = d.Call
+	}
+	return calls
+}
+
+// sameTexts reports whether a (nodes of f) and b (of prev) have the same
+// texts in the same order.
+func sameTexts(f *File, a []*pyast.Node, prev *File, b []*pyast.Node) bool {
+	return slices.EqualFunc(a, b, func(x, y *pyast.Node) bool { return f.Text(x) == prev.Text(y) })
+}
+
+// moduleCodeHash hashes the text of the code of stmts that runs in the
+// module's scope: every token outside function bodies (class bodies and
+// decorators included; comments left out); 0 for none.
+func moduleCodeHash(stmts []*pyast.Node, src []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(nameSeed)
+	any := false
+	var visit func(n *pyast.Node)
+	visit = func(n *pyast.Node) {
+		switch {
+		case n.Kind == "function_definition" || n.Kind == "comment":
+		case len(n.Children) == 0:
+			h.WriteString(n.Text(src))
+			h.WriteByte(0)
+			any = true
+		default:
+			for _, c := range n.Children {
+				visit(c)
+			}
+		}
+	}
+	for _, stmt := range stmts {
+		visit(stmt)
+	}
+	if !any {
+		return 0
+	}
+	return h.Sum64() | 1
+}

@@ -162,7 +162,7 @@ func (s *Server) didChange(params json.RawMessage) error {
 			end = start
 		}
 		ed.Replace(start, end, c.Text)
-		mapper = analysis.NewMapper(ed.Text())
+		mapper = mapper.Edited(ed.Text(), start, end, start+len(c.Text))
 	}
 	src := ed.Text()
 	onSave := s.analysedOnSave(d.uri, len(src))

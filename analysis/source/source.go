@@ -110,6 +110,41 @@ func NewMapperFrom(prev *Mapper, src []byte, reuse [][2]int) *Mapper {
 	return &Mapper{src: src, lineStarts: starts}
 }
 
+// Edited indexes src, which is m's text with the bytes [start, oldEnd)
+// replaced by src[start:newEnd]: the line starts before the change are
+// m's, those after it m's shifted, and only the changed bytes (and the
+// one before them, for a "\r" that a "\n" may join) are looked at.
+func (m *Mapper) Edited(src []byte, start, oldEnd, newEnd int) *Mapper {
+	delta := newEnd - oldEnd
+	keep, _ := slices.BinarySearch(m.lineStarts, start) // the starts before start
+	starts := make([]int, keep, len(m.lineStarts)+8)
+	copy(starts, m.lineStarts[:keep])
+	if keep == 0 {
+		starts = append(starts, 0)
+	}
+	limit := newEnd + 1 // starts up to here follow from the changed bytes
+	for i := max(start-1, 0); i < len(src) && i < limit; i++ {
+		next := -1
+		switch src[i] {
+		case '\n':
+			next = i + 1
+		case '\r':
+			if i+1 < len(src) && src[i+1] == '\n' {
+				i++
+			}
+			next = i + 1
+		}
+		if next >= start && next <= limit && next > starts[len(starts)-1] {
+			starts = append(starts, next)
+		}
+	}
+	from, _ := slices.BinarySearch(m.lineStarts, oldEnd+2) // the starts after oldEnd+1
+	for _, q := range m.lineStarts[from:] {
+		starts = append(starts, q+delta)
+	}
+	return &Mapper{src: src, lineStarts: starts}
+}
+
 // LineCount is the number of lines (a trailing newline opens an empty last line).
 func (m *Mapper) LineCount() int { return len(m.lineStarts) }
 

@@ -1,6 +1,8 @@
 package source
 
 import (
+	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -127,5 +129,27 @@ func TestMapperFromEqualsFreshIndex(t *testing.T) {
 	}
 	if len(reuse) < 20 {
 		t.Fatalf("only %d ranges reused", len(reuse))
+	}
+}
+
+// Mapper.Edited updates an index for one replacement: after random
+// replacements, with LF, CRLF and lone CR line breaks written and split
+// anywhere, it must index exactly what NewMapper does.
+func TestEditedMapperEqualsFreshIndex(t *testing.T) {
+	pieces := []string{"a", "\n", "\r", "\r\n", "xy\n", "", "\n\r"}
+	rng := rand.New(rand.NewSource(5))
+	text := []byte("a = 1\r\nb = 2\n\rc\r\rd\n")
+	m := NewMapper(text)
+	for i := range 2000 {
+		start := rng.Intn(len(text) + 1)
+		end := min(len(text), start+rng.Intn(4))
+		insert := pieces[rng.Intn(len(pieces))]
+		next := append(append(append([]byte{}, text[:start]...), insert...), text[end:]...)
+		got := m.Edited(next, start, end, start+len(insert))
+		want := NewMapper(next)
+		if !slices.Equal(got.lineStarts, want.lineStarts) {
+			t.Fatalf("edit %d: %q -> %q at [%d,%d): starts %v, want %v", i, text, next, start, end, got.lineStarts, want.lineStarts)
+		}
+		text, m = next, got
 	}
 }

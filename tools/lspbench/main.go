@@ -155,6 +155,10 @@ type server struct {
 	timeout  time.Duration
 	nextID   int
 
+	// fullSync: the server asked for the whole text on every change
+	// (textDocumentSync 1, as ast-grep's does).
+	fullSync bool
+
 	mu      sync.Mutex
 	waiting map[int]chan json.RawMessage // responses by request id
 	diags   chan published               // publishDiagnostics, in order
@@ -345,7 +349,7 @@ func (s *server) request(method string, params any) (json.RawMessage, error) {
 }
 
 func (s *server) initialize(root string) error {
-	_, err := s.request("initialize", map[string]any{
+	result, err := s.request("initialize", map[string]any{
 		"processId": os.Getpid(), "rootUri": root, "initializationOptions": s.settings,
 		"capabilities": map[string]any{
 			"workspace": map[string]any{"configuration": true},
@@ -359,6 +363,21 @@ func (s *server) initialize(root string) error {
 	})
 	if err != nil {
 		return err
+	}
+	var caps struct {
+		Capabilities struct {
+			TextDocumentSync json.RawMessage `json:"textDocumentSync"`
+		} `json:"capabilities"`
+	}
+	if json.Unmarshal(result, &caps) == nil {
+		var kind int
+		var options struct {
+			Change int `json:"change"`
+		}
+		if json.Unmarshal(caps.Capabilities.TextDocumentSync, &kind) != nil && json.Unmarshal(caps.Capabilities.TextDocumentSync, &options) == nil {
+			kind = options.Change
+		}
+		s.fullSync = kind == 1
 	}
 	return s.notify("initialized", map[string]any{})
 }
@@ -408,9 +427,13 @@ func (s *server) change(doc *document, start, end int, text string) (time.Durati
 	doc.text = doc.text[:start] + text + doc.text[end:]
 	doc.version++
 	begin := time.Now()
+	change := map[string]any{"range": map[string]any{"start": from, "end": to}, "text": text}
+	if s.fullSync {
+		change = map[string]any{"text": doc.text}
+	}
 	if err := s.notify("textDocument/didChange", map[string]any{
 		"textDocument":   map[string]any{"uri": doc.uri, "version": doc.version},
-		"contentChanges": []any{map[string]any{"range": map[string]any{"start": from, "end": to}, "text": text}},
+		"contentChanges": []any{change},
 	}); err != nil {
 		return 0, err
 	}

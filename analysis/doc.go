@@ -16,6 +16,9 @@
 //   - This package, the framework.
 //   - Rules: package rules, one file each; they ask the model and do not
 //     re-derive its facts.
+//   - While a buffer is edited, the Runner keeps the findings of local
+//     rules (Rule.Local) in the statements an edit did not touch and runs
+//     them only over those it did (AnalyzeTree, Result.local).
 //   - codeactions and server work through Result (diagnostics, fixes,
 //     NoqaEdit, NoqaCodeAt); they do not look inside the model.
 //

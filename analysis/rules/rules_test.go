@@ -291,6 +291,44 @@ def check(val_loader):
 	checkIncrementalSteps(t, base, steps)
 }
 
+// A method's summary used through an instance in another segment, and a
+// method of the same name in a third: editing the method's body must
+// re-analyse the caller (its findings follow the summary), whatever the
+// other class defines.
+func TestIncrementalMethodSummariesFollowTheirInputs(t *testing.T) {
+	const base = `import torch
+
+
+class Scorer:
+    def loss_of(self, model, x, y):
+        return (model(x) - y).pow(2).mean()
+
+
+class Other:
+    def loss_of(self, x):
+        return 0.0
+
+
+def fit(model, loader, opt):
+    scorer = Scorer()
+    total = 0
+    for x, y in loader:
+        loss = scorer.loss_of(model, x, y)
+        loss.backward()
+        opt.step()
+        total += scorer.loss_of(model, x, y)
+    return 0
+`
+	steps := []editStep{
+		{"return (model(x) - y).pow(2).mean()", "return (model(x) - y).pow(2).mean().item()"}, // no graph any more
+		{"return (model(x) - y).pow(2).mean().item()", "return (model(x) - y).pow(2).mean()"},
+		{"        return 0.0", "        return x.sum()"}, // the other class's method
+		{"    def loss_of(self, model, x, y):", "    def loss_for(self, model, x, y):"}, // the call no longer resolves
+		{"    def loss_for(self, model, x, y):", "    def loss_of(self, model, x, y):"},
+	}
+	checkIncrementalSteps(t, base, steps)
+}
+
 // editStep replaces the first occurrence of old with new.
 type editStep struct{ old, new string }
 

@@ -28,4 +28,8 @@
 // buffer while the names they read keep their bindings, the functions they
 // used keep their bodies, and the imports and class headers stay the same
 // (File.carryOver): a keystroke recomputes what it could have changed.
+// The indexes of functions and bindings by name and the line index are
+// patched with the segments that came and went rather than built again;
+// and File.Reanalysed tells the runner which segments' findings of local
+// rules may differ from the previous version's (incremental.go).
 package semantic

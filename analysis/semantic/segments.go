@@ -227,8 +227,9 @@ type segmentIndex struct {
 	// there is none. See reanalyse.
 	moduleCode uint64
 	// mentions are the hashes of the texts of the segment's identifiers
-	// and attribute chains, sorted: the names whose bindings and
-	// definitions its analysis may read (see reanalyse).
+	// and attribute chains (but functions' names where they are defined),
+	// sorted: the names whose bindings and definitions its analysis may
+	// read (see reanalyse).
 	mentions []uint64
 	bloom    [8]uint64 // a bit per mention (see mentionsHash), to skip most lookups
 	// breaks counts the segment's line breaks, for File.lineEnding.
@@ -303,7 +304,11 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 					}
 				}
 			case "identifier", "attribute":
-				ix.mentions = append(ix.mentions, nameHash(n.Text(tree.Src)))
+				// A function's own name is no use of it: a method edited in
+				// one class is not used by every class defining one so named.
+				if !(n.Field == "name" && n.Parent.Is("function_definition")) {
+					ix.mentions = append(ix.mentions, nameHash(n.Text(tree.Src)))
+				}
 			case "comment":
 				ix.comments = append(ix.comments, n)
 			case "block":

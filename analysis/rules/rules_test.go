@@ -322,7 +322,7 @@ def fit(model, loader, opt):
 	steps := []editStep{
 		{"return (model(x) - y).pow(2).mean()", "return (model(x) - y).pow(2).mean().item()"}, // no graph any more
 		{"return (model(x) - y).pow(2).mean().item()", "return (model(x) - y).pow(2).mean()"},
-		{"        return 0.0", "        return x.sum()"}, // the other class's method
+		{"        return 0.0", "        return x.sum()"},                                // the other class's method
 		{"    def loss_of(self, model, x, y):", "    def loss_for(self, model, x, y):"}, // the call no longer resolves
 		{"    def loss_for(self, model, x, y):", "    def loss_of(self, model, x, y):"},
 	}

@@ -118,10 +118,8 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 			}
 			if !focus[seg] {
 				focus[seg] = true
-				for _, d := range ix.definitions {
-					if d.Kind == "function_definition" {
-						add(f.Text(d.Child("name")))
-					}
+				for _, d := range ix.functions {
+					add(d.name)
 				}
 			}
 			for _, b := range ix.bindings {
@@ -175,7 +173,7 @@ func sameTexts(f *File, a []*pyast.Node, prev *File, b []*pyast.Node) bool {
 func moduleCodeHash(stmts []*pyast.Node, src []byte) uint64 {
 	var h maphash.Hash
 	h.SetSeed(nameSeed)
-	any := false
+	found := false
 	var visit func(n *pyast.Node)
 	visit = func(n *pyast.Node) {
 		switch {
@@ -183,7 +181,7 @@ func moduleCodeHash(stmts []*pyast.Node, src []byte) uint64 {
 		case len(n.Children) == 0:
 			h.WriteString(n.Text(src))
 			h.WriteByte(0)
-			any = true
+			found = true
 		default:
 			for _, c := range n.Children {
 				visit(c)
@@ -193,7 +191,7 @@ func moduleCodeHash(stmts []*pyast.Node, src []byte) uint64 {
 	for _, stmt := range stmts {
 		visit(stmt)
 	}
-	if !any {
+	if !found {
 		return 0
 	}
 	return h.Sum64() | 1

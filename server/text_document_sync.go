@@ -46,9 +46,19 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	d.path, _ = filePath(td.URI)
 	src := []byte(td.Text)
 	onSave := s.analysedOnSave(td.URI, len(src))
+	// Its first analysis gives the workspace index its summary: told
+	// before the parse, so that the index, if it is being built, does not
+	// parse the same file at the same moment.
+	ix := s.projects.For(d.path)
+	if ix != nil && d.path != "" && !onSave {
+		ix.Opening(d.path)
+	}
 	tree, skip := parse(pyast.NewEditor(nil, src), src, onSave)
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
+		if ix != nil && d.path != "" && !onSave {
+			ix.Close(d.path) // not analysed as a buffer: the file on disk counts
+		}
 	}
 	version, _ := clampNumber(td.Version, 0, math.MaxInt32)
 	d.snap = s.newSnapshot(d, int32(version), src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)

@@ -115,3 +115,36 @@ func TestIndexGenerations(t *testing.T) {
 		t.Errorf("after train.py was deleted: %+v", l)
 	}
 }
+
+// A file being opened is not read by a build of the index running at the
+// same moment (its summary comes with the buffer's model), but an import
+// that reaches it still reads it, and closing it puts the file on disk
+// back in.
+func TestBuildLeavesAFileBeingOpened(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"data.py":  "from torch.utils.data import Dataset\n\nclass D(Dataset):\n    pass\n",
+		"train.py": "from torch.utils.data import DataLoader\nfrom data import D\n\nloader = DataLoader(D(), num_workers=2)\n",
+	})
+	data, train := filepath.Join(root, "data.py"), filepath.Join(root, "train.py")
+	ix := workspace.NewIndex(root)
+	ix.Opening(train)
+	if _, err := ix.Build(context.Background(), ix.Files(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if l := ix.LoadersUsing(data)["D"]; len(l) != 0 {
+		t.Errorf("the build read the file being opened: %+v", l)
+	}
+	ix.Close(train)
+	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Path != train {
+		t.Errorf("after closing it, the file on disk should count: %+v", l)
+	}
+	// Without Opening, the build reads it (the test above is not vacuous).
+	ix = workspace.NewIndex(root)
+	if _, err := ix.Build(context.Background(), ix.Files(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 {
+		t.Errorf("a build without Opening: %+v", l)
+	}
+}

@@ -40,6 +40,7 @@ func main() {
 	settings := flag.String("settings", `{"maxLiveFileSize": 0}`, "initializationOptions, and the answer to workspace/configuration")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for one answer")
 	settle := flag.Duration("settle", 3*time.Second, "pause before each memory reading, for work the server does after answering")
+	noWorkspace := flag.Bool("no-workspace", false, "open the files without a workspace folder (rootUri null)")
 	flag.Parse()
 
 	var paths []string
@@ -75,7 +76,11 @@ func main() {
 	s, err := start(strings.Fields(*serverCmd), opts, *timeout)
 	check(err)
 	defer s.stop()
-	check(s.initialize(strings.TrimSuffix(docs[0].uri, filepath.Base(docs[0].uri))))
+	root := strings.TrimSuffix(docs[0].uri, filepath.Base(docs[0].uri))
+	if *noWorkspace {
+		root = ""
+	}
+	check(s.initialize(root))
 
 	// Every file is opened; the scenarios then run on the first.
 	var rows []row
@@ -349,8 +354,12 @@ func (s *server) request(method string, params any) (json.RawMessage, error) {
 }
 
 func (s *server) initialize(root string) error {
+	var rootURI any // null: no workspace
+	if root != "" {
+		rootURI = root
+	}
 	result, err := s.request("initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": root, "initializationOptions": s.settings,
+		"processId": os.Getpid(), "rootUri": rootURI, "initializationOptions": s.settings,
 		"capabilities": map[string]any{
 			"workspace": map[string]any{"configuration": true},
 			"textDocument": map[string]any{

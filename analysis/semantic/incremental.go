@@ -38,36 +38,22 @@ func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.c
 // bound to, or functions what they do (see carryOver), the segments that
 // mention them and, since what a name is bound to or what a function does
 // may follow from those, the names bound and the functions defined in such
-// a segment, to a fixed point. ok is false when any finding may differ:
-// the imports, class headers, DataLoaders, set_grad_enabled switches, code
-// at module level, the file's indentation or line endings (which fixes
-// follow) differ, or which calls of a function run under no-grad.
+// a segment, to a fixed point. Verdicts on module-level code, which is one
+// scope across segments, are the rules' to recompute (see
+// analysis.Pass.ReadsOutside). ok is false when any finding may differ:
+// the imports, class headers, DataLoaders, set_grad_enabled switches, the
+// file's indentation or line endings (which fixes follow) differ, or which
+// calls of a function run under no-grad.
 func (f *File) reanalyse(prev *File) (focus Focus, ok bool) {
 	if prev == nil || !f.carried.ok || f.indent != prev.indent || f.lineEnding() != prev.lineEnding() ||
 		!sameTexts(f, loaderCalls(f), prev, loaderCalls(prev)) || !sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
 		return nil, false
 	}
-	// Code at module level is one scope, analysed across segments; when
-	// it changes, everything is analysed again.
-	var added, removed []uint64
 	focus = Focus{}
-	for i, seg := range f.Tree.Segments {
+	for _, seg := range f.Tree.Segments {
 		if prev.segments[seg] == nil {
 			focus[seg] = true
-			if h := f.indexes[i].moduleCode; h != 0 {
-				added = append(added, h)
-			}
 		}
-	}
-	for seg, ix := range prev.segments {
-		if f.segments[seg] == nil && ix.moduleCode != 0 {
-			removed = append(removed, ix.moduleCode)
-		}
-	}
-	slices.Sort(added)
-	slices.Sort(removed)
-	if !slices.Equal(added, removed) {
-		return nil, false
 	}
 	names := map[string]bool{}
 	for key := range f.carried.changed {
@@ -165,34 +151,4 @@ func loaderCalls(f *File) []*pyast.Node {
 // texts in the same order.
 func sameTexts(f *File, a []*pyast.Node, prev *File, b []*pyast.Node) bool {
 	return slices.EqualFunc(a, b, func(x, y *pyast.Node) bool { return f.Text(x) == prev.Text(y) })
-}
-
-// moduleCodeHash hashes the text of the code of stmts that runs in the
-// module's scope: every token outside function bodies (class bodies and
-// decorators included; comments left out); 0 for none.
-func moduleCodeHash(stmts []*pyast.Node, src []byte) uint64 {
-	var h maphash.Hash
-	h.SetSeed(nameSeed)
-	found := false
-	var visit func(n *pyast.Node)
-	visit = func(n *pyast.Node) {
-		switch {
-		case n.Kind == "function_definition" || n.Kind == "comment":
-		case len(n.Children) == 0:
-			h.WriteString(n.Text(src))
-			h.WriteByte(0)
-			found = true
-		default:
-			for _, c := range n.Children {
-				visit(c)
-			}
-		}
-	}
-	for _, stmt := range stmts {
-		visit(stmt)
-	}
-	if !found {
-		return 0
-	}
-	return h.Sum64() | 1
 }

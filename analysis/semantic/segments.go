@@ -222,10 +222,6 @@ type segmentIndex struct {
 	bindings                            []binding
 	deviceCandidates                    []*pyast.Node // name = string, call or conditional
 	indent                              int           // as File.indent
-	// moduleCode hashes the segment's code in the module's scope (all but
-	// the functions' own, class bodies and decorators included); 0 when
-	// there is none. See reanalyse.
-	moduleCode uint64
 	// mentions are the hashes of the texts of the segment's identifiers
 	// and attribute chains (but functions' names where they are defined),
 	// sorted: the names whose bindings and definitions its analysis may
@@ -326,7 +322,6 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 		})
 	}
 	ix.classHeaders = headers.String()
-	ix.moduleCode = moduleCodeHash(seg.Nodes, tree.Src)
 	segText := seg.Text()
 	ix.breaks.crlf, ix.breaks.lf, ix.breaks.cr = bytes.Count(segText, []byte("\r\n")), bytes.Count(segText, []byte("\n")), bytes.Count(segText, []byte("\r"))
 	slices.Sort(ix.mentions)

@@ -89,7 +89,7 @@ func (s *Server) analyze(snap *snapshot) *analysis.Result {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if d := s.docs[snap.uri]; d != nil && d.snap == snap {
-			s.recordModel(snap, res, summary)
+			s.recordModel(snap, summary)
 		}
 	}()
 	if len(snap.src) >= largeDocument {

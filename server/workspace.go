@@ -92,7 +92,7 @@ func (s *Server) summarizeModel(snap *snapshot, res *analysis.Result) *workspace
 // recordModel gives the index the summary of an open buffer's current
 // version, and re-analyses the folder's other open files when what the
 // buffer tells other files changed. Call with s.mu held.
-func (s *Server) recordModel(snap *snapshot, res *analysis.Result, summary *workspace.OpenSummary) {
+func (s *Server) recordModel(snap *snapshot, summary *workspace.OpenSummary) {
 	ix := s.projects.For(snap.path)
 	if summary == nil || ix == nil || summary.Index != ix {
 		return // no index, or the folders changed meanwhile

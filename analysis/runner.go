@@ -298,6 +298,8 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 		others  map[string]*semantic.File
 		outside []*pyast.Node // see Pass.ReadsOutside
 		err     error
+		// from, to: where its new findings are in res.Diagnostics.
+		from, to int
 	}
 	outcomes := make([]outcome, len(enabled))
 	for i, rule := range enabled {
@@ -309,8 +311,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 		o := &outcomes[i]
 		o.diags, o.others, o.outside, o.err = runRule(enabled[i], f, sup, o.focus)
 	})
-	fresh := map[*Rule][2]int{} // each rule's new findings in res.Diagnostics
-	for i, rule := range enabled {
+	for i := range enabled {
 		o := &outcomes[i]
 		if o.err != nil {
 			res.RuleErrors = append(res.RuleErrors, o.err)
@@ -321,14 +322,14 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 			}
 			res.otherModels[path] = other
 		}
-		from := len(res.Diagnostics)
+		o.from = len(res.Diagnostics)
 		for _, d := range o.diags {
 			if sup.line(f.Mapper.LineOf(d.Start), d.Code) || o.focus != nil && !o.focus.Has(f.SegmentAt(d.Start)) {
 				continue
 			}
 			res.Diagnostics = append(res.Diagnostics, d)
 		}
-		fresh[rule] = [2]int{from, len(res.Diagnostics)}
+		o.to = len(res.Diagnostics)
 	}
 	res.verifyFixes()
 	// Safe fixes first, otherwise in the rule's order (its main fix first):
@@ -346,7 +347,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 				continue
 			}
 			found := make(localFindings, len(o.kept))
-			maps.Copy(found, o.kept)
+			maps.Copy(found, o.kept) // kept stays prev's findings alone: they are added below
 			in := func(at int) *segmentFindings {
 				seg := f.SegmentAt(at)
 				if found[seg] == nil {
@@ -357,8 +358,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 			for _, n := range o.outside {
 				in(n.Start).readsOutside = true
 			}
-			span := fresh[rule]
-			for _, d := range res.Diagnostics[span[0]:span[1]] {
+			for _, d := range res.Diagnostics[o.from:o.to] {
 				in(d.Start).diags = append(in(d.Start).diags, d)
 			}
 			for _, drop := range res.dropped {
@@ -381,13 +381,9 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 		res.DroppedFixes = append(res.DroppedFixes, fmt.Sprintf("%s:%d: %s: dropped fix %q: %v", f.Path, line, drop.code, drop.title, drop.err))
 	}
 	res.dropped = nil
-	rules := make(map[string]*Rule, len(enabled))
-	for _, rule := range enabled {
-		rules[rule.Code] = rule
-	}
 	for i := range res.Diagnostics {
 		d := &res.Diagnostics[i]
-		d.Severity = settings.severity(rules[d.Code], d.Severity)
+		d.Severity = settings.severity(FindRule(enabled, d.Code), d.Severity)
 	}
 	res.toSource()
 	sort.SliceStable(res.Diagnostics, func(i, j int) bool {

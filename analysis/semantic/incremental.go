@@ -44,16 +44,14 @@ func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.c
 // the imports, class headers, DataLoaders, set_grad_enabled switches, the
 // file's indentation or line endings (which fixes follow) differ, or which
 // calls of a function run under no-grad.
-func (f *File) reanalyse(prev *File) (focus Focus, ok bool) {
+func (f *File) reanalyse(prev *File, fresh []int) (focus Focus, ok bool) {
 	if prev == nil || !f.carried.ok || f.indent != prev.indent || f.lineEnding() != prev.lineEnding() ||
 		!sameTexts(f, loaderCalls(f), prev, loaderCalls(prev)) || !sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
 		return nil, false
 	}
 	focus = Focus{}
-	for _, seg := range f.Tree.Segments {
-		if prev.segments[seg] == nil {
-			focus[seg] = true
-		}
+	for _, i := range fresh {
+		focus[f.Tree.Segments[i]] = true
 	}
 	names := map[string]bool{}
 	for key := range f.carried.changed {
@@ -63,8 +61,8 @@ func (f *File) reanalyse(prev *File) (focus Focus, ok bool) {
 		}
 		names[name] = true
 	}
-	if !f.mentioning(names, focus) || len(focus) > len(f.Tree.Segments)/2 {
-		return nil, false // most of the file: as well all of it
+	if !f.mentioning(names, focus) {
+		return nil, false
 	}
 	return focus, true
 }
@@ -75,12 +73,13 @@ const maxRounds = 32
 
 // mentioning adds to focus the segments that mention one of names, and
 // adds to names what is bound and defined in them, until no segment is
-// added; false when that takes more than maxRounds rounds, or reaches
-// more than half the segments.
+// added; false when that takes more than maxRounds rounds, or when focus
+// holds more than half the segments (then as well analyse all of them).
 func (f *File) mentioning(names map[string]bool, focus Focus) bool {
+	most := len(f.Tree.Segments) / 2
 	fresh := slices.Collect(maps.Keys(names))
 	for round := 0; len(fresh) > 0; round++ {
-		if round == maxRounds {
+		if round == maxRounds || len(focus) > most {
 			return false
 		}
 		hashes := make([]uint64, len(fresh))
@@ -93,9 +92,6 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 				names[name] = true
 				fresh = append(fresh, name)
 			}
-		}
-		if len(focus) > len(f.Tree.Segments)/2 {
-			return false
 		}
 		for i, ix := range f.indexes {
 			seg := f.Tree.Segments[i]
@@ -115,7 +111,7 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 			}
 		}
 	}
-	return true
+	return len(focus) <= most
 }
 
 // mentionsAny reports whether an identifier or attribute chain in n has
@@ -133,11 +129,6 @@ func mentionsAny(f *File, n *pyast.Node, names map[string]bool) bool {
 var nameSeed = maphash.MakeSeed()
 
 func nameHash(name string) uint64 { return maphash.String(nameSeed, name) }
-
-// SegmentAt returns the segment holding offset off of Src, or nil.
-func (f *File) SegmentAt(off int) *pyast.Segment {
-	return f.segmentOf(&pyast.Node{Start: off})
-}
 
 func loaderCalls(f *File) []*pyast.Node {
 	calls := make([]*pyast.Node, len(f.DataLoaders))

@@ -36,11 +36,10 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	f := &File{
 		Path: info.Path, Project: info.Project,
 		Src: tree.Src, source: src, Tree: tree, Mapper: newMapper(prev, tree),
-		Imports:   map[string]string{},
-		Classes:   map[string]*Class{},
-		Functions: map[string][]*pyast.Node{},
-		segments:  make(map[*pyast.Segment]*segmentIndex, len(tree.Segments)),
-		indexes:   make([]*segmentIndex, len(tree.Segments)),
+		Imports:  map[string]string{},
+		Classes:  map[string]*Class{},
+		segments: make(map[*pyast.Segment]*segmentIndex, len(tree.Segments)),
+		indexes:  make([]*segmentIndex, len(tree.Segments)),
 	}
 	var fresh []int // segments without an index yet
 	for i, seg := range tree.Segments {
@@ -105,7 +104,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	f.carryOver(prev)
 	f.DataLoaders = f.dataLoaders(prev, loaderCalls)
 	if prev != nil {
-		f.carried.focus, f.carried.reusable = f.reanalyse(prev)
+		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh)
 		if f.carried.reusable {
 			f.carried.devices = prev.devices.Load()
 		}
@@ -118,7 +117,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 // changed what it is bound to and the dataset's class is the same.
 func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
 	var had map[*pyast.Node]*DataLoader
-	if prev != nil && f.carried.ok && !slices.ContainsFunc(slices.Collect(maps.Keys(f.carried.changed)), isNameKey) {
+	if prev != nil && f.carried.ok && !f.namesChanged() {
 		had = make(map[*pyast.Node]*DataLoader, len(prev.DataLoaders))
 		for _, d := range prev.DataLoaders {
 			had[d.Call] = d
@@ -135,10 +134,15 @@ func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
 	return out
 }
 
-// isNameKey reports whether a key of carryOver's changed set is a name
-// (not "def:" or "calls:" a function).
-func isNameKey(key string) bool {
-	return !strings.HasPrefix(key, "def:") && !strings.HasPrefix(key, "calls:")
+// namesChanged reports whether carryOver found a name bound to other
+// values (its changed set also names functions, "def:" and "calls:").
+func (f *File) namesChanged() bool {
+	for key := range f.carried.changed {
+		if !strings.HasPrefix(key, "def:") && !strings.HasPrefix(key, "calls:") {
+			return true
+		}
+	}
+	return false
 }
 
 // newMapper indexes the lines of tree.Src, taking those of the segments
@@ -171,43 +175,57 @@ func newMapper(prev *File, tree *pyast.Tree) *source.Mapper {
 	return source.NewMapperFrom(prev.Mapper, tree.Src, reuse)
 }
 
-// indexFunctions fills f.Functions: from prev's, when f is a version of
-// the same buffer, with the definitions of the segments only one of them
-// has (fresh ones of f's, removed ones of prev's) taken out or put in; the
-// definitions of a name stay in source order.
+// indexFunctions fills f.Functions, from prev's when f is a version of the
+// same buffer (see byName).
 func (f *File) indexFunctions(prev *File, fresh []int, removed []*segmentIndex) {
-	if prev == nil || !prev.Tree.LaidOut() || !f.Tree.LaidOut() {
-		for _, ix := range f.indexes {
-			for _, d := range ix.functions {
-				f.Functions[d.name] = append(f.Functions[d.name], d.node)
-			}
-		}
-		return
+	var had map[string][]*pyast.Node
+	if prev != nil && prev.Tree.LaidOut() && f.Tree.LaidOut() {
+		had = prev.Functions
 	}
-	f.Functions = maps.Clone(prev.Functions) // keys are the segments' copies: no text is kept alive
+	f.Functions = f.byName(had, fresh, removed, func(ix *segmentIndex, add func(string, *pyast.Node)) {
+		for _, d := range ix.functions {
+			add(d.name, d.node)
+		}
+	})
+}
+
+// byName maps the names that each segment's pairs give to their nodes, in
+// source order. With had, the map of the version f was built from, it
+// patches a copy of it instead of reading every segment: the pairs of the
+// segments only that version has (removed) go, those of f's fresh ones
+// come. Names are the segments' copies (see binding): a map carried across
+// versions must keep no version's text alive.
+func (f *File) byName(had map[string][]*pyast.Node, fresh []int, removed []*segmentIndex, pairs func(*segmentIndex, func(string, *pyast.Node))) map[string][]*pyast.Node {
+	if had == nil {
+		m := map[string][]*pyast.Node{}
+		for _, ix := range f.indexes {
+			pairs(ix, func(name string, n *pyast.Node) { m[name] = append(m[name], n) })
+		}
+		return m
+	}
+	m := maps.Clone(had)
 	gone := map[*pyast.Node]bool{}
 	touched := map[string][]*pyast.Node{}
 	for _, ix := range removed {
-		for _, d := range ix.functions {
-			gone[d.node] = true
-			touched[d.name] = touched[d.name]
-		}
+		pairs(ix, func(name string, n *pyast.Node) {
+			gone[n] = true
+			touched[name] = touched[name]
+		})
 	}
 	for _, i := range fresh {
-		for _, d := range f.indexes[i].functions {
-			touched[d.name] = append(touched[d.name], d.node)
-		}
+		pairs(f.indexes[i], func(name string, n *pyast.Node) { touched[name] = append(touched[name], n) })
 	}
 	for name, added := range touched {
-		defs := slices.DeleteFunc(slices.Clone(f.Functions[name]), func(n *pyast.Node) bool { return gone[n] })
-		defs = append(defs, added...)
-		if len(defs) == 0 {
-			delete(f.Functions, name)
+		nodes := slices.DeleteFunc(slices.Clone(m[name]), func(n *pyast.Node) bool { return gone[n] })
+		nodes = append(nodes, added...)
+		if len(nodes) == 0 {
+			delete(m, name)
 			continue
 		}
-		sort.Slice(defs, func(i, j int) bool { return defs[i].Start < defs[j].Start })
-		f.Functions[name] = defs
+		sort.Slice(nodes, func(i, j int) bool { return nodes[i].Start < nodes[j].Start })
+		m[name] = nodes
 	}
+	return m
 }
 
 // segmentIndex is what NewFile finds in one segment; it depends on the
@@ -533,53 +551,29 @@ func (f *File) Bindings(name string) []*pyast.Node {
 	return f.bindings.m[name]
 }
 
-// bindingsMap maps every name to the values bound to it, in source order:
-// from the previous version's map when it made one (see NewModelFrom),
-// with the bindings of the segments only one of the versions has taken
-// out or put in. Keys are the segments' copies of the names (see binding).
+// bindingsMap maps every name to the values bound to it, in source order,
+// from the previous version's map when it made one (see byName).
 func (f *File) bindingsMap() map[string][]*pyast.Node {
-	had, removed, fresh := f.carried.bindings, f.carried.removed, f.carried.fresh
-	f.carried.bindings, f.carried.removed, f.carried.fresh = nil, nil, nil // hold no older version
-	if had == nil {
-		m := map[string][]*pyast.Node{}
-		for _, ix := range f.indexes {
-			for _, b := range ix.bindings {
-				m[b.name] = append(m[b.name], b.value)
-			}
-		}
-		return m
+	var had map[string][]*pyast.Node
+	if f.carried.bindings != nil {
+		had = *f.carried.bindings
 	}
-	m := maps.Clone(*had)
-	gone := map[*pyast.Node]bool{}
-	touched := map[string][]*pyast.Node{}
-	for _, ix := range removed {
+	m := f.byName(had, f.carried.fresh, f.carried.removed, func(ix *segmentIndex, add func(string, *pyast.Node)) {
 		for _, b := range ix.bindings {
-			gone[b.value] = true
-			touched[b.name] = touched[b.name]
+			add(b.name, b.value)
 		}
-	}
-	for _, i := range fresh {
-		for _, b := range f.indexes[i].bindings {
-			touched[b.name] = append(touched[b.name], b.value)
-		}
-	}
-	for name, added := range touched {
-		values := slices.DeleteFunc(slices.Clone(m[name]), func(v *pyast.Node) bool { return gone[v] })
-		values = append(values, added...)
-		if len(values) == 0 {
-			delete(m, name)
-			continue
-		}
-		sort.Slice(values, func(i, j int) bool { return values[i].Start < values[j].Start })
-		m[name] = values
-	}
+	})
+	f.carried.bindings, f.carried.removed, f.carried.fresh = nil, nil, nil // hold no older version
 	return m
 }
 
 // segmentOf returns the segment holding n, or nil.
-func (f *File) segmentOf(n *pyast.Node) *pyast.Segment {
+func (f *File) segmentOf(n *pyast.Node) *pyast.Segment { return f.SegmentAt(n.Start) }
+
+// SegmentAt returns the segment holding offset off of Src, or nil.
+func (f *File) SegmentAt(off int) *pyast.Segment {
 	segs := f.Tree.Segments
-	i := sort.Search(len(segs), func(i int) bool { return segs[i].Base > n.Start }) - 1
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].Base > off }) - 1
 	if i < 0 {
 		return nil
 	}

@@ -63,7 +63,14 @@ func NewMapper(src []byte) *Mapper {
 		}
 		return &Mapper{src: src, lineStarts: starts}
 	}
-	for i := 0; i < len(src); i++ {
+	return &Mapper{src: src, lineStarts: appendLineStarts(starts, src, 0, len(src))}
+}
+
+// appendLineStarts appends the line starts that the line breaks beginning
+// in src[from:to] make: after "\n", "\r\n" (which may end at to+1) and a
+// lone "\r".
+func appendLineStarts(starts []int, src []byte, from, to int) []int {
+	for i := from; i < to; i++ {
 		switch src[i] {
 		case '\n':
 			starts = append(starts, i+1)
@@ -74,7 +81,7 @@ func NewMapper(src []byte) *Mapper {
 			starts = append(starts, i+1)
 		}
 	}
-	return &Mapper{src: src, lineStarts: starts}
+	return starts
 }
 
 // NewMapperFrom indexes the line starts of src like NewMapper, taking
@@ -83,22 +90,9 @@ func NewMapper(src []byte) *Mapper {
 // src) from prev rather than looking for them again.
 func NewMapperFrom(prev *Mapper, src []byte, reuse [][2]int) *Mapper {
 	starts := make([]int, 1, len(prev.lineStarts)+8)
-	scan := func(from, to int) { // the starts in (from, to]
-		for i := from; i < to; i++ {
-			switch src[i] {
-			case '\n':
-				starts = append(starts, i+1)
-			case '\r':
-				if i+1 < len(src) && src[i+1] == '\n' {
-					i++
-				}
-				starts = append(starts, i+1)
-			}
-		}
-	}
 	pos := 0
 	for _, r := range reuse {
-		scan(pos, r[0])
+		starts = appendLineStarts(starts, src, pos, r[0])
 		// prev's starts in (r[0], r[1]]
 		i, _ := slices.BinarySearch(prev.lineStarts, r[0]+1)
 		for ; i < len(prev.lineStarts) && prev.lineStarts[i] <= r[1]; i++ {
@@ -106,8 +100,7 @@ func NewMapperFrom(prev *Mapper, src []byte, reuse [][2]int) *Mapper {
 		}
 		pos = r[1]
 	}
-	scan(pos, len(src))
-	return &Mapper{src: src, lineStarts: starts}
+	return &Mapper{src: src, lineStarts: appendLineStarts(starts, src, pos, len(src))}
 }
 
 // Edited indexes src, which is m's text with the bytes [start, oldEnd)
@@ -122,21 +115,12 @@ func (m *Mapper) Edited(src []byte, start, oldEnd, newEnd int) *Mapper {
 	if keep == 0 {
 		starts = append(starts, 0)
 	}
-	limit := newEnd + 1 // starts up to here follow from the changed bytes
-	for i := max(start-1, 0); i < len(src) && i < limit; i++ {
-		next := -1
-		switch src[i] {
-		case '\n':
-			next = i + 1
-		case '\r':
-			if i+1 < len(src) && src[i+1] == '\n' {
-				i++
-			}
-			next = i + 1
-		}
-		if next >= start && next <= limit && next > starts[len(starts)-1] {
-			starts = append(starts, next)
-		}
+	// The starts up to newEnd+1 follow from the changed bytes (and the one
+	// before them); one past that, after a "\r\n" there, is m's shifted.
+	limit := newEnd + 1
+	starts = appendLineStarts(starts, src, max(start-1, 0), min(limit, len(src)))
+	for len(starts) > 0 && starts[len(starts)-1] > limit {
+		starts = starts[:len(starts)-1]
 	}
 	from, _ := slices.BinarySearch(m.lineStarts, oldEnd+2) // the starts after oldEnd+1
 	for _, q := range m.lineStarts[from:] {

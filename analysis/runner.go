@@ -42,18 +42,36 @@ func (p *Pass) ReadsOutside(n *pyast.Node) { p.outside = append(p.outside, n) }
 // CandidateCalls returns, in source order, the calls a rule looks at for
 // findings whose callee's last name is one of names (see
 // semantic.File.CallsNamed): those of the whole file, or, for a local
-// rule while a buffer is edited, of the statements the edit touched.
+// rule while a buffer is edited, of the statements the edit touched. A
+// candidate at module level reads outside its statement (module code is
+// one scope across statements): it is marked so (see ReadsOutside).
 func (p *Pass) CandidateCalls(names ...string) []*pyast.Node {
-	return p.File.CallsNamedIn(p.focus, names...)
+	return p.candidates(p.File.CallsNamedIn(p.focus, names...))
 }
 
 // CandidateAssignments is CandidateCalls for assignments.
-func (p *Pass) CandidateAssignments() []*pyast.Node { return p.File.AssignmentsOf(p.focus) }
+func (p *Pass) CandidateAssignments() []*pyast.Node {
+	return p.candidates(p.File.AssignmentsOf(p.focus))
+}
 
 // EachCandidateLoopCall is CandidateCalls for the calls in loops (see
 // semantic.File.EachLoopCall).
 func (p *Pass) EachCandidateLoopCall(do func(semantic.LoopCall)) {
-	p.File.EachLoopCallIn(p.focus, do)
+	p.File.EachLoopCallIn(p.focus, func(lc semantic.LoopCall) {
+		p.candidates([]*pyast.Node{lc.Call})
+		do(lc)
+	})
+}
+
+// candidates marks the module-level ones of ns as reading outside their
+// statement, and returns ns.
+func (p *Pass) candidates(ns []*pyast.Node) []*pyast.Node {
+	for _, n := range ns {
+		if semantic.EnclosingFunction(n) == nil {
+			p.ReadsOutside(n)
+		}
+	}
+	return ns
 }
 
 // Other records the model of another file that a diagnostic's related

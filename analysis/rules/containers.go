@@ -11,11 +11,11 @@ import (
 // readsWholeFile tells the runner when what is said about name, held in
 // scope and stored or accumulated at stmt, reads beyond stmt's top-level
 // statement: for an attribute (self.losses), usedAsTensor and
-// ReachesBackward look at every use of it in the file; for module-level
-// code, at the functions too; and for a module-level name a function
-// uses, builtinContainer looks at the module's assignments.
+// ReachesBackward look at every use of it in the file; and for a
+// module-level name a function uses, builtinContainer looks at the
+// module's assignments. (Module-level candidates are marked by the Pass.)
 func readsWholeFile(pass *analysis.Pass, stmt *pyast.Node, name string, scope *pyast.Node) {
-	if strings.Contains(name, ".") || scope.Is("module") || !pass.File.AssignedIn(name, scope) {
+	if strings.Contains(name, ".") || !scope.Is("module") && !pass.File.AssignedIn(name, scope) {
 		pass.ReadsOutside(stmt)
 	}
 }

@@ -75,9 +75,6 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		if reported[loop] {
 			return
 		}
-		if _, asked := signs[loop]; !asked && semantic.Scope(loop).Is("module") {
-			pass.ReadsOutside(loop) // module-level code is one scope across statements
-		}
 		sign, known := signs[loop]
 		if !known {
 			sign = evalSignsOf(f, modes, loop)

@@ -64,9 +64,6 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 	f := pass.File
 	var reported []semantic.LoopCall // the calls and their innermost loops
 	for _, call := range pass.CandidateCalls("empty_cache") {
-		if semantic.Scope(call).Is("module") {
-			pass.ReadsOutside(call) // module-level code is one scope across statements
-		}
 		switch f.Callee(call) {
 		case "torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.accelerator.memory.empty_cache":
 		default:

@@ -18,6 +18,10 @@ var ErrChangedOnDisk = errors.New("changed on disk since it was read; not writte
 // read-only, which root could otherwise write through).
 var ErrReadOnly = errors.New("is read-only; not written")
 
+// ErrOpenForWriting is returned when another program kept the file open for
+// writing while its fixes were to be written (Linux, where this can be told).
+var ErrOpenForWriting = errors.New("is open for writing in another program; not written")
+
 // WriteFixed replaces the file at path, whose content was original, with
 // fixed, only if the file still holds original, and as the file it was:
 //
@@ -29,9 +33,10 @@ var ErrReadOnly = errors.New("is read-only; not written")
 //     split them), or its owner or group cannot be given to a new file.
 //
 // A save by an editor racing the write must never be lost. The content is
-// compared with original right before the rename, and where the platform
-// can exchange two files atomically (Linux), the replaced file is compared
-// once more after the exchange and put back if a save slipped in.
+// compared with original right before the rename. Where the platform can
+// exchange two files atomically and lease them (Linux), the file is leased
+// against writers before the exchange and put back if a save slipped in
+// (see replace).
 func WriteFixed(path string, original, fixed []byte) error {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {

@@ -189,3 +189,88 @@ func TestConcurrentSaveIsNeverLost(t *testing.T) {
 		t.Logf("%s saves: %d of 200 refused as changed on disk, %d lost", name, refused, lost)
 	}
 }
+
+// canLease reports whether the file system of dir grants file leases.
+func canLease(t *testing.T, dir string) bool {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(f.Name())
+	f.Close()
+	r, err := os.Open(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, err = unix.FcntlInt(r.Fd(), unix.F_SETLEASE, unix.F_RDLCK)
+	return err == nil
+}
+
+// An editor that opened the file for an in-place save before the fixes were
+// written, and writes only afterwards, must find its save in the file: the
+// writer waits for it, then sees the change. Before leases, the fixes
+// replaced the file and the save went into the deleted one.
+func TestSaveFromAnOpenDescriptorIsKept(t *testing.T) {
+	const userText = "import torch\nx = 'saved by the user'\n"
+	path := writeOriginal(t, "open.py")
+	if !canLease(t, filepath.Dir(path)) {
+		t.Skip("the temporary folder's file system grants no leases")
+	}
+	editor, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- WriteFixed(path, []byte(originalText), []byte(fixedText)) }()
+	time.Sleep(writerWait / 4)
+	if err := editor.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := editor.WriteAt([]byte(userText), 0); err != nil {
+		t.Fatal(err)
+	}
+	editor.Close()
+	if err := <-done; !errors.Is(err, ErrChangedOnDisk) {
+		t.Errorf("err = %v, want ErrChangedOnDisk", err)
+	}
+	if got := content(t, path); got != userText {
+		t.Errorf("the save through the open descriptor was lost; the file holds %q", got)
+	}
+	if left := leftovers(t, path); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// A file another program keeps open for writing is not replaced under it.
+func TestFileKeptOpenForWritingIsNotReplaced(t *testing.T) {
+	path := writeOriginal(t, "held.py")
+	if !canLease(t, filepath.Dir(path)) {
+		t.Skip("the temporary folder's file system grants no leases")
+	}
+	other, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := WriteFixed(path, []byte(originalText), []byte(fixedText)); !errors.Is(err, ErrOpenForWriting) {
+		t.Errorf("err = %v, want ErrOpenForWriting", err)
+	}
+	if content(t, path) != originalText {
+		t.Error("the file was replaced while another program had it open for writing")
+	}
+	// Readers do not stand in the way.
+	other.Close()
+	reader, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if err := WriteFixed(path, []byte(originalText), []byte(fixedText)); err != nil {
+		t.Errorf("with a reader only: %v", err)
+	}
+	if content(t, path) != fixedText {
+		t.Error("not fixed with a reader only")
+	}
+}

@@ -195,20 +195,20 @@ func (f *File) NamesModule(fn *pyast.Node) bool {
 	if !fn.Is("identifier", "attribute") {
 		return false
 	}
-	return f.memo(&f.memos.module, f.Text(fn), func() bool { return f.namesModule(fn) })
+	return f.memo(&f.memos.module, f.NameKey(fn), func() bool { return f.namesModule(fn) })
 }
 
 func (f *File) namesModule(fn *pyast.Node) bool {
 	if f.QualifiedName(fn) != "" {
 		return false // torch.relu, np.mean, ...: an imported function
 	}
-	if fn.Is("identifier") && len(f.Functions[f.Text(fn)]) > 0 && len(f.Bindings(f.Text(fn))) == 0 {
+	if fn.Is("identifier") && len(f.Functions[f.Text(fn)]) > 0 && len(f.BindingsOf(fn)) == 0 {
 		return false // a function defined in this file; its summary tells what it does
 	}
 	// Any module bound to the name makes it a model, whatever else it is
 	// bound to: the answer must not depend on the order of the bindings.
 	criterion := false
-	for _, b := range f.Bindings(f.Text(fn)) {
+	for _, b := range f.BindingsOf(fn) {
 		if f.constructsModule(b) {
 			return true
 		}
@@ -230,8 +230,8 @@ func (f *File) IsLossCall(call *pyast.Node) bool {
 	if !fn.Is("identifier", "attribute") {
 		return false
 	}
-	return f.memo(&f.memos.loss, f.Text(fn), func() bool {
-		for _, b := range f.Bindings(f.Text(fn)) {
+	return f.memo(&f.memos.loss, f.NameKey(fn), func() bool {
+		for _, b := range f.BindingsOf(fn) {
 			if f.constructsCriterion(b) {
 				return true
 			}
@@ -780,7 +780,7 @@ func (f *File) layerReturnsTensor(fn *pyast.Node) bool {
 	if !fn.Is("identifier", "attribute") {
 		return false
 	}
-	binds := f.Bindings(f.Text(fn))
+	binds := f.BindingsOf(fn)
 	if len(binds) == 0 {
 		return false
 	}

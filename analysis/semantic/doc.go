@@ -22,6 +22,17 @@
 //     the loops a container or a total must outlive to grow memory;
 //   - the file's text style (text.go): line ending, indentation.
 //
+// Names follow Python's scopes where values are concerned: a plain name
+// assigned in a function (and not declared global or nonlocal there) is
+// that function's own, seen by its uses in the function and in functions
+// nested in it that do not assign it (BindingsOf, NameKey); every other
+// name, and every attribute chain (self.device), is the module's, bound
+// to what is assigned to it at module level, in class bodies, and in
+// functions declaring it global. A parameter a function never assigns
+// sees the module's values of its name (a heuristic: the caller's values
+// are not followed), and attribute chains are file-wide. Names assigned
+// in module-level code that does not parse are that code's own.
+//
 // Answers are computed on first use and remembered per version. Those that
 // depend on one segment and on named facts elsewhere (the taint of a
 // function, the kind of a loop) are carried to the next version of the

@@ -59,6 +59,9 @@ func (f *File) reanalyse(prev *File, fresh []int) (focus Focus, ok bool) {
 		if !isDef && strings.HasPrefix(key, "calls:") {
 			return nil, false // under no-grad or not: that follows calls down the file
 		}
+		if isLocalKey(key) {
+			continue // a function's own name: read in its segment alone, which is new
+		}
 		names[name] = true
 	}
 	if !f.mentioning(names, focus) {
@@ -105,7 +108,7 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 				}
 			}
 			for _, b := range ix.bindings {
-				if !names[b.name] && mentionsAny(f, b.value, names) {
+				if b.scope == nil && !names[b.name] && mentionsAny(f, b.value, names) {
 					add(b.name)
 				}
 			}

@@ -65,3 +65,47 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		prev = got
 	}
 }
+
+// An edit to what a function's own name is bound to is analysed again in
+// that function alone, however many other functions have a name so named;
+// an edit to a module's name still reaches every segment that mentions it.
+func TestAFunctionsOwnNameStaysInItsFunction(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n\nscale = 2\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "\n\ndef step%d(model, x):\n    logits = model(x)\n    return logits.sum()", i)
+		if i%5 == 0 {
+			b.WriteString(" * scale")
+		}
+		b.WriteString("\n")
+	}
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := NewFile("p.py", src, tree)
+	edit := func(old, new string) *File {
+		t.Helper()
+		at := strings.Index(string(src), old)
+		ed := pyast.NewEditor(tree, src)
+		ed.Replace(at, at+len(old), new)
+		next, err := ed.Parse(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, tree = ed.Text(), next
+		f := NewFileFrom(prev, "p.py", src, tree)
+		prev = f
+		return f
+	}
+	f := edit("logits = model(x)\n    return logits.sum()\n\n\ndef step8", "logits = model(x).float()\n    return logits.sum()\n\n\ndef step8")
+	focus, ok := f.Reanalysed()
+	if !ok || len(focus) != 1 || !focus[f.SegmentAt(strings.Index(string(f.Tree.Src), "def step7"))] {
+		t.Errorf("after editing step7's logits: %d segments to analyse again (ok %v), want step7's alone", len(focus), ok)
+	}
+	f = edit("scale = 2", "scale = 3")
+	if focus, ok := f.Reanalysed(); !ok || len(focus) != 7 {
+		t.Errorf("after editing the module's scale: %d segments to analyse again (ok %v), want its own and the 6 functions using it", len(focus), ok)
+	}
+}

@@ -896,11 +896,11 @@ func (f *File) isDeviceExpr(e *pyast.Node, depth int) bool {
 			// x.device follows a tensor (or a module) wherever it is: not
 			// a move to CUDA. self.device is a configured device.
 			if obj := e.Child("object"); !(obj.Is("identifier") && (f.Text(obj) == "self" || f.Text(obj) == "cls")) &&
-				len(f.Bindings(f.Text(e))) == 0 {
+				len(f.BindingsOf(e)) == 0 {
 				return false
 			}
 		}
-		if binds := f.Bindings(f.Text(e)); len(binds) > 0 {
+		if binds := f.BindingsOf(e); len(binds) > 0 {
 			for _, b := range binds {
 				if f.isDeviceExpr(b, depth+1) {
 					return true
@@ -949,7 +949,7 @@ func (f *File) typeOfInstance(e *pyast.Node, depth int) string {
 	case "call":
 		return f.QualifiedName(f.unwrapModuleChain(e).Child("function"))
 	case "identifier", "attribute":
-		for _, b := range f.Bindings(f.Text(e)) {
+		for _, b := range f.BindingsOf(e) {
 			if t := f.typeOfInstance(b, depth+1); t != "" {
 				return t
 			}
@@ -967,7 +967,7 @@ func (f *File) classOfInstance(e *pyast.Node, depth int) *Class {
 	if depth == 0 && e.Is("identifier", "attribute") {
 		// Asked for every method call's receiver: remembered per version
 		// by the name's text (the answer follows its bindings).
-		return remember(f, &f.memos.instances, f.Text(e), func() *Class { return f.classOfInstance(e, 1) })
+		return remember(f, &f.memos.instances, f.NameKey(e), func() *Class { return f.classOfInstance(e, 1) })
 	}
 	switch e.Kind {
 	case "call":
@@ -975,7 +975,7 @@ func (f *File) classOfInstance(e *pyast.Node, depth int) *Class {
 			return f.Classes[f.Text(fn)]
 		}
 	case "identifier", "attribute":
-		for _, b := range f.Bindings(f.Text(e)) {
+		for _, b := range f.BindingsOf(e) {
 			if c := f.classOfInstance(b, depth+1); c != nil {
 				return c
 			}

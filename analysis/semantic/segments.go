@@ -6,8 +6,10 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/source"
@@ -134,11 +136,12 @@ func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
 	return out
 }
 
-// namesChanged reports whether carryOver found a name bound to other
-// values (its changed set also names functions, "def:" and "calls:").
+// namesChanged reports whether carryOver found a module's name bound to
+// other values (its changed set also names functions, "def:" and "calls:",
+// and functions' own names, which only their segment reads).
 func (f *File) namesChanged() bool {
 	for key := range f.carried.changed {
-		if !strings.HasPrefix(key, "def:") && !strings.HasPrefix(key, "calls:") {
+		if !strings.HasPrefix(key, "def:") && !strings.HasPrefix(key, "calls:") && !isLocalKey(key) {
 			return true
 		}
 	}
@@ -238,8 +241,12 @@ type segmentIndex struct {
 	classes                             []*Class
 	classHeaders                        string // the classes' names, bases and methods
 	bindings                            []binding
-	deviceCandidates                    []*pyast.Node // name = string, call or conditional
-	indent                              int           // as File.indent
+	// scopes are the functions of the segment that assign names of their
+	// own or declare names global, by definition (see localScope).
+	scopes           map[*pyast.Node]*localScope
+	serial           uint64        // unique to this index, for its scopes' keys
+	deviceCandidates []*pyast.Node // name = string, call or conditional
+	indent           int           // as File.indent
 	// mentions are the hashes of the texts of the segment's identifiers
 	// and attribute chains (but functions' names where they are defined),
 	// sorted: the names whose bindings and definitions its analysis may
@@ -271,6 +278,11 @@ type namedNode struct {
 type binding struct {
 	name          string
 	target, value *pyast.Node
+	// scope is the function the name is local to, or nil for the module's
+	// names (and attribute chains); key is the name, scoped (see
+	// localScope.key).
+	scope *localScope
+	key   string
 }
 
 type importFacts struct {
@@ -280,7 +292,8 @@ type importFacts struct {
 }
 
 func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
-	ix := &segmentIndex{}
+	ix := &segmentIndex{serial: indexSerial.Add(1)}
+	declared := map[*pyast.Node][]*pyast.Node{} // function -> its global and nonlocal statements
 	text := func(n *pyast.Node) string { return strings.Clone(n.Text(tree.Src)) }
 	var headers strings.Builder
 	for _, stmt := range seg.Nodes {
@@ -312,7 +325,8 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 			case "assignment", "augmented_assignment":
 				ix.assignments = append(ix.assignments, n)
 				if left, right := n.Child("left"), n.Child("right"); n.Kind == "assignment" && right != nil && left.Is("identifier", "attribute") {
-					ix.bindings = append(ix.bindings, binding{text(left), left, right})
+					name := text(left)
+					ix.bindings = append(ix.bindings, binding{name: name, target: left, value: right, key: name})
 					if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
 						ix.deviceCandidates = append(ix.deviceCandidates, n)
 					}
@@ -322,6 +336,10 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				// one class is not used by every class defining one so named.
 				if !(n.Field == "name" && n.Parent.Is("function_definition")) {
 					ix.mentions = append(ix.mentions, nameHash(n.Text(tree.Src)))
+				}
+			case "global_statement", "nonlocal_statement":
+				if fn := enclosingFunction(n); fn != nil {
+					declared[fn] = append(declared[fn], n)
 				}
 			case "comment":
 				ix.comments = append(ix.comments, n)
@@ -339,6 +357,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 			return true
 		})
 	}
+	ix.scopeBindings(tree, declared)
 	ix.classHeaders = headers.String()
 	segText := seg.Text()
 	ix.breaks.crlf, ix.breaks.lf, ix.breaks.cr = bytes.Count(segText, []byte("\r\n")), bytes.Count(segText, []byte("\n")), bytes.Count(segText, []byte("\r"))
@@ -348,6 +367,119 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 		ix.bloom[h>>6&7] |= 1 << (h & 63)
 	}
 	return ix
+}
+
+// localScope is what a function assigns to plain names of its own: as in
+// Python, a name assigned in a function (and not declared global or
+// nonlocal there) is that function's, and its uses in the function (and in
+// functions nested in it that do not assign it) see those values only.
+// Names a function only reads, and its parameters when it never assigns
+// them, see the module's. Attribute chains (self.device) stay file-wide.
+//
+// Answers about a local name are remembered under its scoped key, so that
+// an edit in one function leaves what every other function's names are
+// bound to, and the answers about them, alone (see carryOver, reanalyse).
+type localScope struct {
+	id    string                   // unique across versions of the file
+	names map[string][]*pyast.Node // name -> values, in source order
+	// Names declared global or nonlocal here: not the function's own.
+	global, nonlocal map[string]bool
+}
+
+// key returns the scoped key of a local name: never a name's text, and
+// never the same for two scopes (see isLocalKey).
+func (s *localScope) key(name string) string { return name + "\x00" + s.id }
+
+// isLocalKey reports whether a key of carryOver's changed names, or of the
+// answers remembered, is a function's own name, which only the function's
+// segment can read.
+func isLocalKey(key string) bool { return strings.IndexByte(key, 0) >= 0 }
+
+// indexSerial numbers segment indexes, so that scope keys are never reused
+// by a later version's segments.
+var indexSerial atomic.Uint64
+
+// scopeBindings moves the bindings of plain names assigned in functions to
+// those functions' scopes, given each function's global and nonlocal
+// statements.
+func (ix *segmentIndex) scopeBindings(tree *pyast.Tree, declared map[*pyast.Node][]*pyast.Node) {
+	scopeOf := func(fn *pyast.Node) *localScope {
+		s := ix.scopes[fn]
+		if s == nil {
+			if ix.scopes == nil {
+				ix.scopes = map[*pyast.Node]*localScope{}
+			}
+			s = &localScope{id: strconv.FormatUint(ix.serial, 10) + "." + strconv.Itoa(len(ix.scopes)), names: map[string][]*pyast.Node{}}
+			ix.scopes[fn] = s
+		}
+		return s
+	}
+	for fn, stmts := range declared {
+		s := scopeOf(fn)
+		s.global, s.nonlocal = map[string]bool{}, map[string]bool{}
+		for _, st := range stmts {
+			into := s.global
+			if st.Kind == "nonlocal_statement" {
+				into = s.nonlocal
+			}
+			for _, id := range st.NamedChildren() {
+				if id.Is("identifier") {
+					into[strings.Clone(id.Text(tree.Src))] = true
+				}
+			}
+		}
+	}
+	for i := range ix.bindings {
+		b := &ix.bindings[i]
+		if !b.target.Is("identifier") {
+			continue
+		}
+		fn := enclosingFunction(b.target)
+		for fn != nil && ix.scopes[fn] != nil && (ix.scopes[fn].global[b.name] || ix.scopes[fn].nonlocal[b.name]) {
+			if ix.scopes[fn].global[b.name] {
+				fn = nil
+				break
+			}
+			fn = enclosingFunction(fn)
+		}
+		if fn == nil && enclosingFunction(b.target) == nil {
+			fn = brokenStatement(b.target)
+		}
+		if fn == nil {
+			continue
+		}
+		b.scope = scopeOf(fn)
+		b.key = b.scope.key(b.name)
+		b.scope.names[b.name] = append(b.scope.names[b.name], b.value)
+	}
+}
+
+// brokenStatement returns the outermost syntax error holding n, or nil.
+// What is assigned in module-level code that does not parse is that
+// code's own: typing a function, the parser often reads its body as
+// module-level statements until its header is whole again, and such names
+// would otherwise be the module's, changing the answers about every
+// function that reads a name so named on those keystrokes.
+func brokenStatement(n *pyast.Node) *pyast.Node {
+	var outer *pyast.Node
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Kind == "ERROR" {
+			outer = p
+		}
+	}
+	return outer
+}
+
+// enclosingFunction returns the innermost function definition holding n
+// (n excluded), or nil. A class body between them is no function scope,
+// and a method's names are the method's.
+func enclosingFunction(n *pyast.Node) *pyast.Node {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Kind == "function_definition" {
+			return p
+		}
+	}
+	return nil
 }
 
 // newClass builds a class's description; its strings are copies (see
@@ -541,8 +673,62 @@ func (f *File) callsByName(name string) []*pyast.Node {
 	return f.memos.byName[name]
 }
 
+// BindingsOf returns the right-hand sides assigned to the identifier or
+// attribute chain e as seen where e is: a function's own name's values
+// in that function (see localScope), otherwise the module's.
+func (f *File) BindingsOf(e *pyast.Node) []*pyast.Node {
+	if s := f.localScopeOf(e); s != nil {
+		return s.names[f.Text(e)]
+	}
+	return f.Bindings(f.Text(e))
+}
+
+// NameKey is what answers about the identifier or attribute chain e are
+// remembered by: its text, scoped for a function's own name.
+func (f *File) NameKey(e *pyast.Node) string {
+	if s := f.localScopeOf(e); s != nil {
+		return s.key(f.Text(e))
+	}
+	return f.Text(e)
+}
+
+// localScopeOf returns the scope of the function whose own name the
+// identifier e is: the innermost function holding e that assigns the
+// name, unless a function on the way declares it global; outside any
+// function, the syntax error holding e if it assigns the name (see
+// brokenStatement). Nil for the module's names and for attribute chains.
+func (f *File) localScopeOf(e *pyast.Node) *localScope {
+	if !e.Is("identifier") {
+		return nil
+	}
+	var ix *segmentIndex
+	name := f.Text(e)
+	fn := enclosingFunction(e)
+	if fn == nil {
+		fn = brokenStatement(e)
+	}
+	for ; fn != nil; fn = enclosingFunction(fn) {
+		if ix == nil {
+			if ix = f.segments[f.segmentOf(fn)]; ix == nil || ix.scopes == nil {
+				return nil
+			}
+		}
+		s := ix.scopes[fn]
+		switch {
+		case s == nil || s.nonlocal[name]:
+		case s.global[name]:
+			return nil
+		case s.names[name] != nil:
+			return s
+		}
+	}
+	return nil
+}
+
 // Bindings returns the right-hand sides assigned to name (an identifier or
-// a dotted attribute such as self.device) anywhere in the file.
+// a dotted attribute such as self.device) in the module's scope: at
+// module level, in class bodies, and in functions that declare it global.
+// (Names of functions' own: see BindingsOf.)
 func (f *File) Bindings(name string) []*pyast.Node {
 	f.bindings.Do(func() {
 		f.bindings.m = f.bindingsMap()
@@ -560,7 +746,9 @@ func (f *File) bindingsMap() map[string][]*pyast.Node {
 	}
 	m := f.byName(had, f.carried.fresh, f.carried.removed, func(ix *segmentIndex, add func(string, *pyast.Node)) {
 		for _, b := range ix.bindings {
-			add(b.name, b.value)
+			if b.scope == nil {
+				add(b.name, b.value)
+			}
 		}
 	})
 	f.carried.bindings, f.carried.removed, f.carried.fresh = nil, nil, nil // hold no older version
@@ -597,14 +785,14 @@ func (f *File) carryOver(prev *File) {
 	for seg, ix := range f.segments {
 		if prev.segments[seg] == nil {
 			for _, b := range ix.bindings {
-				balance[pair{b.name, f.Text(b.value)}]++
+				balance[pair{b.key, f.Text(b.value)}]++
 			}
 		}
 	}
 	for seg, ix := range prev.segments {
 		if f.segments[seg] == nil {
 			for _, b := range ix.bindings {
-				balance[pair{b.name, prev.Text(b.value)}]--
+				balance[pair{b.key, prev.Text(b.value)}]--
 			}
 		}
 	}
@@ -747,8 +935,11 @@ type asked map[string]bool
 
 // name records the text of an identifier or attribute chain.
 func (a asked) name(f *File, n *pyast.Node) {
-	if n.Is("identifier", "attribute") && !a[f.Text(n)] {
-		a[strings.Clone(f.Text(n))] = true // a copy: see binding
+	if !n.Is("identifier", "attribute") {
+		return
+	}
+	if key := f.NameKey(n); !a[key] {
+		a[strings.Clone(key)] = true // a copy: see binding
 	}
 }
 
@@ -762,12 +953,41 @@ func (a asked) call(f *File, call *pyast.Node) {
 	}
 }
 
-// summary records that the answer used s.
+// summary records that the answer used s, and what s read of the module.
+// (What s read of its function's own names can change only with its
+// segment, and then "def:" says whether s changed; see sameSummaries.)
 func (a asked) summary(s *Summary) {
 	a["def:"+s.name] = true
 	for name := range s.asked {
-		a[name] = true
+		if !isLocalKey(name) {
+			a[name] = true
+		}
 	}
+}
+
+// sameQuestions reports whether two versions of a function's summary asked
+// the same: the same keys, its own names' keys compared by name (each
+// version of a segment scopes them anew).
+func sameQuestions(a, b asked) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for key := range a {
+		if !b[key] && !(isLocalKey(key) && hasLocalKeyNamed(b, key[:strings.IndexByte(key, 0)])) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasLocalKeyNamed reports whether a holds a local key of name.
+func hasLocalKeyNamed(a asked, name string) bool {
+	for key := range a {
+		if isLocalKey(key) && key[:strings.IndexByte(key, 0)] == name {
+			return true
+		}
+	}
+	return false
 }
 
 // carryCallIndex updates prev's index of calls by name for f: the calls of
@@ -823,7 +1043,7 @@ func sameSummaries(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
 		}
 		s := f.summary(b[i])
 		if s.ReturnsGraph != old.ReturnsGraph || s.Trains != old.Trains || s.RunsModel != old.RunsModel ||
-			!maps.Equal(s.asked, old.asked) {
+			!sameQuestions(s.asked, old.asked) {
 			return false
 		}
 	}

@@ -162,3 +162,134 @@ helper(2)
 		t.Error("helper(2) does not resolve to the function")
 	}
 }
+
+// use returns the last identifier name in the function fn.
+func use(t *testing.T, f *File, fn, name string) *pyast.Node {
+	t.Helper()
+	var def, found *pyast.Node
+	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+		if def == nil && n.Kind == "function_definition" && f.Text(n.Child("name")) == fn {
+			def = n
+		}
+		return def == nil
+	})
+	if def == nil {
+		t.Fatalf("no function %s", fn)
+	}
+	f.Tree.Walk(def.Child("body"), func(n *pyast.Node) bool {
+		if n.Kind == "identifier" && f.Text(n) == name {
+			found = n
+		}
+		return true
+	})
+	if found == nil {
+		t.Fatalf("no %s in %s", name, fn)
+	}
+	return found
+}
+
+// A name assigned in a function is the function's own, as in Python; other
+// functions, and the module, do not see its values.
+func TestNamesAreScopedAsInPython(t *testing.T) {
+	f := parse(t, `import torch
+import torch.nn as nn
+
+crit = nn.MSELoss()
+
+
+def a(x):
+    lyr = nn.Linear(2, 2)
+    return lyr(x)
+
+
+def b(x):
+    lyr = make()
+    return lyr(x)
+
+
+def c(lyr, x):
+    return lyr(x)
+
+
+def d(x):
+    global crit
+    crit = None
+    return crit(x)
+
+
+def outer(x):
+    dev = "cpu"
+
+    def inner():
+        return x.to(dev)
+
+    def inner2():
+        nonlocal dev
+        dev = "cuda"
+
+    return inner
+`)
+	texts := func(nodes []*pyast.Node) string {
+		var out []string
+		for _, n := range nodes {
+			out = append(out, f.Text(n))
+		}
+		return strings.Join(out, ", ")
+	}
+	for _, tc := range []struct{ fn, name, want string }{
+		{"a", "lyr", "nn.Linear(2, 2)"},
+		{"b", "lyr", "make()"},
+		{"c", "lyr", ""},                    // a parameter it never assigns: the module's (none)
+		{"d", "crit", "nn.MSELoss(), None"}, // declared global: the module's, its own assignment included
+		{"inner", "dev", `"cpu", "cuda"`},   // the enclosing function's, nonlocal assignment included
+	} {
+		if got := texts(f.BindingsOf(use(t, f, tc.fn, tc.name))); got != tc.want {
+			t.Errorf("%s in %s() is bound to [%s], want [%s]", tc.name, tc.fn, got, tc.want)
+		}
+	}
+	if got := texts(f.Bindings("lyr")); got != "" {
+		t.Errorf("the module's lyr is bound to [%s], want none", got)
+	}
+	if !f.NamesModule(use(t, f, "a", "lyr")) || f.NamesModule(use(t, f, "b", "lyr")) {
+		t.Error("a's lyr is an nn.Linear, and b's is not known to be a module")
+	}
+	ka, kb := f.NameKey(use(t, f, "a", "lyr")), f.NameKey(use(t, f, "b", "lyr"))
+	if ka == kb || ka == "lyr" || !isLocalKey(ka) {
+		t.Errorf("keys of a's and b's lyr: %q and %q", ka, kb)
+	}
+	if k := f.NameKey(use(t, f, "d", "crit")); k != "crit" {
+		t.Errorf("key of a global: %q", k)
+	}
+}
+
+// What module-level code that does not parse assigns is its own. Typing
+// the last lines of a function, `len(` inside an open `{` takes in the
+// class after it, and the parser reads the whole function as module-level
+// code in a syntax error: its names must not become the module's (every
+// function reading a name so named would be analysed again on each such
+// keystroke).
+func TestNamesAssignedInBrokenCodeAreItsOwn(t *testing.T) {
+	f := parse(t, `import torch
+
+
+def train_typed(model, loader):
+    losses = []
+    for x, y in loader:
+        out = model(x)
+        losses.append(out.sum())
+    history = {
+        "losses": [l.item() for l in losses],
+        "accuracy": correct / max(1, len(
+class PoseDataset(Dataset):
+    def __init__(self, root):
+        self.root = root
+`)
+	if !f.Tree.HasError() {
+		t.Fatal("the test needs a syntax error")
+	}
+	for _, name := range []string{"losses", "out"} {
+		if got := len(f.Bindings(name)); got != 0 {
+			t.Errorf("the module's %s has %d values, want none", name, got)
+		}
+	}
+}

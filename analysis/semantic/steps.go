@@ -434,9 +434,9 @@ func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, reads asked
 			// The bindings' own names, to the depth the answer reads:
 			// found once per name (a file may bind `loader` in every
 			// function, and every loop asks).
-			names := remember(f, &f.memos.loaderReads, loaderReadsKey{kind, f.Text(e), depth}, func() []string {
+			names := remember(f, &f.memos.loaderReads, loaderReadsKey{kind, f.NameKey(e), depth}, func() []string {
 				inner := asked{}
-				for _, b := range f.Bindings(f.Text(e)) {
+				for _, b := range f.BindingsOf(e) {
 					f.loaderLike(b, kind, depth+1, inner)
 				}
 				return slices.Collect(maps.Keys(inner))
@@ -445,8 +445,8 @@ func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, reads asked
 				reads[name] = true
 			}
 		}
-		return remember(f, &f.memos.loaders, loaderKey{kind, f.Text(e)}, func() bool {
-			for _, b := range f.Bindings(f.Text(e)) {
+		return remember(f, &f.memos.loaders, loaderKey{kind, f.NameKey(e)}, func() bool {
+			for _, b := range f.BindingsOf(e) {
 				if f.loaderLike(b, kind, depth+1, nil) {
 					return true
 				}

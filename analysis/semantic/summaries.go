@@ -54,7 +54,7 @@ func (f *File) resolveCall(call *pyast.Node) *pyast.Node {
 	switch {
 	case fn.Is("identifier"):
 		defs := f.Functions[f.Text(fn)]
-		if len(defs) == 0 || len(f.Bindings(f.Text(fn))) > 0 {
+		if len(defs) == 0 || len(f.BindingsOf(fn)) > 0 {
 			return nil // no such function, or a name bound to a value
 		}
 		// A bare name calls a function, not a method of some class.
@@ -236,7 +236,7 @@ func (f *File) constructsOptimizerName(e *pyast.Node) bool {
 	if !e.Is("identifier", "attribute") {
 		return false
 	}
-	for _, b := range f.Bindings(f.Text(e)) {
+	for _, b := range f.BindingsOf(e) {
 		if b.Is("call") && strings.HasPrefix(f.Callee(b), "torch.optim.") && !strings.HasPrefix(f.Callee(b), "torch.optim.lr_scheduler.") {
 			return true
 		}

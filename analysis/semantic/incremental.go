@@ -59,9 +59,6 @@ func (f *File) reanalyse(prev *File, fresh []int) (focus Focus, ok bool) {
 		if !isDef && strings.HasPrefix(key, "calls:") {
 			return nil, false // under no-grad or not: that follows calls down the file
 		}
-		if isLocalKey(key) {
-			continue // a function's own name: read in its segment alone, which is new
-		}
 		names[name] = true
 	}
 	if !f.mentioning(names, focus) {

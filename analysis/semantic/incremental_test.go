@@ -104,6 +104,24 @@ func TestAFunctionsOwnNameStaysInItsFunction(t *testing.T) {
 	if !ok || len(focus) != 1 || !focus[f.SegmentAt(strings.Index(string(f.Tree.Src), "def step7"))] {
 		t.Errorf("after editing step7's logits: %d segments to analyse again (ok %v), want step7's alone", len(focus), ok)
 	}
+	// Answers remembered by a local name's key go with its segment: after
+	// many versions, only the live segments' are left.
+	ask := func(f *File) {
+		f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+			if n.Kind == "identifier" && f.Text(n) == "logits" {
+				f.NamesModule(n)
+			}
+			return true
+		})
+	}
+	ask(f)
+	for i := range 5 {
+		f = edit(fmt.Sprintf("model(x).float()%s", strings.Repeat(" + 0", i)), fmt.Sprintf("model(x).float()%s", strings.Repeat(" + 0", i+1)))
+		ask(f)
+	}
+	if got := len(f.memos.module); got != 30 {
+		t.Errorf("%d answers remembered about names, want one per function's logits (30)", got)
+	}
 	f = edit("scale = 2", "scale = 3")
 	if focus, ok := f.Reanalysed(); !ok || len(focus) != 7 {
 		t.Errorf("after editing the module's scale: %d segments to analyse again (ok %v), want its own and the 6 functions using it", len(focus), ok)

@@ -136,12 +136,11 @@ func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
 	return out
 }
 
-// namesChanged reports whether carryOver found a module's name bound to
-// other values (its changed set also names functions, "def:" and "calls:",
-// and functions' own names, which only their segment reads).
+// namesChanged reports whether carryOver found a name bound to other
+// values (its changed set also names functions, "def:" and "calls:").
 func (f *File) namesChanged() bool {
 	for key := range f.carried.changed {
-		if !strings.HasPrefix(key, "def:") && !strings.HasPrefix(key, "calls:") && !isLocalKey(key) {
+		if !strings.HasPrefix(key, "def:") && !strings.HasPrefix(key, "calls:") {
 			return true
 		}
 	}
@@ -390,9 +389,17 @@ type localScope struct {
 // never the same for two scopes (see isLocalKey).
 func (s *localScope) key(name string) string { return name + "\x00" + s.id }
 
-// isLocalKey reports whether a key of carryOver's changed names, or of the
-// answers remembered, is a function's own name, which only the function's
-// segment can read.
+// localKeySerial returns the serial of the segment index whose scope a
+// local key names.
+func localKeySerial(key string) string {
+	_, id, _ := strings.Cut(key, "\x00")
+	serial, _, _ := strings.Cut(id, ".")
+	return serial
+}
+
+// isLocalKey reports whether a key of the answers remembered, or of what
+// they asked, is a function's own name, which only the function's segment
+// can read.
 func isLocalKey(key string) bool { return strings.IndexByte(key, 0) >= 0 }
 
 // indexSerial numbers segment indexes, so that scope keys are never reused
@@ -777,22 +784,30 @@ func (f *File) carryOver(prev *File) {
 		return
 	}
 	f.carried.ok = true
-	// The names whose bindings may differ: those bound to other values in
-	// the segments only one of the versions has. (The answers about a name
-	// do not depend on the order of its bindings.)
+	// The module's names whose bindings may differ: those bound to other
+	// values in the segments only one of the versions has. (The answers
+	// about a name do not depend on the order of its bindings.) Functions'
+	// own names are left out: only answers in their own segment read them
+	// (a summary passes on what it read of the module alone), and those
+	// answers are not carried, the segment being new; the answers
+	// remembered by their keys go with their segments (see keep).
 	type pair struct{ name, value string }
 	balance := map[pair]int{}
 	for seg, ix := range f.segments {
 		if prev.segments[seg] == nil {
 			for _, b := range ix.bindings {
-				balance[pair{b.key, f.Text(b.value)}]++
+				if b.scope == nil {
+					balance[pair{b.name, f.Text(b.value)}]++
+				}
 			}
 		}
 	}
 	for seg, ix := range prev.segments {
 		if f.segments[seg] == nil {
 			for _, b := range ix.bindings {
-				balance[pair{b.key, prev.Text(b.value)}]--
+				if b.scope == nil {
+					balance[pair{b.name, prev.Text(b.value)}]--
+				}
 			}
 		}
 	}
@@ -862,11 +877,17 @@ func (f *File) carryOver(prev *File) {
 	}
 	prev.memos.Lock()
 	defer prev.memos.Unlock()
+	live := make(map[string]bool, len(f.segments)) // the serials of f's segment indexes, as keys write them
+	for _, ix := range f.segments {
+		if ix.scopes != nil {
+			live[strconv.FormatUint(ix.serial, 10)] = true
+		}
+	}
 	keep := func(from map[string]bool) map[string]bool {
 		to := make(map[string]bool, len(from))
-		for name, v := range from {
-			if !changed[name] {
-				to[name] = v
+		for key, v := range from {
+			if !changed[key] && (!isLocalKey(key) || live[localKeySerial(key)]) {
+				to[key] = v
 			}
 		}
 		return to

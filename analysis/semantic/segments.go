@@ -790,7 +790,7 @@ func (f *File) carryOver(prev *File) {
 	// own names are left out: only answers in their own segment read them
 	// (a summary passes on what it read of the module alone), and those
 	// answers are not carried, the segment being new; the answers
-	// remembered by their keys go with their segments (see keep).
+	// remembered by their keys go with their segments (gone, keep).
 	type pair struct{ name, value string }
 	balance := map[pair]int{}
 	for seg, ix := range f.segments {
@@ -802,12 +802,21 @@ func (f *File) carryOver(prev *File) {
 			}
 		}
 	}
+	// The serials of the segment indexes gone with prev, as local keys
+	// write them: each version drops their answers, so none pile up.
+	var gone map[string]bool
 	for seg, ix := range prev.segments {
 		if f.segments[seg] == nil {
 			for _, b := range ix.bindings {
 				if b.scope == nil {
 					balance[pair{b.name, prev.Text(b.value)}]--
 				}
+			}
+			if ix.scopes != nil {
+				if gone == nil {
+					gone = map[string]bool{}
+				}
+				gone[strconv.FormatUint(ix.serial, 10)] = true
 			}
 		}
 	}
@@ -877,16 +886,10 @@ func (f *File) carryOver(prev *File) {
 	}
 	prev.memos.Lock()
 	defer prev.memos.Unlock()
-	live := make(map[string]bool, len(f.segments)) // the serials of f's segment indexes, as keys write them
-	for _, ix := range f.segments {
-		if ix.scopes != nil {
-			live[strconv.FormatUint(ix.serial, 10)] = true
-		}
-	}
 	keep := func(from map[string]bool) map[string]bool {
 		to := make(map[string]bool, len(from))
 		for key, v := range from {
-			if !changed[key] && (!isLocalKey(key) || live[localKeySerial(key)]) {
+			if !changed[key] && (gone == nil || !isLocalKey(key) || !gone[localKeySerial(key)]) {
 				to[key] = v
 			}
 		}

@@ -54,12 +54,13 @@ func usedAsTensor(f *semantic.File, name string, scope *pyast.Node, elements boo
 // builtinContainer reports whether the container name refers to at stmt
 // is a list, dict, set or deque: for a local name, by its last binding in
 // scope before stmt (`history, preds = [], []` too); for an attribute
-// (self.losses), by every binding in the file. An object of another class
-// (d2l's Accumulator, a metric) may convert what it is given.
+// (self.losses), by every binding the methods of its class (and of the
+// classes related to it) make. An object of another class (d2l's
+// Accumulator, a metric) may convert what it is given.
 func builtinContainer(f *semantic.File, name string, scope, stmt *pyast.Node) bool {
 	var binds []*pyast.Node
 	if strings.Contains(name, ".") {
-		binds = f.Bindings(name)
+		binds = f.AttributeBindings(name, stmt)
 	} else if last := lastBinding(f, name, scope, stmt); last != nil {
 		binds = []*pyast.Node{last}
 	} else if !scope.Is("module") && !f.AssignedIn(name, scope) {

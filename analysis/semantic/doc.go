@@ -25,13 +25,15 @@
 // Names follow Python's scopes where values are concerned: a plain name
 // assigned in a function (and not declared global or nonlocal there) is
 // that function's own, seen by its uses in the function and in functions
-// nested in it that do not assign it (BindingsOf, NameKey); every other
-// name, and every attribute chain (self.device), is the module's, bound
-// to what is assigned to it at module level, in class bodies, and in
-// functions declaring it global. A parameter a function never assigns
+// nested in it that do not assign it (BindingsOf, NameKey). An attribute
+// chain on self or cls in a class's methods (self.device) is the class's,
+// shared with the classes of the file it derives from or that derive
+// from it (classFamily). Every other name and chain is the module's,
+// bound to what is assigned to it at module level, in class bodies, and
+// in functions declaring it global. A parameter a function never assigns
 // sees the module's values of its name (a heuristic: the caller's values
-// are not followed), and attribute chains are file-wide. Names assigned
-// in module-level code that does not parse are that code's own.
+// are not followed). Names assigned in module-level code that does not
+// parse are that code's own.
 //
 // Answers are computed on first use and remembered per version. Those that
 // depend on one segment and on named facts elsewhere (the taint of a

@@ -82,9 +82,17 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 		if round == maxRounds || len(focus) > most {
 			return false
 		}
-		hashes := make([]uint64, len(fresh))
-		for i, name := range fresh {
-			hashes[i] = nameHash(name)
+		hashes := make([]uint64, 0, len(fresh))
+		for _, name := range fresh {
+			if chain, family, ok := strings.Cut(name, "\x01"); ok {
+				// A class's attribute: mentioned as such in the classes of
+				// its family (see attributeKey).
+				for _, c := range f.classFamily(family) {
+					hashes = append(hashes, nameHash(attributeKey(chain, c)))
+				}
+				continue
+			}
+			hashes = append(hashes, nameHash(name))
 		}
 		fresh = fresh[:0]
 		add := func(name string) {
@@ -105,8 +113,8 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 				}
 			}
 			for _, b := range ix.bindings {
-				if b.scope == nil && !names[b.name] && mentionsAny(f, b.value, names) {
-					add(b.name)
+				if key := f.bindingKey(b); b.scope == nil && !names[key] && mentionsAny(f, b.value, names) {
+					add(key)
 				}
 			}
 		}
@@ -115,11 +123,11 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 }
 
 // mentionsAny reports whether an identifier or attribute chain in n has
-// one of names for its text.
+// one of names for its key (see NameKey).
 func mentionsAny(f *File, n *pyast.Node, names map[string]bool) bool {
 	found := false
 	pyast.Walk(n, func(m *pyast.Node) bool {
-		found = found || m.Is("identifier", "attribute") && names[f.Text(m)]
+		found = found || m.Is("identifier", "attribute") && names[f.NameKey(m)]
 		return !found
 	})
 	return found

@@ -127,3 +127,41 @@ func TestAFunctionsOwnNameStaysInItsFunction(t *testing.T) {
 		t.Errorf("after editing the module's scale: %d segments to analyse again (ok %v), want its own and the 6 functions using it", len(focus), ok)
 	}
 }
+
+// An edit to what one class assigns to an attribute is analysed again in
+// that class (and in the classes related to it) alone, however many other
+// classes have an attribute so named.
+func TestAClasssAttributeStaysInItsFamily(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\nimport torch.nn as nn\n")
+	for i := range 20 {
+		fmt.Fprintf(&b, "\n\nclass Block%d(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.out = nn.Linear(4, %d)\n\n    def forward(self, x):\n        return self.out(x)\n", i, i+1)
+	}
+	b.WriteString("\n\nclass Wide(Block3):\n    def forward(self, x):\n        return self.out(x) * 2\n")
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := NewFile("p.py", src, tree)
+	for _, defs := range prev.Functions {
+		for _, d := range defs {
+			prev.summary(d) // as an analysis does: the next version compares them
+		}
+	}
+	at := strings.Index(string(src), "nn.Linear(4, 4)")
+	ed := pyast.NewEditor(tree, src)
+	ed.Replace(at, at+len("nn.Linear(4, 4)"), "nn.Linear(4, 8)")
+	next, err := ed.Parse(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFileFrom(prev, "p.py", ed.Text(), next)
+	focus, ok := f.Reanalysed()
+	in := func(class string) bool {
+		return focus[f.SegmentAt(strings.Index(string(f.Tree.Src), "class "+class+"("))]
+	}
+	if !ok || len(focus) != 2 || !in("Block3") || !in("Wide") {
+		t.Errorf("after editing Block3's self.out: %d segments to analyse again (ok %v), want Block3's and Wide's", len(focus), ok)
+	}
+}

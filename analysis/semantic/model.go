@@ -71,6 +71,10 @@ type File struct {
 		sync.Once
 		m map[string]bool // the methods the file's classes define
 	}
+	families struct {
+		sync.Once
+		m map[string][]string // class -> its family (see classFamily)
+	}
 
 	// Answers remembered per file: about a name's text, and each scope's taint.
 	memos struct {

@@ -242,7 +242,10 @@ type segmentIndex struct {
 	bindings                            []binding
 	// scopes are the functions of the segment that assign names of their
 	// own or declare names global, by definition (see localScope).
-	scopes           map[*pyast.Node]*localScope
+	scopes map[*pyast.Node]*localScope
+	// classAttributes are the values assigned to the attributes of the
+	// segment's classes in their methods: class -> chain -> values.
+	classAttributes  map[string]map[string][]*pyast.Node
 	serial           uint64        // unique to this index, for its scopes' keys
 	deviceCandidates []*pyast.Node // name = string, call or conditional
 	indent           int           // as File.indent
@@ -278,10 +281,10 @@ type binding struct {
 	name          string
 	target, value *pyast.Node
 	// scope is the function the name is local to, or nil for the module's
-	// names (and attribute chains); key is the name, scoped (see
-	// localScope.key).
+	// names and attribute chains. class is the class whose attribute the
+	// chain is (self.device in its methods: see attributeClass), or "".
 	scope *localScope
-	key   string
+	class string
 }
 
 type importFacts struct {
@@ -324,8 +327,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 			case "assignment", "augmented_assignment":
 				ix.assignments = append(ix.assignments, n)
 				if left, right := n.Child("left"), n.Child("right"); n.Kind == "assignment" && right != nil && left.Is("identifier", "attribute") {
-					name := text(left)
-					ix.bindings = append(ix.bindings, binding{name: name, target: left, value: right, key: name})
+					ix.bindings = append(ix.bindings, binding{name: text(left), target: left, value: right, class: strings.Clone(attributeClass(left, tree.Src))})
 					if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
 						ix.deviceCandidates = append(ix.deviceCandidates, n)
 					}
@@ -334,7 +336,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				// A function's own name is no use of it: a method edited in
 				// one class is not used by every class defining one so named.
 				if !(n.Field == "name" && n.Parent.Is("function_definition")) {
-					ix.mentions = append(ix.mentions, nameHash(n.Text(tree.Src)))
+					ix.mentions = append(ix.mentions, nameHash(attributeKey(n.Text(tree.Src), attributeClass(n, tree.Src))))
 				}
 			case "global_statement", "nonlocal_statement":
 				if fn := enclosingFunction(n); fn != nil {
@@ -438,6 +440,15 @@ func (ix *segmentIndex) scopeBindings(tree *pyast.Tree, declared map[*pyast.Node
 	}
 	for i := range ix.bindings {
 		b := &ix.bindings[i]
+		if b.class != "" {
+			if ix.classAttributes == nil {
+				ix.classAttributes = map[string]map[string][]*pyast.Node{}
+			}
+			if ix.classAttributes[b.class] == nil {
+				ix.classAttributes[b.class] = map[string][]*pyast.Node{}
+			}
+			ix.classAttributes[b.class][b.name] = append(ix.classAttributes[b.class][b.name], b.value)
+		}
 		if !b.target.Is("identifier") {
 			continue
 		}
@@ -456,9 +467,44 @@ func (ix *segmentIndex) scopeBindings(tree *pyast.Tree, declared map[*pyast.Node
 			continue
 		}
 		b.scope = scopeOf(fn)
-		b.key = b.scope.key(b.name)
 		b.scope.names[b.name] = append(b.scope.names[b.name], b.value)
 	}
+}
+
+// attributeClass returns the name of the class whose attribute the chain
+// n is: a chain on self or cls (self.device, self.encoder.weight) in a
+// class's methods. "" otherwise. As in Python, such an attribute is the
+// instance's, and an instance of one class does not have another's
+// attributes: only the classes it derives from, or that derive from it,
+// share them (see File.classFamily).
+func attributeClass(n *pyast.Node, src []byte) string {
+	if n.Kind != "attribute" {
+		return ""
+	}
+	root := n
+	for root.Is("attribute") {
+		root = root.Child("object")
+	}
+	if !root.Is("identifier") {
+		return ""
+	}
+	if name := root.Text(src); name != "self" && name != "cls" {
+		return ""
+	}
+	if cd := n.Ancestor("class_definition"); cd != nil && cd.Child("name") != nil {
+		return cd.Child("name").Text(src)
+	}
+	return ""
+}
+
+// attributeKey is the key of answers about an attribute chain of a class's
+// (see attributeClass): the chain and the class, or for a mention the chain
+// and the class it is in. Never a name's text, never a local key.
+func attributeKey(chain, class string) string {
+	if class == "" {
+		return chain
+	}
+	return chain + "\x01" + class
 }
 
 // brokenStatement returns the outermost syntax error holding n, or nil.
@@ -687,7 +733,54 @@ func (f *File) BindingsOf(e *pyast.Node) []*pyast.Node {
 	if s := f.localScopeOf(e); s != nil {
 		return s.names[f.Text(e)]
 	}
-	return f.Bindings(f.Text(e))
+	return f.AttributeBindings(f.Text(e), e)
+}
+
+// AttributeBindings returns the values assigned to the name or attribute
+// chain as seen at node at: for a chain on self or cls in a class's
+// methods, what the methods of the classes of its family assign to it (see
+// classFamily); otherwise the module's (see Bindings).
+func (f *File) AttributeBindings(chain string, at *pyast.Node) []*pyast.Node {
+	if !strings.HasPrefix(chain, "self.") && !strings.HasPrefix(chain, "cls.") {
+		return f.Bindings(chain)
+	}
+	cd := at.Ancestor("class_definition")
+	if at.Is("class_definition") {
+		cd = at
+	}
+	if cd == nil || cd.Child("name") == nil {
+		return f.Bindings(chain)
+	}
+	members := f.classFamily(f.Text(cd.Child("name")))
+	if len(members) == 1 {
+		return f.classAttributes(members[0], chain)
+	}
+	var out []*pyast.Node
+	for _, c := range members {
+		out = append(out, f.classAttributes(c, chain)...)
+	}
+	return out
+}
+
+// classAttributes returns what the methods of the class named c assign to
+// the chain.
+func (f *File) classAttributes(c, chain string) []*pyast.Node {
+	class := f.Classes[c]
+	if class == nil {
+		return nil
+	}
+	if ix := f.segments[f.segmentOf(class.Node)]; ix != nil {
+		return ix.classAttributes[c][chain]
+	}
+	return nil
+}
+
+// bindingKey is the key of the answers that a binding's value may change.
+func (f *File) bindingKey(b binding) string {
+	if b.class == "" {
+		return b.name
+	}
+	return attributeKey(b.name, f.classFamily(b.class)[0])
 }
 
 // NameKey is what answers about the identifier or attribute chain e are
@@ -696,7 +789,50 @@ func (f *File) NameKey(e *pyast.Node) string {
 	if s := f.localScopeOf(e); s != nil {
 		return s.key(f.Text(e))
 	}
+	if c := attributeClass(e, f.Tree.Src); c != "" {
+		return attributeKey(f.Text(e), f.classFamily(c)[0])
+	}
 	return f.Text(e)
+}
+
+// classFamily returns the classes of the file that share the attributes of
+// the class named c: c and, through the bases the file's classes name, the
+// classes it derives from and those deriving from it, transitively; in
+// source order, so that the first names the family. A class the file does
+// not define is a family of its own.
+func (f *File) classFamily(c string) []string {
+	f.families.Do(func() {
+		parent := map[string]string{}
+		var find func(string) string
+		find = func(c string) string {
+			for parent[c] != "" && parent[c] != c {
+				c = parent[c]
+			}
+			return c
+		}
+		for name, class := range f.Classes {
+			for _, b := range class.Bases {
+				if b.Is("identifier") && f.Classes[f.Text(b)] != nil {
+					if x, y := find(name), find(f.Text(b)); x != y {
+						parent[x] = y
+					}
+				}
+			}
+		}
+		order := slices.SortedFunc(maps.Keys(f.Classes), func(a, b string) int { return f.Classes[a].Node.Start - f.Classes[b].Node.Start })
+		f.families.m = map[string][]string{}
+		for _, name := range order {
+			root := find(name)
+			f.families.m[root] = append(f.families.m[root], name)
+		}
+		for _, name := range order {
+			f.families.m[name] = f.families.m[find(name)]
+		}
+	})
+	if members := f.families.m[c]; members != nil {
+		return members
+	}
+	return []string{c}
 }
 
 // localScopeOf returns the scope of the function whose own name the
@@ -753,7 +889,7 @@ func (f *File) bindingsMap() map[string][]*pyast.Node {
 	}
 	m := f.byName(had, f.carried.fresh, f.carried.removed, func(ix *segmentIndex, add func(string, *pyast.Node)) {
 		for _, b := range ix.bindings {
-			if b.scope == nil {
+			if b.scope == nil && b.class == "" {
 				add(b.name, b.value)
 			}
 		}
@@ -797,7 +933,7 @@ func (f *File) carryOver(prev *File) {
 		if prev.segments[seg] == nil {
 			for _, b := range ix.bindings {
 				if b.scope == nil {
-					balance[pair{b.name, f.Text(b.value)}]++
+					balance[pair{f.bindingKey(b), f.Text(b.value)}]++
 				}
 			}
 		}
@@ -809,7 +945,7 @@ func (f *File) carryOver(prev *File) {
 		if f.segments[seg] == nil {
 			for _, b := range ix.bindings {
 				if b.scope == nil {
-					balance[pair{b.name, prev.Text(b.value)}]--
+					balance[pair{prev.bindingKey(b), prev.Text(b.value)}]--
 				}
 			}
 			if ix.scopes != nil {

@@ -293,3 +293,61 @@ class PoseDataset(Dataset):
 		}
 	}
 }
+
+// An attribute on self is the instance's: one class's self.device is not
+// another's, unless one derives from the other.
+func TestAttributesAreTheirClasssOwn(t *testing.T) {
+	f := parse(t, `import torch
+
+
+class Frames:
+    def __init__(self):
+        self.device = "cpu"
+
+    def get(self, x):
+        return x.to(self.device)
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda")
+
+    def step(self, x):
+        return x.to(self.device)
+
+
+class Derived(Trainer):
+    def step(self, x):
+        return x.to(self.device)
+
+
+def helper(self, x):
+    return x.to(self.device)
+`)
+	attribute := func(fn string) *pyast.Node {
+		t.Helper()
+		return use(t, f, fn, "self").Parent
+	}
+	for _, tc := range []struct {
+		fn     string
+		device bool
+	}{{"get", false}, {"step", true}, {"helper", true}} {
+		if got := f.IsDeviceExpr(attribute(tc.fn)); got != tc.device {
+			t.Errorf("self.device in %s(): a CUDA device %v, want %v", tc.fn, got, tc.device)
+		}
+	}
+	var derived *pyast.Node
+	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+		if n.Kind == "attribute" && f.Text(n) == "self.device" && n.Ancestor("class_definition") != nil &&
+			f.Text(n.Ancestor("class_definition").Child("name")) == "Derived" {
+			derived = n
+		}
+		return true
+	})
+	if got := len(f.BindingsOf(derived)); got != 1 {
+		t.Errorf("self.device in Derived has %d values, want Trainer's one", got)
+	}
+	if f.NameKey(derived) != f.NameKey(attribute("step")) || f.NameKey(derived) == f.NameKey(attribute("get")) {
+		t.Error("Derived and Trainer share their attributes' answers; Frames does not")
+	}
+}

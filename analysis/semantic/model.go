@@ -73,7 +73,8 @@ type File struct {
 	}
 	families struct {
 		sync.Once
-		m map[string][]string // class -> its family (see classFamily)
+		m     map[string][]string // class -> its family (see classFamily)
+		built atomic.Pointer[map[string][]string]
 	}
 
 	// Answers remembered per file: about a name's text, and each scope's taint.
@@ -116,6 +117,9 @@ type File struct {
 		// For Bindings to patch that version's map: the map, if it made
 		// one, the segments only it has, and the fresh ones of f.
 		bindings *map[string][]*pyast.Node
+		// The classes' families of that version, if it found them: they
+		// follow from the class headers alone.
+		families *map[string][]string
 		removed  []*segmentIndex
 		fresh    []int
 	}

@@ -802,6 +802,11 @@ func (f *File) NameKey(e *pyast.Node) string {
 // not define is a family of its own.
 func (f *File) classFamily(c string) []string {
 	f.families.Do(func() {
+		defer f.families.built.Store(&f.families.m)
+		if carried := f.carried.families; carried != nil {
+			f.families.m, f.carried.families = *carried, nil
+			return
+		}
 		parent := map[string]string{}
 		var find func(string) string
 		find = func(c string) string {
@@ -920,6 +925,7 @@ func (f *File) carryOver(prev *File) {
 		return
 	}
 	f.carried.ok = true
+	f.carried.families = prev.families.built.Load()
 	// The module's names whose bindings may differ: those bound to other
 	// values in the segments only one of the versions has. (The answers
 	// about a name do not depend on the order of its bindings.) Functions'

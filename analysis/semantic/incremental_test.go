@@ -164,4 +164,28 @@ func TestAClasssAttributeStaysInItsFamily(t *testing.T) {
 	if !ok || len(focus) != 2 || !in("Block3") || !in("Wide") {
 		t.Errorf("after editing Block3's self.out: %d segments to analyse again (ok %v), want Block3's and Wide's", len(focus), ok)
 	}
+
+	// A constructor that does more is what every class's
+	// super().__init__() would call, were it not the base's (see
+	// calledOnSuper).
+	for _, defs := range f.Functions {
+		for _, d := range defs {
+			f.summary(d)
+		}
+	}
+	at = strings.Index(string(ed.Text()), "nn.Linear(4, 8)\n") + len("nn.Linear(4, 8)\n")
+	ed = pyast.NewEditor(next, ed.Text())
+	ed.Replace(at, at, "        self.scale = torch.ones(1)\n")
+	next, err = ed.Parse(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = NewFileFrom(f, "p.py", ed.Text(), next)
+	if !f.carried.changed["def:__init__"] {
+		t.Fatal("the test needs Block3's __init__ to do something else")
+	}
+	focus, ok = f.Reanalysed()
+	if !ok || len(focus) != 1 || !in("Block3") {
+		t.Errorf("after adding to Block3's __init__: %d segments to analyse again (ok %v), want Block3's (Wide neither reads self.scale nor calls __init__)", len(focus), ok)
+	}
 }

@@ -335,7 +335,10 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 			case "identifier", "attribute":
 				// A function's own name is no use of it: a method edited in
 				// one class is not used by every class defining one so named.
-				if !(n.Field == "name" && n.Parent.Is("function_definition")) {
+				// Nor is a method called on super(), which never resolves to
+				// a method of the file (see resolveCall): every class's
+				// super().__init__() would use every __init__ edited.
+				if !(n.Field == "name" && n.Parent.Is("function_definition")) && !calledOnSuper(n, tree.Src) {
 					ix.mentions = append(ix.mentions, nameHash(attributeKey(n.Text(tree.Src), attributeClass(n, tree.Src))))
 				}
 			case "global_statement", "nonlocal_statement":
@@ -469,6 +472,15 @@ func (ix *segmentIndex) scopeBindings(tree *pyast.Tree, declared map[*pyast.Node
 		b.scope = scopeOf(fn)
 		b.scope.names[b.name] = append(b.scope.names[b.name], b.value)
 	}
+}
+
+// calledOnSuper reports whether n is the method name of super().name.
+func calledOnSuper(n *pyast.Node, src []byte) bool {
+	if n.Field != "attribute" || !n.Parent.Is("attribute") {
+		return false
+	}
+	obj := n.Parent.Child("object")
+	return obj.Is("call") && obj.Child("function").Is("identifier") && obj.Child("function").Text(src) == "super"
 }
 
 // attributeClass returns the name of the class whose attribute the chain

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -149,7 +148,7 @@ func (s *Server) pullDiagnostics(params json.RawMessage) (requestWork, error) {
 		return nil, err
 	}
 	return func(context.Context) (any, error) {
-		resultID := strconv.Itoa(int(snap.version))
+		resultID := snap.resultID
 		if snap.onSave && !snap.saved && p.PreviousResultID != "" {
 			// Analysed on save only: the last save's diagnostics stand.
 			return map[string]any{"kind": "unchanged", "resultId": p.PreviousResultID}, nil

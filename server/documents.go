@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,9 +42,14 @@ func (d *document) current(snap *snapshot) bool {
 // snapshot is one version of a document, never modified: requests and the
 // diagnostics worker read it without locks.
 type snapshot struct {
-	uri      string
-	path     string
-	version  int32
+	uri     string
+	path    string
+	version int32
+	// resultID names this snapshot's diagnostics for pulling clients: a
+	// document is analysed again at the same version when the settings or
+	// the workspace index change, and a client that sends the version's
+	// report back as its previous result must then get the new one.
+	resultID string
 	src      []byte
 	tree     *pyast.Tree // nil when the source is not analysed (too large)
 	mapper   *analysis.Mapper
@@ -113,11 +119,15 @@ func (s *snapshot) lspDocument() codeactions.Document {
 func (s *Server) newSnapshot(d *document, version int32, src []byte, mapper *analysis.Mapper, tree *pyast.Tree, settings *analysis.Settings, skip error) *snapshot {
 	return &snapshot{
 		analysed: make(chan struct{}),
+		resultID: strconv.Itoa(int(version)) + "." + strconv.FormatUint(snapshotSerial.Add(1), 10),
 		uri:      d.uri, path: d.path, version: version, src: src, tree: tree,
 		mapper: mapper, settings: settings,
 		encoding: s.encoding, runner: s.runner, skip: skip,
 	}
 }
+
+// snapshotSerial numbers snapshots (see snapshot.resultID).
+var snapshotSerial atomic.Uint64
 
 // parse parses the editor's text, src, incrementally where it can.
 // Sources vramlint does not analyse, and large ones analysed on save, get

@@ -333,7 +333,10 @@ func TestRulePanicLeavesServerAnswering(t *testing.T) {
 
 func TestPullDiagnostics(t *testing.T) {
 	c := startServer(t, Options{})
-	result := c.initialize(map[string]any{"textDocument": map[string]any{"diagnostic": map[string]any{"dynamicRegistration": false}}}, nil)
+	result := c.initialize(map[string]any{
+		"textDocument": map[string]any{"diagnostic": map[string]any{"dynamicRegistration": false}},
+		"workspace":    map[string]any{"diagnostics": map[string]any{"refreshSupport": true}},
+	}, nil)
 	if _, ok := result["capabilities"].(map[string]any)["diagnosticProvider"]; !ok {
 		t.Fatal("diagnosticProvider not advertised")
 	}
@@ -351,6 +354,15 @@ func TestPullDiagnostics(t *testing.T) {
 	params["previousResultId"] = report.ResultID
 	if err := c.request("textDocument/diagnostic", params, &report); err != nil || report.Kind != "unchanged" {
 		t.Errorf("unchanged pull: %+v %v", report, err)
+	}
+	// New settings analyse the same version again: the client, asked to
+	// pull again, gets the new report, not "unchanged" for the version.
+	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"vramlint": map[string]any{"ignore": []string{"GPU001"}}}})
+	refresh := c.await("a refresh", func(m message) bool { return m.Method == "workspace/diagnostic/refresh" })
+	c.send(map[string]any{"jsonrpc": "2.0", "id": refresh.ID, "result": nil})
+	report.Items = nil
+	if err := c.request("textDocument/diagnostic", params, &report); err != nil || report.Kind != "full" || len(report.Items) != 1 || report.Items[0].Code != "GPU005" {
+		t.Errorf("pull after new settings: %s %v, want GPU005's report alone (%v)", report.Kind, report.Items, err)
 	}
 	c.mu.Lock()
 	for _, m := range c.msgs {

@@ -378,7 +378,8 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 // nonlocal there) is that function's, and its uses in the function (and in
 // functions nested in it that do not assign it) see those values only.
 // Names a function only reads, and its parameters when it never assigns
-// them, see the module's. Attribute chains (self.device) stay file-wide.
+// them, see the module's. (Attribute chains on self are their class's:
+// see attributeClass.)
 //
 // Answers about a local name are remembered under its scoped key, so that
 // an edit in one function leaves what every other function's names are

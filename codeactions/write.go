@@ -36,7 +36,8 @@ var ErrOpenForWriting = errors.New("is open for writing in another program; not 
 // compared with original right before the rename. Where the platform can
 // exchange two files atomically and lease them (Linux), the file is leased
 // against writers before the exchange and put back if a save slipped in
-// (see replace).
+// (see replace); written in place, it is leased against any other open for
+// the time of the write, where it can be (see leaseAgainstOpeners).
 func WriteFixed(path string, original, fixed []byte) error {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -132,6 +133,9 @@ func writeInPlace(path string, original, fixed []byte) error {
 		os.Remove(backup)
 		return err
 	}
+	// Where the platform allows, nobody else opens the file from here to
+	// the end of the write: an editor's save waits, and lands after it.
+	leaseAgainstOpeners(f)
 	// The last check, on the file as opened.
 	current := make([]byte, len(original)+1)
 	n, _ := f.ReadAt(current, 0)
@@ -139,6 +143,9 @@ func writeInPlace(path string, original, fixed []byte) error {
 		f.Close()
 		os.Remove(backup)
 		return ErrChangedOnDisk
+	}
+	if testHookBeforeWriteInPlace != nil {
+		testHookBeforeWriteInPlace()
 	}
 	_, err = f.WriteAt(fixed, 0)
 	if err == nil {
@@ -156,6 +163,10 @@ func writeInPlace(path string, original, fixed []byte) error {
 	os.Remove(backup)
 	return nil
 }
+
+// testHookBeforeWriteInPlace, when set, runs between writeInPlace's last
+// check and its write (tests race a save there).
+var testHookBeforeWriteInPlace func()
 
 // writeBackup writes original, synced, to a new file beside path and
 // returns its name.

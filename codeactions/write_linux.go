@@ -129,3 +129,19 @@ func leaseBroken(f *os.File) bool {
 	kind, err := unix.FcntlInt(f.Fd(), unix.F_GETLEASE, 0)
 	return err != nil || kind != unix.F_RDLCK
 }
+
+// leaseAgainstOpeners takes a write lease on f, opened for writing: until
+// f is closed, anyone else's open of the file waits (a save then lands
+// after the write). It waits a little while another program has the file
+// open, and gives up silently where the file system, the user or another
+// program's open descriptor does not allow one.
+func leaseAgainstOpeners(f *os.File) {
+	deadline := time.Now().Add(writerWait)
+	for {
+		_, err := unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_WRLCK)
+		if err == nil || !errors.Is(err, unix.EAGAIN) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(writerPoll)
+	}
+}

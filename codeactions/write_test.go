@@ -274,3 +274,33 @@ func TestFileKeptOpenForWritingIsNotReplaced(t *testing.T) {
 		t.Error("not fixed with a reader only")
 	}
 }
+
+// Written in place (a hard-linked file), the fixes hold the file against
+// other opens until written: a save that starts after the last check
+// waits, then lands over them. Without the lease it landed first and was
+// overwritten.
+func TestSaveDuringAnInPlaceWriteIsKept(t *testing.T) {
+	const userText = "import torch\nx = 'saved by the user'\n"
+	path := writeOriginal(t, "linked.py")
+	if !canLease(t, filepath.Dir(path)) {
+		t.Skip("the temporary folder's file system grants no leases")
+	}
+	if err := os.Link(path, filepath.Join(filepath.Dir(path), "other.py")); err != nil {
+		t.Fatal(err)
+	}
+	saved := make(chan error, 1)
+	testHookBeforeWriteInPlace = func() {
+		go func() { saved <- os.WriteFile(path, []byte(userText), 0o644) }()
+		time.Sleep(100 * time.Millisecond) // time enough for an unhindered save
+	}
+	defer func() { testHookBeforeWriteInPlace = nil }()
+	if err := WriteFixed(path, []byte(originalText), []byte(fixedText)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-saved; err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, path); got != userText {
+		t.Errorf("the save during the write was lost; the file holds %q", got)
+	}
+}

@@ -137,9 +137,7 @@ func writeInPlace(path string, original, fixed []byte) error {
 	// the end of the write: an editor's save waits, and lands after it.
 	leaseAgainstOpeners(f)
 	// The last check, on the file as opened.
-	current := make([]byte, len(original)+1)
-	n, _ := f.ReadAt(current, 0)
-	if n != len(original) || !bytes.Equal(current[:n], original) {
+	if !holds(f, original) {
 		f.Close()
 		os.Remove(backup)
 		return ErrChangedOnDisk
@@ -162,6 +160,13 @@ func writeInPlace(path string, original, fixed []byte) error {
 	}
 	os.Remove(backup)
 	return nil
+}
+
+// holds reports whether the open file f holds original, and nothing more.
+func holds(f *os.File, original []byte) bool {
+	current := make([]byte, len(original)+1)
+	n, _ := f.ReadAt(current, 0)
+	return n == len(original) && bytes.Equal(current[:n], original)
 }
 
 // testHookBeforeWriteInPlace, when set, runs between writeInPlace's last

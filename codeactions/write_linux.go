@@ -98,15 +98,7 @@ func leaseAgainstWriters(path string, original []byte) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(writerWait)
-	for {
-		_, err = unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_RDLCK)
-		if !errors.Is(err, unix.EAGAIN) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(writerPoll)
-	}
-	switch {
+	switch err := takeLease(f, unix.F_RDLCK); {
 	case errors.Is(err, unix.EAGAIN):
 		f.Close()
 		return nil, ErrOpenForWriting
@@ -114,9 +106,7 @@ func leaseAgainstWriters(path string, original []byte) (*os.File, error) {
 		f.Close()
 		return nil, nil
 	}
-	current := make([]byte, len(original)+1)
-	n, _ := f.ReadAt(current, 0)
-	if n != len(original) || !bytes.Equal(current[:n], original) {
+	if !holds(f, original) {
 		f.Close()
 		return nil, ErrChangedOnDisk
 	}
@@ -135,12 +125,17 @@ func leaseBroken(f *os.File) bool {
 // after the write). It waits a little while another program has the file
 // open, and gives up silently where the file system, the user or another
 // program's open descriptor does not allow one.
-func leaseAgainstOpeners(f *os.File) {
+func leaseAgainstOpeners(f *os.File) { takeLease(f, unix.F_WRLCK) }
+
+// takeLease takes a lease of kind (F_RDLCK, F_WRLCK) on f, trying again
+// for writerWait while another program's open descriptor stands in the way
+// (EAGAIN, then returned).
+func takeLease(f *os.File, kind int) error {
 	deadline := time.Now().Add(writerWait)
 	for {
-		_, err := unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_WRLCK)
-		if err == nil || !errors.Is(err, unix.EAGAIN) || time.Now().After(deadline) {
-			return
+		_, err := unix.FcntlInt(f.Fd(), unix.F_SETLEASE, kind)
+		if !errors.Is(err, unix.EAGAIN) || time.Now().After(deadline) {
+			return err
 		}
 		time.Sleep(writerPoll)
 	}

@@ -18,6 +18,7 @@ import (
 const (
 	originalText = "import torch\nx = 1\n"
 	fixedText    = "import torch\nx = 2\n"
+	userText     = "import torch\nx = 'saved by the user'\n" // an editor's save racing the fixes
 )
 
 func writeOriginal(t *testing.T, name string) string {
@@ -145,7 +146,6 @@ func TestSymlinkWritesItsTarget(t *testing.T) {
 // user's save is what the file holds at the end (written before, the fix
 // is refused; written after, it replaces the fix).
 func TestConcurrentSaveIsNeverLost(t *testing.T) {
-	const userText = "import torch\nx = 'saved by the user'\n"
 	saves := map[string]func(path string) error{
 		// Most editors: a new file renamed over the old one.
 		"rename": func(path string) error {
@@ -190,22 +190,20 @@ func TestConcurrentSaveIsNeverLost(t *testing.T) {
 	}
 }
 
-// canLease reports whether the file system of dir grants file leases.
-func canLease(t *testing.T, dir string) bool {
+// leasableOriginal is writeOriginal in a folder whose file system grants
+// file leases; the test is skipped where it does not.
+func leasableOriginal(t *testing.T, name string) string {
 	t.Helper()
-	f, err := os.CreateTemp(dir, "probe")
+	path := writeOriginal(t, name)
+	probe, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.Remove(f.Name())
-	f.Close()
-	r, err := os.Open(f.Name())
-	if err != nil {
-		t.Fatal(err)
+	defer probe.Close()
+	if _, err := unix.FcntlInt(probe.Fd(), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+		t.Skipf("the temporary folder's file system grants no leases: %v", err)
 	}
-	defer r.Close()
-	_, err = unix.FcntlInt(r.Fd(), unix.F_SETLEASE, unix.F_RDLCK)
-	return err == nil
+	return path
 }
 
 // An editor that opened the file for an in-place save before the fixes were
@@ -213,11 +211,7 @@ func canLease(t *testing.T, dir string) bool {
 // writer waits for it, then sees the change. Before leases, the fixes
 // replaced the file and the save went into the deleted one.
 func TestSaveFromAnOpenDescriptorIsKept(t *testing.T) {
-	const userText = "import torch\nx = 'saved by the user'\n"
-	path := writeOriginal(t, "open.py")
-	if !canLease(t, filepath.Dir(path)) {
-		t.Skip("the temporary folder's file system grants no leases")
-	}
+	path := leasableOriginal(t, "open.py")
 	editor, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -245,10 +239,7 @@ func TestSaveFromAnOpenDescriptorIsKept(t *testing.T) {
 
 // A file another program keeps open for writing is not replaced under it.
 func TestFileKeptOpenForWritingIsNotReplaced(t *testing.T) {
-	path := writeOriginal(t, "held.py")
-	if !canLease(t, filepath.Dir(path)) {
-		t.Skip("the temporary folder's file system grants no leases")
-	}
+	path := leasableOriginal(t, "held.py")
 	other, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -280,11 +271,7 @@ func TestFileKeptOpenForWritingIsNotReplaced(t *testing.T) {
 // waits, then lands over them. Without the lease it landed first and was
 // overwritten.
 func TestSaveDuringAnInPlaceWriteIsKept(t *testing.T) {
-	const userText = "import torch\nx = 'saved by the user'\n"
-	path := writeOriginal(t, "linked.py")
-	if !canLease(t, filepath.Dir(path)) {
-		t.Skip("the temporary folder's file system grants no leases")
-	}
+	path := leasableOriginal(t, "linked.py")
 	if err := os.Link(path, filepath.Join(filepath.Dir(path), "other.py")); err != nil {
 		t.Fatal(err)
 	}

@@ -79,26 +79,8 @@ func TestAFunctionsOwnNameStaysInItsFunction(t *testing.T) {
 		}
 		b.WriteString("\n")
 	}
-	src := []byte(b.String())
-	tree, err := pyast.ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prev := NewFile("p.py", src, tree)
-	edit := func(old, new string) *File {
-		t.Helper()
-		at := strings.Index(string(src), old)
-		ed := pyast.NewEditor(tree, src)
-		ed.Replace(at, at+len(old), new)
-		next, err := ed.Parse(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, tree = ed.Text(), next
-		f := NewFileFrom(prev, "p.py", src, tree)
-		prev = f
-		return f
-	}
+	buf := newBuffer(t, b.String())
+	edit := buf.replace
 	f := edit("logits = model(x)\n    return logits.sum()\n\n\ndef step8", "logits = model(x).float()\n    return logits.sum()\n\n\ndef step8")
 	focus, ok := f.Reanalysed()
 	if !ok || len(focus) != 1 || !focus[f.SegmentAt(strings.Index(string(f.Tree.Src), "def step7"))] {
@@ -138,25 +120,9 @@ func TestAClasssAttributeStaysInItsFamily(t *testing.T) {
 		fmt.Fprintf(&b, "\n\nclass Block%d(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.out = nn.Linear(4, %d)\n\n    def forward(self, x):\n        return self.out(x)\n", i, i+1)
 	}
 	b.WriteString("\n\nclass Wide(Block3):\n    def forward(self, x):\n        return self.out(x) * 2\n")
-	src := []byte(b.String())
-	tree, err := pyast.ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prev := NewFile("p.py", src, tree)
-	for _, defs := range prev.Functions {
-		for _, d := range defs {
-			prev.summary(d) // as an analysis does: the next version compares them
-		}
-	}
-	at := strings.Index(string(src), "nn.Linear(4, 4)")
-	ed := pyast.NewEditor(tree, src)
-	ed.Replace(at, at+len("nn.Linear(4, 4)"), "nn.Linear(4, 8)")
-	next, err := ed.Parse(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := NewFileFrom(prev, "p.py", ed.Text(), next)
+	buf := newBuffer(t, b.String())
+	buf.summarise()
+	f := buf.replace("nn.Linear(4, 4)", "nn.Linear(4, 8)")
 	focus, ok := f.Reanalysed()
 	in := func(class string) bool {
 		return focus[f.SegmentAt(strings.Index(string(f.Tree.Src), "class "+class+"("))]
@@ -168,24 +134,61 @@ func TestAClasssAttributeStaysInItsFamily(t *testing.T) {
 	// A constructor that does more is what every class's
 	// super().__init__() would call, were it not the base's (see
 	// calledOnSuper).
-	for _, defs := range f.Functions {
-		for _, d := range defs {
-			f.summary(d)
-		}
-	}
-	at = strings.Index(string(ed.Text()), "nn.Linear(4, 8)\n") + len("nn.Linear(4, 8)\n")
-	ed = pyast.NewEditor(next, ed.Text())
-	ed.Replace(at, at, "        self.scale = torch.ones(1)\n")
-	next, err = ed.Parse(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f = NewFileFrom(f, "p.py", ed.Text(), next)
+	buf.summarise()
+	f = buf.replace("nn.Linear(4, 8)\n", "nn.Linear(4, 8)\n        self.scale = torch.ones(1)\n")
 	if !f.carried.changed["def:__init__"] {
 		t.Fatal("the test needs Block3's __init__ to do something else")
 	}
 	focus, ok = f.Reanalysed()
 	if !ok || len(focus) != 1 || !in("Block3") {
 		t.Errorf("after adding to Block3's __init__: %d segments to analyse again (ok %v), want Block3's (Wide neither reads self.scale nor calls __init__)", len(focus), ok)
+	}
+}
+
+// buffer makes successive versions of one file, each built from the last
+// (NewFileFrom), as the server does while the user types.
+type buffer struct {
+	t    *testing.T
+	src  []byte
+	tree *pyast.Tree
+	f    *File
+}
+
+func newBuffer(t *testing.T, text string) *buffer {
+	t.Helper()
+	src := []byte(text)
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &buffer{t: t, src: src, tree: tree, f: NewFile("p.py", src, tree)}
+}
+
+// replace replaces the first old of the text with new, and returns the
+// version that makes.
+func (b *buffer) replace(old, new string) *File {
+	b.t.Helper()
+	at := strings.Index(string(b.src), old)
+	if at < 0 {
+		b.t.Fatalf("no %q to replace", old)
+	}
+	ed := pyast.NewEditor(b.tree, b.src)
+	ed.Replace(at, at+len(old), new)
+	next, err := ed.Parse(context.Background())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.src, b.tree = ed.Text(), next
+	b.f = NewFileFrom(b.f, "p.py", b.src, b.tree)
+	return b.f
+}
+
+// summarise computes the current version's function summaries, as an
+// analysis does: the next version compares its own with them.
+func (b *buffer) summarise() {
+	for _, defs := range b.f.Functions {
+		for _, d := range defs {
+			b.f.summary(d)
+		}
 	}
 }

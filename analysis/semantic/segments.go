@@ -342,7 +342,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 					ix.mentions = append(ix.mentions, nameHash(attributeKey(n.Text(tree.Src), attributeClass(n, tree.Src))))
 				}
 			case "global_statement", "nonlocal_statement":
-				if fn := enclosingFunction(n); fn != nil {
+				if fn := EnclosingFunction(n); fn != nil {
 					declared[fn] = append(declared[fn], n)
 				}
 			case "comment":
@@ -383,7 +383,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 //
 // Answers about a local name are remembered under its scoped key, so that
 // an edit in one function leaves what every other function's names are
-// bound to, and the answers about them, alone (see carryOver, reanalyse).
+// bound to, and the answers about them, alone (see carryOver).
 type localScope struct {
 	id    string                   // unique across versions of the file
 	names map[string][]*pyast.Node // name -> values, in source order
@@ -456,23 +456,32 @@ func (ix *segmentIndex) scopeBindings(tree *pyast.Tree, declared map[*pyast.Node
 		if !b.target.Is("identifier") {
 			continue
 		}
-		fn := enclosingFunction(b.target)
-		for fn != nil && ix.scopes[fn] != nil && (ix.scopes[fn].global[b.name] || ix.scopes[fn].nonlocal[b.name]) {
-			if ix.scopes[fn].global[b.name] {
-				fn = nil
-				break
-			}
-			fn = enclosingFunction(fn)
+		if owner := ix.owner(b.target, b.name); owner != nil {
+			b.scope = scopeOf(owner)
+			b.scope.names[b.name] = append(b.scope.names[b.name], b.value)
 		}
-		if fn == nil && enclosingFunction(b.target) == nil {
-			fn = brokenStatement(b.target)
-		}
-		if fn == nil {
-			continue
-		}
-		b.scope = scopeOf(fn)
-		b.scope.names[b.name] = append(b.scope.names[b.name], b.value)
 	}
+}
+
+// owner returns what a name assigned at target is local to: the function
+// holding target, or the one a nonlocal declaration leads out to; nil
+// where it is declared global. Outside any function, the syntax error
+// holding target, if any (see brokenStatement).
+func (ix *segmentIndex) owner(target *pyast.Node, name string) *pyast.Node {
+	fn := EnclosingFunction(target)
+	if fn == nil {
+		return brokenStatement(target)
+	}
+	for ; fn != nil; fn = EnclosingFunction(fn) {
+		s := ix.scopes[fn]
+		switch {
+		case s == nil || !s.global[name] && !s.nonlocal[name]:
+			return fn
+		case s.global[name]:
+			return nil
+		}
+	}
+	return nil
 }
 
 // calledOnSuper reports whether n is the method name of super().name.
@@ -494,17 +503,16 @@ func attributeClass(n *pyast.Node, src []byte) string {
 	if n.Kind != "attribute" {
 		return ""
 	}
-	root := n
-	for root.Is("attribute") {
-		root = root.Child("object")
-	}
-	if !root.Is("identifier") {
+	return chainClass(n.Text(src), n, src)
+}
+
+// chainClass returns the name of the class whose attribute chain is, seen
+// at node at: a chain on self or cls in one of its methods, or "".
+func chainClass(chain string, at *pyast.Node, src []byte) string {
+	if !strings.HasPrefix(chain, "self.") && !strings.HasPrefix(chain, "cls.") {
 		return ""
 	}
-	if name := root.Text(src); name != "self" && name != "cls" {
-		return ""
-	}
-	if cd := n.Ancestor("class_definition"); cd != nil && cd.Child("name") != nil {
+	if cd := at.Ancestor("class_definition"); cd != nil && cd.Child("name") != nil {
 		return cd.Child("name").Text(src)
 	}
 	return ""
@@ -534,18 +542,6 @@ func brokenStatement(n *pyast.Node) *pyast.Node {
 		}
 	}
 	return outer
-}
-
-// enclosingFunction returns the innermost function definition holding n
-// (n excluded), or nil. A class body between them is no function scope,
-// and a method's names are the method's.
-func enclosingFunction(n *pyast.Node) *pyast.Node {
-	for p := n.Parent; p != nil; p = p.Parent {
-		if p.Kind == "function_definition" {
-			return p
-		}
-	}
-	return nil
 }
 
 // newClass builds a class's description; its strings are copies (see
@@ -754,17 +750,11 @@ func (f *File) BindingsOf(e *pyast.Node) []*pyast.Node {
 // methods, what the methods of the classes of its family assign to it (see
 // classFamily); otherwise the module's (see Bindings).
 func (f *File) AttributeBindings(chain string, at *pyast.Node) []*pyast.Node {
-	if !strings.HasPrefix(chain, "self.") && !strings.HasPrefix(chain, "cls.") {
+	class := chainClass(chain, at, f.Tree.Src)
+	if class == "" {
 		return f.Bindings(chain)
 	}
-	cd := at.Ancestor("class_definition")
-	if at.Is("class_definition") {
-		cd = at
-	}
-	if cd == nil || cd.Child("name") == nil {
-		return f.Bindings(chain)
-	}
-	members := f.classFamily(f.Text(cd.Child("name")))
+	members := f.classFamily(class)
 	if len(members) == 1 {
 		return f.classAttributes(members[0], chain)
 	}
@@ -793,7 +783,13 @@ func (f *File) bindingKey(b binding) string {
 	if b.class == "" {
 		return b.name
 	}
-	return attributeKey(b.name, f.classFamily(b.class)[0])
+	return f.familyKey(b.name, b.class)
+}
+
+// familyKey is the key of the answers about a chain of class's attributes:
+// the same for every class of its family (see classFamily).
+func (f *File) familyKey(chain, class string) string {
+	return attributeKey(chain, f.classFamily(class)[0])
 }
 
 // NameKey is what answers about the identifier or attribute chain e are
@@ -803,7 +799,7 @@ func (f *File) NameKey(e *pyast.Node) string {
 		return s.key(f.Text(e))
 	}
 	if c := attributeClass(e, f.Tree.Src); c != "" {
-		return attributeKey(f.Text(e), f.classFamily(c)[0])
+		return f.familyKey(f.Text(e), c)
 	}
 	return f.Text(e)
 }
@@ -864,11 +860,11 @@ func (f *File) localScopeOf(e *pyast.Node) *localScope {
 	}
 	var ix *segmentIndex
 	name := f.Text(e)
-	fn := enclosingFunction(e)
+	fn := EnclosingFunction(e)
 	if fn == nil {
 		fn = brokenStatement(e)
 	}
-	for ; fn != nil; fn = enclosingFunction(fn) {
+	for ; fn != nil; fn = EnclosingFunction(fn) {
 		if ix == nil {
 			if ix = f.segments[f.segmentOf(fn)]; ix == nil || ix.scopes == nil {
 				return nil
@@ -1148,25 +1144,17 @@ func (a asked) summary(s *Summary) {
 // the same: the same keys, its own names' keys compared by name (each
 // version of a segment scopes them anew).
 func sameQuestions(a, b asked) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for key := range a {
-		if !b[key] && !(isLocalKey(key) && hasLocalKeyNamed(b, key[:strings.IndexByte(key, 0)])) {
-			return false
-		}
-	}
-	return true
+	return len(a) == len(b) && maps.Equal(byNameAlone(a), byNameAlone(b))
 }
 
-// hasLocalKeyNamed reports whether a holds a local key of name.
-func hasLocalKeyNamed(a asked, name string) bool {
+// byNameAlone returns a's keys with the scope cut off local ones.
+func byNameAlone(a asked) map[string]bool {
+	out := make(map[string]bool, len(a))
 	for key := range a {
-		if isLocalKey(key) && key[:strings.IndexByte(key, 0)] == name {
-			return true
-		}
+		name, _, _ := strings.Cut(key, "\x00")
+		out[name] = true
 	}
-	return false
+	return out
 }
 
 // carryCallIndex updates prev's index of calls by name for f: the calls of

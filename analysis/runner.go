@@ -39,33 +39,51 @@ type Pass struct {
 // again on every version rather than kept (see Rule.Local).
 func (p *Pass) ReadsOutside(n *pyast.Node) { p.outside = append(p.outside, n) }
 
+// A Shape is what a rule requires of a candidate statement's own syntax
+// (its kind and parts, the loops around it within its top-level
+// statement), read from the node alone. A candidate without it cannot be
+// a finding whatever the rest of the file says, so its verdict never
+// reads outside its statement.
+type Shape func(*pyast.Node) bool
+
+// InLoop is the Shape of statements inside a for or while loop of their
+// own function or module code (see semantic.EnclosingLoops).
+func InLoop(n *pyast.Node) bool { return len(semantic.EnclosingLoops(n)) > 0 }
+
 // CandidateCalls returns, in source order, the calls a rule looks at for
-// findings whose callee's last name is one of names (see
-// semantic.File.CallsNamed): those of the whole file, or, for a local
-// rule while a buffer is edited, of the statements the edit touched. A
-// candidate at module level reads outside its statement (module code is
-// one scope across statements): it is marked so (see ReadsOutside).
-func (p *Pass) CandidateCalls(names ...string) []*pyast.Node {
-	return p.candidates(p.File.CallsNamedIn(p.focus, names...))
+// findings: those whose callee's last name is one of names (see
+// semantic.File.CallsNamed) and that have the shape, of the whole file,
+// or, for a local rule while a buffer is edited, of the statements the
+// edit touched. A candidate at module level reads outside its statement
+// (module code is one scope across statements): it is marked so (see
+// ReadsOutside), and while a buffer is edited it is analysed again on
+// every version; the shape keeps that to the statements that may be
+// findings.
+func (p *Pass) CandidateCalls(shape Shape, names ...string) []*pyast.Node {
+	return p.candidates(shape, p.File.CallsNamedIn(p.focus, names...))
 }
 
 // CandidateAssignments is CandidateCalls for assignments.
-func (p *Pass) CandidateAssignments() []*pyast.Node {
-	return p.candidates(p.File.AssignmentsOf(p.focus))
+func (p *Pass) CandidateAssignments(shape Shape) []*pyast.Node {
+	return p.candidates(shape, p.File.AssignmentsOf(p.focus))
 }
 
 // EachCandidateLoopCall is CandidateCalls for the calls in loops (see
 // semantic.File.EachLoopCall).
 func (p *Pass) EachCandidateLoopCall(do func(semantic.LoopCall)) {
 	p.File.EachLoopCallIn(p.focus, func(lc semantic.LoopCall) {
-		p.candidates([]*pyast.Node{lc.Call})
+		p.candidates(nil, []*pyast.Node{lc.Call})
 		do(lc)
 	})
 }
 
-// candidates marks the module-level ones of ns as reading outside their
-// statement, and returns ns.
-func (p *Pass) candidates(ns []*pyast.Node) []*pyast.Node {
+// candidates returns those of ns that have the shape (all of them for a
+// nil shape), marking the module-level ones as reading outside their
+// statement.
+func (p *Pass) candidates(shape Shape, ns []*pyast.Node) []*pyast.Node {
+	if shape != nil {
+		ns = slices.DeleteFunc(slices.Clone(ns), func(n *pyast.Node) bool { return !shape(n) })
+	}
 	for _, n := range ns {
 		if semantic.EnclosingFunction(n) == nil {
 			p.ReadsOutside(n)
@@ -154,6 +172,9 @@ type Result struct {
 	local   map[string]localFindings
 	dropped []droppedFix // during the analysis, see DroppedFixes
 	reused  int          // findings taken from the previous version
+	// reexamined: segments the local rules analysed again (see
+	// Reexamined).
+	reexamined int
 
 	mapper struct {
 		sync.Once
@@ -325,6 +346,15 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 			outcomes[i].focus, outcomes[i].kept = keepFindings(prev.file, f, cached, changed)
 		}
 	}
+	for i, rule := range enabled {
+		if rule.Local {
+			res.reexamined = max(res.reexamined, len(outcomes[i].focus))
+			if outcomes[i].focus == nil {
+				res.reexamined = len(f.Tree.Segments)
+				break
+			}
+		}
+	}
 	semantic.InParallel(len(enabled), func(i int) {
 		o := &outcomes[i]
 		o.diags, o.others, o.outside, o.err = runRule(enabled[i], f, sup, o.focus)
@@ -418,6 +448,11 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 // result of the previous version (see Rule.Local), for tests and
 // benchmarks.
 func (res *Result) Reused() int { return res.reused }
+
+// Reexamined is how many segments of the file a local rule analysed for
+// this version (the most over the local rules; all of them when one ran
+// over the whole file), for tests and benchmarks.
+func (res *Result) Reexamined() int { return res.reexamined }
 
 // localFindings returns the findings of the local rule code that the
 // result keeps for the next version, if it does.

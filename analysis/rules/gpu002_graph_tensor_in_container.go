@@ -165,10 +165,16 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		}
 		pass.Report(d)
 	}
-	for _, call := range pass.CandidateCalls("append", "extend", "add", "appendleft", "insert") {
+	// What check needs first: a statement storing into a container, in a
+	// loop (the step loop).
+	stores := func(n *pyast.Node) bool {
+		value, _ := storedValue(f, n)
+		return value != nil && analysis.InLoop(n)
+	}
+	for _, call := range pass.CandidateCalls(stores, "append", "extend", "add", "appendleft", "insert") {
 		check(call)
 	}
-	for _, a := range pass.CandidateAssignments() {
+	for _, a := range pass.CandidateAssignments(stores) {
 		check(a)
 	}
 }

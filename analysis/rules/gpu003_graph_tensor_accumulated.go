@@ -97,11 +97,13 @@ func accumulation(f *semantic.File, a *pyast.Node) (acc, value *pyast.Node) {
 
 func runGraphTensorAccumulated(pass *analysis.Pass) {
 	f := pass.File
-	for _, a := range pass.CandidateAssignments() {
+	// An accumulation in a loop (the step loop) is what the rest needs.
+	accumulates := func(a *pyast.Node) bool {
+		acc, _ := accumulation(f, a)
+		return acc != nil && analysis.InLoop(a)
+	}
+	for _, a := range pass.CandidateAssignments(accumulates) {
 		acc, value := accumulation(f, a)
-		if acc == nil {
-			continue
-		}
 		// Growth matters across the iterations of a training or evaluation
 		// loop; a residual stream summed over layers in forward, or loss
 		// terms summed in a loss function, live one step.

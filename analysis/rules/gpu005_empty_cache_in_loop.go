@@ -63,7 +63,7 @@ torch.cuda.empty_cache()`,
 func runEmptyCacheInLoop(pass *analysis.Pass) {
 	f := pass.File
 	var reported []semantic.LoopCall // the calls and their innermost loops
-	for _, call := range pass.CandidateCalls("empty_cache") {
+	for _, call := range pass.CandidateCalls(analysis.InLoop, "empty_cache") {
 		switch f.Callee(call) {
 		case "torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.accelerator.memory.empty_cache":
 		default:

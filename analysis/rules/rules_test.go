@@ -360,6 +360,53 @@ func checkIncrementalSteps(t *testing.T, base string, steps []editStep) {
 	}
 }
 
+// Module-level code is one scope across statements, so a local rule's
+// verdict on a module-level candidate is taken again on every version of
+// an edited buffer. Only candidates of the shape the rule looks for (a
+// store, an accumulation, an empty_cache call, in a loop) are: a script's
+// other module-level statements, however many, are not analysed again
+// when an edit elsewhere leaves them alone.
+func TestModuleLevelStatementsAreNotAllReexamined(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "SETTING_%d = [%d]\n", i, i)
+	}
+	b.WriteString(`
+model = torch.nn.Linear(4, 1)
+loader = torch.utils.data.DataLoader(range(8))
+history = []
+for x in loader:
+    loss = model(x).sum()
+    loss.backward()
+    history.append(loss)
+
+
+def helper(v):
+    return v * 2
+`)
+	src := []byte(b.String())
+	runner := &analysis.Runner{Rules: rules.All()}
+	tree, _ := pyast.ParseForEditing(context.Background(), src)
+	prev := runner.AnalyzeTree(nil, "script.py", src, tree, nil)
+	if len(prev.Diagnostics) == 0 {
+		t.Fatal("the module-level loop should keep its losses in history")
+	}
+	for i, text := range []string{"v * 3", "v * 2"} {
+		at := bytes.Index(src, []byte("v * "))
+		var next []byte
+		tree, next = edited(t, tree, src, at, at+len("v * 2"), text)
+		got := runner.AnalyzeTree(prev, "script.py", next, tree, nil)
+		want, _ := runner.Run(context.Background(), "script.py", next, nil)
+		compareResults(t, "edit "+strconv.Itoa(i), got, want)
+		// The edited function, and the loop's append.
+		if got.Reexamined() != 2 {
+			t.Errorf("edit %d: local rules analysed %d segments again, want 2", i, got.Reexamined())
+		}
+		prev, src = got, next
+	}
+}
+
 // edited replaces src[start:end] with text and parses the result for
 // editing: what the server does with a change.
 func edited(t *testing.T, tree *pyast.Tree, src []byte, start, end int, text string) (*pyast.Tree, []byte) {

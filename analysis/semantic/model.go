@@ -613,13 +613,25 @@ func EnclosingFunction(n *pyast.Node) *pyast.Node {
 	return n.Ancestor("function_definition", "lambda")
 }
 
-// Scope returns the function or module whose code n belongs to.
+// Scope returns the function or module whose code n belongs to; for
+// module-level code inside a syntax error, the outermost error holding it.
+// What such code assigns is its own (see brokenStatement), so what is said
+// of its names reads it alone: typing a function whose header the parser
+// does not see yet, its body is module-level code, and reading the whole
+// module for it cost a keystroke ten times what it does in a function.
 func Scope(n *pyast.Node) *pyast.Node {
 	if fn := EnclosingFunction(n); fn != nil {
 		return fn
 	}
+	var broken *pyast.Node
 	for n.Parent != nil {
 		n = n.Parent
+		if n.Kind == "ERROR" && n.Parent != nil {
+			broken = n
+		}
+	}
+	if broken != nil {
+		return broken
 	}
 	return n
 }

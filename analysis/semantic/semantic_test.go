@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -291,6 +292,70 @@ class PoseDataset(Dataset):
 		if got := len(f.Bindings(name)); got != 0 {
 			t.Errorf("the module's %s has %d values, want none", name, got)
 		}
+	}
+}
+
+// Module-level code in a syntax error is a scope of its own: what is said
+// of its names reads it alone. Typing the last lines of a function whose
+// header the parser no longer sees, its body is module-level code, and
+// the rules read the whole module for each of its statements on every
+// keystroke (ten times a keystroke's cost in a function at 10,000 lines).
+func TestBrokenCodeIsItsOwnScope(t *testing.T) {
+	src := []byte(`import torch
+
+
+class PoseDataset(Dataset):
+    def __init__(self, root):
+        self.root = root
+`)
+	// Typed key by key before the class, as an editor sends it: the
+	// statements around each edit are parsed alone (see pyast.Editor).
+	const typed = `def train_typed(model, loader):
+    losses = []
+    for x, y in loader:
+        out = model(x)
+        losses.append(out.sum())
+    history = {
+        "losses": [l.item() for l in losses],
+        "accuracy": 1 / max(1, len(loader.dataset`
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(src, []byte("\nclass"))
+	ed := pyast.NewEditor(tree, src)
+	for _, r := range typed {
+		ed.Replace(at, at, string(r))
+		if tree, err = ed.Parse(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ed = pyast.NewEditor(tree, ed.Text())
+		at += len(string(r))
+	}
+	f := NewFile("t.py", ed.Text(), tree)
+	var appended *pyast.Node
+	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+		if n.Kind == "call" && f.MethodName(n) == "append" {
+			appended = n
+		}
+		return true
+	})
+	if appended == nil {
+		t.Fatal("losses.append not found")
+	}
+	if EnclosingFunction(appended) != nil {
+		t.Fatal("the test needs the function's body read as module-level code")
+	}
+	scope := Scope(appended)
+	if scope.Kind != "ERROR" || scope == f.Tree.Root {
+		t.Fatalf("the scope of the broken code is the %s node, want the syntax error holding it", scope.Kind)
+	}
+	// The taint in it still follows the loop.
+	if !f.TaintOf(scope).Tainted(f.Arg(appended, "", 0)) {
+		t.Error("out.sum() in the broken loop should carry autograd history")
+	}
+	if Scope(f.Tree.Statements[0]) != f.Tree.Root {
+		t.Error("the import's scope should be the module")
 	}
 }
 

@@ -22,6 +22,7 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 	// --stdio to say which transport they use; stdio is the only one.
 	fs.Bool("stdio", true, "speak LSP over stdin/stdout (the only transport; accepted for clients that pass it)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole session to this file")
+	memProfile := fs.String("memprofile", "", "write a profile (pprof) of what the whole session allocated to this file")
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}
@@ -51,6 +52,20 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 		// Written when the session ends (exit, or end of input).
 		defer func() {
 			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "vramlint server: %v\n", err)
+			return exitError
+		}
+		defer func() {
+			// Every sample of the session: the allocations, not what lives.
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				fmt.Fprintf(stderr, "vramlint server: %v\n", err)
+			}
 			f.Close()
 		}()
 	}

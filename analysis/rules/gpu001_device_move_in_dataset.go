@@ -248,7 +248,16 @@ type deviceMove struct {
 	deviceKw   *pyast.Node // set for torch.zeros(..., device=...)
 }
 
+// findDeviceMoves returns the device moves in fn, the function (or
+// lambda) workers run, and in the functions nested in it. What they are
+// follows from fn's code and what names are bound to: an edited buffer's
+// versions share the answer (a large file has hundreds of datasets, and
+// a keystroke changes none of them).
 func findDeviceMoves(f *semantic.File, fn *pyast.Node) []deviceMove {
+	return semantic.Remember(f, "GPU001 moves", fn, func() []deviceMove { return deviceMovesIn(f, fn) })
+}
+
+func deviceMovesIn(f *semantic.File, fn *pyast.Node) []deviceMove {
 	var moves []deviceMove
 	for _, call := range f.CallsIn(fn) {
 		switch method := f.MethodName(call); {

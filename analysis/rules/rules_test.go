@@ -360,6 +360,45 @@ func checkIncrementalSteps(t *testing.T, base string, steps []editStep) {
 	}
 }
 
+// What GPU001 found in a dataset is remembered across versions while no
+// name is bound anew (semantic.Remember): each step below changes what a
+// name in __getitem__ is bound to, in another statement, or edits another
+// statement; every version must analyse exactly as a fresh file.
+func TestRememberedDeviceMovesFollowTheirNames(t *testing.T) {
+	const base = `import torch
+from torch.utils.data import DataLoader, Dataset
+
+dev = "cuda"
+
+
+class Frames(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        x = torch.zeros(4, device=dev)
+        return x.to(target)
+
+
+target = torch.device("cuda")
+loader = DataLoader(Frames(), num_workers=2)
+
+
+def train(model):
+    for x in loader:
+        model(x)
+`
+	steps := []editStep{
+		{`dev = "cuda"`, `dev = "cpu"`},                             // the factory's device is the CPU now
+		{`target = torch.device("cuda")`, `target = torch.float16`}, // .to() converts the dtype
+		{`target = torch.float16`, `target = torch.device("cuda")`}, // and moves again
+		{"        model(x)", "        model(x)\n        print(x)"},  // another statement, no name bound anew
+		{`dev = "cpu"`, `dev = "cuda:0"`},                           // back on the GPU
+		{"from torch.utils.data import DataLoader, Dataset", "from torch.utils.data import DataLoader, Dataset\nimport numpy"}, // an import
+	}
+	checkIncrementalSteps(t, base, steps)
+}
+
 // Module-level code is one scope across statements, so a local rule's
 // verdict on a module-level candidate is taken again on every version of
 // an edited buffer. Only candidates of the shape the rule looks for (a

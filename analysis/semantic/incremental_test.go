@@ -192,3 +192,60 @@ func (b *buffer) summarise() {
 		}
 	}
 }
+
+// Remember's answers about a statement last while the versions of a
+// buffer share it and bind every name alike: another statement's edit
+// keeps them, a name bound anew or a new import asks again, and the
+// edited statement's own nodes are asked about afresh.
+func TestRememberedAnswersLastWhileNamesKeepTheirValues(t *testing.T) {
+	b := newBuffer(t, `import torch
+
+dev = "cuda"
+
+
+def get(x):
+    return x.to(dev)
+
+
+def other():
+    return 1
+`)
+	asked := 0
+	ask := func() bool {
+		t.Helper()
+		var call *pyast.Node
+		b.f.Tree.Walk(b.f.Tree.Root, func(n *pyast.Node) bool {
+			if n.Kind == "call" && b.f.MethodName(n) == "to" {
+				call = n
+			}
+			return true
+		})
+		return Remember(b.f, "device move", call, func() bool {
+			asked++
+			return b.f.IsDeviceExpr(b.f.Arg(call, "device", 0))
+		})
+	}
+	for _, step := range []struct {
+		old, new string
+		asks     int // how many times the answer is computed again
+		device   bool
+	}{
+		{"", "", 1, true},
+		{"return 1", "return 2", 0, true},                     // another statement
+		{`dev = "cuda"`, `dev = "cpu"`, 1, false},             // dev bound anew
+		{"import torch", "import torch\nimport os", 1, false}, // an import
+		{"return x.to(dev)", "return x.to(dev) ", 1, false},   // the statement itself
+	} {
+		if step.old != "" {
+			b.replace(step.old, step.new)
+		}
+		before := asked
+		if got := ask(); got != step.device {
+			t.Errorf("after %q: a device move %v, want %v", step.new, got, step.device)
+		}
+		ask() // the same version asks once
+		if asked-before != step.asks {
+			t.Errorf("after %q: computed %d times, want %d", step.new, asked-before, step.asks)
+		}
+	}
+}

@@ -106,6 +106,10 @@ type File struct {
 	// version the model was built from, with what changed between the two
 	// (see asked). It keeps no pointer to that version: a chain of them
 	// would keep every version alive.
+	// epoch numbers what the file's names are bound to: a version carried
+	// over from the one before without a name bound anew keeps its epoch
+	// (see Remember).
+	epoch   uint64
 	carried struct {
 		ok      bool
 		changed map[string]bool

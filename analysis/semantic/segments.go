@@ -104,6 +104,10 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		loaderCalls = append(loaderCalls, facts.dataLoaders...)
 	}
 	f.carryOver(prev)
+	f.epoch = bindingEpochs.Add(1)
+	if f.carried.ok && !f.namesChanged() {
+		f.epoch = prev.epoch
+	}
 	f.DataLoaders = f.dataLoaders(prev, loaderCalls)
 	if prev != nil {
 		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh)
@@ -134,6 +138,47 @@ func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
 		out[i] = f.newDataLoader(call)
 	}
 	return out
+}
+
+// bindingEpochs numbers what the names of a file are bound to (see
+// File.epoch).
+var bindingEpochs atomic.Uint64
+
+// Remember returns the answer to the question called name about n,
+// computing it on the first ask. The answer must follow from the code of
+// n's top-level statement and from what names are bound to (imports,
+// class headers, BindingsOf; not what the file's functions do): the
+// versions of an edited buffer then share it while they share n's
+// statement and bind every name alike, rather than each asking again
+// about every statement of the file. It must not be changed once
+// returned.
+func Remember[T any](f *File, name string, n *pyast.Node, compute func() T) T {
+	ix := f.indexOf(n)
+	if ix == nil {
+		return compute()
+	}
+	q := question{name, n}
+	ix.answers.Lock()
+	if ix.answers.epoch == f.epoch {
+		if v, ok := ix.answers.m[q]; ok {
+			ix.answers.Unlock()
+			return v.(T)
+		}
+	}
+	ix.answers.Unlock()
+	v := compute()
+	ix.answers.Lock()
+	defer ix.answers.Unlock()
+	if ix.answers.epoch != f.epoch {
+		// Another epoch's answers (an older version analysed late, or
+		// a newer one): this version's replace them.
+		ix.answers.epoch, ix.answers.m = f.epoch, nil
+	}
+	if ix.answers.m == nil {
+		ix.answers.m = map[question]any{}
+	}
+	ix.answers.m[q] = v
+	return v
 }
 
 // namesChanged reports whether carryOver found a name bound to other
@@ -266,6 +311,21 @@ type segmentIndex struct {
 	// what rules look for, found on first use.
 	byName    map[string][]*pyast.Node
 	loopCalls []LoopCall
+
+	// answers are what Remember was told about the segment's nodes, for
+	// the versions of one binding epoch (see File.epoch).
+	answers struct {
+		sync.Mutex
+		epoch uint64
+		m     map[question]any
+	}
+}
+
+// question is what Remember remembers an answer under: the question asked
+// and the node it is about.
+type question struct {
+	name string
+	n    *pyast.Node
 }
 
 // namedNode is a definition and its name, a copy (see binding).

@@ -82,7 +82,6 @@ type File struct {
 		sync.Mutex
 		module, loss map[string]bool
 		taint        map[*pyast.Node]*Taint // by scope
-		classes      map[*Class]classKind
 		// Carried while what they read is unchanged (see carryOver).
 		plainTaint map[*pyast.Node]*Taint // by scope, see Summary
 		summaries  map[*pyast.Node]*Summary
@@ -109,8 +108,12 @@ type File struct {
 	// epoch numbers what the file's names are bound to: a version carried
 	// over from the one before without a name bound anew keeps its epoch
 	// (see Remember).
-	epoch   uint64
-	carried struct {
+	epoch uint64
+	// structureEpoch numbers the file's imports and class headers (its
+	// structure) alike: a version carried over from the one before keeps
+	// it (see classKind).
+	structureEpoch uint64
+	carried        struct {
 		ok      bool
 		changed map[string]bool
 		// What local rules analyse again, see Reanalysed.
@@ -232,6 +235,9 @@ type Class struct {
 	Methods map[string]*pyast.Node // function_definition by name
 
 	methodOrder []string
+	// kind is the class's classKind in the low byte, above it the
+	// structure epoch it holds for (see File.classKind).
+	kind atomic.Uint64
 }
 
 // DataLoader is one `DataLoader(...)` call.
@@ -527,19 +533,18 @@ const (
 	known // computed
 )
 
-// classKind answers the three questions about c once per file (and
-// across versions while the imports and class headers stay the same).
+// classKind answers the three questions about c once per file, and
+// across versions while the imports and class headers stay the same (one
+// structure epoch): the answer stays with the class, which the versions
+// sharing its statement share.
 func (f *File) classKind(c *Class) classKind {
 	if c == nil {
 		return known
 	}
-	f.memos.Lock()
-	k := f.memos.classes[c]
-	f.memos.Unlock()
-	if k&known != 0 {
-		return k
+	if v := c.kind.Load(); v>>8 == f.structureEpoch {
+		return classKind(v)
 	}
-	k = known
+	k := known
 	if f.derivesFrom(c, map[*Class]bool{}, func(q string) bool {
 		return q == "torch.utils.data.Dataset" || q == "torch.utils.data.IterableDataset" ||
 			q == "torch.utils.data.TensorDataset" || strings.HasPrefix(q, "torchvision.datasets.")
@@ -552,12 +557,7 @@ func (f *File) classKind(c *Class) classKind {
 	if f.derivesFrom(c, map[*Class]bool{}, isModuleBase) {
 		k |= module
 	}
-	f.memos.Lock()
-	if f.memos.classes == nil {
-		f.memos.classes = map[*Class]classKind{}
-	}
-	f.memos.classes[c] = k
-	f.memos.Unlock()
+	c.kind.Store(f.structureEpoch<<8 | uint64(k))
 	return k
 }
 

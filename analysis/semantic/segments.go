@@ -103,10 +103,13 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		f.gradSwitches = append(f.gradSwitches, facts.gradSwitches...)
 		loaderCalls = append(loaderCalls, facts.dataLoaders...)
 	}
-	f.carryOver(prev)
-	f.epoch = bindingEpochs.Add(1)
-	if f.carried.ok && !f.namesChanged() {
-		f.epoch = prev.epoch
+	f.carryOver(prev, fresh, removed)
+	f.epoch, f.structureEpoch = bindingEpochs.Add(1), bindingEpochs.Add(1)
+	if f.carried.ok {
+		f.structureEpoch = prev.structureEpoch
+		if !f.namesChanged() {
+			f.epoch = prev.epoch
+		}
 	}
 	f.DataLoaders = f.dataLoaders(prev, loaderCalls)
 	if prev != nil {
@@ -140,8 +143,8 @@ func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
 	return out
 }
 
-// bindingEpochs numbers what the names of a file are bound to (see
-// File.epoch).
+// bindingEpochs numbers what the names of a file are bound to, and its
+// structures (see File.epoch, File.structureEpoch).
 var bindingEpochs atomic.Uint64
 
 // Remember returns the answer to the question called name about n,
@@ -989,9 +992,15 @@ func (f *File) SegmentAt(off int) *pyast.Segment {
 // same imports and class headers, those about names whose bindings did not
 // change, and the taint of functions in shared segments that only asked
 // about such names.
-func (f *File) carryOver(prev *File) {
+func (f *File) carryOver(prev *File, fresh []int, removed []*segmentIndex) {
 	if prev == nil || prev.structure != f.structure {
 		return
+	}
+	// The indexes of the segments only one version has: a keystroke's
+	// few, where the versions have thousands.
+	only := [2][]*segmentIndex{removed, make([]*segmentIndex, len(fresh))}
+	for i, k := range fresh {
+		only[1][i] = f.indexes[k]
 	}
 	f.carried.ok = true
 	f.carried.families = prev.families.built.Load()
@@ -1004,31 +1013,27 @@ func (f *File) carryOver(prev *File) {
 	// remembered by their keys go with their segments (gone, keep).
 	type pair struct{ name, value string }
 	balance := map[pair]int{}
-	for seg, ix := range f.segments {
-		if prev.segments[seg] == nil {
-			for _, b := range ix.bindings {
-				if b.scope == nil {
-					balance[pair{f.bindingKey(b), f.Text(b.value)}]++
-				}
+	for _, ix := range only[1] {
+		for _, b := range ix.bindings {
+			if b.scope == nil {
+				balance[pair{f.bindingKey(b), f.Text(b.value)}]++
 			}
 		}
 	}
 	// The serials of the segment indexes gone with prev, as local keys
 	// write them: each version drops their answers, so none pile up.
 	var gone map[string]bool
-	for seg, ix := range prev.segments {
-		if f.segments[seg] == nil {
-			for _, b := range ix.bindings {
-				if b.scope == nil {
-					balance[pair{prev.bindingKey(b), prev.Text(b.value)}]--
-				}
+	for _, ix := range only[0] {
+		for _, b := range ix.bindings {
+			if b.scope == nil {
+				balance[pair{prev.bindingKey(b), prev.Text(b.value)}]--
 			}
-			if ix.scopes != nil {
-				if gone == nil {
-					gone = map[string]bool{}
-				}
-				gone[strconv.FormatUint(ix.serial, 10)] = true
+		}
+		if ix.scopes != nil {
+			if gone == nil {
+				gone = map[string]bool{}
 			}
+			gone[strconv.FormatUint(ix.serial, 10)] = true
 		}
 	}
 	changed := map[string]bool{}
@@ -1044,7 +1049,7 @@ func (f *File) carryOver(prev *File) {
 	byName := prev.memos.byName
 	prev.memos.Unlock()
 	if byName != nil {
-		f.memos.byName = carryCallIndex(byName, prev, f)
+		f.memos.byName = carryCallIndex(byName, prev, f, only)
 	}
 	// Functions defined in the segments only one version has: the answers
 	// that used their summaries are stale unless the summary is the same.
@@ -1055,10 +1060,7 @@ func (f *File) carryOver(prev *File) {
 	calls := map[string]int{}             // "name+" / "name-" -> balance
 	for side, pair := range [][2]*File{{prev, f}, {f, prev}} {
 		sign := []int{-1, 1}[side]
-		for seg, ix := range pair[0].segments {
-			if pair[1].segments[seg] != nil {
-				continue
-			}
+		for _, ix := range only[side] {
 			for _, d := range ix.definitions {
 				if d.Kind == "function_definition" {
 					name := pair[0].Text(d.Child("name"))
@@ -1107,13 +1109,6 @@ func (f *File) carryOver(prev *File) {
 		return to
 	}
 	f.memos.module, f.memos.loss = keep(prev.memos.module), keep(prev.memos.loss)
-	// What a class derives from depends on the class headers alone.
-	f.memos.classes = make(map[*Class]classKind, len(prev.memos.classes))
-	for c, k := range prev.memos.classes {
-		if ix := f.segments[prev.segmentOf(c.Node)]; ix != nil && slices.Contains(ix.classes, c) {
-			f.memos.classes[c] = k
-		}
-	}
 	stale := func(asked map[string]bool) bool {
 		// Iterate the smaller set: a keystroke changes few names.
 		small, large := changed, asked
@@ -1218,14 +1213,12 @@ func byNameAlone(a asked) map[string]bool {
 }
 
 // carryCallIndex updates prev's index of calls by name for f: the calls of
-// the segments only prev has go, those of the segments only f has come.
-// Slices are never changed in place (prev still reads them).
-func carryCallIndex(byName map[string][]*pyast.Node, prev, f *File) map[string][]*pyast.Node {
+// the segments only prev has (only[0]) go, those of the segments only f
+// has (only[1]) come. Slices are never changed in place (prev still reads
+// them).
+func carryCallIndex(byName map[string][]*pyast.Node, prev, f *File, only [2][]*segmentIndex) map[string][]*pyast.Node {
 	idx := maps.Clone(byName)
-	for seg, ix := range prev.segments {
-		if f.segments[seg] != nil {
-			continue
-		}
+	for _, ix := range only[0] {
 		ix.callIndex(prev)
 		for name, calls := range ix.byName {
 			gone := make(map[*pyast.Node]bool, len(calls))
@@ -1241,10 +1234,7 @@ func carryCallIndex(byName map[string][]*pyast.Node, prev, f *File) map[string][
 			idx[name] = kept
 		}
 	}
-	for seg, ix := range f.segments {
-		if prev.segments[seg] != nil {
-			continue
-		}
+	for _, ix := range only[1] {
 		ix.callIndex(f)
 		for name, calls := range ix.byName {
 			idx[name] = append(slices.Clip(idx[name]), calls...)

@@ -109,6 +109,11 @@ type File struct {
 	// over from the one before without a name bound anew keeps its epoch
 	// (see Remember).
 	epoch uint64
+	// loadersOf are the DataLoaders by dataset class (see LoadersOf).
+	loadersOf struct {
+		sync.Once
+		m map[*Class][]*DataLoader
+	}
 	// structureEpoch numbers the file's imports and class headers (its
 	// structure) alike: a version carried over from the one before keeps
 	// it (see classKind).
@@ -1010,11 +1015,12 @@ func (f *File) classOfInstance(e *pyast.Node, depth int) *Class {
 
 // LoadersOf returns the DataLoaders built over instances of class c.
 func (f *File) LoadersOf(c *Class) []*DataLoader {
-	var out []*DataLoader
-	for _, d := range f.DataLoaders {
-		if d.DatasetClass == c {
-			out = append(out, d)
+	// A large file has hundreds of datasets and loaders: one pass.
+	f.loadersOf.Do(func() {
+		f.loadersOf.m = map[*Class][]*DataLoader{}
+		for _, d := range f.DataLoaders {
+			f.loadersOf.m[d.DatasetClass] = append(f.loadersOf.m[d.DatasetClass], d)
 		}
-	}
-	return out
+	})
+	return slices.Clip(f.loadersOf.m[c])
 }

@@ -101,10 +101,6 @@ type File struct {
 		sync.Once
 		lineEnding, indentUnit string
 	}
-	// carried is set by carryOver when it carried the answers of the
-	// version the model was built from, with what changed between the two
-	// (see asked). It keeps no pointer to that version: a chain of them
-	// would keep every version alive.
 	// epoch numbers what the file's names are bound to: a version carried
 	// over from the one before without a name bound anew keeps its epoch
 	// (see Remember).
@@ -118,7 +114,11 @@ type File struct {
 	// structure) alike: a version carried over from the one before keeps
 	// it (see classKind).
 	structureEpoch uint64
-	carried        struct {
+	// carried is set by carryOver when it carried the answers of the
+	// version the model was built from, with what changed between the two
+	// (see asked). It keeps no pointer to that version: a chain of them
+	// would keep every version alive.
+	carried struct {
 		ok      bool
 		changed map[string]bool
 		// What local rules analyse again, see Reanalysed.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -26,7 +27,11 @@ func TestRandomTypingKeepsDiagnosticsExact(t *testing.T) {
 	}
 	statements := []string{"torch.cuda.empty_cache()", "history.append(loss)", "x = x.cuda()", "total += loss", "model.eval()", "y = y.to(device)", "pass", "# 数据 😀 note"}
 	unbalanced := []string{"(", "'''", `"`, "["}
-	rng := rand.New(rand.NewSource(3))
+	edits := int64(3)
+	if s, err := strconv.Atoi(os.Getenv("VRAMLINT_TEST_SEED")); err == nil {
+		edits = int64(s) // to try other edits: VRAMLINT_TEST_SEED=n go test -run TestRandomTypingKeepsDiagnosticsExact
+	}
+	rng := rand.New(rand.NewSource(edits))
 	for _, enc := range []analysis.Encoding{analysis.UTF16, analysis.UTF8} {
 		c := startServer(t, Options{})
 		offered := map[analysis.Encoding]string{analysis.UTF16: "utf-16", analysis.UTF8: "utf-8"}[enc]
@@ -60,8 +65,14 @@ func TestRandomTypingKeepsDiagnosticsExact(t *testing.T) {
 				seen += len(want)
 			}
 		}
-		if seen < 40*5 {
+		switch {
+		case seen >= 40*5:
+		case edits == 3:
 			t.Errorf("%v: only %d diagnostics over 40 checks: the edits broke the file", enc, seen)
+		default:
+			// Other edits may leave the file broken longer; what they
+			// show was still exact.
+			t.Logf("%v: only %d diagnostics over 40 checks", enc, seen)
 		}
 	}
 }

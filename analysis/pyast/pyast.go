@@ -26,13 +26,32 @@ import (
 // its byte range in the source.
 type Node struct {
 	Kind     string
-	Field    string
 	Start    int
 	End      int
-	Named    bool
 	Parent   *Node
 	Children []*Node
+	Named    bool
+	// field is the grammar's number of the field the node fills in its
+	// parent (0: none), see Field. A number rather than the name: a
+	// file's mirror holds 14 nodes a line, and the name cost each 16
+	// bytes and a pointer for the collector to follow.
+	field uint16
 }
+
+// Field returns the name of the field the node fills in its parent, or "".
+func (n *Node) Field() string { return fieldNames[n.field] }
+
+// fieldNames are the grammar's field names by number ("" for 0).
+var fieldNames = func() []string {
+	names := []string{""}
+	for i := 1; ; i++ {
+		name := language.FieldName(i)
+		if name == "" {
+			return names
+		}
+		names = append(names, name)
+	}
+}()
 
 var language = python.GetLanguage()
 
@@ -168,7 +187,7 @@ func (n *Node) Child(field string) *Node {
 		return nil
 	}
 	for _, c := range n.Children {
-		if c.Field == field {
+		if c.field != 0 && fieldNames[c.field] == field {
 			return c
 		}
 	}
@@ -193,7 +212,7 @@ func (n *Node) ChildOfKind(kind string) *Node {
 func (n *Node) ChildrenOf(field string) []*Node {
 	var out []*Node
 	for _, c := range n.Children {
-		if c.Field == field {
+		if c.field != 0 && fieldNames[c.field] == field {
 			out = append(out, c)
 		}
 	}

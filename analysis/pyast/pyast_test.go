@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
 )
@@ -54,7 +55,7 @@ func renderStatements(t *Tree) string {
 	var b strings.Builder
 	var walk func(*Node)
 	walk = func(n *Node) {
-		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field, n.Kind, t.Real(n.Start), t.Real(n.End), n.Named)
+		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field(), n.Kind, t.Real(n.Start), t.Real(n.End), n.Named)
 		for _, c := range n.Children {
 			if c.Parent != n {
 				b.WriteString("!parent")
@@ -128,5 +129,22 @@ func TestLongListsNeedFewFieldLookups(t *testing.T) {
 	}
 	if got := len(tree.Statements[0].Children[0].Child("right").NamedChildren()); got != 60000 {
 		t.Errorf("%d elements mirrored", got)
+	}
+}
+
+// A file's mirror holds about 14 nodes a line: a field more, or a field
+// name kept as a string, costs megabytes for every open file (see
+// docs/PERFORMANCE.md, 50 open files).
+func TestNodeStaysSmall(t *testing.T) {
+	if size := unsafe.Sizeof(Node{}); size > 72 {
+		t.Errorf("a Node takes %d bytes, more than 72", size)
+	}
+	tree, err := Parse(context.Background(), []byte("f(x=1)\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := tree.Statements[0].Children[0]
+	if call.Child("function").Field() != "function" || call.Child("arguments") == nil || tree.Statements[0].Field() != "" {
+		t.Error("fields are not named as the grammar names them")
 	}
 }

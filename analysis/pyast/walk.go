@@ -168,21 +168,13 @@ import (
 	sitter "github.com/smacker/go-tree-sitter"
 )
 
-// names are the grammar's symbol and field names by id, read once.
-var names = sync.OnceValues(func() ([]string, []string) {
+// names are the grammar's symbol names by id, read once.
+var names = sync.OnceValue(func() []string {
 	symbols := make([]string, language.SymbolCount())
 	for i := range symbols {
 		symbols[i] = language.SymbolName(sitter.Symbol(i))
 	}
-	var fields []string
-	for i := 0; ; i++ {
-		name := language.FieldName(i)
-		if i > 0 && name == "" {
-			break
-		}
-		fields = append(fields, name)
-	}
-	return symbols, fields
+	return symbols
 })
 
 // topLevel lists the top-level statements of a parsed module whose text
@@ -274,7 +266,7 @@ func shapeOf(tops []top, start int, buf *scratch) uint64 {
 // mirror copies the tree below n into Go values, adding shift to every
 // offset and hanging it below parent.
 func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
-	symbols, fields := names()
+	symbols := names()
 	nodes := make([]Node, len(flat))
 	children := make([]int32, len(flat))
 	for i := 1; i < len(flat); i++ {
@@ -290,8 +282,8 @@ func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
 		} else {
 			node.Kind = language.SymbolName(sitter.Symbol(f.symbol)) // ERROR is symbol 65535
 		}
-		if int(f.field) < len(fields) && f.field > 0 {
-			node.Field = fields[f.field]
+		if int(f.field) < len(fieldNames) {
+			node.field = uint16(f.field)
 		}
 		node.Start, node.End, node.Named = int(f.start)+shift, int(f.end)+shift, f.named != 0
 		if f.missing != 0 {

@@ -401,7 +401,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				// Nor is a method called on super(), which never resolves to
 				// a method of the file (see resolveCall): every class's
 				// super().__init__() would use every __init__ edited.
-				if !(n.Field == "name" && n.Parent.Is("function_definition")) && !calledOnSuper(n, tree.Src) {
+				if !(n.Field() == "name" && n.Parent.Is("function_definition")) && !calledOnSuper(n, tree.Src) {
 					ix.mentions = append(ix.mentions, nameHash(attributeKey(n.Text(tree.Src), attributeClass(n, tree.Src))))
 				}
 			case "global_statement", "nonlocal_statement":
@@ -549,7 +549,7 @@ func (ix *segmentIndex) owner(target *pyast.Node, name string) *pyast.Node {
 
 // calledOnSuper reports whether n is the method name of super().name.
 func calledOnSuper(n *pyast.Node, src []byte) bool {
-	if n.Field != "attribute" || !n.Parent.Is("attribute") {
+	if n.Field() != "attribute" || !n.Parent.Is("attribute") {
 		return false
 	}
 	obj := n.Parent.Child("object")

@@ -57,7 +57,7 @@ func TestRemoveStatement(t *testing.T) {
 		f := parseFile(t, c.src)
 		var stmt *pyast.Node
 		f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-			if n.Kind == "expression_statement" && f.Text(n) == c.stmt {
+			if n.Kind() == "expression_statement" && f.Text(n) == c.stmt {
 				stmt = n
 			}
 			return true

@@ -175,7 +175,7 @@ var testRule = &Rule{
 				p.Report(Diagnostic{Start: c.Start, End: c.End, Message: "flagged", Severity: SeverityError})
 			case "boom":
 				var n *pyast.Node
-				_ = n.Kind
+				_ = n.Kind()
 			}
 		}
 	},

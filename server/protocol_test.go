@@ -224,13 +224,13 @@ func sexp(t *pyast.Tree) string {
 	var b strings.Builder
 	var walk func(*pyast.Node)
 	walk = func(n *pyast.Node) {
-		fmt.Fprintf(&b, "(%s:%s %d-%d", n.Field(), n.Kind, t.Real(n.Start), t.Real(n.End))
+		fmt.Fprintf(&b, "(%s:%s %d-%d", n.Field(), n.Kind(), t.Real(n.Start), t.Real(n.End))
 		for _, c := range n.Children {
 			walk(c)
 		}
 		b.WriteString(")")
 	}
-	b.WriteString(t.Root.Kind)
+	b.WriteString(t.Root.Kind())
 	for _, s := range t.Statements {
 		walk(s)
 	}

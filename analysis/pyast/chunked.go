@@ -45,7 +45,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 	}
 	// Each chunk is parsed and mirrored on its own: a fresh layout places a
 	// segment by its own offset (freshBase).
-	root := &Node{Kind: "module", Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
+	root := &Node{kind: kindOf("module"), Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
 	parts := make([]*chunk, len(cuts)-1)
 	next := make(chan int, len(parts))
 	for i := range parts {

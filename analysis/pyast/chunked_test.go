@@ -53,7 +53,7 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, _ := Parse(context.Background(), src)
-		if got.Root.Kind != want.Root.Kind || renderStatements(got) != renderStatements(want) {
+		if got.Root.Kind() != want.Root.Kind() || renderStatements(got) != renderStatements(want) {
 			t.Errorf("case %d: the tree differs from a whole parse", i)
 		}
 		if chunked := parseChunked(context.Background(), src) != nil; chunked != c.chunked {

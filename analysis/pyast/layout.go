@@ -248,13 +248,13 @@ func layOut(ts *sitter.Tree, src []byte, roomy bool) *Tree {
 	}
 	t.Segments = make([]*Segment, len(gs))
 	if !roomy || len(gs) == 0 {
-		t.Root = &Node{Kind: kind, Named: true, End: len(src)}
+		t.Root = &Node{kind: kindOf(kind), Named: true, End: len(src)}
 		mirrorAll(t, gs, src, func(i int) int { return gs[i].start })
 		t.Src = src
 		t.collect()
 		return t
 	}
-	t.Root = &Node{Kind: kind, Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
+	t.Root = &Node{kind: kindOf(kind), Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
 	bases := freshBases(gs, src, 0)
 	mirrorAll(t, gs, src, func(i int) int { return bases[i] })
 	t.markErrors()

@@ -21,7 +21,7 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 		t.Fatal(err)
 	}
 	if !tree.HasError() {
-		if got, want := tree.Root.Kind+renderStatements(tree), fresh.Root.Kind+renderStatements(fresh); got != want {
+		if got, want := tree.Root.Kind()+renderStatements(tree), fresh.Root.Kind()+renderStatements(fresh); got != want {
 			t.Fatalf("the laid-out mirror differs from a fresh parse\ngot  %s\nwant %s\nsource %q", got, want, src)
 		}
 		if fresh.HasError() {
@@ -52,7 +52,7 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 			return true
 		}
 		if got, want := string(tree.Src[n.Start:n.End]), string(src[tree.Real(n.Start):tree.Real(n.End)]); got != want {
-			t.Fatalf("%s: laid-out text %q, source text %q", n.Kind, got, want)
+			t.Fatalf("%s: laid-out text %q, source text %q", n.Kind(), got, want)
 		}
 		return true
 	})

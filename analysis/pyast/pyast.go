@@ -25,21 +25,49 @@ import (
 // Node is one syntax node: its kind, the field it fills in its parent and
 // its byte range in the source.
 type Node struct {
-	Kind     string
 	Start    int
 	End      int
 	Parent   *Node
 	Children []*Node
 	Named    bool
-	// field is the grammar's number of the field the node fills in its
-	// parent (0: none), see Field. A number rather than the name: a
-	// file's mirror holds 14 nodes a line, and the name cost each 16
-	// bytes and a pointer for the collector to follow.
-	field uint16
+	// kind and field are numbers in kindNames and fieldNames (field 0:
+	// none), see Kind and Field. Numbers rather than the names: a file's
+	// mirror holds 14 nodes a line, and each name cost it 16 bytes and a
+	// pointer for the collector to follow.
+	kind, field uint16
 }
+
+// Kind returns the node's kind: the grammar's name for it ("call",
+// "identifier"), "ERROR" for a syntax error and "MISSING" for what the
+// parser supplied.
+func (n *Node) Kind() string { return kindNames[n.kind] }
 
 // Field returns the name of the field the node fills in its parent, or "".
 func (n *Node) Field() string { return fieldNames[n.field] }
+
+// kindNames are the grammar's symbol names by number, then ERROR's and
+// MISSING's; kindNumbers number each name (its first number: some names
+// are several symbols').
+var kindNames, kindNumbers = func() ([]string, map[string]uint16) {
+	var names []string
+	for i := range language.SymbolCount() {
+		names = append(names, language.SymbolName(sitter.Symbol(i)))
+	}
+	names = append(names, "ERROR", "MISSING")
+	numbers := make(map[string]uint16, len(names))
+	for i := len(names) - 1; i >= 0; i-- {
+		numbers[names[i]] = uint16(i)
+	}
+	return names, numbers
+}()
+
+// kindOf returns the number of a kind's name; an unknown name is an ERROR.
+func kindOf(name string) uint16 {
+	if k, ok := kindNumbers[name]; ok {
+		return k
+	}
+	return kindNumbers["ERROR"]
+}
 
 // fieldNames are the grammar's field names by number ("" for 0).
 var fieldNames = func() []string {
@@ -201,7 +229,7 @@ func (n *Node) ChildOfKind(kind string) *Node {
 		return nil
 	}
 	for _, c := range n.Children {
-		if c.Kind == kind {
+		if c.Kind() == kind {
 			return c
 		}
 	}
@@ -223,7 +251,7 @@ func (n *Node) ChildrenOf(field string) []*Node {
 func (n *Node) NamedChildren() []*Node {
 	var out []*Node
 	for _, c := range n.Children {
-		if c.Named && c.Kind != "comment" {
+		if c.Named && c.Kind() != "comment" {
 			out = append(out, c)
 		}
 	}
@@ -235,7 +263,7 @@ func (n *Node) NamedChildren() []*Node {
 // always has (`-` with no operand, `( )`).
 func (n *Node) FirstNamed() *Node {
 	for _, c := range n.Children {
-		if c.Named && c.Kind != "comment" {
+		if c.Named && c.Kind() != "comment" {
 			return c
 		}
 	}
@@ -247,8 +275,9 @@ func (n *Node) Is(kinds ...string) bool {
 	if n == nil {
 		return false
 	}
+	kind := n.Kind()
 	for _, k := range kinds {
-		if n.Kind == k {
+		if kind == k {
 			return true
 		}
 	}

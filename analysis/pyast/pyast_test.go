@@ -47,7 +47,7 @@ func render(t *Tree, ts *sitter.Tree) string {
 	// The root spans the whole text (the module is shared by versions of
 	// different lengths): its extent is tree-sitter's.
 	root := ts.RootNode()
-	return fmt.Sprintf("(:%s %d-%d %v", t.Root.Kind, root.StartByte(), root.EndByte(), t.Root.Named) + renderStatements(t) + ")"
+	return fmt.Sprintf("(:%s %d-%d %v", t.Root.Kind(), root.StartByte(), root.EndByte(), t.Root.Named) + renderStatements(t) + ")"
 }
 
 // renderStatements renders the statements below the root.
@@ -55,7 +55,7 @@ func renderStatements(t *Tree) string {
 	var b strings.Builder
 	var walk func(*Node)
 	walk = func(n *Node) {
-		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field(), n.Kind, t.Real(n.Start), t.Real(n.End), n.Named)
+		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field(), n.Kind(), t.Real(n.Start), t.Real(n.End), n.Named)
 		for _, c := range n.Children {
 			if c.Parent != n {
 				b.WriteString("!parent")
@@ -132,12 +132,12 @@ func TestLongListsNeedFewFieldLookups(t *testing.T) {
 	}
 }
 
-// A file's mirror holds about 14 nodes a line: a field more, or a field
-// name kept as a string, costs megabytes for every open file (see
+// A file's mirror holds about 14 nodes a line: a field more, or a kind or
+// field name kept as a string, costs megabytes for every open file (see
 // docs/PERFORMANCE.md, 50 open files).
 func TestNodeStaysSmall(t *testing.T) {
-	if size := unsafe.Sizeof(Node{}); size > 72 {
-		t.Errorf("a Node takes %d bytes, more than 72", size)
+	if size := unsafe.Sizeof(Node{}); size > 56 {
+		t.Errorf("a Node takes %d bytes, more than 56", size)
 	}
 	tree, err := Parse(context.Background(), []byte("f(x=1)\n"))
 	if err != nil {
@@ -146,5 +146,17 @@ func TestNodeStaysSmall(t *testing.T) {
 	call := tree.Statements[0].Children[0]
 	if call.Child("function").Field() != "function" || call.Child("arguments") == nil || tree.Statements[0].Field() != "" {
 		t.Error("fields are not named as the grammar names them")
+	}
+	if call.Kind() != "call" || tree.Root.Kind() != "module" || !call.Child("arguments").Is("argument_list") {
+		t.Error("kinds are not named as the grammar names them")
+	}
+	broken, err := Parse(context.Background(), []byte("f(x=\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	broken.Walk(broken.Root, func(n *Node) bool { kinds[n.Kind()] = true; return true })
+	if !kinds["ERROR"] && !kinds["MISSING"] {
+		t.Errorf("a syntax error shows neither ERROR nor MISSING: %v", kinds)
 	}
 }

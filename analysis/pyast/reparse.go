@@ -28,7 +28,7 @@ import (
 // or joined only the bytes [lo, hi) of src.
 func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, error) {
 	n := len(prev.Segments)
-	if !prev.roomy || prev.Root.Kind != "module" || n == 0 {
+	if !prev.roomy || prev.Root.Kind() != "module" || n == 0 {
 		return ParseForEditing(ctx, src)
 	}
 	old := prev.src

@@ -162,20 +162,10 @@ static uint32_t vl_top(VLNode root, VLTop *out, uint32_t cap) {
 import "C"
 
 import (
-	"sync"
 	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
 )
-
-// names are the grammar's symbol names by id, read once.
-var names = sync.OnceValue(func() []string {
-	symbols := make([]string, language.SymbolCount())
-	for i := range symbols {
-		symbols[i] = language.SymbolName(sitter.Symbol(i))
-	}
-	return symbols
-})
 
 // topLevel lists the top-level statements of a parsed module whose text
 // starts at origin in the source.
@@ -266,7 +256,6 @@ func shapeOf(tops []top, start int, buf *scratch) uint64 {
 // mirror copies the tree below n into Go values, adding shift to every
 // offset and hanging it below parent.
 func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
-	symbols := names()
 	nodes := make([]Node, len(flat))
 	children := make([]int32, len(flat))
 	for i := 1; i < len(flat); i++ {
@@ -277,10 +266,10 @@ func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
 	for i := range flat {
 		f := &flat[i]
 		node := &nodes[i]
-		if int(f.symbol) < len(symbols) {
-			node.Kind = symbols[f.symbol]
+		if int(f.symbol) < int(language.SymbolCount()) {
+			node.kind = uint16(f.symbol)
 		} else {
-			node.Kind = language.SymbolName(sitter.Symbol(f.symbol)) // ERROR is symbol 65535
+			node.kind = kindOf(language.SymbolName(sitter.Symbol(f.symbol))) // ERROR is symbol 65535
 		}
 		if int(f.field) < len(fieldNames) {
 			node.field = uint16(f.field)
@@ -288,7 +277,7 @@ func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
 		node.Start, node.End, node.Named = int(f.start)+shift, int(f.end)+shift, f.named != 0
 		if f.missing != 0 {
 			// A MISSING node is the parser's repair, not text the user wrote.
-			node.Kind, node.Named = "MISSING", false
+			node.kind, node.Named = kindNumbers["MISSING"], false
 		}
 		c := int(children[i])
 		node.Children = backing[next : next : next+c]

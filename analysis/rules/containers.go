@@ -101,7 +101,7 @@ func lastBinding(f *semantic.File, name string, scope, stmt *pyast.Node) *pyast.
 			break
 		}
 		left, right := a.Child("left"), a.Child("right")
-		if a.Kind != "assignment" || right == nil || !semantic.InScope(a, scope) {
+		if a.Kind() != "assignment" || right == nil || !semantic.InScope(a, scope) {
 			continue
 		}
 		switch {

@@ -227,13 +227,13 @@ func collateFunction(f *semantic.File, e *pyast.Node) (*pyast.Node, string) {
 	switch {
 	case e == nil:
 		return nil, ""
-	case e.Kind == "lambda":
+	case e.Kind() == "lambda":
 		return e, "the collate function (lambda)"
-	case e.Kind == "identifier":
+	case e.Kind() == "identifier":
 		if defs := f.Functions[f.Text(e)]; len(defs) > 0 {
 			return defs[len(defs)-1], "the collate function `" + f.Text(e) + "`"
 		}
-	case e.Kind == "call" && f.Callee(e) == "functools.partial":
+	case e.Kind() == "call" && f.Callee(e) == "functools.partial":
 		return collateFunction(f, f.Arg(e, "func", 0))
 	}
 	return nil, ""

@@ -143,7 +143,7 @@ func removeMoves(f *semantic.File, moves []deviceMove) []analysis.Edit {
 			}
 			for i, a := range args.NamedChildren() {
 				switch {
-				case a.Kind == "keyword_argument":
+				case a.Kind() == "keyword_argument":
 					switch f.Text(a.Child("name")) {
 					case "device", "non_blocking", "copy":
 						continue
@@ -192,10 +192,10 @@ func removeArgument(args, arg *pyast.Node) analysis.Edit {
 		if c != arg {
 			continue
 		}
-		if i > 0 && args.Children[i-1].Kind == "," {
+		if i > 0 && args.Children[i-1].Kind() == "," {
 			return analysis.Edit{Start: args.Children[i-1].Start, End: arg.End}
 		}
-		if i+1 < len(args.Children) && args.Children[i+1].Kind == "," {
+		if i+1 < len(args.Children) && args.Children[i+1].Kind() == "," {
 			end := args.Children[i+1].End
 			if i+2 < len(args.Children) {
 				end = args.Children[i+2].Start
@@ -220,7 +220,7 @@ func addKeyword(f *semantic.File, call *pyast.Node, kw string) analysis.Edit {
 	}
 	eol, indent := f.LineEnding(), f.IndentAt(last.Start)
 	for i, c := range args.Children {
-		if c == last && i+1 < len(args.Children) && args.Children[i+1].Kind == "," {
+		if c == last && i+1 < len(args.Children) && args.Children[i+1].Kind() == "," {
 			comma := args.Children[i+1]
 			return analysis.Edit{Start: comma.End, End: comma.End, NewText: eol + indent + kw + ","}
 		}
@@ -256,11 +256,11 @@ func movedShape(f *semantic.File, fn *pyast.Node, moves []deviceMove) *batchShap
 		return found
 	}
 	var values []*pyast.Node
-	if fn.Kind == "lambda" {
+	if fn.Kind() == "lambda" {
 		values = append(values, fn.Child("body"))
 	} else {
 		pyast.Walk(fn.Child("body"), func(n *pyast.Node) bool {
-			switch n.Kind {
+			switch n.Kind() {
 			case "function_definition", "lambda", "class_definition":
 				return false
 			case "return_statement":
@@ -278,7 +278,7 @@ func movedShape(f *semantic.File, fn *pyast.Node, moves []deviceMove) *batchShap
 	var shape *batchShape
 	for _, v := range values {
 		s := &batchShape{}
-		switch v.Kind {
+		switch v.Kind() {
 		case "expression_list", "tuple":
 			for _, el := range v.NamedChildren() {
 				s.positional = append(s.positional, carries(el))
@@ -349,7 +349,7 @@ func movedNames(f *semantic.File, fn *pyast.Node, moves []deviceMove) map[string
 	for changed := true; changed; {
 		changed = false
 		for _, a := range f.AssignmentsIn(fn) {
-			if a.Kind != "assignment" {
+			if a.Kind() != "assignment" {
 				continue
 			}
 			right := a.Child("right")
@@ -382,12 +382,12 @@ func bindsLocally(f *semantic.File, fn *pyast.Node, name string) bool {
 		return !found
 	})
 	for _, a := range f.AssignmentsIn(fn) {
-		if !found && semantic.InScope(a, fn) && a.Kind == "assignment" && f.AssignedIn(name, a) {
+		if !found && semantic.InScope(a, fn) && a.Kind() == "assignment" && f.AssignedIn(name, a) {
 			found = true
 		}
 	}
 	for _, l := range f.LoopsIn(fn) {
-		if !found && semantic.InScope(l, fn) && l.Kind == "for_statement" {
+		if !found && semantic.InScope(l, fn) && l.Kind() == "for_statement" {
 			pyast.Walk(l.Child("left"), func(n *pyast.Node) bool {
 				found = found || n.Is("identifier") && f.Text(n) == name
 				return !found

@@ -218,7 +218,7 @@ func occurrences(f *semantic.File, name string, scope, value *pyast.Node) []*pya
 		if n.Is("parameters", "lambda_parameters") {
 			return false
 		}
-		if n.Kind != kind || f.Text(n) != name {
+		if n.Kind() != kind || f.Text(n) != name {
 			return true
 		}
 		p := n.Parent

@@ -84,7 +84,7 @@ for step in range(100):
 // storedValue returns the value a container-storing statement stores and
 // the container, or nils when node stores nothing.
 func storedValue(f *semantic.File, n *pyast.Node) (value, container *pyast.Node) {
-	switch n.Kind {
+	switch n.Kind() {
 	case "call":
 		recv := semantic.Receiver(n)
 		if !recv.Is("identifier", "attribute") {

@@ -77,7 +77,7 @@ func accumulation(f *semantic.File, a *pyast.Node) (acc, value *pyast.Node) {
 	if !left.Is("identifier", "attribute") || right == nil {
 		return nil, nil
 	}
-	if a.Kind == "augmented_assignment" {
+	if a.Kind() == "augmented_assignment" {
 		if f.Text(a.Child("operator")) == "+=" {
 			return left, right
 		}
@@ -202,7 +202,7 @@ func totalStaysLocal(f *semantic.File, acc, scope *pyast.Node) bool {
 		if !local {
 			return false
 		}
-		switch n.Kind {
+		switch n.Kind() {
 		case "function_definition", "lambda", "class_definition":
 			// Read in another function (a closure, or a function reading a
 			// module-level total): unknown use.
@@ -247,7 +247,7 @@ func loggingCall(f *semantic.File, call *pyast.Node) bool {
 // stmt, that assigns name afresh, or nil.
 func resetIn(f *semantic.File, name string, body, stmt *pyast.Node) *pyast.Node {
 	for _, a := range f.AssignmentsIn(body) {
-		if a != stmt && a.Kind == "assignment" && f.Text(a.Child("left")) == name {
+		if a != stmt && a.Kind() == "assignment" && f.Text(a.Child("left")) == name {
 			if acc, _ := accumulation(f, a); acc == nil {
 				return a
 			}

@@ -89,7 +89,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		}
 		end := loop.End
 		for _, c := range loop.Children {
-			if c.Kind == ":" {
+			if c.Kind() == ":" {
 				end = c.End
 				break
 			}
@@ -171,7 +171,7 @@ func inEvalFunction(f *semantic.File, loop *pyast.Node) bool {
 func loopIterables(loop *pyast.Node) []*pyast.Node {
 	var out []*pyast.Node
 	for p := loop; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
-		switch p.Kind {
+		switch p.Kind() {
 		case "for_statement":
 			out = append(out, p.Child("right"))
 		case "list_comprehension", "generator_expression", "set_comprehension", "dictionary_comprehension":

@@ -169,7 +169,7 @@ func phaseBoundary(f *semantic.File, call, loop *pyast.Node) bool {
 // branch or under a step-interval condition (`if step % N == 0`).
 func offNormalPath(f *semantic.File, call, loop *pyast.Node) bool {
 	for p := call.Parent; p != nil && p != loop; p = p.Parent {
-		switch p.Kind {
+		switch p.Kind() {
 		case "except_clause", "except_group_clause":
 			return true
 		case "if_statement", "elif_clause":
@@ -179,7 +179,7 @@ func offNormalPath(f *semantic.File, call, loop *pyast.Node) bool {
 			}
 			interval := false
 			pyast.Walk(cond, func(n *pyast.Node) bool {
-				if n.Kind == "binary_operator" && f.Text(n.Child("operator")) == "%" {
+				if n.Kind() == "binary_operator" && f.Text(n.Child("operator")) == "%" {
 					interval = true
 				}
 				return !interval

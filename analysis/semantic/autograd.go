@@ -175,7 +175,7 @@ func hasForwardInput(call *pyast.Node) bool {
 		return true
 	}
 	for _, a := range args.NamedChildren() {
-		switch a.Kind {
+		switch a.Kind() {
 		case "comment":
 		case "keyword_argument":
 			if !a.Child("value").Is("true", "false", "none", "integer", "float", "string") {
@@ -290,7 +290,7 @@ func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 			continue
 		}
 		at := a.End
-		if a.Kind == "augmented_assignment" {
+		if a.Kind() == "augmented_assignment" {
 			// x += y keeps x tainted if either side is.
 			for _, name := range targetNames(f, left) {
 				tainted := t.Tainted(right) || t.nameTainted(name, a.Start)
@@ -324,7 +324,7 @@ func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 // targetNames lists the names (identifiers and attribute chains such as
 // self.x) an assignment target binds.
 func targetNames(f *File, left *pyast.Node) []string {
-	switch left.Kind {
+	switch left.Kind() {
 	case "identifier", "attribute":
 		return []string{f.Text(left)}
 	case "pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "parenthesized_expression":
@@ -366,9 +366,9 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 	if e == nil {
 		return false
 	}
-	switch e.Kind {
+	switch e.Kind() {
 	case "identifier", "attribute":
-		if e.Kind == "attribute" {
+		if e.Kind() == "attribute" {
 			switch f.Text(e.Child("attribute")) {
 			case "data", "grad", "shape", "device", "dtype", "requires_grad", "grad_fn", "is_cuda", "ndim":
 				return false
@@ -377,7 +377,7 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 		if _, ok := t.last(f.Text(e), e.Start); ok {
 			return t.nameTainted(f.Text(e), e.Start)
 		}
-		if e.Kind == "attribute" {
+		if e.Kind() == "attribute" {
 			return t.Tainted(e.Child("object"))
 		}
 		return false
@@ -438,7 +438,7 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 		if strings.HasPrefix(q, "torch.") {
 			if args := e.Child("arguments"); args != nil {
 				for _, a := range args.NamedChildren() {
-					if a.Kind == "keyword_argument" {
+					if a.Kind() == "keyword_argument" {
 						a = a.Child("value")
 					}
 					if t.Tainted(a) {
@@ -451,7 +451,7 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 	case "binary_operator", "unary_operator", "parenthesized_expression", "list", "tuple", "expression_list",
 		"conditional_expression", "list_splat":
 		for _, c := range e.NamedChildren() {
-			if e.Kind == "conditional_expression" && c == e.NamedChildren()[1] {
+			if e.Kind() == "conditional_expression" && c == e.NamedChildren()[1] {
 				continue // the condition
 			}
 			if t.Tainted(c) {
@@ -475,7 +475,7 @@ func (t *Taint) detachedInputs(call *pyast.Node) bool {
 	}
 	detached := false
 	for _, a := range args.NamedChildren() {
-		if a.Kind == "keyword_argument" {
+		if a.Kind() == "keyword_argument" {
 			a = a.Child("value")
 		}
 		if t.Tainted(a) {
@@ -539,7 +539,7 @@ func (t *Taint) askDef(s *Summary) {
 // reduction (.sum(), .mean()) of a tainted tensor, or a name holding one.
 func (t *Taint) IsScalarLoss(e *pyast.Node) bool {
 	f := t.f
-	switch e.Kind {
+	switch e.Kind() {
 	case "call":
 		t.ask(e)
 		if f.IsLossCall(e) {
@@ -592,7 +592,7 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 		changed = false
 		// Assignments, and for loops: `for log_prob in saved_log_probs`.
 		for _, a := range append(f.AssignmentsIn(scope), f.LoopsIn(scope)...) {
-			if a.Kind == "while_statement" {
+			if a.Kind() == "while_statement" {
 				continue
 			}
 			if right := a.Child("right"); right != nil && uses(right) {
@@ -638,7 +638,7 @@ func (f *File) LoopBodyHasBackward(loop *pyast.Node) bool {
 // somewhere inside node.
 func (f *File) AssignedIn(name string, node *pyast.Node) bool {
 	for _, a := range f.AssignmentsIn(node) {
-		if a.Kind == "assignment" {
+		if a.Kind() == "assignment" {
 			for _, n := range targetNames(f, a.Child("left")) {
 				if n == name {
 					return true
@@ -683,7 +683,7 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 	if e == nil || depth > 12 {
 		return false
 	}
-	switch e.Kind {
+	switch e.Kind() {
 	case "parenthesized_expression":
 		return t.isTensor(e.FirstNamed(), depth+1)
 	case "identifier":

@@ -90,7 +90,7 @@ func TestAFunctionsOwnNameStaysInItsFunction(t *testing.T) {
 	// many versions, only the live segments' are left.
 	ask := func(f *File) {
 		f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-			if n.Kind == "identifier" && f.Text(n) == "logits" {
+			if n.Kind() == "identifier" && f.Text(n) == "logits" {
 				f.NamesModule(n)
 			}
 			return true
@@ -215,7 +215,7 @@ def other():
 		t.Helper()
 		var call *pyast.Node
 		b.f.Tree.Walk(b.f.Tree.Root, func(n *pyast.Node) bool {
-			if n.Kind == "call" && b.f.MethodName(n) == "to" {
+			if n.Kind() == "call" && b.f.MethodName(n) == "to" {
 				call = n
 			}
 			return true

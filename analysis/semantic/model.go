@@ -379,7 +379,7 @@ func (f *File) Text(n *pyast.Node) string {
 
 func (f *File) addImport(n *pyast.Node) {
 	for _, c := range n.ChildrenOf("name") {
-		switch c.Kind {
+		switch c.Kind() {
 		case "dotted_name":
 			// `import torch.nn` binds `torch`.
 			full := f.Text(c)
@@ -400,7 +400,7 @@ func (f *File) addFromImport(n *pyast.Node) {
 		}
 	}
 	for _, c := range n.ChildrenOf("name") {
-		switch c.Kind {
+		switch c.Kind() {
 		case "dotted_name":
 			f.Imports[f.Text(c)] = module + "." + f.Text(c)
 		case "aliased_import":
@@ -424,7 +424,7 @@ func (f *File) QualifiedName(n *pyast.Node) string {
 	switch {
 	case n == nil:
 		return ""
-	case n.Kind == "identifier":
+	case n.Kind() == "identifier":
 		if q, ok := f.Imports[f.Text(n)]; ok {
 			return canonical(q)
 		}
@@ -433,7 +433,7 @@ func (f *File) QualifiedName(n *pyast.Node) string {
 		if f.Text(n) == "torch" && len(f.Bindings("torch")) == 0 {
 			return "torch"
 		}
-	case n.Kind == "attribute":
+	case n.Kind() == "attribute":
 		if base := f.QualifiedName(n.Child("object")); base != "" {
 			return canonical(base + "." + f.Text(n.Child("attribute")))
 		}
@@ -487,7 +487,7 @@ func (f *File) Arg(call *pyast.Node, keyword string, pos int) *pyast.Node {
 	}
 	i := 0
 	for _, a := range args.NamedChildren() {
-		switch a.Kind {
+		switch a.Kind() {
 		case "keyword_argument":
 			if f.Text(a.Child("name")) == keyword {
 				return a.Child("value")
@@ -508,7 +508,7 @@ func (f *File) Arg(call *pyast.Node, keyword string, pos int) *pyast.Node {
 func (f *File) KeywordArg(call *pyast.Node, keyword string) *pyast.Node {
 	if args := call.Child("arguments"); args != nil {
 		for _, a := range args.NamedChildren() {
-			if a.Kind == "keyword_argument" && f.Text(a.Child("name")) == keyword {
+			if a.Kind() == "keyword_argument" && f.Text(a.Child("name")) == keyword {
 				return a
 			}
 		}
@@ -584,7 +584,7 @@ func (f *File) derivesFrom(c *Class, seen map[*Class]bool, match func(string) bo
 		if match(q) {
 			return true
 		}
-		if b.Kind == "identifier" && f.Classes[f.Text(b)] != nil {
+		if b.Kind() == "identifier" && f.Classes[f.Text(b)] != nil {
 			if f.derivesFrom(f.Classes[f.Text(b)], seen, match) {
 				return true
 			}
@@ -635,7 +635,7 @@ func Scope(n *pyast.Node) *pyast.Node {
 	var broken *pyast.Node
 	for n.Parent != nil {
 		n = n.Parent
-		if n.Kind == "ERROR" && n.Parent != nil {
+		if n.Kind() == "ERROR" && n.Parent != nil {
 			broken = n
 		}
 	}
@@ -666,7 +666,7 @@ func DecoratorsOf(fn *pyast.Node) []*pyast.Node {
 	var out []*pyast.Node
 	if fn.Parent.Is("decorated_definition") {
 		for _, d := range fn.Parent.Children {
-			if d.Kind == "decorator" {
+			if d.Kind() == "decorator" {
 				if e := d.NamedChildren(); len(e) > 0 {
 					out = append(out, e[0])
 				}
@@ -790,7 +790,7 @@ func (f *File) InNoGrad(n *pyast.Node) bool { return f.inNoGrad(n, 0) }
 
 func (f *File) inNoGrad(n *pyast.Node, depth int) bool {
 	for p := n.Parent; p != nil; p = p.Parent {
-		switch p.Kind {
+		switch p.Kind() {
 		case "with_statement":
 			if !p.Child("body").Contains(n) {
 				continue
@@ -892,7 +892,7 @@ func (f *File) isDeviceExpr(e *pyast.Node, depth int) bool {
 	if e == nil || depth > 8 {
 		return false
 	}
-	switch e.Kind {
+	switch e.Kind() {
 	case "string":
 		// Past any prefix (f"cuda:{rank}", r'cuda') and the quotes.
 		s := strings.TrimLeft(f.Text(e), "rRbBuUfF")
@@ -921,7 +921,7 @@ func (f *File) isDeviceExpr(e *pyast.Node, depth int) bool {
 		if strings.HasPrefix(q, "torch.") && dtypeNames[strings.TrimPrefix(q, "torch.")] {
 			return false
 		}
-		if e.Kind == "attribute" && f.Text(e.Child("attribute")) == "device" && q == "" {
+		if e.Kind() == "attribute" && f.Text(e.Child("attribute")) == "device" && q == "" {
 			// x.device follows a tensor (or a module) wherever it is: not
 			// a move to CUDA. self.device is a configured device.
 			if obj := e.Child("object"); !(obj.Is("identifier") && (f.Text(obj) == "self" || f.Text(obj) == "cls")) &&
@@ -940,7 +940,7 @@ func (f *File) isDeviceExpr(e *pyast.Node, depth int) bool {
 			return false
 		}
 		last := f.Text(e)
-		if e.Kind == "attribute" {
+		if e.Kind() == "attribute" {
 			last = f.Text(e.Child("attribute"))
 		}
 		return deviceName.MatchString(last)
@@ -974,7 +974,7 @@ func (f *File) typeOfInstance(e *pyast.Node, depth int) string {
 	if e == nil || depth > 8 {
 		return ""
 	}
-	switch e.Kind {
+	switch e.Kind() {
 	case "call":
 		return f.QualifiedName(f.unwrapModuleChain(e).Child("function"))
 	case "identifier", "attribute":
@@ -998,7 +998,7 @@ func (f *File) classOfInstance(e *pyast.Node, depth int) *Class {
 		// by the name's text (the answer follows its bindings).
 		return remember(f, &f.memos.instances, f.NameKey(e), func() *Class { return f.classOfInstance(e, 1) })
 	}
-	switch e.Kind {
+	switch e.Kind() {
 	case "call":
 		if fn := f.unwrapModuleChain(e).Child("function"); fn.Is("identifier") {
 			return f.Classes[f.Text(fn)]

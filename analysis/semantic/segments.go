@@ -74,7 +74,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	var structure strings.Builder
 	for _, ix := range f.indexes {
 		for _, n := range ix.imports {
-			if n.Kind == "import_statement" {
+			if n.Kind() == "import_statement" {
 				f.addImport(n)
 			} else {
 				f.addFromImport(n)
@@ -363,7 +363,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 	var headers strings.Builder
 	for _, stmt := range seg.Nodes {
 		pyast.Walk(stmt, func(n *pyast.Node) bool {
-			switch n.Kind {
+			switch n.Kind() {
 			case "import_statement", "import_from_statement":
 				ix.definitions = append(ix.definitions, n)
 				ix.imports = append(ix.imports, n)
@@ -389,7 +389,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				ix.loops = append(ix.loops, n)
 			case "assignment", "augmented_assignment":
 				ix.assignments = append(ix.assignments, n)
-				if left, right := n.Child("left"), n.Child("right"); n.Kind == "assignment" && right != nil && left.Is("identifier", "attribute") {
+				if left, right := n.Child("left"), n.Child("right"); n.Kind() == "assignment" && right != nil && left.Is("identifier", "attribute") {
 					ix.bindings = append(ix.bindings, binding{name: text(left), target: left, value: right, class: strings.Clone(attributeClass(left, tree.Src))})
 					if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
 						ix.deviceCandidates = append(ix.deviceCandidates, n)
@@ -495,7 +495,7 @@ func (ix *segmentIndex) scopeBindings(tree *pyast.Tree, declared map[*pyast.Node
 		s.global, s.nonlocal = map[string]bool{}, map[string]bool{}
 		for _, st := range stmts {
 			into := s.global
-			if st.Kind == "nonlocal_statement" {
+			if st.Kind() == "nonlocal_statement" {
 				into = s.nonlocal
 			}
 			for _, id := range st.NamedChildren() {
@@ -563,7 +563,7 @@ func calledOnSuper(n *pyast.Node, src []byte) bool {
 // attributes: only the classes it derives from, or that derive from it,
 // share them (see File.classFamily).
 func attributeClass(n *pyast.Node, src []byte) string {
-	if n.Kind != "attribute" {
+	if n.Kind() != "attribute" {
 		return ""
 	}
 	return chainClass(n.Text(src), n, src)
@@ -600,7 +600,7 @@ func attributeKey(chain, class string) string {
 func brokenStatement(n *pyast.Node) *pyast.Node {
 	var outer *pyast.Node
 	for p := n.Parent; p != nil; p = p.Parent {
-		if p.Kind == "ERROR" {
+		if p.Kind() == "ERROR" {
 			outer = p
 		}
 	}
@@ -613,14 +613,14 @@ func newClass(n *pyast.Node, text func(*pyast.Node) string) *Class {
 	c := &Class{Name: text(n.Child("name")), Node: n, Methods: map[string]*pyast.Node{}}
 	if supers := n.Child("superclasses"); supers != nil {
 		for _, b := range supers.NamedChildren() {
-			if b.Kind != "keyword_argument" {
+			if b.Kind() != "keyword_argument" {
 				c.Bases = append(c.Bases, b)
 			}
 		}
 	}
 	if body := n.Child("body"); body != nil {
 		for _, s := range body.Children {
-			if s.Kind == "decorated_definition" {
+			if s.Kind() == "decorated_definition" {
 				s = s.Child("definition")
 			}
 			if s.Is("function_definition") {
@@ -733,7 +733,7 @@ func (f *File) CallsNamedIn(focus Focus, names ...string) []*pyast.Node {
 // comprehension of n's own function whose body holds n, or nil.
 func innermostLoop(n *pyast.Node) *pyast.Node {
 	for p := n.Parent; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
-		switch p.Kind {
+		switch p.Kind() {
 		case "for_statement", "while_statement", "list_comprehension", "generator_expression", "set_comprehension", "dictionary_comprehension":
 			if p.Child("body").Contains(n) {
 				return p
@@ -1062,7 +1062,7 @@ func (f *File) carryOver(prev *File, fresh []int, removed []*segmentIndex) {
 		sign := []int{-1, 1}[side]
 		for _, ix := range only[side] {
 			for _, d := range ix.definitions {
-				if d.Kind == "function_definition" {
+				if d.Kind() == "function_definition" {
 					name := pair[0].Text(d.Child("name"))
 					ds := defs[name]
 					ds[side] = append(ds[side], d)

@@ -23,7 +23,7 @@ func node(t *testing.T, f *File, kind, prefix string) *pyast.Node {
 	t.Helper()
 	var found *pyast.Node
 	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-		if found == nil && n.Kind == kind && strings.HasPrefix(f.Text(n), prefix) {
+		if found == nil && n.Kind() == kind && strings.HasPrefix(f.Text(n), prefix) {
 			found = n
 		}
 		return found == nil
@@ -169,7 +169,7 @@ func use(t *testing.T, f *File, fn, name string) *pyast.Node {
 	t.Helper()
 	var def, found *pyast.Node
 	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-		if def == nil && n.Kind == "function_definition" && f.Text(n.Child("name")) == fn {
+		if def == nil && n.Kind() == "function_definition" && f.Text(n.Child("name")) == fn {
 			def = n
 		}
 		return def == nil
@@ -178,7 +178,7 @@ func use(t *testing.T, f *File, fn, name string) *pyast.Node {
 		t.Fatalf("no function %s", fn)
 	}
 	f.Tree.Walk(def.Child("body"), func(n *pyast.Node) bool {
-		if n.Kind == "identifier" && f.Text(n) == name {
+		if n.Kind() == "identifier" && f.Text(n) == name {
 			found = n
 		}
 		return true
@@ -335,7 +335,7 @@ class PoseDataset(Dataset):
 	f := NewFile("t.py", ed.Text(), tree)
 	var appended *pyast.Node
 	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-		if n.Kind == "call" && f.MethodName(n) == "append" {
+		if n.Kind() == "call" && f.MethodName(n) == "append" {
 			appended = n
 		}
 		return true
@@ -347,8 +347,8 @@ class PoseDataset(Dataset):
 		t.Fatal("the test needs the function's body read as module-level code")
 	}
 	scope := Scope(appended)
-	if scope.Kind != "ERROR" || scope == f.Tree.Root {
-		t.Fatalf("the scope of the broken code is the %s node, want the syntax error holding it", scope.Kind)
+	if scope.Kind() != "ERROR" || scope == f.Tree.Root {
+		t.Fatalf("the scope of the broken code is the %s node, want the syntax error holding it", scope.Kind())
 	}
 	// The taint in it still follows the loop.
 	if !f.TaintOf(scope).Tainted(f.Arg(appended, "", 0)) {
@@ -403,7 +403,7 @@ def helper(self, x):
 	}
 	var derived *pyast.Node
 	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-		if n.Kind == "attribute" && f.Text(n) == "self.device" && n.Ancestor("class_definition") != nil &&
+		if n.Kind() == "attribute" && f.Text(n) == "self.device" && n.Ancestor("class_definition") != nil &&
 			f.Text(n.Ancestor("class_definition").Child("name")) == "Derived" {
 			derived = n
 		}

@@ -394,7 +394,7 @@ func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, reads asked
 	if e == nil || depth > 4 {
 		return false
 	}
-	switch e.Kind {
+	switch e.Kind() {
 	case "call":
 		switch f.LastName(e.Child("function")) {
 		case "enumerate", "tqdm", "trange", "iter", "zip", "list", "islice", "TQDM", "track", "progress_bar", "chain":
@@ -403,7 +403,7 @@ func (f *File) loaderLike(e *pyast.Node, kind loaderKind, depth int, reads asked
 				return false
 			}
 			for _, a := range args.NamedChildren() {
-				if a.Kind == "keyword_argument" {
+				if a.Kind() == "keyword_argument" {
 					if f.Text(a.Child("name")) != "iterable" {
 						continue
 					}

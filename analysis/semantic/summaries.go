@@ -166,7 +166,7 @@ func (f *File) returnsTensor(def *pyast.Node, depth int) bool {
 func eachReturn(def *pyast.Node, ok func(value *pyast.Node) bool) int {
 	n := 0
 	pyast.Walk(def.Child("body"), func(x *pyast.Node) bool {
-		switch x.Kind {
+		switch x.Kind() {
 		case "function_definition", "lambda", "class_definition":
 			return false
 		case "return_statement", "yield":

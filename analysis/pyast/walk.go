@@ -266,7 +266,7 @@ func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
 	for i := range flat {
 		f := &flat[i]
 		node := &nodes[i]
-		if int(f.symbol) < int(language.SymbolCount()) {
+		if int(f.symbol) < len(kindNames)-2 { // the grammar's; ERROR and MISSING follow
 			node.kind = uint16(f.symbol)
 		} else {
 			node.kind = kindOf(language.SymbolName(sitter.Symbol(f.symbol))) // ERROR is symbol 65535

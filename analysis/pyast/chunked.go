@@ -5,7 +5,6 @@ import (
 	"context"
 	"runtime"
 	"strings"
-	"sync"
 )
 
 // Opening a large file waits for its parse, which takes tens of
@@ -52,16 +51,12 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		next <- i
 	}
 	close(next)
-	var wg sync.WaitGroup
-	for range min(workers, len(parts)) {
-		wg.Go(func() {
-			var buf scratch
-			for i := range next {
-				parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], root, &buf)
-			}
-		})
-	}
-	wg.Wait()
+	parallel(min(workers, len(parts)), func(int) {
+		var buf scratch
+		for i := range next {
+			parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], root, &buf)
+		}
+	})
 	t := &Tree{Root: root, roomy: true, src: src}
 	for _, p := range parts {
 		if p == nil || p.broken {

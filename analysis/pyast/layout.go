@@ -295,8 +295,13 @@ func missingSeparator(g group, src []byte) bool {
 	return false
 }
 
-// isSeparator reports whether a top-level node is a ";" or a comment.
+// isSeparator reports whether a top-level node is a ";" or a comment. An
+// empty one (a MISSING node the parser put at the end of the file) is
+// neither.
 func isSeparator(t top, src []byte) bool {
+	if t.start >= t.end || t.start >= len(src) {
+		return false
+	}
 	return t.end-t.start == 1 && src[t.start] == ';' || src[t.start] == '#'
 }
 
@@ -404,19 +409,45 @@ func mirrorSegment(g group, src []byte, base int, root *Node, buf *scratch) *Seg
 // worth it: a large file's mirror takes tens of milliseconds.
 func mirrorAll(t *Tree, gs []group, src []byte, base func(int) int) {
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(src)/(64<<10)))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			var buf scratch
-			// Contiguous shares of about equal size.
-			for i := range gs {
-				if gs[i].start*workers/max(1, len(src)) == w {
-					t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.Root, &buf)
-				}
+	parallel(workers, func(w int) {
+		var buf scratch
+		// Contiguous shares of about equal size.
+		for i := range gs {
+			if gs[i].start*workers/max(1, len(src)) == w {
+				t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.Root, &buf)
 			}
+		}
+	})
+}
+
+// parallel calls do(w) for every w in [0, n), each on a goroutine of its
+// own, and returns when all have. A panic in one is raised again here, in
+// the caller's goroutine, where the server's and check's recovery see it:
+// a panic in a goroutine of its own ends the process.
+func parallel(n int, do func(w int)) {
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed any
+	)
+	for w := range n {
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil {
+					mu.Lock()
+					if failed == nil {
+						failed = p
+					}
+					mu.Unlock()
+				}
+			}()
+			do(w)
 		})
 	}
 	wg.Wait()
+	if failed != nil {
+		panic(failed)
+	}
 }
 
 // fill writes the laid-out text: each segment's text at its base, with

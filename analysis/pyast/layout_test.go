@@ -223,3 +223,36 @@ func TestTypingReusesTheRest(t *testing.T) {
 		}
 	}
 }
+
+// A panic in one of parallel's goroutines reaches its caller, whose
+// recovery (the server's, check's) then sees it, instead of ending the
+// process.
+func TestParallelRaisesPanicsInTheCaller(t *testing.T) {
+	defer func() {
+		if p := recover(); p != "boom" {
+			t.Errorf("recovered %v, want the worker's panic", p)
+		}
+	}()
+	done := make([]bool, 3)
+	parallel(3, func(w int) {
+		done[w] = true
+		if w == 1 {
+			panic("boom")
+		}
+	})
+	t.Error("parallel returned after a worker panicked")
+}
+
+// A MISSING node the parser puts at the very end of a file is a top-level
+// node of no length there: telling separators apart read the byte after
+// the file (found by FuzzAnalyze; it ended the process).
+func TestEmptyTopLevelNodeAtTheEnd(t *testing.T) {
+	src := []byte("for epoch in 3:\n for x in erate(loader):\n        try:\n            out = model(x)\n" +
+		"              except RuntimeError:\n            torch.cuda.empty_cache()\n    zN        continue\n" +
+		"#       if step % 100 == 0:\n      \x7f     torch.cuda.empty_cache()")
+	for _, parse := range []func(context.Context, []byte) (*Tree, error){Parse, ParseForEditing} {
+		if _, err := parse(context.Background(), src); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

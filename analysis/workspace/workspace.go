@@ -184,6 +184,18 @@ func unwrapFile(ce *analysis.ConfigError) error {
 	return errors.New(strings.TrimPrefix(msg, ce.File+": "))
 }
 
+// run analyses one file. A panic outside the rules (whose own failures
+// the runner reports) is a bug in the parser's mirror or the model: it
+// becomes that file's error, and the other files are still checked.
+func (c *Checker) run(ctx context.Context, path string, src []byte, settings *analysis.Settings) (res *analysis.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("internal error, please report it: %v", p)
+		}
+	}()
+	return c.Runner.Run(ctx, path, src, settings)
+}
+
 func (c *Checker) checkFile(ctx context.Context, path string) FileResult {
 	fr := FileResult{Path: path, Settings: c.SettingsFor(filepath.Dir(absPath(path)))}
 	src, err := analysis.ReadFile(path)
@@ -204,7 +216,7 @@ func (c *Checker) checkFile(ctx context.Context, path string) FileResult {
 		c.large.Lock()
 		defer c.large.Unlock()
 	}
-	fr.Result, fr.Err = c.Runner.Run(ctx, path, src, fr.Settings)
+	fr.Result, fr.Err = c.run(ctx, path, src, fr.Settings)
 	if fr.Result != nil {
 		if ix := c.indexOf(path); ix != nil {
 			ix.Record(fr.Result.Model())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/rules"
+	"github.com/vramlint/vramlint/analysis/semantic"
 	"github.com/vramlint/vramlint/analysis/workspace"
 )
 
@@ -67,4 +68,31 @@ func TestCheckHoldsLittlePerFile(t *testing.T) {
 		t.Errorf("check holds %d KB after checking %d KB of sources", held>>10, total>>10)
 	}
 	runtime.KeepAlive(results)
+}
+
+// brokenProject fails on every question: a bug outside the rules.
+type brokenProject struct{ semantic.Project }
+
+func (brokenProject) Module(string) (string, bool) { panic("a bug in the model") }
+
+// A panic while a file is parsed or modelled (outside the rules, whose
+// failures the runner reports) is that file's error: check goes on with
+// the other files instead of ending.
+func TestCheckSurvivesAPanicOutsideTheRules(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a.py", "b.py"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(trainingFile(200, true)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checker := &workspace.Checker{Runner: &analysis.Runner{Rules: rules.All(), Project: brokenProject{}}}
+	results, _ := checker.Check(context.Background(), []string{dir})
+	if len(results) != 2 {
+		t.Fatalf("%d results, want 2", len(results))
+	}
+	for _, r := range results {
+		if r.Err == nil || !strings.Contains(r.Err.Error(), "internal error") || !strings.Contains(r.Err.Error(), "a bug in the model") {
+			t.Errorf("%s: error %v, want the panic reported as an internal error", r.Path, r.Err)
+		}
+	}
 }

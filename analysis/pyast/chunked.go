@@ -51,7 +51,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		next <- i
 	}
 	close(next)
-	parallel(min(workers, len(parts)), func(int) {
+	Parallel(min(workers, len(parts)), func(int) {
 		var buf scratch
 		for i := range next {
 			parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], root, &buf)

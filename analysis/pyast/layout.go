@@ -409,7 +409,7 @@ func mirrorSegment(g group, src []byte, base int, root *Node, buf *scratch) *Seg
 // worth it: a large file's mirror takes tens of milliseconds.
 func mirrorAll(t *Tree, gs []group, src []byte, base func(int) int) {
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(src)/(64<<10)))
-	parallel(workers, func(w int) {
+	Parallel(workers, func(w int) {
 		var buf scratch
 		// Contiguous shares of about equal size.
 		for i := range gs {
@@ -420,11 +420,11 @@ func mirrorAll(t *Tree, gs []group, src []byte, base func(int) int) {
 	})
 }
 
-// parallel calls do(w) for every w in [0, n), each on a goroutine of its
+// Parallel calls do(w) for every w in [0, n), each on a goroutine of its
 // own, and returns when all have. A panic in one is raised again here, in
 // the caller's goroutine, where the server's and check's recovery see it:
 // a panic in a goroutine of its own ends the process.
-func parallel(n int, do func(w int)) {
+func Parallel(n int, do func(w int)) {
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex

@@ -224,7 +224,7 @@ func TestTypingReusesTheRest(t *testing.T) {
 	}
 }
 
-// A panic in one of parallel's goroutines reaches its caller, whose
+// A panic in one of Parallel's goroutines reaches its caller, whose
 // recovery (the server's, check's) then sees it, instead of ending the
 // process.
 func TestParallelRaisesPanicsInTheCaller(t *testing.T) {
@@ -234,7 +234,7 @@ func TestParallelRaisesPanicsInTheCaller(t *testing.T) {
 		}
 	}()
 	done := make([]bool, 3)
-	parallel(3, func(w int) {
+	Parallel(3, func(w int) {
 		done[w] = true
 		if w == 1 {
 			panic("boom")

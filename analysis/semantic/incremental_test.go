@@ -249,3 +249,19 @@ def other():
 		}
 	}
 }
+
+// A panic in one of InParallel's calls reaches its caller, whose recovery
+// (the server's, check's) then sees it, instead of ending the process.
+func TestInParallelRaisesPanicsInTheCaller(t *testing.T) {
+	defer func() {
+		if p := recover(); p != "boom" {
+			t.Errorf("recovered %v, want the call's panic", p)
+		}
+	}()
+	InParallel(100, func(i int) {
+		if i == 7 {
+			panic("boom")
+		}
+	})
+	t.Error("InParallel returned after a call panicked")
+}

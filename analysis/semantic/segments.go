@@ -1268,20 +1268,17 @@ func sameSummaries(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
 }
 
 // InParallel calls do for every i in [0, n) on as many cores as there are
-// (and as n asks for), and returns when all calls have.
+// (and as n asks for), and returns when all calls have. A panic in one is
+// raised again in the caller's goroutine (see pyast.Parallel).
 func InParallel(n int, do func(i int)) {
 	next := make(chan int, n)
 	for i := range n {
 		next <- i
 	}
 	close(next)
-	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				do(i)
-			}
-		})
-	}
-	wg.Wait()
+	pyast.Parallel(min(n, runtime.GOMAXPROCS(0)), func(int) {
+		for i := range next {
+			do(i)
+		}
+	})
 }

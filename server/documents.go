@@ -132,15 +132,26 @@ var snapshotSerial atomic.Uint64
 // parse parses the editor's text, src, incrementally where it can.
 // Sources vramlint does not analyse, and large ones analysed on save, get
 // no tree.
-func parse(ed *pyast.Editor, src []byte, onSave bool) (*pyast.Tree, error) {
+func parse(ed *pyast.Editor, src []byte, onSave bool) (tree *pyast.Tree, skip error) {
 	if err := analysis.CheckSource(src); err != nil {
 		return nil, err
 	}
 	if onSave {
 		return nil, nil
 	}
-	return ed.Parse(context.Background())
+	// A panic here (a bug in the parser's mirror) would leave the
+	// document without this version's text, and every later change
+	// applied to the wrong one: the text is kept, and not analysed.
+	defer func() {
+		if p := recover(); p != nil {
+			tree, skip = nil, fmt.Errorf("internal error while parsing, please report it: %v", p)
+		}
+	}()
+	return parseEditor(ed)
 }
+
+// parseEditor parses an editor's text (a variable for tests).
+var parseEditor = func(ed *pyast.Editor) (*pyast.Tree, error) { return ed.Parse(context.Background()) }
 
 // analysedOnSave reports whether a text of n bytes is too large to analyse
 // as it is typed, saying so once per document. Call with s.mu held.

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
 )
 
 // Edits like typing: letters into names, whole statements inserted at a
@@ -202,5 +205,36 @@ func TestEveryVersionIsExact(t *testing.T) {
 	}
 	if seen < 200*3 {
 		t.Errorf("only %d diagnostics over 200 versions: the edits broke the file", seen)
+	}
+}
+
+// A panic while a change is parsed (a bug in the parser's mirror) leaves
+// the server's copy of the text in step with the editor's: that version
+// is not analysed, the editor's log says why, and the next change applies
+// to the right text and is analysed again.
+func TestParsePanicKeepsTheText(t *testing.T) {
+	seed, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///panic.py"
+	c.open(uri, string(seed))
+	if len(c.diagnostics(uri, 1)) == 0 {
+		t.Fatal("the seed program should have findings")
+	}
+	enc := analysis.UTF16
+	end := clientPosition(c.texts[uri], len(c.texts[uri]), enc)
+	parseEditor = func(*pyast.Editor) (*pyast.Tree, error) { panic("a bug in the mirror") }
+	c.change(uri, enc, lspTextEdit{Range: lspRange{end, end}, NewText: "\n# typed while the parser failed\n"})
+	c.await("the failure shown", func(m message) bool {
+		return m.Method == "window/logMessage" && bytes.Contains(m.Params, []byte("a bug in the mirror"))
+	})
+	parseEditor = func(ed *pyast.Editor) (*pyast.Tree, error) { return ed.Parse(context.Background()) }
+	at := clientPosition(c.texts[uri], strings.Index(c.texts[uri], "# typed"), enc)
+	v := c.change(uri, enc, lspTextEdit{Range: lspRange{at, at}, NewText: "x = 1\n"})
+	if got, want := c.diagnostics(uri, v), expectedDiagnostics(t, c, uri, v, enc); !reflect.DeepEqual(got, want) {
+		t.Errorf("after the failed version, the diagnostics differ from a fresh analysis'\ngot  %+v\nwant %+v", got, want)
 	}
 }

@@ -109,10 +109,7 @@ func TestCRLFAndWholeDocumentChanges(t *testing.T) {
 // compare. TestRandomTypingKeepsDiagnosticsExact and TestEveryVersionIsExact
 // compare diagnostics on files that stay analysable.
 func TestRandomIncrementalEdits(t *testing.T) {
-	seed, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	seed := seedProgram(t)
 	src := string(seed) + trainingFile(500, 3)
 	pieces := []string{"x", " ", "\n", "\n    ", "(", ")", ":", "torch.cuda.empty_cache()", ".cuda()", "数", "😀", "for i in range(3):\n", "\"", "'''", "#", "\t", "é", "history.append(loss)\n", ""}
 	rng := rand.New(rand.NewSource(42))

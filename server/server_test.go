@@ -74,10 +74,7 @@ func TestStdinClosedEndsServer(t *testing.T) {
 
 // The article's program, from open to fixed through code actions alone.
 func TestArticleProgramFixedThroughCodeActions(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := seedProgram(t)
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{"textDocument": map[string]any{"publishDiagnostics": map[string]any{"relatedInformation": true}}}, nil)
 	uri := "file:///work/dataloader_leak.py"
@@ -131,4 +128,15 @@ func TestArticleProgramFixedThroughCodeActions(t *testing.T) {
 	if !strings.Contains(c.texts[uri], "images = images.to(device, non_blocking=True)") {
 		t.Errorf("the loop does not move the batch:\n%s", c.texts[uri])
 	}
+}
+
+// seedProgram is the article's program (testdata/seed), the leaky
+// training script the tests edit and fix.
+func seedProgram(t *testing.T) []byte {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
 }

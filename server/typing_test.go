@@ -2,11 +2,9 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -24,10 +22,7 @@ import (
 // fixes appear, move and vanish; every 10th version they must equal a
 // fresh analysis', fix edits included.
 func TestRandomTypingKeepsDiagnosticsExact(t *testing.T) {
-	seed, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	seed := seedProgram(t)
 	statements := []string{"torch.cuda.empty_cache()", "history.append(loss)", "x = x.cuda()", "total += loss", "model.eval()", "y = y.to(device)", "pass", "# 数据 😀 note"}
 	unbalanced := []string{"(", "'''", `"`, "["}
 	edits := int64(3)
@@ -175,10 +170,7 @@ func TestLargeFileOpenedInChunks(t *testing.T) {
 // Answers carried from one version to the next must never be stale, not
 // even for one version: every version of a typing session is checked.
 func TestEveryVersionIsExact(t *testing.T) {
-	seed, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	seed := seedProgram(t)
 	// enc2 is a model only while a binding says so: inserting and deleting
 	// `enc2 = nn.Linear(2, 2)` anywhere changes what is known about the
 	// loops that store enc2(x).
@@ -213,10 +205,7 @@ func TestEveryVersionIsExact(t *testing.T) {
 // is not analysed, the editor's log says why, and the next change applies
 // to the right text and is analysed again.
 func TestParsePanicKeepsTheText(t *testing.T) {
-	seed, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "dataloader_leak.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	seed := seedProgram(t)
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, nil)
 	uri := "file:///panic.py"
@@ -226,12 +215,14 @@ func TestParsePanicKeepsTheText(t *testing.T) {
 	}
 	enc := analysis.UTF16
 	end := clientPosition(c.texts[uri], len(c.texts[uri]), enc)
+	parse := parseEditor
+	defer func() { parseEditor = parse }()
 	parseEditor = func(*pyast.Editor) (*pyast.Tree, error) { panic("a bug in the mirror") }
 	c.change(uri, enc, lspTextEdit{Range: lspRange{end, end}, NewText: "\n# typed while the parser failed\n"})
 	c.await("the failure shown", func(m message) bool {
 		return m.Method == "window/logMessage" && bytes.Contains(m.Params, []byte("a bug in the mirror"))
 	})
-	parseEditor = func(ed *pyast.Editor) (*pyast.Tree, error) { return ed.Parse(context.Background()) }
+	parseEditor = parse
 	at := clientPosition(c.texts[uri], strings.Index(c.texts[uri], "# typed"), enc)
 	v := c.change(uri, enc, lspTextEdit{Range: lspRange{at, at}, NewText: "x = 1\n"})
 	if got, want := c.diagnostics(uri, v), expectedDiagnostics(t, c, uri, v, enc); !reflect.DeepEqual(got, want) {

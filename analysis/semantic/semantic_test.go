@@ -1,7 +1,6 @@
 package semantic
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -263,6 +262,23 @@ def outer(x):
 	}
 }
 
+// typedTrainer is a function typed up to an open `len(` inside an open
+// `{`, and poseDataset a class after it.
+const (
+	typedTrainer = `def train_typed(model, loader):
+    losses = []
+    for x, y in loader:
+        out = model(x)
+        losses.append(out.sum())
+    history = {
+        "losses": [l.item() for l in losses],
+        "accuracy": 1 / max(1, len(`
+	poseDataset = `class PoseDataset(Dataset):
+    def __init__(self, root):
+        self.root = root
+`
+)
+
 // What module-level code that does not parse assigns is its own. Typing
 // the last lines of a function, `len(` inside an open `{` takes in the
 // class after it, and the parser reads the whole function as module-level
@@ -270,21 +286,7 @@ def outer(x):
 // function reading a name so named would be analysed again on each such
 // keystroke).
 func TestNamesAssignedInBrokenCodeAreItsOwn(t *testing.T) {
-	f := parse(t, `import torch
-
-
-def train_typed(model, loader):
-    losses = []
-    for x, y in loader:
-        out = model(x)
-        losses.append(out.sum())
-    history = {
-        "losses": [l.item() for l in losses],
-        "accuracy": correct / max(1, len(
-class PoseDataset(Dataset):
-    def __init__(self, root):
-        self.root = root
-`)
+	f := parse(t, "import torch\n\n\n"+typedTrainer+"\n"+poseDataset)
 	if !f.Tree.HasError() {
 		t.Fatal("the test needs a syntax error")
 	}
@@ -301,38 +303,13 @@ class PoseDataset(Dataset):
 // the rules read the whole module for each of its statements on every
 // keystroke (ten times a keystroke's cost in a function at 10,000 lines).
 func TestBrokenCodeIsItsOwnScope(t *testing.T) {
-	src := []byte(`import torch
-
-
-class PoseDataset(Dataset):
-    def __init__(self, root):
-        self.root = root
-`)
 	// Typed key by key before the class, as an editor sends it: the
 	// statements around each edit are parsed alone (see pyast.Editor).
-	const typed = `def train_typed(model, loader):
-    losses = []
-    for x, y in loader:
-        out = model(x)
-        losses.append(out.sum())
-    history = {
-        "losses": [l.item() for l in losses],
-        "accuracy": 1 / max(1, len(loader.dataset`
-	tree, err := pyast.ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
+	b := newBuffer(t, "import torch\n\n\n"+poseDataset)
+	for _, r := range typedTrainer + "loader.dataset" {
+		b.replace("\nclass", string(r)+"\nclass")
 	}
-	at := bytes.Index(src, []byte("\nclass"))
-	ed := pyast.NewEditor(tree, src)
-	for _, r := range typed {
-		ed.Replace(at, at, string(r))
-		if tree, err = ed.Parse(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		ed = pyast.NewEditor(tree, ed.Text())
-		at += len(string(r))
-	}
-	f := NewFile("t.py", ed.Text(), tree)
+	f := b.f
 	var appended *pyast.Node
 	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
 		if n.Kind() == "call" && f.MethodName(n) == "append" {

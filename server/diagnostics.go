@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"runtime/metrics"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -68,8 +70,9 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 }
 
 // analyze returns snap's analysis for its diagnostics, pushed or pulled:
-// it logs the rules that failed, and after a large document's analysis it
-// arranges for memory to go back to the system once the editor pauses.
+// it logs the rules that failed, and after a large document's analysis, or
+// once much was allocated since the last release, it arranges for memory
+// to go back to the system when the editor pauses.
 func (s *Server) analyze(snap *snapshot) *analysis.Result {
 	res := snap.analyze()
 	s.logRuleErrors(snap.uri, res)
@@ -91,12 +94,35 @@ func (s *Server) analyze(snap *snapshot) *analysis.Result {
 			s.recordModel(snap, summary)
 		}
 	}()
-	if len(snap.src) >= largeDocument {
+	if len(snap.src) >= largeDocument || allocatedSinceRelease() >= releaseAfter {
 		s.mu.Lock()
 		s.releaseWhenIdle()
 		s.mu.Unlock()
 	}
 	return res
+}
+
+// releaseAfter is how much the server may allocate, since it last gave
+// memory back, before it gives it back at the next pause even though no
+// single document was large: opening fifty 250 KB files allocates as much
+// as one very large one, and left the process holding twice what lives.
+var releaseAfter uint64 = 64 << 20 // a variable for tests
+
+// released is the count of bytes allocated when memory last went back
+// (runtime/metrics' cumulative count).
+var released atomic.Uint64
+
+// allocatedSinceRelease is how many bytes the process allocated since
+// memory last went back.
+func allocatedSinceRelease() uint64 {
+	return allocatedBytes() - released.Load()
+}
+
+// allocatedBytes is how many bytes the process has allocated so far.
+func allocatedBytes() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
 }
 
 // idleRelease is how long the server waits, after the diagnostics of a
@@ -106,6 +132,12 @@ var idleRelease = 2 * time.Second
 // releaseMemory gives the memory the collector and the C allocator hold
 // back to the system (a variable for tests).
 var releaseMemory = pyast.ReleaseMemory
+
+// giveMemoryBack releases memory and notes how much had been allocated.
+func (s *Server) giveMemoryBack() {
+	released.Store(allocatedBytes())
+	s.release()
+}
 
 // releaseWhenIdle gives memory back once no large document has been
 // analysed for idleRelease. Opening, typing in or saving (when analysed on
@@ -118,7 +150,7 @@ func (s *Server) releaseWhenIdle() {
 	if s.idle != nil {
 		s.idle.Stop()
 	}
-	s.idle = time.AfterFunc(idleRelease, releaseMemory)
+	s.idle = time.AfterFunc(idleRelease, s.giveMemoryBack)
 }
 
 // logRuleErrors logs the rules that failed on a document, and the fixes

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -153,6 +154,45 @@ func TestMemoryGoesBackWhenIdle(t *testing.T) {
 	case <-released:
 		t.Fatal("memory was given back after a small document's diagnostics")
 	case <-time.After(time.Second):
+	}
+}
+
+// Many documents, none of them large, that together allocate much give
+// their memory back at the pause as one large document does: fifty open
+// 250 KB files otherwise left the server holding twice what lives.
+func TestMemoryGoesBackAfterManySmallDocuments(t *testing.T) {
+	released := make(chan struct{}, 16)
+	defer func(wait time.Duration, release func(), after uint64) {
+		idleRelease, releaseMemory, releaseAfter = wait, release, after
+	}(idleRelease, releaseMemory, releaseAfter)
+	idleRelease = 300 * time.Millisecond
+	releaseMemory = func() { released <- struct{}{} }
+
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	open := func(name string) {
+		uri := "file:///" + name + ".py"
+		text := trainingFile(1000, 3)
+		if len(text) >= largeDocument {
+			t.Fatalf("%d bytes is a large document", len(text))
+		}
+		c.open(uri, text)
+		c.diagnostics(uri, 1)
+	}
+	releaseAfter = math.MaxUint64
+	open("first")
+	select {
+	case <-released:
+		t.Fatal("memory was given back after a small document below the allocation threshold")
+	case <-time.After(time.Second):
+	}
+	releaseAfter = 1 << 20 // less than one 1,000-line document's analysis allocates
+	open("second")
+	open("third")
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("memory was not given back after the pause")
 	}
 }
 

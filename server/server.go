@@ -76,6 +76,9 @@ type Server struct {
 	// toldOnSave: documents already said to be analysed on save only.
 	toldOnSave map[string]bool
 	idle       *time.Timer // see releaseWhenIdle
+	// release gives memory back (releaseMemory when the server was made,
+	// so that a test's hook sees only its own server's releases).
+	release func()
 	// projects are the workspace folders' indexes (see workspace.go); the
 	// runner reads them.
 	projects       *workspace.Projects
@@ -109,6 +112,7 @@ func newServer(opts Options) *Server {
 		exit:           make(chan int, 1),
 		reported:       map[string]bool{},
 		toldOnSave:     map[string]bool{},
+		release:        releaseMemory,
 	}
 	s.editor.debounce = opts.Debounce
 	s.editor.maxLiveFileSize = defaultMaxLiveFileSize

@@ -288,7 +288,7 @@ func (s *Server) closeDocument(uri string) {
 	if len(d.snap.src) >= largeDocument {
 		// Give its memory back to the system now, rather than let the
 		// server look as large as its largest document ever was.
-		go releaseMemory()
+		go s.giveMemoryBack()
 	}
 	if !s.pullMode() {
 		// Clearing is an empty array, never null.

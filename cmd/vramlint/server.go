@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -62,7 +63,9 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 			return exitError
 		}
 		defer func() {
-			// Every sample of the session: the allocations, not what lives.
+			// Every sample of the session: what it allocated (alloc_space)
+			// and, after this collection, what still lives (inuse_space).
+			runtime.GC()
 			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
 				fmt.Fprintf(stderr, "vramlint server: %v\n", err)
 			}

@@ -222,7 +222,7 @@ func sexp(t *pyast.Tree) string {
 	var walk func(*pyast.Node)
 	walk = func(n *pyast.Node) {
 		fmt.Fprintf(&b, "(%s:%s %d-%d", n.Field(), n.Kind(), t.Real(n.Start), t.Real(n.End))
-		for _, c := range n.Children {
+		for c := range n.Children() {
 			walk(c)
 		}
 		b.WriteString(")")

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"iter"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -25,11 +26,14 @@ import (
 // Node is one syntax node: its kind, the field it fills in its parent and
 // its byte range in the source.
 type Node struct {
-	Start    int
-	End      int
-	Parent   *Node
-	Children []*Node
-	Named    bool
+	Start  int
+	End    int
+	Parent *Node
+	// first is the first child and next the following sibling: a list
+	// rather than a slice of children saves, per node, a slice header and
+	// the pointer to it in the parent's slice (16 bytes of 64).
+	first, next *Node
+	Named       bool
 	// kind and field are numbers in kindNames and fieldNames (field 0:
 	// none), see Kind and Field. Numbers rather than the names: a file's
 	// mirror holds 14 nodes a line, and each name cost it 16 bytes and a
@@ -209,12 +213,36 @@ func (n *Node) Text(src []byte) string {
 	return unsafe.String(&src[n.Start], n.End-n.Start)
 }
 
+// Children yields n's children in order.
+func (n *Node) Children() iter.Seq[*Node] {
+	return func(yield func(*Node) bool) {
+		for c := n.first; c != nil && yield(c); c = c.next {
+		}
+	}
+}
+
+// FirstChild returns n's first child, or nil.
+func (n *Node) FirstChild() *Node { return n.first }
+
+// NextSibling returns the child of n's parent that follows n, or nil.
+func (n *Node) NextSibling() *Node { return n.next }
+
+// ChildList returns n's children as a new slice, for code that indexes
+// them (Children and FirstChild/NextSibling do not allocate).
+func (n *Node) ChildList() []*Node {
+	var out []*Node
+	for c := n.first; c != nil; c = c.next {
+		out = append(out, c)
+	}
+	return out
+}
+
 // Child returns the first child filling field, or nil.
 func (n *Node) Child(field string) *Node {
 	if n == nil {
 		return nil
 	}
-	for _, c := range n.Children {
+	for c := n.first; c != nil; c = c.next {
 		if c.field != 0 && fieldNames[c.field] == field {
 			return c
 		}
@@ -228,7 +256,7 @@ func (n *Node) ChildOfKind(kind string) *Node {
 	if n == nil {
 		return nil
 	}
-	for _, c := range n.Children {
+	for c := n.first; c != nil; c = c.next {
 		if c.Kind() == kind {
 			return c
 		}
@@ -239,7 +267,7 @@ func (n *Node) ChildOfKind(kind string) *Node {
 // ChildrenOf returns every child filling field.
 func (n *Node) ChildrenOf(field string) []*Node {
 	var out []*Node
-	for _, c := range n.Children {
+	for c := n.first; c != nil; c = c.next {
 		if c.field != 0 && fieldNames[c.field] == field {
 			out = append(out, c)
 		}
@@ -250,7 +278,7 @@ func (n *Node) ChildrenOf(field string) []*Node {
 // NamedChildren returns the named children, skipping comments.
 func (n *Node) NamedChildren() []*Node {
 	var out []*Node
-	for _, c := range n.Children {
+	for c := n.first; c != nil; c = c.next {
 		if c.Named && c.Kind() != "comment" {
 			out = append(out, c)
 		}
@@ -262,7 +290,7 @@ func (n *Node) NamedChildren() []*Node {
 // node the parser recovered from an error may lack the child its kind
 // always has (`-` with no operand, `( )`).
 func (n *Node) FirstNamed() *Node {
-	for _, c := range n.Children {
+	for c := n.first; c != nil; c = c.next {
 		if c.Named && c.Kind() != "comment" {
 			return c
 		}
@@ -313,7 +341,7 @@ func Walk(n *Node, visit func(*Node) bool) {
 	if n == nil || !visit(n) {
 		return
 	}
-	for _, c := range n.Children {
+	for c := n.first; c != nil; c = c.next {
 		Walk(c, visit)
 	}
 }

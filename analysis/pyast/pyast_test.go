@@ -56,7 +56,7 @@ func renderStatements(t *Tree) string {
 	var walk func(*Node)
 	walk = func(n *Node) {
 		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field(), n.Kind(), t.Real(n.Start), t.Real(n.End), n.Named)
-		for _, c := range n.Children {
+		for c := range n.Children() {
 			if c.Parent != n {
 				b.WriteString("!parent")
 			}
@@ -127,23 +127,23 @@ func TestLongListsNeedFewFieldLookups(t *testing.T) {
 	if n := fieldLookups() - before; n > 1000 {
 		t.Errorf("%d field lookups for a list of 60,000 elements", n)
 	}
-	if got := len(tree.Statements[0].Children[0].Child("right").NamedChildren()); got != 60000 {
+	if got := len(tree.Statements[0].FirstChild().Child("right").NamedChildren()); got != 60000 {
 		t.Errorf("%d elements mirrored", got)
 	}
 }
 
-// A file's mirror holds about 14 nodes a line: a field more, or a kind or
-// field name kept as a string, costs megabytes for every open file (see
-// docs/PERFORMANCE.md, 50 open files).
+// A file's mirror holds about 14 nodes a line: a field more, a kind or
+// field name kept as a string, or the children as a slice again, costs
+// megabytes for every open file (see docs/PERFORMANCE.md, 50 open files).
 func TestNodeStaysSmall(t *testing.T) {
-	if size := unsafe.Sizeof(Node{}); size > 56 {
-		t.Errorf("a Node takes %d bytes, more than 56", size)
+	if size := unsafe.Sizeof(Node{}); size > 48 {
+		t.Errorf("a Node takes %d bytes, more than 48", size)
 	}
 	tree, err := Parse(context.Background(), []byte("f(x=1)\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := tree.Statements[0].Children[0]
+	call := tree.Statements[0].FirstChild()
 	if call.Child("function").Field() != "function" || call.Child("arguments") == nil || tree.Statements[0].Field() != "" {
 		t.Error("fields are not named as the grammar names them")
 	}

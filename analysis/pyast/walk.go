@@ -257,12 +257,10 @@ func shapeOf(tops []top, start int, buf *scratch) uint64 {
 // offset and hanging it below parent.
 func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
 	nodes := make([]Node, len(flat))
-	children := make([]int32, len(flat))
-	for i := 1; i < len(flat); i++ {
-		children[flat[i].parent]++
-	}
-	backing := make([]*Node, max(0, len(flat)-1))
-	next := 0
+	// last[p] is 1 + the index of the last child of node p linked so far
+	// (0: none yet): the nodes come in preorder, so each one follows its
+	// parent and its earlier siblings.
+	last := make([]int32, len(flat))
 	for i := range flat {
 		f := &flat[i]
 		node := &nodes[i]
@@ -279,13 +277,15 @@ func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
 			// A MISSING node is the parser's repair, not text the user wrote.
 			node.kind, node.Named = kindNumbers["MISSING"], false
 		}
-		c := int(children[i])
-		node.Children = backing[next : next : next+c]
-		next += c
 		if f.parent >= 0 {
 			p := &nodes[f.parent]
 			node.Parent = p
-			p.Children = append(p.Children, node)
+			if prev := last[f.parent]; prev != 0 {
+				nodes[prev-1].next = node
+			} else {
+				p.first = node
+			}
+			last[f.parent] = int32(i + 1)
 		} else {
 			node.Parent = parent
 		}

@@ -188,17 +188,18 @@ func isSelfMove(f *semantic.File, m deviceMove) bool {
 
 // removeArgument deletes one argument and the comma that separates it.
 func removeArgument(args, arg *pyast.Node) analysis.Edit {
-	for i, c := range args.Children {
+	children := args.ChildList()
+	for i, c := range children {
 		if c != arg {
 			continue
 		}
-		if i > 0 && args.Children[i-1].Kind() == "," {
-			return analysis.Edit{Start: args.Children[i-1].Start, End: arg.End}
+		if i > 0 && children[i-1].Kind() == "," {
+			return analysis.Edit{Start: children[i-1].Start, End: arg.End}
 		}
-		if i+1 < len(args.Children) && args.Children[i+1].Kind() == "," {
-			end := args.Children[i+1].End
-			if i+2 < len(args.Children) {
-				end = args.Children[i+2].Start
+		if i+1 < len(children) && children[i+1].Kind() == "," {
+			end := children[i+1].End
+			if i+2 < len(children) {
+				end = children[i+2].Start
 			}
 			return analysis.Edit{Start: arg.Start, End: end}
 		}
@@ -219,11 +220,8 @@ func addKeyword(f *semantic.File, call *pyast.Node, kw string) analysis.Edit {
 		return analysis.Edit{Start: last.End, End: last.End, NewText: ", " + kw}
 	}
 	eol, indent := f.LineEnding(), f.IndentAt(last.Start)
-	for i, c := range args.Children {
-		if c == last && i+1 < len(args.Children) && args.Children[i+1].Kind() == "," {
-			comma := args.Children[i+1]
-			return analysis.Edit{Start: comma.End, End: comma.End, NewText: eol + indent + kw + ","}
-		}
+	if comma := last.NextSibling(); comma.Is(",") {
+		return analysis.Edit{Start: comma.End, End: comma.End, NewText: eol + indent + kw + ","}
 	}
 	return analysis.Edit{Start: last.End, End: last.End, NewText: "," + eol + indent + kw}
 }
@@ -612,7 +610,7 @@ func devicesOfMoves(f *semantic.File, moves []deviceMove) workerDevice {
 		d := f.Arg(m.call, "device", 0)
 		wd.unnamed = wd.unnamed || d.Is("identifier", "attribute", "subscript", "call")
 		switch {
-		case d.Is("string") && !slices.ContainsFunc(d.Children, func(c *pyast.Node) bool { return c.Is("interpolation") }):
+		case d.Is("string") && d.ChildOfKind("interpolation") == nil:
 			wd.add(f.Text(d), true) // "cuda:1", not an f-string
 		case d.Is("call") && f.Callee(d) == "torch.device" && len(d.Child("arguments").NamedChildren()) == 1 &&
 			d.Child("arguments").NamedChildren()[0].Is("string"):

@@ -88,7 +88,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 			return
 		}
 		end := loop.End
-		for _, c := range loop.Children {
+		for c := range loop.Children() {
 			if c.Kind() == ":" {
 				end = c.End
 				break

@@ -665,7 +665,7 @@ func EnclosingLoops(n *pyast.Node) []*pyast.Node {
 func DecoratorsOf(fn *pyast.Node) []*pyast.Node {
 	var out []*pyast.Node
 	if fn.Parent.Is("decorated_definition") {
-		for _, d := range fn.Parent.Children {
+		for d := range fn.Parent.Children() {
 			if d.Kind() == "decorator" {
 				if e := d.NamedChildren(); len(e) > 0 {
 					out = append(out, e[0])

@@ -411,8 +411,8 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 			case "comment":
 				ix.comments = append(ix.comments, n)
 			case "block":
-				if ix.indent != -1 && len(n.Children) > 0 && n.Parent != nil {
-					inner, outer := indentAt(tree.Src, n.Children[0].Start), indentAt(tree.Src, n.Parent.Start)
+				if ix.indent != -1 && n.FirstChild() != nil && n.Parent != nil {
+					inner, outer := indentAt(tree.Src, n.FirstChild().Start), indentAt(tree.Src, n.Parent.Start)
 					switch step := len(inner) - len(outer); {
 					case len(inner) > 0 && inner[0] == '\t':
 						ix.indent = -1
@@ -619,7 +619,7 @@ func newClass(n *pyast.Node, text func(*pyast.Node) string) *Class {
 		}
 	}
 	if body := n.Child("body"); body != nil {
-		for _, s := range body.Children {
+		for s := range body.Children() {
 			if s.Kind() == "decorated_definition" {
 				s = s.Child("definition")
 			}

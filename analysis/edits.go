@@ -74,15 +74,15 @@ func InsertLinesAfter(f *semantic.File, off int, text string) Edit {
 // is the only statement of its block or shares its line with code.
 func RemoveStatement(f *semantic.File, stmt *pyast.Node) Edit {
 	if len(stmt.Parent.NamedChildren()) == 1 {
-		return Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"}
+		return Edit{Start: stmt.Start(), End: stmt.End(), NewText: "pass"}
 	}
 	lineStart, lineEnd, next := f.StatementLines(stmt)
-	rest := strings.TrimSpace(string(f.Src[stmt.End:lineEnd]))
+	rest := strings.TrimSpace(string(f.Src[stmt.End():lineEnd]))
 	switch {
-	case strings.TrimSpace(string(f.Src[lineStart:stmt.Start])) != "" || rest != "" && !strings.HasPrefix(rest, "#"):
-		return Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"} // shares its line
+	case strings.TrimSpace(string(f.Src[lineStart:stmt.Start()])) != "" || rest != "" && !strings.HasPrefix(rest, "#"):
+		return Edit{Start: stmt.Start(), End: stmt.End(), NewText: "pass"} // shares its line
 	case rest != "":
-		return Edit{Start: stmt.Start, End: lineEnd, NewText: rest}
+		return Edit{Start: stmt.Start(), End: lineEnd, NewText: rest}
 	}
 	return Edit{Start: lineStart, End: next}
 }
@@ -97,9 +97,9 @@ func Primary(e *pyast.Node) bool {
 // parentheses when e needs them.
 func WrapMethod(e *pyast.Node, method string) []Edit {
 	if Primary(e) {
-		return []Edit{{Start: e.End, End: e.End, NewText: "." + method}}
+		return []Edit{{Start: e.End(), End: e.End(), NewText: "." + method}}
 	}
-	return []Edit{{Start: e.Start, End: e.Start, NewText: "("}, {Start: e.End, End: e.End, NewText: ")." + method}}
+	return []Edit{{Start: e.Start(), End: e.Start(), NewText: "("}, {Start: e.End(), End: e.End(), NewText: ")." + method}}
 }
 
 // MinimalEdit is one edit that turns old into new, covering only the bytes

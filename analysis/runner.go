@@ -247,7 +247,7 @@ func (res *Result) Compact() {
 		res.compact.noqa[i].edit, res.compact.noqa[i].ok = res.NoqaEdit(d)
 	}
 	for _, c := range f.Comments() {
-		res.compact.comments = append(res.compact.comments, [2]int{f.ToSource(c.Start), f.ToSource(c.End)})
+		res.compact.comments = append(res.compact.comments, [2]int{f.ToSource(c.Start()), f.ToSource(c.End())})
 	}
 	res.file = nil
 }
@@ -404,7 +404,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 				return found[seg]
 			}
 			for _, n := range o.outside {
-				in(n.Start).readsOutside = true
+				in(n.Start()).readsOutside = true
 			}
 			for _, d := range res.Diagnostics[o.from:o.to] {
 				in(d.Start).diags = append(in(d.Start).diags, d)

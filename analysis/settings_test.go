@@ -170,9 +170,9 @@ var testRule = &Rule{
 		for _, c := range p.Calls() {
 			switch p.Text(c.Child("function")) {
 			case "flag":
-				p.Report(Diagnostic{Start: c.Start, End: c.End, Message: "flagged"})
+				p.Report(Diagnostic{Start: c.Start(), End: c.End(), Message: "flagged"})
 			case "flag_error":
-				p.Report(Diagnostic{Start: c.Start, End: c.End, Message: "flagged", Severity: SeverityError})
+				p.Report(Diagnostic{Start: c.Start(), End: c.End(), Message: "flagged", Severity: SeverityError})
 			case "boom":
 				var n *pyast.Node
 				_ = n.Kind()
@@ -186,7 +186,7 @@ var otherRule = &Rule{
 	Run: func(p *Pass) {
 		for _, c := range p.Calls() {
 			if p.Text(c.Child("function")) == "flag" {
-				p.Report(Diagnostic{Start: c.Start, End: c.End, Message: "other"})
+				p.Report(Diagnostic{Start: c.Start(), End: c.End(), Message: "other"})
 			}
 		}
 	},
@@ -268,9 +268,9 @@ func TestFixesThatBreakSyntaxAreDropped(t *testing.T) {
 		Code: "GPU001", Name: "fixes", DefaultSeverity: SeverityWarning,
 		Run: func(p *Pass) {
 			for _, c := range p.Calls() {
-				p.Report(Diagnostic{Start: c.Start, End: c.End, Message: "m", Fixes: []Fix{
-					{Title: "break it", Edits: []Edit{{Start: c.End, End: c.End, NewText: "("}}},
-					{Title: "keep it", Edits: []Edit{{Start: c.End, End: c.End, NewText: ".item()"}}},
+				p.Report(Diagnostic{Start: c.Start(), End: c.End(), Message: "m", Fixes: []Fix{
+					{Title: "break it", Edits: []Edit{{Start: c.End(), End: c.End(), NewText: "("}}},
+					{Title: "keep it", Edits: []Edit{{Start: c.End(), End: c.End(), NewText: ".item()"}}},
 				}})
 			}
 		},

@@ -46,7 +46,7 @@ func parseSuppressions(f *semantic.File) *suppressions {
 		if m == nil {
 			continue
 		}
-		line := f.Mapper.LineOf(c.Start)
+		line := f.Mapper.LineOf(c.Start())
 		if m[1] == "" {
 			s.lines[line] = nil
 			continue
@@ -129,7 +129,7 @@ func (res *Result) NoqaEdit(diag Diagnostic) (Edit, bool) {
 	line := f.Mapper.LineOf(f.FromSource(diag.Start))
 	lineStart, lineEnd := f.Mapper.LineStart(line), f.Mapper.LineEnd(line)
 	for _, c := range f.Comments() {
-		if c.Start < lineStart || c.Start >= lineEnd {
+		if c.Start() < lineStart || c.Start() >= lineEnd {
 			continue
 		}
 		text := f.Text(c)
@@ -142,7 +142,7 @@ func (res *Result) NoqaEdit(diag Diagnostic) (Edit, bool) {
 		case slices.Contains(codes, diag.Code):
 			return Edit{}, false
 		}
-		e := at(c.Start + listEnd)
+		e := at(c.Start() + listEnd)
 		e.NewText = ", " + diag.Code
 		return e, true
 	}
@@ -150,10 +150,10 @@ func (res *Result) NoqaEdit(diag Diagnostic) (Edit, bool) {
 	// would become part of the string.
 	inString := false
 	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-		if n.End < lineEnd || n.Start > lineEnd || inString {
+		if n.End() < lineEnd || n.Start() > lineEnd || inString {
 			return false
 		}
-		inString = n.Is("string") && n.Start < lineEnd && lineEnd < n.End
+		inString = n.Is("string") && n.Start() < lineEnd && lineEnd < n.End()
 		return !inString
 	})
 	if inString {
@@ -181,7 +181,7 @@ func (res *Result) NoqaCodeAt(off int) (code string, start, end int) {
 	}
 	f := res.file
 	for _, c := range f.Comments() {
-		if cs, ce := f.ToSource(c.Start), f.ToSource(c.End); cs <= off && off <= ce {
+		if cs, ce := f.ToSource(c.Start()), f.ToSource(c.End()); cs <= off && off <= ce {
 			if code = NoqaCodeAt(f.Text(c), off-cs); code != "" {
 				return code, cs, ce
 			}

@@ -29,16 +29,16 @@ func fixRegions(f *semantic.File, edits []Edit) []region {
 	for _, e := range edits {
 		r := region{e.Start, e.End}
 		// The last statement that starts at or before the edit.
-		i := sort.Search(len(stmts), func(i int) bool { return stmts[i].Start > e.Start }) - 1
+		i := sort.Search(len(stmts), func(i int) bool { return stmts[i].Start() > e.Start }) - 1
 		if i >= 0 {
-			r.start = min(r.start, stmts[i].Start)
-			r.end = max(r.end, stmts[i].End)
+			r.start = min(r.start, stmts[i].Start())
+			r.end = max(r.end, stmts[i].End())
 		} else {
 			r.start = 0
 		}
 		// Statements the edit reaches into.
-		for j := i + 1; j < len(stmts) && stmts[j].Start < e.End; j++ {
-			r.end = max(r.end, stmts[j].End)
+		for j := i + 1; j < len(stmts) && stmts[j].Start() < e.End; j++ {
+			r.end = max(r.end, stmts[j].End())
 		}
 		regions = append(regions, r)
 	}

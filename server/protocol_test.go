@@ -221,7 +221,7 @@ func sexp(t *pyast.Tree) string {
 	var b strings.Builder
 	var walk func(*pyast.Node)
 	walk = func(n *pyast.Node) {
-		fmt.Fprintf(&b, "(%s:%s %d-%d", n.Field(), n.Kind(), t.Real(n.Start), t.Real(n.End))
+		fmt.Fprintf(&b, "(%s:%s %d-%d", n.Field(), n.Kind(), t.Real(n.Start()), t.Real(n.End()))
 		for c := range n.Children() {
 			walk(c)
 		}

@@ -44,7 +44,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 	}
 	// Each chunk is parsed and mirrored on its own: a fresh layout places a
 	// segment by its own offset (freshBase).
-	root := &Node{kind: kindOf("module"), Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
+	root := &Node{kind: kindOf("module"), Named: true, end: int32(freshBase(len(src), bytes.Count(src, []byte{'\n'})))}
 	parts := make([]*chunk, len(cuts)-1)
 	next := make(chan int, len(parts))
 	for i := range parts {
@@ -67,7 +67,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 			t.Segments = append(t.Segments, p.segments[i])
 		}
 	}
-	t.Src = t.fill(root.End, nil)
+	t.Src = t.fill(root.End(), nil)
 	t.collect()
 	return t
 }

@@ -39,7 +39,7 @@ import (
 // reparse only the top-level statements they touch (see reparse), which
 // needs no tree of the whole file.
 type Tree struct {
-	// Root is the module. Its Children is empty: the module node is shared
+	// Root is the module. It has no children: the module node is shared
 	// by the versions of a buffer while their statements differ, so the
 	// statements of this version are in Statements. Walk visits both.
 	Root       *Node
@@ -139,7 +139,7 @@ func (t *Tree) segmentEnd(i int) int {
 	if i+1 < len(t.Segments) {
 		return t.Segments[i+1].Base
 	}
-	return t.Root.End
+	return t.Root.End()
 }
 
 // HasError reports whether the tree contains a syntax error.
@@ -248,17 +248,17 @@ func layOut(ts *sitter.Tree, src []byte, roomy bool) *Tree {
 	}
 	t.Segments = make([]*Segment, len(gs))
 	if !roomy || len(gs) == 0 {
-		t.Root = &Node{kind: kindOf(kind), Named: true, End: len(src)}
+		t.Root = &Node{kind: kindOf(kind), Named: true, end: int32(len(src))}
 		mirrorAll(t, gs, src, func(i int) int { return gs[i].start })
 		t.Src = src
 		t.collect()
 		return t
 	}
-	t.Root = &Node{kind: kindOf(kind), Named: true, End: freshBase(len(src), bytes.Count(src, []byte{'\n'}))}
+	t.Root = &Node{kind: kindOf(kind), Named: true, end: int32(freshBase(len(src), bytes.Count(src, []byte{'\n'})))}
 	bases := freshBases(gs, src, 0)
 	mirrorAll(t, gs, src, func(i int) int { return bases[i] })
 	t.markErrors()
-	t.Src = t.fill(t.Root.End, nil)
+	t.Src = t.fill(t.Root.End(), nil)
 	t.collect()
 	return t
 }
@@ -317,7 +317,7 @@ func placeAll(prev *Tree, gs []group, src []byte, kept []int) (bases []int, from
 		for j < len(gs) && kept[j] < 0 {
 			j++
 		}
-		lo, hi := 0, prev.Root.End
+		lo, hi := 0, prev.Root.End()
 		var before *Segment
 		if i > 0 {
 			before = old[kept[i-1]]

@@ -31,10 +31,10 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 	if !bytes.Equal(tree.src, src) {
 		t.Fatal("the tree's source is not the text")
 	}
-	if len(tree.Src) != tree.Root.End {
-		t.Fatalf("Src has %d bytes, the root ends at %d", len(tree.Src), tree.Root.End)
+	if len(tree.Src) != tree.Root.End() {
+		t.Fatalf("Src has %d bytes, the root ends at %d", len(tree.Src), tree.Root.End())
 	}
-	if tree.LaidOut() && !bytes.Equal(tree.Src, tree.fill(tree.Root.End, nil)) {
+	if tree.LaidOut() && !bytes.Equal(tree.Src, tree.fill(tree.Root.End(), nil)) {
 		t.Fatal("Src, updated from the last version's, differs from one written afresh")
 	}
 	// Between segments there are only spaces, and only before a line
@@ -51,7 +51,7 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 		if n == tree.Root {
 			return true
 		}
-		if got, want := string(tree.Src[n.Start:n.End]), string(src[tree.Real(n.Start):tree.Real(n.End)]); got != want {
+		if got, want := string(tree.Src[n.Start():n.End()]), string(src[tree.Real(n.Start()):tree.Real(n.End())]); got != want {
 			t.Fatalf("%s: laid-out text %q, source text %q", n.Kind(), got, want)
 		}
 		return true

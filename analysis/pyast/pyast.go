@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"math"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -26,9 +27,10 @@ import (
 // Node is one syntax node: its kind, the field it fills in its parent and
 // its byte range in the source.
 type Node struct {
-	Start  int
-	End    int
-	Parent *Node
+	// start and end are the node's bytes in the laid-out text (Start and
+	// End); 32 bits are enough for any text Parse accepts (maxSource).
+	start, end int32
+	Parent     *Node
 	// first is the first child and next the following sibling: a list
 	// rather than a slice of children saves, per node, a slice header and
 	// the pointer to it in the parent's slice (16 bytes of 64).
@@ -179,6 +181,9 @@ func loneCR(src []byte, i int, b byte) bool {
 // Parse parses src from scratch and mirrors it with the source's own
 // offsets (Tree.Src is src).
 func Parse(ctx context.Context, src []byte) (*Tree, error) {
+	if len(src) > maxLaidOut {
+		return nil, tooLarge(src)
+	}
 	ts, err := parse(ctx, src)
 	if err != nil {
 		return nil, err
@@ -192,6 +197,11 @@ func Parse(ctx context.Context, src []byte) (*Tree, error) {
 // statement an edit did not touch (see Tree). A large file is parsed in
 // chunks on several cores.
 func ParseForEditing(ctx context.Context, src []byte) (*Tree, error) {
+	// Only a text of tens of megabytes can lay out past 32 bits (at most
+	// 34 bytes a source byte, for a file of line breaks): count its lines.
+	if len(src) > maxLaidOut/34 && freshBase(len(src), bytes.Count(src, []byte{'\n'})) > maxLaidOut {
+		return nil, tooLarge(src)
+	}
 	if t := parseChunked(ctx, src); t != nil {
 		return t, nil
 	}
@@ -203,15 +213,31 @@ func ParseForEditing(ctx context.Context, src []byte) (*Tree, error) {
 	return layOut(ts, src, true), nil
 }
 
+// maxLaidOut is the largest text a node's 32-bit offsets index: a laid-out
+// text (about twice the source, see freshBase) must fit below it. Files
+// are analysed up to analysis.MaxFileSize (10 MB), far below.
+const maxLaidOut = math.MaxInt32
+
+// tooLarge is the error for a source too large to lay out.
+func tooLarge(src []byte) error {
+	return fmt.Errorf("the text is too large to parse (%d MB)", len(src)>>20)
+}
+
 // Text is the source text of n. It shares src's memory instead of
 // copying it (rules ask for texts by the thousand): sources are never
 // modified once parsed.
 func (n *Node) Text(src []byte) string {
-	if n.End <= n.Start {
+	if n.End() <= n.Start() {
 		return ""
 	}
-	return unsafe.String(&src[n.Start], n.End-n.Start)
+	return unsafe.String(&src[n.Start()], n.End()-n.Start())
 }
+
+// Start is the offset of n's first byte in its tree's Src.
+func (n *Node) Start() int { return int(n.start) }
+
+// End is the offset just after n's last byte in its tree's Src.
+func (n *Node) End() int { return int(n.end) }
 
 // Children yields n's children in order.
 func (n *Node) Children() iter.Seq[*Node] {
@@ -324,7 +350,7 @@ func (n *Node) Ancestor(kinds ...string) *Node {
 
 // Contains reports whether m lies within n (n is m or an ancestor of m).
 func (n *Node) Contains(m *Node) bool {
-	if m == nil || m.Start < n.Start || m.End > n.End {
+	if m == nil || m.Start() < n.Start() || m.End() > n.End() {
 		return false // outside n's bytes: not below it
 	}
 	for ; m != nil; m = m.Parent {

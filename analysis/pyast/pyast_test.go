@@ -1,6 +1,7 @@
 package pyast
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -55,7 +56,7 @@ func renderStatements(t *Tree) string {
 	var b strings.Builder
 	var walk func(*Node)
 	walk = func(n *Node) {
-		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field(), n.Kind(), t.Real(n.Start), t.Real(n.End), n.Named)
+		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field(), n.Kind(), t.Real(n.Start()), t.Real(n.End()), n.Named)
 		for c := range n.Children() {
 			if c.Parent != n {
 				b.WriteString("!parent")
@@ -136,8 +137,8 @@ func TestLongListsNeedFewFieldLookups(t *testing.T) {
 // field name kept as a string, or the children as a slice again, costs
 // megabytes for every open file (see docs/PERFORMANCE.md, 50 open files).
 func TestNodeStaysSmall(t *testing.T) {
-	if size := unsafe.Sizeof(Node{}); size > 48 {
-		t.Errorf("a Node takes %d bytes, more than 48", size)
+	if size := unsafe.Sizeof(Node{}); size > 40 {
+		t.Errorf("a Node takes %d bytes, more than 40", size)
 	}
 	tree, err := Parse(context.Background(), []byte("f(x=1)\n"))
 	if err != nil {
@@ -158,5 +159,18 @@ func TestNodeStaysSmall(t *testing.T) {
 	broken.Walk(broken.Root, func(n *Node) bool { kinds[n.Kind()] = true; return true })
 	if !kinds["ERROR"] && !kinds["MISSING"] {
 		t.Errorf("a syntax error shows neither ERROR nor MISSING: %v", kinds)
+	}
+}
+
+// Node offsets are 32 bits: a text whose layout would not fit is refused
+// with an error, before it is parsed, rather than mirrored with offsets
+// that wrapped around.
+func TestTooLargeToLayOutIsAnError(t *testing.T) {
+	lines := bytes.Repeat([]byte{'\n'}, 70<<20) // 32 bytes of room a line
+	if _, err := ParseForEditing(context.Background(), lines); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("ParseForEditing of 70 MB of line breaks: %v, want a too-large error", err)
+	}
+	if tree, err := ParseForEditing(context.Background(), []byte("x = 1\n")); err != nil || tree.Statements[0].End() <= tree.Statements[0].Start() {
+		t.Errorf("a small text: %v", err)
 	}
 }

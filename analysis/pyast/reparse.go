@@ -170,7 +170,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		}
 		t.hasError = true
 	}
-	t.Src = t.fill(t.Root.End, prev)
+	t.Src = t.fill(t.Root.End(), prev)
 	t.collect()
 	return t, nil
 }

@@ -272,7 +272,7 @@ func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
 		if int(f.field) < len(fieldNames) {
 			node.field = uint16(f.field)
 		}
-		node.Start, node.End, node.Named = int(f.start)+shift, int(f.end)+shift, f.named != 0
+		node.start, node.end, node.Named = int32(int(f.start)+shift), int32(int(f.end)+shift), f.named != 0
 		if f.missing != 0 {
 			// A MISSING node is the parser's repair, not text the user wrote.
 			node.kind, node.Named = kindNumbers["MISSING"], false

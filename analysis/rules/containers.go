@@ -97,7 +97,7 @@ func containerValue(f *semantic.File, e *pyast.Node) bool {
 func lastBinding(f *semantic.File, name string, scope, stmt *pyast.Node) *pyast.Node {
 	var last *pyast.Node
 	for _, a := range f.AssignmentsIn(scope) {
-		if a.Start >= stmt.Start {
+		if a.Start() >= stmt.Start() {
 			break
 		}
 		left, right := a.Child("left"), a.Child("right")

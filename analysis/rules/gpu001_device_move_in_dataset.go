@@ -217,7 +217,7 @@ func findWorkerCode(f *semantic.File) []workerCode {
 	}
 	out = kept
 	// Map iteration order is random; report in source order.
-	sort.Slice(out, func(i, j int) bool { return out[i].fn.Start < out[j].fn.Start })
+	sort.Slice(out, func(i, j int) bool { return out[i].fn.Start() < out[j].fn.Start() })
 	return out
 }
 
@@ -262,13 +262,13 @@ func deviceMovesIn(f *semantic.File, fn *pyast.Node) []deviceMove {
 	for _, call := range f.CallsIn(fn) {
 		switch method := f.MethodName(call); {
 		case method == "cuda":
-			moves = append(moves, deviceMove{start: semantic.Receiver(call).End, end: call.End, what: "`.cuda()`", call: call})
+			moves = append(moves, deviceMove{start: semantic.Receiver(call).End(), end: call.End(), what: "`.cuda()`", call: call})
 		case method == "to" && f.IsDeviceExpr(f.Arg(call, "device", 0)):
-			moves = append(moves, deviceMove{start: semantic.Receiver(call).End, end: call.End, what: "`.to(...)`", call: call})
+			moves = append(moves, deviceMove{start: semantic.Receiver(call).End(), end: call.End(), what: "`.to(...)`", call: call})
 		default:
 			name, ok := strings.CutPrefix(f.Callee(call), "torch.")
 			if kw := f.KeywordArg(call, "device"); ok && tensorFactories[name] && kw != nil && f.IsDeviceExpr(kw.Child("value")) {
-				moves = append(moves, deviceMove{start: kw.Start, end: kw.End, what: "`torch." + name + "(device=...)`", call: call, deviceKw: kw})
+				moves = append(moves, deviceMove{start: kw.Start(), end: kw.End(), what: "`torch." + name + "(device=...)`", call: call, deviceKw: kw})
 			}
 		}
 	}
@@ -289,7 +289,7 @@ func deviceMoveDiagnostic(pass *analysis.Pass, wc workerCode, move deviceMove) a
 			pinned = true
 		}
 		d.Related = append(d.Related, analysis.Related{
-			Start: l.Call.Start, End: l.Call.End,
+			Start: l.Call.Start(), End: l.Call.End(),
 			Message: "this DataLoader runs " + wc.label + " " + workersPhrase(f, l),
 		})
 	}

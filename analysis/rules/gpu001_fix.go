@@ -77,7 +77,7 @@ func deviceMoveFix(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, mo
 		for _, loop := range loops {
 			loopEdits, ok := moveBatchInLoop(sf, siteDevices, loop, shape, wd)
 			if !ok {
-				return displayOnly(fmt.Sprintf("the loop on line %d%s binds the batch in a way the fix cannot follow", sf.Mapper.LineOf(loop.Start)+1, where))
+				return displayOnly(fmt.Sprintf("the loop on line %d%s binds the batch in a way the fix cannot follow", sf.Mapper.LineOf(loop.Start())+1, where))
 			}
 			siteEdits = append(siteEdits, loopEdits...)
 		}
@@ -116,7 +116,7 @@ func loaderAt(f *semantic.File, start int) *semantic.DataLoader {
 		return nil
 	}
 	for _, d := range f.DataLoaders {
-		if f.ToSource(d.Call.Start) == start {
+		if f.ToSource(d.Call.Start()) == start {
 			return d
 		}
 	}
@@ -156,7 +156,7 @@ func removeMoves(f *semantic.File, moves []deviceMove) []analysis.Edit {
 			if len(kept) == 0 {
 				edits = append(edits, analysis.Edit{Start: m.start, End: m.end})
 			} else {
-				edits = append(edits, analysis.Edit{Start: args.Start, End: args.End, NewText: "(" + strings.Join(kept, ", ") + ")"})
+				edits = append(edits, analysis.Edit{Start: args.Start(), End: args.End(), NewText: "(" + strings.Join(kept, ", ") + ")"})
 			}
 		}
 	}
@@ -194,17 +194,17 @@ func removeArgument(args, arg *pyast.Node) analysis.Edit {
 			continue
 		}
 		if i > 0 && children[i-1].Kind() == "," {
-			return analysis.Edit{Start: children[i-1].Start, End: arg.End}
+			return analysis.Edit{Start: children[i-1].Start(), End: arg.End()}
 		}
 		if i+1 < len(children) && children[i+1].Kind() == "," {
-			end := children[i+1].End
+			end := children[i+1].End()
 			if i+2 < len(children) {
-				end = children[i+2].Start
+				end = children[i+2].Start()
 			}
-			return analysis.Edit{Start: arg.Start, End: end}
+			return analysis.Edit{Start: arg.Start(), End: end}
 		}
 	}
-	return analysis.Edit{Start: arg.Start, End: arg.End}
+	return analysis.Edit{Start: arg.Start(), End: arg.End()}
 }
 
 // addKeyword appends a keyword argument to a call: inline, or on a line
@@ -213,17 +213,17 @@ func addKeyword(f *semantic.File, call *pyast.Node, kw string) analysis.Edit {
 	args := call.Child("arguments")
 	named := args.NamedChildren()
 	if len(named) == 0 {
-		return analysis.Edit{Start: args.Start + 1, End: args.Start + 1, NewText: kw}
+		return analysis.Edit{Start: args.Start() + 1, End: args.Start() + 1, NewText: kw}
 	}
 	last := named[len(named)-1]
-	if f.Mapper.LineOf(last.Start) == f.Mapper.LineOf(args.Start) {
-		return analysis.Edit{Start: last.End, End: last.End, NewText: ", " + kw}
+	if f.Mapper.LineOf(last.Start()) == f.Mapper.LineOf(args.Start()) {
+		return analysis.Edit{Start: last.End(), End: last.End(), NewText: ", " + kw}
 	}
-	eol, indent := f.LineEnding(), f.IndentAt(last.Start)
+	eol, indent := f.LineEnding(), f.IndentAt(last.Start())
 	if comma := last.NextSibling(); comma.Is(",") {
-		return analysis.Edit{Start: comma.End, End: comma.End, NewText: eol + indent + kw + ","}
+		return analysis.Edit{Start: comma.End(), End: comma.End(), NewText: eol + indent + kw + ","}
 	}
-	return analysis.Edit{Start: last.End, End: last.End, NewText: "," + eol + indent + kw}
+	return analysis.Edit{Start: last.End(), End: last.End(), NewText: "," + eol + indent + kw}
 }
 
 // batchShape says which parts of what the worker code returns were on the
@@ -240,7 +240,7 @@ func movedShape(f *semantic.File, fn *pyast.Node, moves []deviceMove) *batchShap
 	moved := movedNames(f, fn, moves)
 	carries := func(e *pyast.Node) bool {
 		for _, m := range moves {
-			if e.Start <= m.start && m.end <= e.End {
+			if e.Start() <= m.start && m.end <= e.End() {
 				return true
 			}
 		}
@@ -356,7 +356,7 @@ func movedNames(f *semantic.File, fn *pyast.Node, moves []deviceMove) map[string
 			}
 			hit := false
 			for _, m := range moves {
-				hit = hit || right.Start <= m.start && m.end <= right.End
+				hit = hit || right.Start() <= m.start && m.end <= right.End()
 			}
 			pyast.Walk(right, func(n *pyast.Node) bool {
 				hit = hit || n.Is("identifier") && moved[f.Text(n)]
@@ -426,7 +426,7 @@ func moveBatchInLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, 
 		return nil, false
 	}
 	stmts := body.NamedChildren()
-	if len(stmts) == 0 || f.Mapper.LineOf(stmts[0].Start) == f.Mapper.LineOf(loop.Start) {
+	if len(stmts) == 0 || f.Mapper.LineOf(stmts[0].Start()) == f.Mapper.LineOf(loop.Start()) {
 		return nil, false // a one-line loop: no line to insert on
 	}
 	device := deviceAtLoop(f, devices, loop, wd)
@@ -495,7 +495,7 @@ func moveBatchInLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, 
 	for _, st := range stmts {
 		present[strings.Join(strings.Fields(f.Text(st)), " ")] = true
 	}
-	indent, eol := f.IndentAt(anchor.Start), f.LineEnding()
+	indent, eol := f.IndentAt(anchor.Start()), f.LineEnding()
 	text := ""
 	for _, l := range lines {
 		if !present[l] {
@@ -506,9 +506,9 @@ func moveBatchInLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, 
 		return nil, true
 	}
 	if after {
-		return []analysis.Edit{analysis.InsertLinesAfter(f, anchor.End, text)}, true
+		return []analysis.Edit{analysis.InsertLinesAfter(f, anchor.End(), text)}, true
 	}
-	start, _ := f.LineBounds(anchor.Start)
+	start, _ := f.LineBounds(anchor.Start())
 	return []analysis.Edit{{Start: start, End: start, NewText: text}}, true
 }
 
@@ -558,7 +558,7 @@ func deviceAtLoop(f *semantic.File, devices []*pyast.Node, loop *pyast.Node, wd 
 	scope := semantic.Scope(loop)
 	var visible []string // in source order
 	for _, a := range devices {
-		if a.End > loop.Start {
+		if a.End() > loop.Start() {
 			break
 		}
 		if s := semantic.Scope(a); s == scope || s == f.Tree.Root {

@@ -42,7 +42,7 @@ func followLoader(f *semantic.File, loader *semantic.DataLoader) loaderFlow {
 			flow.use(f, n, 0, seen)
 		}
 	}
-	slices.SortFunc(flow.loops, func(a, b *pyast.Node) int { return a.Start - b.Start })
+	slices.SortFunc(flow.loops, func(a, b *pyast.Node) int { return a.Start() - b.Start() })
 	flow.loops = slices.Compact(flow.loops)
 	return flow
 }
@@ -50,7 +50,7 @@ func followLoader(f *semantic.File, loader *semantic.DataLoader) loaderFlow {
 // use classifies one use n of the loader (a name, an attribute or the
 // DataLoader call itself).
 func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map[string]bool) {
-	line := f.Mapper.LineOf(n.Start) + 1
+	line := f.Mapper.LineOf(n.Start()) + 1
 	if depth > maxCallDepth {
 		flow.escapes = append(flow.escapes, fmt.Sprintf("it passes through too many calls to follow, at line %d", line))
 		return
@@ -80,7 +80,7 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 		if len(f.Functions[name]) != 1 {
 			break
 		}
-		key := fmt.Sprintf("return:%d", fn.Start)
+		key := fmt.Sprintf("return:%d", fn.Start())
 		if seen[key] {
 			return
 		}
@@ -124,7 +124,7 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 			flow.escapes = append(flow.escapes, fmt.Sprintf("it is passed to `%s` on line %d", callee, line))
 			return
 		}
-		key := fmt.Sprintf("%d:%s", def.Start, param)
+		key := fmt.Sprintf("%d:%s", def.Start(), param)
 		if seen[key] {
 			return
 		}
@@ -241,7 +241,7 @@ func occurrences(f *semantic.File, name string, scope, value *pyast.Node) []*pya
 	// every keystroke.
 	needle := []byte(name)
 	for _, stmt := range f.Tree.Statements {
-		if bytes.Contains(f.Src[stmt.Start:stmt.End], needle) {
+		if bytes.Contains(f.Src[stmt.Start():stmt.End()], needle) {
 			pyast.Walk(stmt, visit)
 		}
 	}

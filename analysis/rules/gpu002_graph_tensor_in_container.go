@@ -132,7 +132,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if f.StepLoopKind(loop) == semantic.ModelLoop && returned(f, name, scope) && !evalModeIn(f, scope) {
 			return
 		}
-		d := analysis.Diagnostic{Start: stmt.Start, End: stmt.End}
+		d := analysis.Diagnostic{Start: stmt.Start(), End: stmt.End()}
 		who, val := analysis.Code(name), analysis.Code(f.Text(value))
 		keeps := func(what, store string) string {
 			return analysis.ShortestFit(who+" keeps "+val+" "+what+"; store "+analysis.Code(f.Text(value)+store),
@@ -195,7 +195,7 @@ func evalModeIn(f *semantic.File, scope *pyast.Node) bool {
 // before stmt.
 func backwardBefore(f *semantic.File, value, loop, stmt *pyast.Node) bool {
 	for _, call := range f.CallsIn(loop) {
-		if call.Start < stmt.Start && f.MethodName(call) == "backward" && f.Text(semantic.Receiver(call)) == f.Text(value) {
+		if call.Start() < stmt.Start() && f.MethodName(call) == "backward" && f.Text(semantic.Receiver(call)) == f.Text(value) {
 			return true
 		}
 	}
@@ -226,9 +226,9 @@ func containerFixes(f *semantic.File, value *pyast.Node, container string, scope
 		// logits.cpu() -> logits.detach().cpu(): detach before the copy.
 		recv := semantic.Receiver(value)
 		return []analysis.Fix{{
-			Title:         "Store `" + f.Text(recv) + ".detach()" + f.Text(value)[recv.End-value.Start:] + "`",
+			Title:         "Store `" + f.Text(recv) + ".detach()" + f.Text(value)[recv.End()-value.Start():] + "`",
 			Applicability: analysis.Unsafe,
-			Edits:         []analysis.Edit{{Start: recv.End, End: recv.End, NewText: ".detach()"}},
+			Edits:         []analysis.Edit{{Start: recv.End(), End: recv.End(), NewText: ".detach()"}},
 		}}
 	}
 	switch {

@@ -145,7 +145,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 			detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, loop)
 		}
 		pass.Report(analysis.Diagnostic{
-			Start: a.Start, End: a.End,
+			Start: a.Start(), End: a.End(),
 			Fixes: fixes,
 			Message: analysis.ShortestFit(
 				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add "+analysis.Code(f.Text(value)+".item()"),

@@ -87,10 +87,10 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		if !evaluates(f, loop, sign) {
 			return
 		}
-		end := loop.End
+		end := loop.End()
 		for c := range loop.Children() {
 			if c.Kind() == ":" {
-				end = c.End
+				end = c.End()
 				break
 			}
 		}
@@ -99,7 +99,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 			fixes = noGradFixes(f, loop)
 		}
 		pass.Report(analysis.Diagnostic{
-			Start: loop.Start, End: end,
+			Start: loop.Start(), End: end,
 			Fixes:   fixes,
 			Message: "Evaluation loop runs the model with autograd on; wrap it in `with torch.no_grad():`",
 			Detail: "`eval()` does not disable gradient tracking, so every forward pass records a graph and keeps " +
@@ -206,7 +206,7 @@ func runsModel(f *semantic.File, call *pyast.Node) bool {
 func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
 	scope := semantic.Scope(loop)
 	for _, a := range f.AssignmentsIn(scope) {
-		if a.Start >= loop.Start {
+		if a.Start() >= loop.Start() {
 			break
 		}
 		if !semantic.InScope(a, scope) {
@@ -217,7 +217,7 @@ func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
 		}
 	}
 	for _, c := range f.CallsIn(scope) {
-		if c.Start >= loop.Start {
+		if c.Start() >= loop.Start() {
 			break
 		}
 		if semantic.InScope(c, scope) && f.MethodName(c) == "requires_grad_" && f.Text(f.Arg(c, "requires_grad", 0)) == "False" {
@@ -251,7 +251,7 @@ func (m modeCalls) in(f *semantic.File, scope *pyast.Node) []*pyast.Node {
 func (m modeCalls) evalBefore(f *semantic.File, loop *pyast.Node) bool {
 	var last *pyast.Node
 	for _, c := range m.in(f, semantic.Scope(loop)) {
-		if c.End > loop.Start {
+		if c.End() > loop.Start() {
 			break
 		}
 		last = c
@@ -320,7 +320,7 @@ func noGradFixes(f *semantic.File, loop *pyast.Node) []analysis.Fix {
 	// indenting them would change it.
 	var strs []*pyast.Node
 	pyast.Walk(loop, func(n *pyast.Node) bool {
-		if n.Is("string") && f.Mapper.LineOf(n.Start) != f.Mapper.LineOf(n.End) {
+		if n.Is("string") && f.Mapper.LineOf(n.Start()) != f.Mapper.LineOf(n.End()) {
 			strs = append(strs, n)
 			return false
 		}
@@ -328,19 +328,19 @@ func noGradFixes(f *semantic.File, loop *pyast.Node) []analysis.Fix {
 	})
 	inString := func(off int) bool {
 		for _, s := range strs {
-			if s.Start < off && off < s.End {
+			if s.Start() < off && off < s.End() {
 				return true
 			}
 		}
 		return false
 	}
-	start, _ := f.LineBounds(loop.Start)
-	indent, unit, eol := f.IndentAt(loop.Start), f.IndentUnit(), f.LineEnding()
+	start, _ := f.LineBounds(loop.Start())
+	indent, unit, eol := f.IndentAt(loop.Start()), f.IndentUnit(), f.LineEnding()
 	var b strings.Builder
 	b.WriteString(indent + "with " + torch + ".no_grad():" + eol)
-	for off := start; off < loop.End; {
+	for off := start; off < loop.End(); {
 		_, next := f.LineBounds(off)
-		line := string(f.Src[off:min(next, loop.End)])
+		line := string(f.Src[off:min(next, loop.End())])
 		if strings.TrimSpace(line) != "" && !inString(off) {
 			b.WriteString(unit)
 		}
@@ -350,6 +350,6 @@ func noGradFixes(f *semantic.File, loop *pyast.Node) []analysis.Fix {
 	return []analysis.Fix{{
 		Title:         "Wrap the loop in `with " + torch + ".no_grad():`",
 		Applicability: analysis.Unsafe,
-		Edits:         []analysis.Edit{{Start: start, End: loop.End, NewText: b.String()}},
+		Edits:         []analysis.Edit{{Start: start, End: loop.End(), NewText: b.String()}},
 	}}
 }

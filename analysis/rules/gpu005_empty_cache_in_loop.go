@@ -89,7 +89,7 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 			moveAfter = moveAfter && !(later.Loop == loop && inLoopBody(later.Call, loop))
 		}
 		pass.Report(analysis.Diagnostic{
-			Start: call.Start, End: call.End,
+			Start: call.Start(), End: call.End(),
 			Fixes: emptyCacheFixes(f, call, loop, moveAfter),
 			Message: analysis.ShortestFit(
 				analysis.Code(f.Text(call.Child("function"))+"()")+" in a loop frees nothing in use and stalls; call it once after the loop",
@@ -158,7 +158,7 @@ func phaseBoundary(f *semantic.File, call, loop *pyast.Node) bool {
 		return true
 	}
 	for _, inner := range f.LoopsIn(loop.Child("body")) {
-		if inner.End <= call.Start {
+		if inner.End() <= call.Start() {
 			return true
 		}
 	}
@@ -217,10 +217,10 @@ func emptyCacheFixes(f *semantic.File, call, loop *pyast.Node, moveAfter bool) [
 		return nil
 	}
 	lineStart, lineEnd, next := f.StatementLines(stmt)
-	if strings.TrimSpace(string(f.Src[lineStart:stmt.Start])) != "" {
+	if strings.TrimSpace(string(f.Src[lineStart:stmt.Start()])) != "" {
 		return nil
 	}
-	comment := strings.TrimSpace(string(f.Src[stmt.End:lineEnd]))
+	comment := strings.TrimSpace(string(f.Src[stmt.End():lineEnd]))
 	if comment != "" && !strings.HasPrefix(comment, "#") {
 		return nil
 	}
@@ -233,14 +233,14 @@ func emptyCacheFixes(f *semantic.File, call, loop *pyast.Node, moveAfter bool) [
 	// Taking the only statement out of a block would leave it empty.
 	remove := analysis.Edit{Start: lineStart, End: next}
 	if len(stmt.Parent.NamedChildren()) == 1 {
-		remove = analysis.Edit{Start: stmt.Start, End: stmt.End, NewText: "pass"}
+		remove = analysis.Edit{Start: stmt.Start(), End: stmt.End(), NewText: "pass"}
 	}
 	eol := f.LineEnding()
-	moved := f.IndentAt(loop.Start) + f.Text(stmt)
+	moved := f.IndentAt(loop.Start()) + f.Text(stmt)
 	if comment != "" && remove.NewText == "" { // a `pass` keeps the comment in place
 		moved += "  " + comment
 	}
-	insert := analysis.InsertLinesAfter(f, loop.End, moved+eol)
+	insert := analysis.InsertLinesAfter(f, loop.End(), moved+eol)
 	return []analysis.Fix{
 		{Title: "Move " + name + " after the loop", Applicability: analysis.Unsafe, Edits: []analysis.Edit{remove, insert}},
 		removeFix,

@@ -289,12 +289,12 @@ func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 		if left == nil || right == nil {
 			continue
 		}
-		at := a.End
+		at := a.End()
 		if a.Kind() == "augmented_assignment" {
 			// x += y keeps x tainted if either side is.
 			for _, name := range targetNames(f, left) {
-				tainted := t.Tainted(right) || t.nameTainted(name, a.Start)
-				t.add(name, taintEvent{at: at, tainted: tainted, value: right, aug: true, from: a.Start})
+				tainted := t.Tainted(right) || t.nameTainted(name, a.Start())
+				t.add(name, taintEvent{at: at, tainted: tainted, value: right, aug: true, from: a.Start()})
 			}
 			continue
 		}
@@ -302,7 +302,7 @@ func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 		// a, b = x, y: element-wise when the shapes match.
 		if elems := right.NamedChildren(); right.Is("expression_list", "tuple") && len(elems) == len(names) && left.Is("pattern_list", "tuple_pattern") {
 			for i, name := range names {
-				t.add(name, taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i]), value: elems[i], from: a.Start})
+				t.add(name, taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i]), value: elems[i], from: a.Start()})
 			}
 			continue
 		}
@@ -315,7 +315,7 @@ func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 			// loss, n_samples = model.forward_loss(batch): a count beside
 			// the loss is a number.
 			graph := tainted && !(len(names) > 1 && countName.MatchString(name[strings.LastIndexByte(name, '.')+1:]))
-			t.add(name, taintEvent{at: at, tainted: graph, scalarLoss: scalar && len(names) == 1, value: value, from: a.Start})
+			t.add(name, taintEvent{at: at, tainted: graph, scalarLoss: scalar && len(names) == 1, value: value, from: a.Start()})
 		}
 	}
 	return t
@@ -374,8 +374,8 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 				return false
 			}
 		}
-		if _, ok := t.last(f.Text(e), e.Start); ok {
-			return t.nameTainted(f.Text(e), e.Start)
+		if _, ok := t.last(f.Text(e), e.Start()); ok {
+			return t.nameTainted(f.Text(e), e.Start())
 		}
 		if e.Kind() == "attribute" {
 			return t.Tainted(e.Child("object"))
@@ -552,7 +552,7 @@ func (t *Taint) IsScalarLoss(e *pyast.Node) bool {
 			return t.IsScalarLoss(Receiver(e))
 		}
 	case "identifier":
-		ev, _ := t.last(f.Text(e), e.Start)
+		ev, _ := t.last(f.Text(e), e.Start())
 		return ev.tainted && ev.scalarLoss
 	case "binary_operator":
 		// loss / accumulation_steps, loss * weight.
@@ -687,7 +687,7 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 	case "parenthesized_expression":
 		return t.isTensor(e.FirstNamed(), depth+1)
 	case "identifier":
-		return t.nameIsTensor(f.Text(e), e.Start, depth)
+		return t.nameIsTensor(f.Text(e), e.Start(), depth)
 	case "attribute":
 		// A model output's loss and logits (Hugging Face's ModelOutput).
 		switch f.Text(e.Child("attribute")) {

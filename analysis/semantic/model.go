@@ -288,8 +288,8 @@ func within(index []*pyast.Node, n *pyast.Node) []*pyast.Node {
 	if n == nil {
 		return nil
 	}
-	i := sort.Search(len(index), func(i int) bool { return index[i].Start >= n.Start })
-	j := sort.Search(len(index), func(j int) bool { return index[j].Start >= n.End })
+	i := sort.Search(len(index), func(i int) bool { return index[i].Start() >= n.Start() })
+	j := sort.Search(len(index), func(j int) bool { return index[j].Start() >= n.End() })
 	// An ancestor that starts where n starts (f(x)(y) around f(x)) sorts
 	// first; drop it.
 	for i < j && !n.Contains(index[i]) {
@@ -858,7 +858,7 @@ func (f *File) everyCallUnderNoGrad(fn *pyast.Node, name string, method bool, de
 func (f *File) gradDisabledBefore(n *pyast.Node) bool {
 	scope, disabled := Scope(n), false
 	for _, c := range f.gradSwitches {
-		if c.Start >= n.Start {
+		if c.Start() >= n.Start() {
 			break
 		}
 		if InScope(c, scope) {

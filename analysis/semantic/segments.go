@@ -272,7 +272,7 @@ func (f *File) byName(had map[string][]*pyast.Node, fresh []int, removed []*segm
 			delete(m, name)
 			continue
 		}
-		sort.Slice(nodes, func(i, j int) bool { return nodes[i].Start < nodes[j].Start })
+		sort.Slice(nodes, func(i, j int) bool { return nodes[i].Start() < nodes[j].Start() })
 		m[name] = nodes
 	}
 	return m
@@ -412,7 +412,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				ix.comments = append(ix.comments, n)
 			case "block":
 				if ix.indent != -1 && n.FirstChild() != nil && n.Parent != nil {
-					inner, outer := indentAt(tree.Src, n.FirstChild().Start), indentAt(tree.Src, n.Parent.Start)
+					inner, outer := indentAt(tree.Src, n.FirstChild().Start()), indentAt(tree.Src, n.Parent.Start())
 					switch step := len(inner) - len(outer); {
 					case len(inner) > 0 && inner[0] == '\t':
 						ix.indent = -1
@@ -723,7 +723,7 @@ func (f *File) CallsNamedIn(focus Focus, names ...string) []*pyast.Node {
 		}
 		if len(names) > 1 {
 			part := out[n:]
-			sort.Slice(part, func(i, j int) bool { return part[i].Start < part[j].Start })
+			sort.Slice(part, func(i, j int) bool { return part[i].Start() < part[j].Start() })
 		}
 	}
 	return out
@@ -896,7 +896,7 @@ func (f *File) classFamily(c string) []string {
 				}
 			}
 		}
-		order := slices.SortedFunc(maps.Keys(f.Classes), func(a, b string) int { return f.Classes[a].Node.Start - f.Classes[b].Node.Start })
+		order := slices.SortedFunc(maps.Keys(f.Classes), func(a, b string) int { return f.Classes[a].Node.Start() - f.Classes[b].Node.Start() })
 		f.families.m = map[string][]string{}
 		for _, name := range order {
 			root := find(name)
@@ -976,7 +976,7 @@ func (f *File) bindingsMap() map[string][]*pyast.Node {
 }
 
 // segmentOf returns the segment holding n, or nil.
-func (f *File) segmentOf(n *pyast.Node) *pyast.Segment { return f.SegmentAt(n.Start) }
+func (f *File) segmentOf(n *pyast.Node) *pyast.Segment { return f.SegmentAt(n.Start()) }
 
 // SegmentAt returns the segment holding offset off of Src, or nil.
 func (f *File) SegmentAt(off int) *pyast.Segment {

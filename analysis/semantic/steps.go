@@ -170,7 +170,7 @@ func (f *File) fedFromLoop(loop, call *pyast.Node) bool {
 		return found
 	}
 	for _, a := range f.AssignmentsIn(loop.Child("body")) {
-		if a.End > call.Start {
+		if a.End() > call.Start() {
 			break
 		}
 		if right := a.Child("right"); right != nil && mentions(right) {

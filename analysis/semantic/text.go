@@ -80,9 +80,9 @@ func (f *File) LineBounds(off int) (start, next int) {
 // than one (`f(\n)`): the start of its first line, the end of its last
 // line before the terminator, and the offset just past that terminator.
 func (f *File) StatementLines(stmt *pyast.Node) (start, lastEnd, next int) {
-	start, _ = f.LineBounds(stmt.Start)
-	last := f.Mapper.LineOf(stmt.End)
-	_, next = f.LineBounds(stmt.End)
+	start, _ = f.LineBounds(stmt.Start())
+	last := f.Mapper.LineOf(stmt.End())
+	_, next = f.LineBounds(stmt.End())
 	return start, f.Mapper.LineEnd(last), next
 }
 

@@ -635,8 +635,8 @@ func (ix *Index) summarize(path string, f *semantic.File) *fileSummary {
 	}
 	for _, d := range f.DataLoaders {
 		l := loaderSummary{RemoteLoader: semantic.RemoteLoader{
-			Path: path, Start: f.ToSource(d.Call.Start), End: f.ToSource(d.Call.End),
-			Line: f.Mapper.LineOf(d.Call.Start),
+			Path: path, Start: f.ToSource(d.Call.Start()), End: f.ToSource(d.Call.End()),
+			Line: f.Mapper.LineOf(d.Call.Start()),
 		}}
 		l.Workers, l.WorkersKnown = d.Workers(f.Src)
 		if d.NumWorkers != nil {

@@ -94,12 +94,22 @@ func (s *Server) analyze(snap *snapshot) *analysis.Result {
 			s.recordModel(snap, summary)
 		}
 	}()
-	if len(snap.src) >= largeDocument || allocatedSinceRelease() >= releaseAfter {
-		s.mu.Lock()
+	s.mu.Lock()
+	if len(snap.src) >= largeDocument {
 		s.releaseWhenIdle()
-		s.mu.Unlock()
+	} else {
+		s.releaseIfAllocated()
 	}
+	s.mu.Unlock()
 	return res
+}
+
+// releaseIfAllocated gives memory back at the next pause when the process
+// allocated releaseAfter since it last did. Call with s.mu held.
+func (s *Server) releaseIfAllocated() {
+	if allocatedSinceRelease() >= releaseAfter {
+		s.releaseWhenIdle()
+	}
 }
 
 // releaseAfter is how much the server may allocate, since it last gave

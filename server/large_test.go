@@ -159,7 +159,8 @@ func TestMemoryGoesBackWhenIdle(t *testing.T) {
 
 // Many documents, none of them large, that together allocate much give
 // their memory back at the pause as one large document does: fifty open
-// 250 KB files otherwise left the server holding twice what lives.
+// 250 KB files otherwise left the server holding twice what lives. So do
+// documents closed.
 func TestMemoryGoesBackAfterManySmallDocuments(t *testing.T) {
 	released := make(chan struct{}, 16)
 	defer func(wait time.Duration, release func(), after uint64) {
@@ -193,6 +194,22 @@ func TestMemoryGoesBackAfterManySmallDocuments(t *testing.T) {
 	case <-released:
 	case <-time.After(5 * time.Second):
 		t.Fatal("memory was not given back after the pause")
+	}
+	// Closing documents, small ones too, leaves their memory to the
+	// collector: it goes back at the pause after the last close.
+	releaseAfter = math.MaxUint64
+	for _, name := range []string{"first", "second"} {
+		c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": "file:///" + name + ".py"}})
+	}
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("memory was not given back after documents were closed")
+	}
+	select {
+	case <-released:
+		t.Fatal("memory was given back twice for one pause")
+	case <-time.After(time.Second):
 	}
 }
 

@@ -70,6 +70,9 @@ func (s *Server) buildIndex(ix *workspace.Index) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Indexing parsed every file that builds a DataLoader: give back what
+	// that left, once the editor pauses.
+	s.releaseIfAllocated()
 	s.reanalyseIndexed(ix, "")
 	if s.editor.workspaceMode {
 		s.workspaceDiagnostics()

@@ -71,6 +71,8 @@ type Index struct {
 	// asked are the functions other files asked FunctionFacts of, by file:
 	// each new summary of the file summarises them too.
 	asked map[string]map[string]bool
+	// parses counts the files parsed to be summarised (for tests).
+	parses atomic.Int64
 }
 
 type resolved struct {
@@ -248,12 +250,21 @@ func (ix *Index) keep(f *semantic.File, s *fileSummary, open bool) {
 }
 
 // Close forgets an open buffer: the file on disk is what counts again.
+// When the file holds the text whose summary the index keeps (the buffer
+// was saved, or never changed), that summary is the file's: it is not
+// parsed again. Closing fifty 10,000-line files took seconds otherwise.
 func (ix *Index) Close(path string) {
 	path = absPath(path)
 	ix.mu.Lock()
+	model := ix.open[path]
 	delete(ix.open, path)
 	delete(ix.opening, path)
 	ix.mu.Unlock()
+	if model != nil {
+		if src, err := analysis.ReadFile(path); err == nil && bytes.Equal(src, model.Source()) {
+			return
+		}
+	}
 	ix.Refresh(path)
 }
 
@@ -544,6 +555,7 @@ func (ix *Index) Model(path string) *semantic.File {
 // parse builds the model of a file's text, placed in the project; nil when
 // it cannot be parsed.
 func (ix *Index) parse(path string, src []byte) *semantic.File {
+	ix.parses.Add(1)
 	tree, err := pyast.Parse(context.Background(), src)
 	if err != nil {
 		return nil

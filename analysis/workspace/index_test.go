@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 	"github.com/vramlint/vramlint/analysis/workspace"
 )
 
@@ -146,5 +149,53 @@ func TestBuildLeavesAFileBeingOpened(t *testing.T) {
 	}
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 {
 		t.Errorf("a build without Opening: %+v", l)
+	}
+}
+
+// Closing a buffer whose text is the file's keeps the summary its model
+// gave: the file is not parsed again (closing fifty 10,000-line files took
+// seconds). A buffer closed with changes it did not save gives way to the
+// file on disk.
+func TestClosingAnUnchangedBufferKeepsItsSummary(t *testing.T) {
+	root := t.TempDir()
+	onDisk := "from torch.utils.data import DataLoader\nfrom data import D\n\nloader = DataLoader(D(), num_workers=2)\n"
+	writeTree(t, root, map[string]string{
+		"data.py":  "from torch.utils.data import Dataset\n\nclass D(Dataset):\n    pass\n",
+		"train.py": onDisk,
+	})
+	data, train := filepath.Join(root, "data.py"), filepath.Join(root, "train.py")
+	ix := workspace.NewIndex(root)
+	if _, err := ix.Build(context.Background(), ix.Files(), nil); err != nil {
+		t.Fatal(err)
+	}
+	open := func(text string) {
+		tree, err := pyast.Parse(context.Background(), []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.SetOpen(semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: train, Project: ix}, []byte(text), tree))
+	}
+
+	open(onDisk)
+	parses := ix.Parses()
+	ix.Close(train)
+	if ix.Parses() != parses {
+		t.Error("closing a buffer that holds the file's text parsed the file again")
+	}
+	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 2 {
+		t.Errorf("after closing the unchanged buffer: %+v", l)
+	}
+
+	open(strings.Replace(onDisk, "num_workers=2", "num_workers=0", 1))
+	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 0 {
+		t.Errorf("the open buffer's DataLoader: %+v", l)
+	}
+	parses = ix.Parses()
+	ix.Close(train)
+	if ix.Parses() != parses+1 {
+		t.Error("closing a buffer with unsaved changes did not read the file on disk")
+	}
+	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 2 {
+		t.Errorf("after closing the changed buffer, the file on disk should count: %+v", l)
 	}
 }

@@ -45,6 +45,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fix := fs.Bool("fix", false, "apply safe fixes (and unsafe ones with --unsafe-fixes)")
 	unsafeFixes := fs.Bool("unsafe-fixes", false, "also apply unsafe fixes (implies --fix unless --diff is given)")
 	diff := fs.Bool("diff", false, "print the fixes as a unified diff and write nothing")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the check to this file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: vramlint check [flags] [PATH...]")
 		fs.PrintDefaults()
@@ -69,6 +70,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vramlint: %v\n", strings.Replace(err.Error(), ": [tool.vramlint] ", ": --", 1))
 		return exitError
 	}
+	stopProfile, ok := startCPUProfile(*cpuProfile, stderr)
+	if !ok {
+		return exitError
+	}
+	defer stopProfile()
 	paths := fs.Args()
 	if len(paths) == 0 {
 		paths = []string{"."}

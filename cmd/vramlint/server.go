@@ -41,21 +41,11 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 		defer f.Close()
 		logOut = f
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "vramlint server: %v\n", err)
-			return exitError
-		}
-		// Written when the session ends (exit, or end of input).
-		defer func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}()
+	stopProfile, ok := startCPUProfile(*cpuProfile, stderr)
+	if !ok {
+		return exitError
 	}
+	defer stopProfile() // written when the session ends (exit, or end of input)
 	if *memProfile != "" {
 		f, err := os.Create(*memProfile)
 		if err != nil {

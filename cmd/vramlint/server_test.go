@@ -24,13 +24,22 @@ func TestServerAcceptsStdio(t *testing.T) {
 }
 
 // --cpuprofile and --memprofile write their profiles (gzipped protocol
-// buffers, as pprof reads them) when the session ends.
+// buffers, as pprof reads them) when the session ends; check's
+// --cpuprofile when the check does.
 func TestServerWritesProfiles(t *testing.T) {
 	dir := t.TempDir()
 	cpu, mem := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof")
 	var stdout, stderr bytes.Buffer
 	runServer([]string{"--cpuprofile", cpu, "--memprofile", mem}, io.NopCloser(strings.NewReader("")), &stdout, &stderr)
-	for _, path := range []string{cpu, mem} {
+	// check writes one of its run.
+	checked := filepath.Join(dir, "check.prof")
+	if code := runCheck([]string{"--cpuprofile", checked, dir}, io.Discard, &stderr); code != exitClean {
+		t.Errorf("check exited %d: %s", code, stderr.String())
+	}
+	if code := runCheck([]string{"--cpuprofile", filepath.Join(dir, "missing", "x.prof"), dir}, io.Discard, io.Discard); code != exitError {
+		t.Errorf("check with an unwritable profile exited %d, want %d", code, exitError)
+	}
+	for _, path := range []string{cpu, mem, checked} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

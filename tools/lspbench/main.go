@@ -81,6 +81,8 @@ func main() {
 		root = ""
 	}
 	check(s.initialize(root))
+	time.Sleep(*settle)
+	rssStart := s.rss()
 
 	// Every file is opened; the scenarios then run on the first.
 	var rows []row
@@ -114,9 +116,15 @@ func main() {
 	}
 	time.Sleep(*settle)
 	rssEnd := s.rss()
+	for _, d := range docs {
+		check(s.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d.uri}}))
+	}
+	time.Sleep(*settle)
+	rssClosed := s.rss()
 	fmt.Printf("server: %s\nfiles: %d open; the scenarios ran on %s (%d lines, %d diagnostics at the end)\n\n", *serverCmd, len(docs), paths[0], strings.Count(doc.text, "\n"), len(doc.diagnostics))
 	printTable(rows)
-	fmt.Printf("\nRSS %v after open: %s; %v after the last request: %s\n", *settle, rssOpen, *settle, rssEnd)
+	fmt.Printf("\nRSS before opening: %s; %v after open: %s; %v after the last request: %s; %v after closing every file: %s\n",
+		rssStart, *settle, rssOpen, *settle, rssEnd, *settle, rssClosed)
 }
 
 func check(err error) {

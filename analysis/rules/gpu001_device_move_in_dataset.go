@@ -98,11 +98,12 @@ var tensorFactories = map[string]bool{
 	"normal": true, "tril_indices": true, "triu_indices": true,
 }
 
-// workerCode is a function DataLoader workers run, and how it is named in
-// messages.
+// workerCode is a function DataLoader workers run that moves tensors to a
+// device, its moves, and how it is named in messages.
 type workerCode struct {
 	fn      *pyast.Node // function_definition or lambda
-	label   string      // `CustomDataset.__getitem__`
+	moves   []deviceMove
+	label   string // `CustomDataset.__getitem__`
 	loaders []*semantic.DataLoader
 	// remote are the DataLoaders other files of the project build over it.
 	remote  []semantic.RemoteLoader
@@ -138,7 +139,7 @@ func remoteLoaders(remote map[string][]semantic.RemoteLoader, def *pyast.Node, n
 func runDeviceMoveInDataset(pass *analysis.Pass) {
 	var devices []*pyast.Node // read when a fix needs them
 	for _, wc := range findWorkerCode(pass.File) {
-		moves := findDeviceMoves(pass.File, wc.fn)
+		moves := wc.moves
 		// One fix moves every transfer of the function, so all of its
 		// diagnostics share it; transfers under `# noqa` stay as they are.
 		var unsuppressed []deviceMove
@@ -162,7 +163,10 @@ func runDeviceMoveInDataset(pass *analysis.Pass) {
 	}
 }
 
-// findWorkerCode lists the functions the file's DataLoaders run in workers.
+// findWorkerCode lists the functions the file's DataLoaders run in workers
+// that move tensors to a device. A function without moves is left before
+// its label and loaders are looked up: a large file has hundreds of
+// datasets, and this runs on every version.
 func findWorkerCode(f *semantic.File) []workerCode {
 	var out []workerCode
 	var remote map[string][]semantic.RemoteLoader
@@ -178,19 +182,28 @@ func findWorkerCode(f *semantic.File) []workerCode {
 			methods = append(methods, "__iter__")
 		}
 		for _, m := range methods {
-			if fn := c.Methods[m]; fn != nil {
-				out = append(out, workerCode{fn: fn, label: "`" + c.Name + "." + m + "`", loaders: f.LoadersOf(c), remote: remoteLoaders(remote, c.Node, c.Name)})
+			fn := c.Methods[m]
+			if fn == nil {
+				continue
+			}
+			if moves := findDeviceMoves(f, fn); len(moves) > 0 {
+				out = append(out, workerCode{fn: fn, moves: moves, label: "`" + c.Name + "." + m + "`", loaders: f.LoadersOf(c), remote: remoteLoaders(remote, c.Node, c.Name)})
 			}
 		}
 	}
-	seen := map[*pyast.Node]int{}
+	seen := map[*pyast.Node]int{} // collate functions listed, or -1: no moves
 	// Functions other files' DataLoaders run as collate_fn.
 	for name := range remote {
 		if defs := f.Functions[name]; len(defs) > 0 {
 			fn := defs[len(defs)-1]
 			if r := remoteLoaders(remote, fn, name); len(r) > 0 {
+				moves := findDeviceMoves(f, fn)
+				if len(moves) == 0 {
+					seen[fn] = -1
+					continue
+				}
 				seen[fn] = len(out)
-				out = append(out, workerCode{fn: fn, label: "the collate function `" + name + "`", remote: r, collate: true})
+				out = append(out, workerCode{fn: fn, moves: moves, label: "the collate function `" + name + "`", remote: r, collate: true})
 			}
 		}
 	}
@@ -200,11 +213,18 @@ func findWorkerCode(f *semantic.File) []workerCode {
 			continue
 		}
 		if i, ok := seen[fn]; ok {
-			out[i].loaders = append(out[i].loaders, d)
+			if i >= 0 {
+				out[i].loaders = append(out[i].loaders, d)
+			}
+			continue
+		}
+		moves := findDeviceMoves(f, fn)
+		if len(moves) == 0 {
+			seen[fn] = -1
 			continue
 		}
 		seen[fn] = len(out)
-		out = append(out, workerCode{fn: fn, label: label, loaders: []*semantic.DataLoader{d}, collate: true})
+		out = append(out, workerCode{fn: fn, moves: moves, label: label, loaders: []*semantic.DataLoader{d}, collate: true})
 	}
 	// A collate function that only loaders without workers run moves whole
 	// batches in the main process, once per batch: a common, working way

@@ -31,11 +31,13 @@ type Node struct {
 	// End); 32 bits are enough for any text Parse accepts (maxSource).
 	start, end int32
 	Parent     *Node
-	// first is the first child and next the following sibling: a list
-	// rather than a slice of children saves, per node, a slice header and
-	// the pointer to it in the parent's slice (16 bytes of 64).
-	first, next *Node
-	Named       bool
+	// firstAt and nextAt say how many nodes further on, in the array its
+	// mirror allocated (mirror: one per statement, in preorder, so both
+	// come after the node), its first child and its next sibling are; 0:
+	// none. Offsets rather than a slice of children or pointers: 8 bytes
+	// instead of 32, and no pointer for the collector to follow.
+	firstAt, nextAt int32
+	Named           bool
 	// kind and field are numbers in kindNames and fieldNames (field 0:
 	// none), see Kind and Field. Numbers rather than the names: a file's
 	// mirror holds 14 nodes a line, and each name cost it 16 bytes and a
@@ -242,22 +244,32 @@ func (n *Node) End() int { return int(n.end) }
 // Children yields n's children in order.
 func (n *Node) Children() iter.Seq[*Node] {
 	return func(yield func(*Node) bool) {
-		for c := n.first; c != nil && yield(c); c = c.next {
+		for c := n.FirstChild(); c != nil && yield(c); c = c.NextSibling() {
 		}
 	}
 }
 
 // FirstChild returns n's first child, or nil.
-func (n *Node) FirstChild() *Node { return n.first }
+func (n *Node) FirstChild() *Node { return n.further(n.firstAt) }
 
 // NextSibling returns the child of n's parent that follows n, or nil.
-func (n *Node) NextSibling() *Node { return n.next }
+func (n *Node) NextSibling() *Node { return n.further(n.nextAt) }
+
+// further returns the node k places after n in their mirror's array, or
+// nil for 0. It stays within the array (see firstAt), as unsafe.Add
+// requires.
+func (n *Node) further(k int32) *Node {
+	if k == 0 {
+		return nil
+	}
+	return (*Node)(unsafe.Add(unsafe.Pointer(n), uintptr(k)*unsafe.Sizeof(Node{})))
+}
 
 // ChildList returns n's children as a new slice, for code that indexes
 // them (Children and FirstChild/NextSibling do not allocate).
 func (n *Node) ChildList() []*Node {
 	var out []*Node
-	for c := n.first; c != nil; c = c.next {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		out = append(out, c)
 	}
 	return out
@@ -268,7 +280,7 @@ func (n *Node) Child(field string) *Node {
 	if n == nil {
 		return nil
 	}
-	for c := n.first; c != nil; c = c.next {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		if c.field != 0 && fieldNames[c.field] == field {
 			return c
 		}
@@ -282,7 +294,7 @@ func (n *Node) ChildOfKind(kind string) *Node {
 	if n == nil {
 		return nil
 	}
-	for c := n.first; c != nil; c = c.next {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		if c.Kind() == kind {
 			return c
 		}
@@ -293,7 +305,7 @@ func (n *Node) ChildOfKind(kind string) *Node {
 // ChildrenOf returns every child filling field.
 func (n *Node) ChildrenOf(field string) []*Node {
 	var out []*Node
-	for c := n.first; c != nil; c = c.next {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		if c.field != 0 && fieldNames[c.field] == field {
 			out = append(out, c)
 		}
@@ -304,7 +316,7 @@ func (n *Node) ChildrenOf(field string) []*Node {
 // NamedChildren returns the named children, skipping comments.
 func (n *Node) NamedChildren() []*Node {
 	var out []*Node
-	for c := n.first; c != nil; c = c.next {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		if c.Named && c.Kind() != "comment" {
 			out = append(out, c)
 		}
@@ -316,7 +328,7 @@ func (n *Node) NamedChildren() []*Node {
 // node the parser recovered from an error may lack the child its kind
 // always has (`-` with no operand, `( )`).
 func (n *Node) FirstNamed() *Node {
-	for c := n.first; c != nil; c = c.next {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		if c.Named && c.Kind() != "comment" {
 			return c
 		}
@@ -367,7 +379,7 @@ func Walk(n *Node, visit func(*Node) bool) {
 	if n == nil || !visit(n) {
 		return
 	}
-	for c := n.first; c != nil; c = c.next {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		Walk(c, visit)
 	}
 }

@@ -137,8 +137,8 @@ func TestLongListsNeedFewFieldLookups(t *testing.T) {
 // field name kept as a string, or the children as a slice again, costs
 // megabytes for every open file (see docs/PERFORMANCE.md, 50 open files).
 func TestNodeStaysSmall(t *testing.T) {
-	if size := unsafe.Sizeof(Node{}); size > 40 {
-		t.Errorf("a Node takes %d bytes, more than 40", size)
+	if size := unsafe.Sizeof(Node{}); size > 32 {
+		t.Errorf("a Node takes %d bytes, more than 32", size)
 	}
 	tree, err := Parse(context.Background(), []byte("f(x=1)\n"))
 	if err != nil {

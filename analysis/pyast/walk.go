@@ -281,9 +281,9 @@ func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
 			p := &nodes[f.parent]
 			node.Parent = p
 			if prev := last[f.parent]; prev != 0 {
-				nodes[prev-1].next = node
+				nodes[prev-1].nextAt = int32(i) - (prev - 1)
 			} else {
-				p.first = node
+				p.firstAt = int32(i) - int32(f.parent)
 			}
 			last[f.parent] = int32(i + 1)
 		} else {

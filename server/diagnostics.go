@@ -107,7 +107,7 @@ func (s *Server) analyze(snap *snapshot) *analysis.Result {
 // releaseIfAllocated gives memory back at the next pause when the process
 // allocated releaseAfter since it last did. Call with s.mu held.
 func (s *Server) releaseIfAllocated() {
-	if allocatedSinceRelease() >= releaseAfter {
+	if allocatedSinceRelease() >= releaseAfter.Load() {
 		s.releaseWhenIdle()
 	}
 }
@@ -116,7 +116,11 @@ func (s *Server) releaseIfAllocated() {
 // memory back, before it gives it back at the next pause even though no
 // single document was large: opening fifty 250 KB files allocates as much
 // as one very large one, and left the process holding twice what lives.
-var releaseAfter uint64 = 64 << 20 // a variable for tests
+var releaseAfter = func() *atomic.Uint64 {
+	var after atomic.Uint64 // set by tests while servers run
+	after.Store(64 << 20)
+	return &after
+}()
 
 // released is the count of bytes allocated when memory last went back
 // (runtime/metrics' cumulative count).

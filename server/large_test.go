@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -164,8 +166,9 @@ func TestMemoryGoesBackWhenIdle(t *testing.T) {
 func TestMemoryGoesBackAfterManySmallDocuments(t *testing.T) {
 	released := make(chan struct{}, 16)
 	defer func(wait time.Duration, release func(), after uint64) {
-		idleRelease, releaseMemory, releaseAfter = wait, release, after
-	}(idleRelease, releaseMemory, releaseAfter)
+		idleRelease, releaseMemory = wait, release
+		releaseAfter.Store(after)
+	}(idleRelease, releaseMemory, releaseAfter.Load())
 	idleRelease = 300 * time.Millisecond
 	releaseMemory = func() { released <- struct{}{} }
 
@@ -180,14 +183,14 @@ func TestMemoryGoesBackAfterManySmallDocuments(t *testing.T) {
 		c.open(uri, text)
 		c.diagnostics(uri, 1)
 	}
-	releaseAfter = math.MaxUint64
+	releaseAfter.Store(math.MaxUint64)
 	open("first")
 	select {
 	case <-released:
 		t.Fatal("memory was given back after a small document below the allocation threshold")
 	case <-time.After(time.Second):
 	}
-	releaseAfter = 1 << 20 // less than one 1,000-line document's analysis allocates
+	releaseAfter.Store(1 << 20) // less than one 1,000-line document's analysis allocates
 	open("second")
 	open("third")
 	select {
@@ -197,7 +200,7 @@ func TestMemoryGoesBackAfterManySmallDocuments(t *testing.T) {
 	}
 	// Closing documents, small ones too, leaves their memory to the
 	// collector: it goes back at the pause after the last close.
-	releaseAfter = math.MaxUint64
+	releaseAfter.Store(math.MaxUint64)
 	for _, name := range []string{"first", "second"} {
 		c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": "file:///" + name + ".py"}})
 	}
@@ -210,6 +213,25 @@ func TestMemoryGoesBackAfterManySmallDocuments(t *testing.T) {
 	case <-released:
 		t.Fatal("memory was given back twice for one pause")
 	case <-time.After(time.Second):
+	}
+}
+
+// Indexing a workspace folder gives back what it took once it is done,
+// with no document open.
+func TestMemoryGoesBackAfterIndexing(t *testing.T) {
+	released := make(chan struct{}, 16)
+	defer func(release func()) { releaseMemory = release }(releaseMemory)
+	releaseMemory = func() { released <- struct{}{} }
+	folder := t.TempDir()
+	if err := os.WriteFile(filepath.Join(folder, "train.py"), []byte(trainingFile(1000, 3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, Options{})
+	c.initializeFolders(map[string]any{}, nil, folder)
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("memory was not given back after indexing")
 	}
 }
 

@@ -94,22 +94,12 @@ func (s *Server) analyze(snap *snapshot) *analysis.Result {
 			s.recordModel(snap, summary)
 		}
 	}()
-	s.mu.Lock()
-	if len(snap.src) >= largeDocument {
+	if len(snap.src) >= largeDocument || allocatedSinceRelease() >= releaseAfter.Load() {
+		s.mu.Lock()
 		s.releaseWhenIdle()
-	} else {
-		s.releaseIfAllocated()
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	return res
-}
-
-// releaseIfAllocated gives memory back at the next pause when the process
-// allocated releaseAfter since it last did. Call with s.mu held.
-func (s *Server) releaseIfAllocated() {
-	if allocatedSinceRelease() >= releaseAfter.Load() {
-		s.releaseWhenIdle()
-	}
 }
 
 // releaseAfter is how much the server may allocate, since it last gave

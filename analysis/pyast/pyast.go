@@ -28,7 +28,7 @@ import (
 // its byte range in the source.
 type Node struct {
 	// start and end are the node's bytes in the laid-out text (Start and
-	// End); 32 bits are enough for any text Parse accepts (maxSource).
+	// End); 32 bits are enough for any text Parse accepts (maxLaidOut).
 	start, end int32
 	Parent     *Node
 	// firstAt and nextAt say how many nodes further on, in the array its

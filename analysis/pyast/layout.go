@@ -74,6 +74,12 @@ type Segment struct {
 	padAt int
 	// hasError: its statements hold an ERROR or MISSING node.
 	hasError bool
+	// tree is the tree-sitter tree of text, kept when the segment is one
+	// large statement (a table, a registry: thousands of lines in one
+	// literal) so that an edit inside it is parsed incrementally rather
+	// than the whole statement again (see reparseSegment); nil otherwise.
+	// It is freed when the segment is collected.
+	tree *sitter.Tree
 }
 
 // Len is the length of the segment's text in the source.

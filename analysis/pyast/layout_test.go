@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // checkLayout checks that t mirrors src exactly: when it has no syntax
@@ -254,5 +256,56 @@ func TestEmptyTopLevelNodeAtTheEnd(t *testing.T) {
 		if _, err := parse(context.Background(), src); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// An edit inside a large statement (a table of thousands of lines in one
+// literal) is parsed incrementally from the tree the statement kept, and
+// gives what a fresh parse gives; the kept trees are freed with their
+// segments.
+func TestLargeStatementsReparseIncrementally(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n\ntable = [\n")
+	for i := range 700 { // 49 KB: above keepTreeFrom
+		fmt.Fprintf(&b, "    Op('op%d', sample=lambda x: x * %d, dtypes=(torch.float32,)),\n", i, i)
+	}
+	b.WriteString("]\n\n\ndef after(x):\n    return x\n")
+	src := []byte(b.String())
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(11))
+	pieces := []string{"x", " ", "(", ")", ",", "\n", "\r\n", "\r", "'", "#", "1", "é", ""}
+	before := reparsed.Load()
+	for range 80 {
+		lo := bytes.Index(src, []byte("table = [")) + len("table = [")
+		hi := bytes.Index(src, []byte("]\n\n\ndef after"))
+		start := lo + rng.Intn(hi-lo)
+		end := min(hi, start+rng.Intn(4))
+		for start > lo && src[start]&0xC0 == 0x80 {
+			start--
+		}
+		for end < hi && src[end]&0xC0 == 0x80 {
+			end++
+		}
+		removed, text := string(src[start:end]), pieces[rng.Intn(len(pieces))]
+		tree, src = edit(t, tree, src, start, end, text)
+		checkLayout(t, tree, src)
+		if tree.HasError() {
+			tree, src = edit(t, tree, src, start, start+len(text), removed)
+			checkLayout(t, tree, src)
+		}
+	}
+	if n := reparsed.Load() - before; n < 60 {
+		t.Errorf("%d of about 100 edits inside the table were parsed incrementally", n)
+	}
+	tree = nil
+	for deadline := time.Now().Add(5 * time.Second); LiveTrees() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tree-sitter trees still live after their segments were dropped", LiveTrees())
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }

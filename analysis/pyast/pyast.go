@@ -117,6 +117,12 @@ func putParser(p *sitter.Parser) {
 
 // parse parses src afresh. Close the tree when done.
 func parse(ctx context.Context, src []byte) (*sitter.Tree, error) {
+	return parseFrom(ctx, nil, src)
+}
+
+// parseFrom parses src, incrementally from old (an edited copy of a tree)
+// when it is not nil. Close the tree when done.
+func parseFrom(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree, error) {
 	p := getParser()
 	// With a cancellable context the binding watches it from a goroutine
 	// that may still set the parser's cancellation flag after the parse
@@ -125,7 +131,8 @@ func parse(ctx context.Context, src []byte) (*sitter.Tree, error) {
 	if ctx.Done() == nil {
 		defer putParser(p)
 	}
-	ts, err := p.ParseCtx(ctx, nil, withNewlines(src))
+	ts, err := p.ParseCtx(ctx, old, withNewlines(src))
+	runtime.KeepAlive(old) // see ParseTree
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
@@ -148,8 +155,9 @@ func free(ts *sitter.Tree) {
 }
 
 // LiveTrees is how many tree-sitter trees pyast holds: those of the
-// Regions not yet closed, and of parses in progress. A test that it comes
-// back to 0 catches a leak.
+// Regions not yet closed, of parses in progress, and of large statements
+// kept for their next edit (see Segment.tree) until their segment is
+// collected. A test that it comes back to 0 catches a leak.
 func LiveTrees() int64 { return liveTrees.Load() }
 
 // withNewlines returns src with each lone "\r" (a line break in old Mac

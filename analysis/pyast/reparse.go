@@ -3,6 +3,10 @@ package pyast
 import (
 	"bytes"
 	"context"
+	"runtime"
+	"sync/atomic"
+
+	sitter "github.com/smacker/go-tree-sitter"
 )
 
 // An edit reparses the top-level statements it touched, alone, and keeps
@@ -78,11 +82,20 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	if end < start {
 		return nil, nil // the changes took in more than these segments
 	}
-	ts, err := parse(ctx, src[start:end])
+	var old *Segment // the one segment the region was, when it kept its tree
+	if first == last && prev.Segments[first].tree != nil {
+		old = prev.Segments[first]
+	}
+	ts, err := reparseSegment(ctx, old, src[start:end])
 	if err != nil {
 		return nil, err
 	}
-	defer free(ts)
+	kept := false // ts went to the region's segment
+	defer func() {
+		if !kept {
+			free(ts)
+		}
+	}()
 	var tops []top
 	if ts.RootNode().Type() == "module" {
 		tops = topLevel(ts, start)
@@ -102,10 +115,10 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	// The whole file as groups: prev's segments before and after the
 	// region, kept where they are, and the region's new groups.
 	gs := make([]group, 0, n-(last-first+1)+len(region))
-	kept := make([]int, 0, cap(gs))
+	keptAt := make([]int, 0, cap(gs))
 	for i := range first {
 		gs = append(gs, group{start: prev.starts[i], end: prev.starts[i+1]})
-		kept = append(kept, i)
+		keptAt = append(keptAt, i)
 	}
 	// A new group with the text and shape of one of the region's old
 	// segments (the statements after a syntax error that is now mended,
@@ -124,7 +137,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 			j = -1
 		}
 		gs = append(gs, g)
-		kept = append(kept, j)
+		keptAt = append(keptAt, j)
 	}
 	for i := last + 1; i < n; i++ {
 		end := len(src)
@@ -132,25 +145,25 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 			end = prev.starts[i+1] + delta
 		}
 		gs = append(gs, group{start: prev.starts[i] + delta, end: end})
-		kept = append(kept, i)
+		keptAt = append(keptAt, i)
 	}
 
-	bases, from, _ := placeAll(prev, gs, src, kept)
+	bases, from, _ := placeAll(prev, gs, src, keptAt)
 	if from >= 0 {
 		// Kept where they were, the segments it matched leave no room
 		// between them: move them too.
 		for i := first; i < first+len(region); i++ {
-			kept[i] = -1
+			keptAt[i] = -1
 		}
-		if bases, from, _ = placeAll(prev, gs, src, kept); from >= 0 {
+		if bases, from, _ = placeAll(prev, gs, src, keptAt); from >= 0 {
 			return nil, nil
 		}
 	}
 	t := &Tree{Root: prev.Root, roomy: true, src: src, starts: make([]int, len(gs)), Segments: make([]*Segment, len(gs))}
 	for i, g := range gs {
 		t.starts[i] = g.start
-		if kept[i] >= 0 {
-			t.Segments[i] = prev.Segments[kept[i]]
+		if keptAt[i] >= 0 {
+			t.Segments[i] = prev.Segments[keptAt[i]]
 		} else {
 			t.Segments[i] = mirrorSegment(g, src, bases[i], t.Root, &buf)
 		}
@@ -164,16 +177,59 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		// An error no statement holds (see markErrors): the region's new
 		// segments say so, so that the next edit near them takes them in.
 		for i := first; i < first+len(region); i++ {
-			if kept[i] < 0 {
+			if keptAt[i] < 0 {
 				t.Segments[i].hasError = true
 			}
 		}
 		t.hasError = true
 	}
+	if len(region) == 1 && keptAt[first] < 0 && t.Segments[first].Len() >= keepTreeFrom {
+		// One large statement: its next edit starts from this tree.
+		keepTree(t.Segments[first], ts)
+		kept = true
+	}
 	t.Src = t.fill(t.Root.End(), prev)
 	t.collect()
 	return t, nil
 }
+
+// keepTreeFrom is the size from which a statement parsed on its own keeps
+// its tree: parsing 32 KB again takes a few milliseconds.
+const keepTreeFrom = 32 << 10
+
+// keepTree gives seg its tree, freed when seg is collected.
+func keepTree(seg *Segment, ts *sitter.Tree) {
+	seg.tree = ts
+	runtime.AddCleanup(seg, free, ts)
+}
+
+// reparseSegment parses text, a region of a new version: incrementally from
+// old's tree when old (the one segment the region was) kept one, else
+// afresh. The edit is where the two texts differ, as the parser sees them
+// (see withNewlines: a "\r" that a change joins to a "\n" reads otherwise).
+func reparseSegment(ctx context.Context, old *Segment, text []byte) (*sitter.Tree, error) {
+	if old == nil {
+		return parse(ctx, text)
+	}
+	before, after := withNewlines(old.text), withNewlines(text)
+	prefix, suffix := CommonEnds(before, after)
+	edited := track(old.tree.Copy())
+	defer free(edited)
+	startPoint := advance(sitter.Point{}, after[:prefix])
+	edited.Edit(sitter.EditInput{
+		StartIndex:  uint32(prefix),
+		OldEndIndex: uint32(len(before) - suffix),
+		NewEndIndex: uint32(len(after) - suffix),
+		StartPoint:  startPoint,
+		OldEndPoint: advance(startPoint, before[prefix:len(before)-suffix]),
+		NewEndPoint: advance(startPoint, after[prefix:len(after)-suffix]),
+	})
+	reparsed.Add(1)
+	return parseFrom(ctx, edited, text)
+}
+
+// reparsed counts the incremental parses of kept trees (for tests).
+var reparsed atomic.Int64
 
 // endsInBackslash reports whether the last line of code in text (past
 // blank lines) ends in a backslash, which joins it to the line after.

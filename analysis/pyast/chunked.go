@@ -31,8 +31,23 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		return nil
 	}
 	cuts := []int{0}
+	var lex lexState // of src[:scanned]
+	scanned := 0
 	for i := 1; i < n; i++ {
-		at := cutAfter(src, max(cuts[len(cuts)-1]+1, len(src)*i/n))
+		at := max(cuts[len(cuts)-1]+1, len(src)*i/n)
+		for {
+			if at = cutAfter(src, at); at < 0 {
+				break
+			}
+			// A line inside a string or brackets may look like a statement
+			// (a docstring's lines at column 0): the chunk after such a cut
+			// is all syntax errors, and tree-sitter's error recovery on it
+			// took 100 times the parse of the whole file.
+			lex, scanned = lex.scan(src[scanned:at]), at
+			if lex.atStatement() {
+				break
+			}
+		}
 		if at < 0 || at >= len(src) {
 			break
 		}
@@ -162,4 +177,55 @@ func continues(before []byte) bool {
 
 func isNameByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// lexState is where a scan of Python source stands: inside a string (and
+// which), a comment, or brackets. It only steers where a file is cut:
+// whether a cut was safe is still decided by parsing (see parseChunked),
+// so what it misreads (a quote nested in an f-string's braces) costs time,
+// not correctness.
+type lexState struct {
+	quote   byte // the string's quote character; 0 outside strings
+	triple  bool // the string is triple-quoted
+	comment bool
+	depth   int // open brackets
+}
+
+// atStatement reports whether a line starting here starts a statement: no
+// string, comment or bracket is open.
+func (l lexState) atStatement() bool { return l.quote == 0 && !l.comment && l.depth == 0 }
+
+// scan returns the state after text, which follows l's.
+func (l lexState) scan(text []byte) lexState {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case l.quote != 0:
+			switch {
+			case c == '\\':
+				i++ // escapes the next byte, a quote or a line break
+			case c == '\n' && !l.triple:
+				l.quote = 0 // unterminated: the string ends with its line
+			case c == l.quote && !l.triple:
+				l.quote = 0
+			case c == l.quote && i+2 < len(text) && text[i+1] == c && text[i+2] == c:
+				l.quote, l.triple = 0, false
+				i += 2
+			}
+		case l.comment:
+			l.comment = c != '\n'
+		case c == '#':
+			l.comment = true
+		case c == '\'' || c == '"':
+			l.quote, l.triple = c, i+2 < len(text) && text[i+1] == c && text[i+2] == c
+			if l.triple {
+				i += 2
+			}
+		case c == '(' || c == '[' || c == '{':
+			l.depth++
+		case (c == ')' || c == ']' || c == '}') && l.depth > 0:
+			l.depth--
+		}
+	}
+	return l
 }

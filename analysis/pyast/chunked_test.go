@@ -34,10 +34,12 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 	}{
 		{"", true, false},
 		{"x = 1\n# a comment at column 0\n", true, false},
-		{"s = '''\ndef not_code():\n    pass\n'''\n", true, false},                          // the string closes before any cut
-		{"s = '''\n" + strings.Repeat("def inside_a_string(): pass\n", 8000), false, false}, // it never closes
-		{"t = (\n" + strings.Repeat("1,\n", 20000) + ")\n", true, false},                    // no cut after a comma
-		{"u = (\n" + strings.Repeat("1,\n", 20000), false, false},                           // never closed
+		{"s = '''\ndef not_code():\n    pass\n'''\n", true, false},                                   // the string closes before any cut
+		{"s = '''\n" + strings.Repeat("def inside_a_string(): pass\n", 8000), false, false},          // it never closes
+		{"s = '''\n" + strings.Repeat("def inside_a_string(): pass\n", 8000) + "'''\n", true, false}, // cut after it
+		{"s = f(\n" + strings.Repeat("x\n+ 1,\n", 12000) + ")\n", true, false},                       // cut after the call
+		{"t = (\n" + strings.Repeat("1,\n", 20000) + ")\n", true, false},                             // no cut after a comma
+		{"u = (\n" + strings.Repeat("1,\n", 20000), false, false},                                    // never closed
 		{"if x:\n    pass\n" + strings.Repeat("elif y:\n    pass\n", 4000) + "else:\n    pass\n", true, false},
 		{"@decorator\n" + strings.Repeat("# between\n", 8000) + "def decorated():\n    pass\n", true, false}, // not cut from its decorator
 		{"def broken(:\n    pass\n", false, false},                                                           // a syntax error anywhere: parsed whole

@@ -241,3 +241,40 @@ func BenchmarkEditToDiagnostics(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEditInLargeStatement measures a one-character edit inside one
+// large top-level statement (a table of 3,000 lines, as registries and
+// test tables are in real code) to the diagnostics of the new version:
+// the statement is parsed again incrementally from its kept tree, and
+// mirrored again whole.
+func BenchmarkEditInLargeStatement(b *testing.B) {
+	TuneRuntime()
+	var table strings.Builder
+	table.WriteString("OPS = [\n")
+	for i := range 3000 {
+		fmt.Fprintf(&table, "    Op('op%d', sample=lambda x: x * %d, dtypes=(torch.float32,)),\n", i, i)
+	}
+	table.WriteString("]\n\n\n")
+	text := trainingFile(2000, 5)
+	at := strings.Index(text, "def train10(")
+	text = text[:at] + table.String() + text[at:]
+	c := startServer(b, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///table.py"
+	c.open(uri, text)
+	c.diagnostics(uri, 1)
+	line := strings.Count(text[:strings.Index(text, "Op('op1500'")], "\n")
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		v := c.vers[uri]
+		e := lspTextEdit{Range: lspRange{lspPosition{line, 10}, lspPosition{line, 10}}, NewText: "x"}
+		if v%2 == 0 {
+			e = lspTextEdit{Range: lspRange{lspPosition{line, 10}, lspPosition{line, 11}}, NewText: ""}
+		}
+		v = c.change(uri, analysis.UTF16, e)
+		c.diagnostics(uri, v)
+		took = append(took, time.Since(start))
+	}
+	reportMedian(b, took)
+}

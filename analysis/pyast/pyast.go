@@ -132,7 +132,9 @@ func parseFrom(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree,
 		defer putParser(p)
 	}
 	ts, err := p.ParseCtx(ctx, old, withNewlines(src))
-	runtime.KeepAlive(old) // see ParseTree
+	// The binding frees nothing of old, but Go may collect it (and its
+	// finalizer free the C tree) as soon as it is last used, mid-parse.
+	runtime.KeepAlive(old)
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
@@ -395,11 +397,12 @@ func Walk(n *Node, visit func(*Node) bool) {
 // ParseTree parses src (incrementally from old, an edited tree) without
 // building the Go mirror: for callers that only ask whether it parses.
 func ParseTree(old *sitter.Tree, src []byte) (*sitter.Tree, error) {
-	p := getParser()
-	defer putParser(p)
-	ts, err := p.ParseCtx(context.Background(), old, withNewlines(src))
-	runtime.KeepAlive(old) // see parse
-	return ts, err
+	ts, err := parseFrom(context.Background(), old, src)
+	if err != nil {
+		return nil, err
+	}
+	liveTrees.Add(-1) // the caller's, closed by it: not one pyast holds
+	return ts, nil
 }
 
 // ErrorCount counts the syntax errors (ERROR and MISSING nodes) of a

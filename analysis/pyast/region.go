@@ -2,6 +2,7 @@ package pyast
 
 import (
 	"bytes"
+	"context"
 
 	sitter "github.com/smacker/go-tree-sitter"
 )
@@ -23,11 +24,10 @@ type Replacement struct {
 
 // ParseRegion parses src as a region. Close it when done.
 func ParseRegion(src []byte) (*Region, error) {
-	tree, err := ParseTree(nil, src)
+	tree, err := parse(context.Background(), src)
 	if err != nil {
 		return nil, err
 	}
-	track(tree)
 	return &Region{src: src, tree: tree, errors: ErrorCount(tree.RootNode())}, nil
 }
 
@@ -45,24 +45,29 @@ func (r *Region) ErrorsAfter(after []byte, sorted []Replacement) (int, error) {
 	defer free(edited)
 	shift := 0
 	for _, e := range sorted {
-		start, oldEnd := e.Start+shift, e.End+shift
-		newEnd := start + len(e.Text)
-		startPoint := advance(sitter.Point{}, after[:start])
-		edited.Edit(sitter.EditInput{
-			StartIndex: uint32(start), OldEndIndex: uint32(oldEnd), NewEndIndex: uint32(newEnd),
-			StartPoint:  startPoint,
-			OldEndPoint: advance(startPoint, r.src[e.Start:e.End]),
-			NewEndPoint: advance(startPoint, []byte(e.Text)),
-		})
+		editTree(edited, after[:e.Start+shift], r.src[e.Start:e.End], []byte(e.Text))
 		shift += len(e.Text) - (e.End - e.Start)
 	}
-	at, err := ParseTree(edited, after)
+	at, err := parseFrom(context.Background(), edited, after)
 	if err != nil {
 		return 0, err
 	}
-	track(at)
 	defer free(at)
 	return ErrorCount(at.RootNode()), nil
+}
+
+// editTree tells t, before it is parsed again, that the bytes removed of
+// its text, right after before (the new text up to them), became
+// inserted.
+func editTree(t *sitter.Tree, before, removed, inserted []byte) {
+	start := len(before)
+	startPoint := advance(sitter.Point{}, before)
+	t.Edit(sitter.EditInput{
+		StartIndex: uint32(start), OldEndIndex: uint32(start + len(removed)), NewEndIndex: uint32(start + len(inserted)),
+		StartPoint:  startPoint,
+		OldEndPoint: advance(startPoint, removed),
+		NewEndPoint: advance(startPoint, inserted),
+	})
 }
 
 // advance moves p (a row and byte column) over text. Rows end at "\n", as

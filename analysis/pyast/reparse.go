@@ -218,15 +218,7 @@ func reparseSegment(ctx context.Context, old *Segment, text []byte) (*sitter.Tre
 	prefix, suffix := CommonEnds(before, after)
 	edited := track(old.tree.Copy())
 	defer free(edited)
-	startPoint := advance(sitter.Point{}, after[:prefix])
-	edited.Edit(sitter.EditInput{
-		StartIndex:  uint32(prefix),
-		OldEndIndex: uint32(len(before) - suffix),
-		NewEndIndex: uint32(len(after) - suffix),
-		StartPoint:  startPoint,
-		OldEndPoint: advance(startPoint, before[prefix:len(before)-suffix]),
-		NewEndPoint: advance(startPoint, after[prefix:len(after)-suffix]),
-	})
+	editTree(edited, after[:prefix], before[prefix:len(before)-suffix], after[prefix:len(after)-suffix])
 	reparsed.Add(1)
 	return parseFrom(ctx, edited, text)
 }

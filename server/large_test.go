@@ -110,14 +110,54 @@ func TestLargeDocumentMemory(t *testing.T) {
 	})
 }
 
+// catchReleases makes the servers the test starts send on the channel it
+// returns where they would give memory back, after a pause of wait for the
+// releases that wait for one; the test's end restores what it changed.
+func catchReleases(t *testing.T, wait time.Duration) <-chan struct{} {
+	released := make(chan struct{}, 16)
+	oldWait, oldRelease, oldAfter := idleRelease, releaseMemory, releaseAfter.Load()
+	t.Cleanup(func() {
+		idleRelease, releaseMemory = oldWait, oldRelease
+		releaseAfter.Store(oldAfter)
+	})
+	idleRelease = wait
+	releaseMemory = func() { released <- struct{}{} }
+	return released
+}
+
+// awaitRelease fails the test unless memory is given back within d.
+func awaitRelease(t *testing.T, released <-chan struct{}, d time.Duration, after string) {
+	t.Helper()
+	select {
+	case <-released:
+	case <-time.After(d):
+		t.Fatalf("memory was not given back %s", after)
+	}
+}
+
+// noRelease fails the test if memory is given back within d, or for 0 if
+// it has been already.
+func noRelease(t *testing.T, released <-chan struct{}, d time.Duration, after string) {
+	t.Helper()
+	if d == 0 {
+		select {
+		case <-released:
+			t.Fatalf("memory was given back %s", after)
+		default:
+		}
+		return
+	}
+	select {
+	case <-released:
+		t.Fatalf("memory was given back %s", after)
+	case <-time.After(d):
+	}
+}
+
 // After the diagnostics of a large document, memory goes back to the
 // system once the editor pauses: not between keystrokes, once after them.
 func TestMemoryGoesBackWhenIdle(t *testing.T) {
-	released := make(chan struct{}, 16)
-	defer func(wait time.Duration, release func()) { idleRelease, releaseMemory = wait, release }(idleRelease, releaseMemory)
-	idleRelease = 500 * time.Millisecond
-	releaseMemory = func() { released <- struct{}{} }
-
+	released := catchReleases(t, 500*time.Millisecond)
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, nil)
 	small, large := "file:///small.py", "file:///large.py"
@@ -133,30 +173,14 @@ func TestMemoryGoesBackWhenIdle(t *testing.T) {
 		at := strings.Index(c.texts[large], "def train3(")
 		v := c.change(large, analysis.UTF16, lspTextEdit{Range: lspRange{clientPosition(c.texts[large], at, analysis.UTF16), clientPosition(c.texts[large], at, analysis.UTF16)}, NewText: "#"})
 		c.diagnostics(large, v)
-		select {
-		case <-released:
-			t.Fatal("memory was given back between keystrokes")
-		default:
-		}
+		noRelease(t, released, 0, "between keystrokes")
 	}
-	select {
-	case <-released:
-	case <-time.After(5 * time.Second):
-		t.Fatal("memory was not given back after the pause")
-	}
-	select {
-	case <-released:
-		t.Fatal("memory was given back twice for one pause")
-	case <-time.After(time.Second):
-	}
+	awaitRelease(t, released, 5*time.Second, "after the pause")
+	noRelease(t, released, time.Second, "twice for one pause")
 	// A small document alone never costs a collection.
 	c.change(small, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{0, 0}, lspPosition{0, 0}}, NewText: "#"})
 	c.diagnostics(small, 2)
-	select {
-	case <-released:
-		t.Fatal("memory was given back after a small document's diagnostics")
-	case <-time.After(time.Second):
-	}
+	noRelease(t, released, time.Second, "after a small document's diagnostics")
 }
 
 // Many documents, none of them large, that together allocate much give
@@ -164,14 +188,7 @@ func TestMemoryGoesBackWhenIdle(t *testing.T) {
 // 250 KB files otherwise left the server holding twice what lives. So do
 // documents closed.
 func TestMemoryGoesBackAfterManySmallDocuments(t *testing.T) {
-	released := make(chan struct{}, 16)
-	defer func(wait time.Duration, release func(), after uint64) {
-		idleRelease, releaseMemory = wait, release
-		releaseAfter.Store(after)
-	}(idleRelease, releaseMemory, releaseAfter.Load())
-	idleRelease = 300 * time.Millisecond
-	releaseMemory = func() { released <- struct{}{} }
-
+	released := catchReleases(t, 300*time.Millisecond)
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, nil)
 	open := func(name string) {
@@ -185,54 +202,32 @@ func TestMemoryGoesBackAfterManySmallDocuments(t *testing.T) {
 	}
 	releaseAfter.Store(math.MaxUint64)
 	open("first")
-	select {
-	case <-released:
-		t.Fatal("memory was given back after a small document below the allocation threshold")
-	case <-time.After(time.Second):
-	}
+	noRelease(t, released, time.Second, "after a small document below the allocation threshold")
 	releaseAfter.Store(1 << 20) // less than one 1,000-line document's analysis allocates
 	open("second")
 	open("third")
-	select {
-	case <-released:
-	case <-time.After(5 * time.Second):
-		t.Fatal("memory was not given back after the pause")
-	}
+	awaitRelease(t, released, 5*time.Second, "after the pause")
 	// Closing documents, small ones too, leaves their memory to the
 	// collector: it goes back at the pause after the last close.
 	releaseAfter.Store(math.MaxUint64)
 	for _, name := range []string{"first", "second"} {
 		c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": "file:///" + name + ".py"}})
 	}
-	select {
-	case <-released:
-	case <-time.After(5 * time.Second):
-		t.Fatal("memory was not given back after documents were closed")
-	}
-	select {
-	case <-released:
-		t.Fatal("memory was given back twice for one pause")
-	case <-time.After(time.Second):
-	}
+	awaitRelease(t, released, 5*time.Second, "after documents were closed")
+	noRelease(t, released, time.Second, "twice for one pause")
 }
 
 // Indexing a workspace folder gives back what it took once it is done,
 // with no document open.
 func TestMemoryGoesBackAfterIndexing(t *testing.T) {
-	released := make(chan struct{}, 16)
-	defer func(release func()) { releaseMemory = release }(releaseMemory)
-	releaseMemory = func() { released <- struct{}{} }
+	released := catchReleases(t, idleRelease)
 	folder := t.TempDir()
 	if err := os.WriteFile(filepath.Join(folder, "train.py"), []byte(trainingFile(1000, 3)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c := startServer(t, Options{})
 	c.initializeFolders(map[string]any{}, nil, folder)
-	select {
-	case <-released:
-	case <-time.After(10 * time.Second):
-		t.Fatal("memory was not given back after indexing")
-	}
+	awaitRelease(t, released, 10*time.Second, "after indexing")
 }
 
 // Editing a document for a long time leaks nothing: after 300 edits that

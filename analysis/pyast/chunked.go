@@ -117,7 +117,7 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf
 	}
 	bases := freshBases(c.groups, src, bytes.Count(src[:start], []byte{'\n'}))
 	for i, g := range c.groups {
-		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, buf))
+		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, buf, false, nil))
 	}
 	return c
 }

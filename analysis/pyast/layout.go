@@ -80,6 +80,10 @@ type Segment struct {
 	// than the whole statement again (see reparseSegment); nil otherwise.
 	// It is freed when the segment is collected.
 	tree *sitter.Tree
+	// seen describes the nodes of its statement's mirror, in order, when it
+	// keeps its tree: the next version's mirror copies those an edit left
+	// alone (see mirror).
+	seen seenNodes
 }
 
 // Len is the length of the segment's text in the source.
@@ -397,16 +401,26 @@ func padPoint(g group, src []byte) int {
 }
 
 // mirrorSegment mirrors group g with its text at base; buf is a buffer
-// for flatten.
-func mirrorSegment(g group, src []byte, base int, root *Node, buf *scratch) *Segment {
+// for flatten. With keep (a large statement that keeps its tree), the
+// segment also keeps the keys of its nodes, and with from it copies the
+// nodes of from.prior's mirror that the edit left alone rather than
+// walking them again.
+func mirrorSegment(g group, src []byte, base int, root *Node, buf *scratch, keep bool, from *reuse) *Segment {
 	// Its own copy of the text: a view would keep this version's whole
 	// source alive as long as the segment.
-	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), shape: 14695981039346656037, hasError: missingSeparator(g, src)}
+	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), shape: shapeBasis, hasError: missingSeparator(g, src)}
+	// Keys and reuse only for one statement: the reused nodes are those of
+	// prior's only statement.
+	keep = keep && len(g.tops) == 1
+	if !keep || from == nil || len(from.prior.Nodes) != 1 || len(from.prior.seen) == 0 {
+		from = nil
+	}
 	for _, t := range g.tops {
-		flat := flatten(t.node, buf)
-		seg.shape = shape(seg.shape, flat, g.start-t.origin)
+		nodes, seen := mirror(flatten(t.node, buf, from), base-g.start+t.origin, root, from, keep)
+		seg.shape = shapeOfMirror(seg.shape, nodes, base)
 		seg.hasError = seg.hasError || t.hasError
-		seg.Nodes = append(seg.Nodes, mirror(flat, base-g.start+t.origin, root))
+		seg.Nodes = append(seg.Nodes, &nodes[0])
+		seg.seen = seen
 	}
 	return seg
 }
@@ -420,7 +434,7 @@ func mirrorAll(t *Tree, gs []group, src []byte, base func(int) int) {
 		// Contiguous shares of about equal size.
 		for i := range gs {
 			if gs[i].start*workers/max(1, len(src)) == w {
-				t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.Root, &buf)
+				t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.Root, &buf, false, nil)
 			}
 		}
 	})

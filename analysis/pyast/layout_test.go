@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // checkLayout checks that t mirrors src exactly: when it has no syntax
@@ -229,6 +230,45 @@ func TestTypingReusesTheRest(t *testing.T) {
 // A panic in one of Parallel's goroutines reaches its caller, whose
 // recovery (the server's, check's) then sees it, instead of ending the
 // process.
+// checkReusedMirrors checks that every segment of tree that keeps its
+// tree-sitter tree has the mirror a fresh walk of that tree gives, and the
+// same seen table: also when most of its nodes were copied from the version
+// before (see mirror), syntax errors included.
+func checkReusedMirrors(t *testing.T, tree *Tree) {
+	t.Helper()
+	for _, seg := range tree.Segments {
+		if seg.tree == nil || seg.seen == nil {
+			continue
+		}
+		tops := topLevel(seg.tree, 0)
+		if len(tops) != 1 || len(seg.Nodes) != 1 {
+			t.Fatalf("a segment with a seen table has %d statements, its tree %d", len(seg.Nodes), len(tops))
+		}
+		var buf scratch
+		want, wantSeen := mirror(flatten(tops[0].node, &buf, nil), seg.Base, tree.Root, nil, true)
+		got := unsafe.Slice(seg.Nodes[0], len(seg.seen))
+		if len(want) != len(got) || len(wantSeen) != len(seg.seen) {
+			t.Fatalf("the mirror has %d nodes (seen: %d), a fresh walk %d (%d)", len(got), len(seg.seen), len(want), len(wantSeen))
+		}
+		for i := range want {
+			g, w := &got[i], &want[i]
+			same := g.start == w.start && g.end == w.end && g.kind == w.kind && g.field == w.field && g.Named == w.Named &&
+				g.firstAt == w.firstAt && g.nextAt == w.nextAt && seg.seen[i] == wantSeen[i]
+			if i == 0 {
+				same = same && g.Parent == tree.Root
+			} else {
+				same = same && indexIn(got, g.Parent) == indexIn(want, w.Parent)
+			}
+			if !same {
+				t.Fatalf("node %d of the mirror differs from a fresh walk's: %s %d-%d, want %s %d-%d", i, g.Kind(), g.start, g.end, w.Kind(), w.start, w.end)
+			}
+		}
+		if shape := shapeOfMirror(shapeBasis, got, seg.Base); shape != seg.shape || shape != shapeOf(tops, 0, &buf) {
+			t.Fatal("the segment's shape is not its mirror's, or not its tree's")
+		}
+	}
+}
+
 func TestParallelRaisesPanicsInTheCaller(t *testing.T) {
 	defer func() {
 		if p := recover(); p != "boom" {
@@ -277,8 +317,11 @@ func TestLargeStatementsReparseIncrementally(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(11))
 	pieces := []string{"x", " ", "(", ")", ",", "\n", "\r\n", "\r", "'", "#", "1", "é", ""}
-	before := reparsed.Load()
-	for range 80 {
+	before, copied := reparsed.Load(), reusedNodes.Load()
+	defer func(size uint32) { reuseWalkFirst = size }(reuseWalkFirst)
+	for i := range 80 {
+		// Every other walk finds its first buffer full.
+		reuseWalkFirst = []uint32{64, 1 << 14}[i%2]
 		lo := bytes.Index(src, []byte("table = [")) + len("table = [")
 		hi := bytes.Index(src, []byte("]\n\n\ndef after"))
 		start := lo + rng.Intn(hi-lo)
@@ -292,13 +335,19 @@ func TestLargeStatementsReparseIncrementally(t *testing.T) {
 		removed, text := string(src[start:end]), pieces[rng.Intn(len(pieces))]
 		tree, src = edit(t, tree, src, start, end, text)
 		checkLayout(t, tree, src)
+		checkReusedMirrors(t, tree)
 		if tree.HasError() {
 			tree, src = edit(t, tree, src, start, start+len(text), removed)
 			checkLayout(t, tree, src)
+			checkReusedMirrors(t, tree)
 		}
 	}
 	if n := reparsed.Load() - before; n < 60 {
 		t.Errorf("%d of about 100 edits inside the table were parsed incrementally", n)
+	}
+	// The table has about 20,000 nodes; an edit changes a few dozen.
+	if n := reusedNodes.Load() - copied; n < 60*15_000 {
+		t.Errorf("the mirrors of about 100 edits copied %d nodes from the version before", n)
 	}
 	tree = nil
 	for deadline := time.Now().Add(5 * time.Second); LiveTrees() != 0; {

@@ -89,7 +89,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	if first == last && prev.Segments[first].tree != nil {
 		old = prev.Segments[first]
 	}
-	ts, err := reparseSegment(ctx, old, src[start:end])
+	ts, lineage, err := reparseSegment(ctx, old, src[start:end])
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +162,15 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 			return nil, nil
 		}
 	}
+	// One large statement keeps its tree: its next edit starts from it.
+	keep := len(region) == 1 && keptAt[first] < 0 && region[0].end-region[0].start >= keepTreeFrom
 	t := &Tree{Root: prev.Root, roomy: true, src: src, starts: make([]int, len(gs)), Segments: make([]*Segment, len(gs))}
 	for i, g := range gs {
 		t.starts[i] = g.start
 		if keptAt[i] >= 0 {
 			t.Segments[i] = prev.Segments[keptAt[i]]
 		} else {
-			t.Segments[i] = mirrorSegment(g, src, bases[i], t.Root, &buf)
+			t.Segments[i] = mirrorSegment(g, src, bases[i], t.Root, &buf, keep && i == first, lineage)
 		}
 		t.hasError = t.hasError || t.Segments[i].hasError
 	}
@@ -186,8 +188,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		}
 		t.hasError = true
 	}
-	if len(region) == 1 && keptAt[first] < 0 && t.Segments[first].Len() >= keepTreeFrom {
-		// One large statement: its next edit starts from this tree.
+	if keep {
 		keepTree(t.Segments[first], ts)
 		kept = true
 	}
@@ -209,10 +210,12 @@ func keepTree(seg *Segment, ts *sitter.Tree) {
 // reparseSegment parses text, a region of a new version: incrementally from
 // old's tree when old (the one segment the region was) kept one, else
 // afresh. The edit is where the two texts differ, as the parser sees them
-// (see withNewlines: a "\r" that a change joins to a "\n" reads otherwise).
-func reparseSegment(ctx context.Context, old *Segment, text []byte) (*sitter.Tree, error) {
+// (see withNewlines: a "\r" that a change joins to a "\n" reads otherwise);
+// from old's tree, it also returns what the mirror may reuse of old's.
+func reparseSegment(ctx context.Context, old *Segment, text []byte) (*sitter.Tree, *reuse, error) {
 	if old == nil {
-		return parse(ctx, text)
+		ts, err := parse(ctx, text)
+		return ts, nil, err
 	}
 	before, after := withNewlines(old.text), withNewlines(text)
 	prefix, suffix := CommonEnds(before, after)
@@ -220,7 +223,8 @@ func reparseSegment(ctx context.Context, old *Segment, text []byte) (*sitter.Tre
 	defer free(edited)
 	editTree(edited, after[:prefix], before[prefix:len(before)-suffix], after[prefix:len(after)-suffix])
 	reparsed.Add(1)
-	return parseFrom(ctx, edited, text)
+	ts, err := parseFrom(ctx, edited, text)
+	return ts, &reuse{prior: old, lo: prefix, hi: len(after) - suffix, delta: len(after) - len(before)}, err
 }
 
 // reparsed counts the incremental parses of kept trees (for tests).

@@ -28,12 +28,79 @@ extern bool ts_node_is_missing(VLNode self);
 extern uint32_t ts_node_descendant_count(VLNode self);
 extern bool ts_node_has_error(VLNode self);
 
+// VLFlat is one node of a walk. key is the subtree's identity in its
+// tree: tree-sitter's Subtree value (TSNode.id points at it), a pointer
+// to the subtree's data, shared by every version of the tree that reuses
+// the subtree, or for a small leaf the leaf's data itself. reused is the
+// index in the previous version's table (VLSeen) of the same subtree, whose
+// nodes the walk did not visit again, or -1.
 typedef struct {
+	uint64_t key;
 	uint32_t start, end;
-	int32_t parent;
+	int32_t parent, reused;
 	uint16_t symbol, field;
 	uint8_t named, missing;
 } VLFlat;
+
+// VLSeen is one node of a statement's previous mirror: its key, its start
+// and the number of nodes in its subtree (itself included), in preorder.
+typedef struct {
+	uint64_t key;
+	uint32_t start, count;
+} VLSeen;
+
+static uint64_t vl_key(VLNode n) { return *(const uint64_t *)n.id; }
+
+// VLEdit says where a statement's text changed since the version seen
+// describes: bytes [lo, hi) of the new text replaced bytes [lo, hi-delta)
+// of the old one. hint is where in seen the last search ended.
+typedef struct {
+	const VLSeen *seen;
+	uint32_t n, lo, hi, hint;
+	int32_t delta;
+} VLEdit;
+
+// vl_find returns the index in e->seen (sorted by start, as a preorder is)
+// of the node that starts at start and has key, or -1. The walk asks for
+// starts in order, so the search gallops on from where the last one ended:
+// a binary search of the whole table missed the cache at every step.
+static int32_t vl_find(VLEdit *e, uint32_t start, uint64_t key) {
+	const VLSeen *seen = e->seen;
+	uint32_t n = e->n, lo = 0, hi = n;
+	if (e->hint < n && seen[e->hint].start < start) {
+		// Everything up to the hint starts before start: find a bound
+		// past it in steps that double.
+		lo = e->hint + 1;
+		hi = lo;
+		for (uint32_t step = 1; hi < n && seen[hi].start < start; step *= 2) {
+			lo = hi + 1;
+			hi = step < n - hi ? hi + step : n;
+		}
+	}
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (seen[mid].start < start) lo = mid + 1; else hi = mid;
+	}
+	e->hint = lo;
+	for (; lo < n && seen[lo].start == start; lo++) {
+		if (seen[lo].key == key) return (int32_t)lo;
+	}
+	return -1;
+}
+
+// vl_reused returns the index in e->seen of node, unchanged since then and
+// not to be walked again, or -1. A subtree outside the edit whose key and
+// position (shifted by the edit, after it) match is the same subtree:
+// tree-sitter shares an unchanged subtree between versions, and never
+// changes one that is shared.
+static int32_t vl_reused(VLEdit *e, VLNode node, uint32_t start, uint32_t end) {
+	if (e == NULL || e->n == 0) return -1;
+	uint32_t then;
+	if (end < e->lo) then = start;
+	else if (start > e->hi) then = start - (uint32_t)e->delta;
+	else return -1;
+	return vl_find(e, then, vl_key(node));
+}
 
 static uint32_t vl_count(VLNode root) { return ts_node_descendant_count(root); }
 
@@ -77,11 +144,13 @@ static uint16_t vl_field(VLCursor *c, VLLevel *lv, uint16_t symbol) {
 	return field;
 }
 
-static void vl_record(VLCursor *c, VLFlat *f, int32_t parent, VLLevel *lv) {
+static void vl_record(VLCursor *c, VLFlat *f, int32_t parent, VLLevel *lv, VLEdit *e) {
 	VLNode n = ts_tree_cursor_current_node(c);
+	f->key = vl_key(n);
 	f->start = ts_node_start_byte(n);
 	f->end = ts_node_end_byte(n);
 	f->parent = parent;
+	f->reused = lv ? vl_reused(e, n, f->start, f->end) : -1;
 	f->symbol = ts_node_symbol(n);
 	f->field = lv ? vl_field(c, lv, f->symbol) : 0;
 	f->named = ts_node_is_named(n);
@@ -89,11 +158,12 @@ static void vl_record(VLCursor *c, VLFlat *f, int32_t parent, VLLevel *lv) {
 }
 
 // vl_walk writes the nodes below root in preorder, each with the index of
-// its parent, and returns how many it wrote (at most cap).
-static uint32_t vl_walk(VLNode root, VLFlat *out, uint32_t cap) {
+// its parent, and returns how many it wrote (at most cap). With e, it
+// does not go below a node that e's version already had (see vl_reused).
+static uint32_t vl_walk(VLNode root, VLFlat *out, uint32_t cap, VLEdit *e) {
 	VLCursor c = ts_tree_cursor_new(root);
 	uint32_t n = 0;
-	vl_record(&c, &out[n++], -1, NULL);
+	vl_record(&c, &out[n++], -1, NULL, e);
 	int32_t parent = 0;
 	// levels[d] describes the children of the node at depth d on the path.
 	uint32_t depth = 0, room = 64;
@@ -103,8 +173,8 @@ static uint32_t vl_walk(VLNode root, VLFlat *out, uint32_t cap) {
 		for (;;) {
 			if (n == cap) break;
 			int32_t self = (int32_t)n;
-			vl_record(&c, &out[n++], parent, &levels[depth]);
-			if (ts_tree_cursor_goto_first_child(&c)) {
+			vl_record(&c, &out[n++], parent, &levels[depth], e);
+			if (out[n-1].reused < 0 && ts_tree_cursor_goto_first_child(&c)) {
 				parent = self;
 				if (++depth == room) {
 					VLLevel *grown = realloc(levels, 2 * room * sizeof(VLLevel));
@@ -162,6 +232,8 @@ static uint32_t vl_top(VLNode root, VLTop *out, uint32_t cap) {
 import "C"
 
 import (
+	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -207,18 +279,43 @@ func rootOf(ts *sitter.Tree) C.VLNode {
 
 // flatten lists the nodes below n in preorder. The walk runs in C, in
 // one cgo call: through the binding, every step would cross cgo and go
-// through the binding's node cache.
+// through the binding's node cache. With from, it does not go below the
+// nodes the previous version's mirror has (they are marked reused).
 //
 // The nodes are written to scratch, grown when needed: callers copy them
 // into Go nodes or hash them right after, and use the buffer again.
-func flatten(n C.VLNode, scratch *[]C.VLFlat) []C.VLFlat {
-	count := C.vl_count(n)
-	if uint32(cap(*scratch)) < uint32(count) {
-		*scratch = make([]C.VLFlat, count+count/2)
+func flatten(n C.VLNode, scratch *[]C.VLFlat, from *reuse) []C.VLFlat {
+	count := uint32(C.vl_count(n))
+	if from == nil || len(from.prior.seen) == 0 {
+		flat := grow(scratch, count)
+		return flat[:C.vl_walk(n, &flat[0], C.uint32_t(count), nil)]
 	}
-	flat := (*scratch)[:count]
-	count = C.vl_walk(n, &flat[0], count)
-	return flat[:count]
+	// The table is Go memory that the argument points to.
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&from.prior.seen[0])
+	// Such a walk writes a few nodes of the count: a buffer for all of
+	// them would cost more to clear than the walk, and it grows only when
+	// one of that size is full.
+	for size := min(count, reuseWalkFirst); ; size = count {
+		flat := grow(scratch, size)
+		edit := C.VLEdit{seen: &from.prior.seen[0], n: C.uint32_t(len(from.prior.seen)), lo: C.uint32_t(from.lo), hi: C.uint32_t(from.hi), delta: C.int32_t(from.delta)}
+		if k := uint32(C.vl_walk(n, &flat[0], C.uint32_t(size), &edit)); k < size || size == count {
+			return flat[:k]
+		}
+	}
+}
+
+// reuseWalkFirst is the size of a walk's buffer when the walk skips the
+// nodes an edit left alone: enough for a table of thousands of entries.
+var reuseWalkFirst uint32 = 1 << 14
+
+// grow returns scratch's first n entries, reallocated when it has fewer.
+func grow(scratch *[]C.VLFlat, n uint32) []C.VLFlat {
+	if uint32(cap(*scratch)) < n {
+		*scratch = make([]C.VLFlat, n+n/2)
+	}
+	return (*scratch)[:n]
 }
 
 // fieldLookups is how many field lookups past a node's first 64 children
@@ -228,17 +325,40 @@ func fieldLookups() uint64 { return uint64(C.vl_lookups()) }
 // scratch is a buffer for flatten.
 type scratch = []C.VLFlat
 
-// shape hashes the structure of flattened nodes (kinds, fields and
-// offsets from origin) into h: two statements with the same text and
-// shape have the same mirror.
-func shape(h uint64, flat []C.VLFlat, origin int) uint64 {
-	const prime = 1099511628211
-	for i := range flat {
-		f := &flat[i]
-		for _, v := range [...]uint64{uint64(f.start) - uint64(origin), uint64(f.end) - uint64(origin),
-			uint64(uint32(f.parent)), uint64(f.symbol)<<32 | uint64(f.field)<<16 | uint64(f.named)<<8 | uint64(f.missing)} {
-			h = (h ^ v) * prime
-		}
+// seenNodes describes the nodes of a statement's mirror, in its order, for
+// the mirror of its next version (see VLSeen).
+type seenNodes = []C.VLSeen
+
+// reuse is what a statement mirrored again after an edit can take from
+// its previous mirror: prior, the segment it was (one statement, with its
+// seen nodes), and the edit: bytes [lo, hi) of the new text replaced bytes
+// [lo, hi-delta) of prior's.
+type reuse struct {
+	prior         *Segment
+	lo, hi, delta int
+}
+
+// reusedNodes counts the nodes mirrors copied from an earlier version's
+// rather than walked again (for tests).
+var reusedNodes atomic.Int64
+
+// The shape of a statement hashes its structure: every node's offsets
+// from the statement's start, its parent's index in preorder, its kind,
+// field and whether it is named. Two statements with the same text and
+// shape have the same mirror. shapeOf hashes it from a walk, shapeOfMirror
+// from a mirror; the two agree.
+const (
+	shapeBasis = 14695981039346656037
+	shapePrime = 1099511628211
+)
+
+func shapeStep(h uint64, start, end int, parent int32, kind, field uint16, named bool) uint64 {
+	var n uint64
+	if named {
+		n = 1
+	}
+	for _, v := range [...]uint64{uint64(start), uint64(end), uint64(uint32(parent)), uint64(kind)<<32 | uint64(field)<<16 | n} {
+		h = (h ^ v) * shapePrime
 	}
 	return h
 }
@@ -246,49 +366,143 @@ func shape(h uint64, flat []C.VLFlat, origin int) uint64 {
 // shapeOf hashes the structure of the statements tops, offsets taken from
 // start (in the source); buf is a buffer for flatten.
 func shapeOf(tops []top, start int, buf *scratch) uint64 {
-	h := uint64(14695981039346656037)
+	h := uint64(shapeBasis)
 	for _, t := range tops {
-		h = shape(h, flatten(t.node, buf), start-t.origin)
+		origin := start - t.origin
+		for _, f := range flatten(t.node, buf, nil) {
+			kind, field, named := nodeOf(&f)
+			h = shapeStep(h, int(f.start)-origin, int(f.end)-origin, int32(f.parent), kind, field, named)
+		}
 	}
 	return h
 }
 
-// mirror copies the tree below n into Go values, adding shift to every
-// offset and hanging it below parent.
-func mirror(flat []C.VLFlat, shift int, parent *Node) *Node {
-	nodes := make([]Node, len(flat))
-	// last[p] is 1 + the index of the last child of node p linked so far
+// shapeOfMirror adds to h the shape of the statement mirrored in nodes,
+// offsets taken from origin (in Tree.Src).
+func shapeOfMirror(h uint64, nodes []Node, origin int) uint64 {
+	for i := range nodes {
+		n := &nodes[i]
+		parent := int32(-1)
+		if i > 0 {
+			parent = indexIn(nodes, n.Parent)
+		}
+		h = shapeStep(h, n.Start()-origin, n.End()-origin, parent, n.kind, n.field, n.Named)
+	}
+	return h
+}
+
+// indexIn returns the index in nodes of n, which is one of them.
+func indexIn(nodes []Node, n *Node) int32 {
+	return int32((uintptr(unsafe.Pointer(n)) - uintptr(unsafe.Pointer(&nodes[0]))) / unsafe.Sizeof(Node{}))
+}
+
+// nodeOf returns the kind, field and namedness of a walked node, as its
+// mirror has them.
+func nodeOf(f *C.VLFlat) (kind, field uint16, named bool) {
+	if int(f.symbol) < len(kindNames)-2 { // the grammar's; ERROR and MISSING follow
+		kind = uint16(f.symbol)
+	} else {
+		kind = kindOf(language.SymbolName(sitter.Symbol(f.symbol))) // ERROR is symbol 65535
+	}
+	if int(f.field) < len(fieldNames) {
+		field = uint16(f.field)
+	}
+	named = f.named != 0
+	if f.missing != 0 {
+		// A MISSING node is the parser's repair, not text the user wrote.
+		kind, named = kindNumbers["MISSING"], false
+	}
+	return kind, field, named
+}
+
+// mirror copies the walked nodes flat into Go values, in one array in
+// preorder, adding shift to every offset and hanging them below parent.
+// A node the walk marked reused brings its subtree from from.prior's
+// mirror, shifted. With keep, it also returns the nodes' seen table, for
+// the next version's mirror.
+func mirror(flat []C.VLFlat, shift int, parent *Node, from *reuse, keep bool) ([]Node, seenNodes) {
+	// at[i] is where flat[i] goes: a reused node is followed by its subtree.
+	at := make([]int32, len(flat))
+	size := 0
+	var prior []Node
+	var priorSeen seenNodes
+	if from != nil {
+		priorSeen = from.prior.seen
+		prior = unsafe.Slice(from.prior.Nodes[0], len(priorSeen))
+	}
+	for i := range flat {
+		at[i] = int32(size)
+		if r := flat[i].reused; r >= 0 {
+			size += int(priorSeen[r].count)
+		} else {
+			size++
+		}
+	}
+	nodes := make([]Node, size)
+	var seen seenNodes
+	if keep {
+		seen = make(seenNodes, size)
+	}
+	// last[p] is 1 + the index of the last child of flat[p] linked so far
 	// (0: none yet): the nodes come in preorder, so each one follows its
 	// parent and its earlier siblings.
 	last := make([]int32, len(flat))
 	for i := range flat {
 		f := &flat[i]
-		node := &nodes[i]
-		if int(f.symbol) < len(kindNames)-2 { // the grammar's; ERROR and MISSING follow
-			node.kind = uint16(f.symbol)
-		} else {
-			node.kind = kindOf(language.SymbolName(sitter.Symbol(f.symbol))) // ERROR is symbol 65535
+		k := at[i]
+		node := &nodes[k]
+		if r := int(f.reused); r >= 0 {
+			copyReused(nodes, int(k), prior, r, int(priorSeen[r].count), int32(int(f.start)+shift)-prior[r].start)
+			node.nextAt = 0 // its siblings are this version's
+			if keep {
+				copy(seen[k:], priorSeen[r:r+int(priorSeen[r].count)])
+				for j := range priorSeen[r].count {
+					seen[k+int32(j)].start += f.start - priorSeen[r].start
+				}
+			}
+			reusedNodes.Add(int64(priorSeen[r].count))
+		} else if keep {
+			seen[k] = C.VLSeen{key: f.key, start: f.start, count: 1}
 		}
-		if int(f.field) < len(fieldNames) {
-			node.field = uint16(f.field)
-		}
-		node.start, node.end, node.Named = int32(int(f.start)+shift), int32(int(f.end)+shift), f.named != 0
-		if f.missing != 0 {
-			// A MISSING node is the parser's repair, not text the user wrote.
-			node.kind, node.Named = kindNumbers["MISSING"], false
-		}
+		node.kind, node.field, node.Named = nodeOf(f)
+		node.start, node.end = int32(int(f.start)+shift), int32(int(f.end)+shift)
 		if f.parent >= 0 {
-			p := &nodes[f.parent]
+			pk := at[f.parent]
+			p := &nodes[pk]
 			node.Parent = p
 			if prev := last[f.parent]; prev != 0 {
-				nodes[prev-1].nextAt = int32(i) - (prev - 1)
+				nodes[prev-1].nextAt = k - (prev - 1)
 			} else {
-				p.firstAt = int32(i) - int32(f.parent)
+				p.firstAt = k - pk
 			}
-			last[f.parent] = int32(i + 1)
+			last[f.parent] = k + 1
 		} else {
 			node.Parent = parent
 		}
 	}
-	return &nodes[0]
+	if keep {
+		// Each walked node's subtree: its children come after it.
+		for i := len(flat) - 1; i > 0; i-- {
+			if p := flat[i].parent; p >= 0 {
+				seen[at[p]].count += seen[at[i]].count
+			}
+		}
+	}
+	return nodes, seen
+}
+
+// copyReused copies the count nodes of prior from index r (a subtree) to
+// nodes from index k, with offsets moved by shift, and links the copies'
+// parents within nodes. The copies keep their children and siblings: those
+// are distances within the subtree.
+func copyReused(nodes []Node, k int, prior []Node, r, count int, shift int32) {
+	dst := nodes[k : k+count]
+	copy(dst, prior[r:r+count])
+	for j := range dst {
+		dst[j].start += shift
+		dst[j].end += shift
+		if j > 0 {
+			dst[j].Parent = &nodes[k+int(indexIn(prior, prior[r+j].Parent))-r]
+		}
+	}
 }

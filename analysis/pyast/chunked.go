@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -12,6 +13,11 @@ import (
 // parse the same alone as in the file, so the source is cut into chunks at
 // such lines and the chunks are parsed on as many cores, then mirrored as
 // one tree.
+//
+// A large statement (a class of thousands of lines, a table) is a chunk of
+// its own and keeps its tree, as it would after an edit (see
+// reparseSegment): the first edit inside it is parsed incrementally too,
+// rather than the whole statement again.
 //
 // A cut is safe when both sides parse without a syntax error: an open
 // bracket or string, a trailing backslash or decorator, or an `else:` at
@@ -22,12 +28,17 @@ import (
 const minChunk = 64 << 10
 
 // parseChunked parses src in chunks on several cores, or returns nil when
-// src is too small for that or a chunk has a syntax error.
+// src is too small for that (and has no large statement, which is a chunk
+// of its own however small the file) or a chunk has a syntax error.
 func parseChunked(ctx context.Context, src []byte) *Tree {
 	// A chunk a core: more, smaller chunks measured slower.
 	workers := min(runtime.GOMAXPROCS(0), 8)
 	n := min(workers, len(src)/minChunk)
-	if n < 2 {
+	var alone []int // cuts around the large statements
+	if len(src) >= keepTreeFrom {
+		alone = aroundLargeStatements(src)
+	}
+	if n < 2 && len(alone) == 0 {
 		return nil
 	}
 	cuts := []int{0}
@@ -53,7 +64,13 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		}
 		cuts = append(cuts, at)
 	}
-	cuts = append(cuts, len(src))
+	for _, at := range alone {
+		if at > 0 && at < len(src) {
+			cuts = append(cuts, at)
+		}
+	}
+	slices.Sort(cuts)
+	cuts = append(slices.Compact(cuts), len(src))
 	if len(cuts) < 3 {
 		return nil
 	}
@@ -101,7 +118,12 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf
 	if err != nil {
 		return nil
 	}
-	defer free(ts)
+	kept := false
+	defer func() {
+		if !kept {
+			free(ts)
+		}
+	}()
 	c := &chunk{}
 	tops := topLevel(ts, start)
 	if ts.RootNode().Type() != "module" || ts.RootNode().HasError() || len(tops) == 0 || tops[0].start != start && start > 0 {
@@ -116,10 +138,45 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf
 		return c
 	}
 	bases := freshBases(c.groups, src, bytes.Count(src[:start], []byte{'\n'}))
+	// A large statement alone in its chunk (see aroundLargeStatements)
+	// keeps its tree, as it would after an edit (see spliceRegion): the
+	// first edit inside it is then parsed incrementally too.
+	keep := len(c.groups) == 1 && end-start >= keepTreeFrom
 	for i, g := range c.groups {
-		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, buf, false, nil))
+		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, buf, keep, nil))
+	}
+	if keep {
+		keepTree(c.segments[0], ts)
+		kept = true
 	}
 	return c
+}
+
+// aroundLargeStatements returns where to cut src so that each top-level
+// statement of keepTreeFrom bytes or more (a class of thousands of lines,
+// a table) is a chunk of its own, with what follows it up to the next
+// statement. Like the other cuts, these are lines that look like the start
+// of a statement; parsing the chunks decides whether they were.
+func aroundLargeStatements(src []byte) []int {
+	var cuts []int
+	var lex lexState      // of src[:scanned]
+	scanned, last := 0, 0 // last: where the statement before at starts
+	for at := 0; ; {
+		if at = cutAfter(src, at); at < 0 {
+			break
+		}
+		if lex, scanned = lex.scan(src[scanned:at]), at; !lex.atStatement() {
+			continue
+		}
+		if at-last >= keepTreeFrom {
+			cuts = append(cuts, last, at)
+		}
+		last = at
+	}
+	if len(src)-last >= keepTreeFrom {
+		cuts = append(cuts, last)
+	}
+	return cuts
 }
 
 // cutAfter returns the start of the first line at or after off that can

@@ -315,6 +315,24 @@ func TestLargeStatementsReparseIncrementally(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Opened, the table keeps its tree already (see aroundLargeStatements),
+	// so even the first edit inside it is parsed incrementally.
+	kept := 0
+	for _, seg := range tree.Segments {
+		if seg.tree != nil {
+			kept++
+		}
+	}
+	if kept != 1 {
+		t.Fatalf("the open kept the trees of %d statements, want the table's", kept)
+	}
+	checkReusedMirrors(t, tree)
+	first := reparsed.Load()
+	at := bytes.Index(src, []byte("op350"))
+	if tree, src = edit(t, tree, src, at, at, "x"); reparsed.Load() != first+1 {
+		t.Fatal("the first edit inside the table was not parsed incrementally")
+	}
+	checkReusedMirrors(t, tree)
 	rng := rand.New(rand.NewSource(11))
 	pieces := []string{"x", " ", "(", ")", ",", "\n", "\r\n", "\r", "'", "#", "1", "é", ""}
 	before, copied := reparsed.Load(), reusedNodes.Load()

@@ -23,7 +23,9 @@ import (
 // one-character edit at 50,000 lines cost 15 to 30 ms. Within one large
 // statement, though (a table of thousands of lines), parsing the statement
 // again costs more than that: such a statement keeps its tree, and an edit
-// inside it alone is parsed incrementally from it (reparseSegment).
+// inside it alone is parsed incrementally from it (reparseSegment); its
+// mirror then copies the nodes of the subtrees the parse reused from the
+// last one rather than walking them again (see mirror).
 //
 // A syntax error stays in the statements around the edit: a bracket or
 // string the user has just opened does not swallow the rest of the file

@@ -140,8 +140,9 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf
 	bases := freshBases(c.groups, src, bytes.Count(src[:start], []byte{'\n'}))
 	// A large statement alone in its chunk (see aroundLargeStatements)
 	// keeps its tree, as it would after an edit (see spliceRegion): the
-	// first edit inside it is then parsed incrementally too.
-	keep := len(c.groups) == 1 && end-start >= keepTreeFrom
+	// first edit inside it is then parsed incrementally too. Within bounds
+	// (keepAtOpen).
+	keep := len(c.groups) == 1 && end-start >= keepTreeFrom && keptBytes.Load()+int64(end-start) <= keepAtOpen
 	for i, g := range c.groups {
 		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, buf, keep, nil))
 	}

@@ -326,6 +326,18 @@ func TestLargeStatementsReparseIncrementally(t *testing.T) {
 	if kept != 1 {
 		t.Fatalf("the open kept the trees of %d statements, want the table's", kept)
 	}
+	// Past keepAtOpen, an open keeps none.
+	defer func(budget int64) { keepAtOpen = budget }(keepAtOpen)
+	keepAtOpen = keptBytes.Load()
+	if bounded, err := ParseForEditing(context.Background(), src); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, seg := range bounded.Segments {
+			if seg.tree != nil {
+				t.Fatal("an open past keepAtOpen kept a tree")
+			}
+		}
+	}
 	checkReusedMirrors(t, tree)
 	first := reparsed.Load()
 	at := bytes.Index(src, []byte("op350"))

@@ -206,8 +206,22 @@ const keepTreeFrom = 32 << 10
 // keepTree gives seg its tree, freed when seg is collected.
 func keepTree(seg *Segment, ts *sitter.Tree) {
 	seg.tree = ts
-	runtime.AddCleanup(seg, free, ts)
+	size := int64(len(seg.text))
+	keptBytes.Add(size)
+	runtime.AddCleanup(seg, func(ts *sitter.Tree) {
+		free(ts)
+		keptBytes.Add(-size)
+	}, ts)
 }
+
+// keptBytes is the size of the text of the statements whose trees are
+// kept, in every buffer: a tree-sitter tree takes 25 to 60 times its text.
+var keptBytes atomic.Int64
+
+// keepAtOpen bounds what opening files keeps (see parseChunk): past it, a
+// large statement keeps its tree only once it is edited, so opening many
+// files of tables does not hold hundreds of megabytes of trees.
+var keepAtOpen int64 = 2 << 20
 
 // reparseSegment parses text, a region of a new version: incrementally from
 // old's tree when old (the one segment the region was) kept one, else

@@ -229,3 +229,84 @@ func TestParsePanicKeepsTheText(t *testing.T) {
 		t.Errorf("after the failed version, the diagnostics differ from a fresh analysis'\ngot  %+v\nwant %+v", got, want)
 	}
 }
+
+// Typing inside a class large enough to keep its tree-sitter tree (from
+// the open on), which each edit parses incrementally and whose mirror
+// copies what the edit left alone (see pyast's reparseSegment and mirror):
+// every 10th version's diagnostics equal a fresh analysis', fixes
+// included.
+func TestTypingInsideALargeClassKeepsDiagnosticsExact(t *testing.T) {
+	seed := string(seedProgram(t))
+	helpers := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&b, "\n    def helper%d(self, x):\n        y = x * %d\n        if y > 3:\n            return torch.zeros(3).to('cuda')\n        return y\n", i, i)
+		}
+		return b.String()
+	}
+	header := "class CustomDataset(Dataset):\n"
+	start, end := strings.Index(seed, header)+len(header), strings.Index(seed, "\n\ndata_paths")
+	// More moves in __getitem__, so that its findings outlive the edits
+	// that land in it.
+	var moves strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&moves, "        mask%d = torch.ones(3).cuda()\n", i)
+	}
+	at := strings.Index(seed, "        return image, label")
+	text := seed[:start] + helpers(0, 150)[1:] + "\n" + seed[start:at] + moves.String() + seed[at:end] + "\n" + helpers(150, 300) + seed[end:]
+	if size := strings.Index(text, "\n\ndata_paths") - strings.Index(text, header); size < 32<<10 {
+		t.Fatalf("the class has %d bytes: too small to keep its tree", size)
+	}
+	statements := []string{"x = x.cuda()", "image = image.to('cuda')", "torch.cuda.empty_cache()", "pass", "return x", "# 数据 😀 note"}
+	unbalanced := []string{"(", "'''", `"`, "["}
+	rng := rand.New(rand.NewSource(17))
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///large_class.py"
+	c.open(uri, text)
+	seen := 0
+	var undo *lspTextEdit
+	for i := 1; i <= 300; i++ {
+		text := c.texts[uri]
+		var edit lspTextEdit
+		if undo != nil {
+			edit, undo = *undo, nil
+		} else {
+			// Within the class's body, after its header line.
+			lo := strings.Index(text, header) + len(header)
+			hi := strings.Index(text, "\n\ndata_paths")
+			if lo < len(header) || hi < lo {
+				t.Fatalf("edit %d: the class's bounds are gone", i)
+			}
+			start, end, insert := typingEdit(rng, text[lo:hi], statements, unbalanced)
+			for start > 0 && text[lo+start-1] == '\n' && insert != "" && insert[0] != ' ' {
+				// Code at column 0 of a blank line ends the class, and
+				// parses: what follows is no longer its body.
+				start, end, insert = typingEdit(rng, text[lo:hi], statements, unbalanced)
+			}
+			start, end = start+lo, end+lo
+			edit = lspTextEdit{Range: lspRange{clientPosition(text, start, analysis.UTF16), clientPosition(text, end, analysis.UTF16)}, NewText: insert}
+			// An edit that breaks the syntax is taken back by the next one,
+			// as a user mends what they break: the class stays mostly
+			// whole, with its findings, rather than broken for good by a
+			// deleted `def` line.
+			after := text[:start] + insert + text[end:]
+			if tree, err := pyast.Parse(t.Context(), []byte(after)); err != nil || tree.HasError() {
+				undo = &lspTextEdit{Range: lspRange{clientPosition(after, start, analysis.UTF16), clientPosition(after, start+len(insert), analysis.UTF16)}, NewText: text[start:end]}
+			}
+		}
+		version := c.change(uri, analysis.UTF16, edit)
+		if i%10 == 0 {
+			got := c.diagnostics(uri, version)
+			want := expectedDiagnostics(t, c, uri, version, analysis.UTF16)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("after edit %d the diagnostics differ from a fresh analysis'\ngot  %+v\nwant %+v", i, got, want)
+			}
+			seen += len(want)
+		}
+	}
+	if seen < 30*5 {
+		t.Errorf("only %d diagnostics over 30 checks: the edits broke the file", seen)
+	}
+	t.Logf("%d diagnostics over 30 checks", seen)
+}

@@ -245,8 +245,8 @@ func BenchmarkEditToDiagnostics(b *testing.B) {
 // BenchmarkEditInLargeStatement measures a one-character edit inside one
 // large top-level statement (a table of 3,000 lines, as registries and
 // test tables are in real code) to the diagnostics of the new version:
-// the statement is parsed again incrementally from its kept tree, and
-// mirrored again whole.
+// the statement is parsed again incrementally from its kept tree, and its
+// mirror copies the nodes of what the edit left alone.
 func BenchmarkEditInLargeStatement(b *testing.B) {
 	TuneRuntime()
 	var table strings.Builder

@@ -89,7 +89,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 			parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], root, &buf)
 		}
 	})
-	t := &Tree{Root: root, roomy: true, src: src}
+	t := &Tree{Root: root, roomy: true, src: src, spares: newSpares()}
 	for _, p := range parts {
 		if p == nil || p.broken {
 			return nil

@@ -50,6 +50,10 @@ type Tree struct {
 
 	starts []int // each segment's offset in the source
 	roomy  bool
+	// spares are the texts of this layout's earlier versions that nothing
+	// reads any more, and placed says what Src holds (see spare.go).
+	spares *spareTexts
+	placed []placedSegment
 	// The source, and whether it has a syntax error.
 	src      []byte
 	hasError bool
@@ -79,7 +83,8 @@ type Segment struct {
 	// literal) so that an edit inside it is parsed incrementally rather
 	// than the whole statement again (see reparseSegment); nil otherwise.
 	// It is freed when the segment is collected.
-	tree *sitter.Tree
+	tree   *sitter.Tree
+	serial uint64 // names the segment, see placedSegment
 	// seen describes the nodes of its statement's mirror, in order, when it
 	// keeps its tree: the next version's mirror copies those an edit left
 	// alone (see mirror).
@@ -265,6 +270,7 @@ func layOut(ts *sitter.Tree, src []byte, roomy bool) *Tree {
 		return t
 	}
 	t.Root = &Node{kind: kindOf(kind), Named: true, end: int32(freshBase(len(src), bytes.Count(src, []byte{'\n'})))}
+	t.spares = newSpares()
 	bases := freshBases(gs, src, 0)
 	mirrorAll(t, gs, src, func(i int) int { return bases[i] })
 	t.markErrors()
@@ -408,7 +414,7 @@ func padPoint(g group, src []byte) int {
 func mirrorSegment(g group, src []byte, base int, root *Node, buf *scratch, keep bool, from *reuse) *Segment {
 	// Its own copy of the text: a view would keep this version's whole
 	// source alive as long as the segment.
-	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), shape: shapeBasis, hasError: missingSeparator(g, src)}
+	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), shape: shapeBasis, hasError: missingSeparator(g, src), serial: segmentSerials.Add(1)}
 	// Keys and reuse only for one statement: the reused nodes are those of
 	// prior's only statement.
 	keep = keep && len(g.tops) == 1
@@ -473,27 +479,33 @@ func Parallel(n int, do func(w int)) {
 // fill writes the laid-out text: each segment's text at its base, with
 // spaces at its pad point up to the next segment.
 //
-// With prev, a tree of the same layout, it copies prev's text and rewrites
-// only the segments that are new or whose spaces changed.
+// It writes into a spare text of the layout's (see spare.go), or else a
+// copy of prev's (a tree of the same layout), and rewrites only the
+// segments that are not already there with the same spaces.
 func (t *Tree) fill(size int, prev *Tree) []byte {
-	var out []byte
-	if prev != nil && prev.Root == t.Root && len(prev.Src) == size {
-		out = append([]byte(nil), prev.Src...)
-	} else {
-		out, prev = make([]byte, size), nil
-	}
-	j := 0 // prev's segment at or after the current one's offset
+	t.placed = make([]placedSegment, len(t.Segments))
 	for i, s := range t.Segments {
-		end := t.segmentEnd(i)
-		if prev != nil {
-			for j < len(prev.Segments) && prev.Segments[j].Base < s.Base {
-				j++
-			}
-			if j < len(prev.Segments) && prev.Segments[j] == s && prev.segmentEnd(j) == end {
-				continue // the same text and spaces, already there
-			}
+		t.placed[i] = placedSegment{serial: s.serial, base: s.Base, end: t.segmentEnd(i)}
+	}
+	var out []byte
+	var had []placedSegment // what out holds already
+	if spare := t.spares.take(); spare != nil && len(spare.buf) == size {
+		out, had = spare.buf, spare.placed
+	} else if prev != nil && prev.Root == t.Root && len(prev.Src) == size && prev.placed != nil {
+		out, had = append([]byte(nil), prev.Src...), prev.placed
+	} else {
+		out = make([]byte, size)
+	}
+	j := 0 // the segment out holds at or after the current one's offset
+	for i, s := range t.Segments {
+		p := t.placed[i]
+		for j < len(had) && had[j].base < p.base {
+			j++
 		}
-		at := s.Base
+		if j < len(had) && had[j] == p {
+			continue // the same text and spaces, already there
+		}
+		at, end := p.base, p.end
 		if s.padAt < 0 {
 			// Only the last segment can have room it cannot put before a
 			// line break (see groups): spaces after the end of the file.
@@ -510,6 +522,7 @@ func (t *Tree) fill(size int, prev *Tree) []byte {
 		}
 		copy(out[at+pad:], s.text[s.padAt:])
 	}
+	t.spares.watch(out, t.placed)
 	return out
 }
 

@@ -37,8 +37,12 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 	if len(tree.Src) != tree.Root.End() {
 		t.Fatalf("Src has %d bytes, the root ends at %d", len(tree.Src), tree.Root.End())
 	}
-	if tree.LaidOut() && !bytes.Equal(tree.Src, tree.fill(tree.Root.End(), nil)) {
-		t.Fatal("Src, updated from the last version's, differs from one written afresh")
+	if tree.LaidOut() {
+		afresh := *tree
+		afresh.spares = nil // written into new memory
+		if !bytes.Equal(tree.Src, afresh.fill(tree.Root.End(), nil)) {
+			t.Fatal("Src, updated from the last version's or a spare, differs from one written afresh")
+		}
 	}
 	// Between segments there are only spaces, and only before a line
 	// break or at the end.
@@ -386,5 +390,53 @@ func TestLargeStatementsReparseIncrementally(t *testing.T) {
 		}
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A version's laid-out text is written into the text of an earlier version
+// that nothing reaches any more (see spare.go), rewriting the segments
+// that differ: the texts stay exact, and a text something still reads (a
+// string viewing it) is never written over.
+func TestSpareTextsAreReusedOnlyWhenUnreachable(t *testing.T) {
+	src := []byte(strings.Repeat(threeFunctions, 40))
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A view of the first version's text, held to the end.
+	first := tree.Statements[len(tree.Statements)/2]
+	view, want := first.Text(tree.Src), string(src[tree.Real(first.Start()):tree.Real(first.End())])
+	took := tookSpare.Load()
+	rng := rand.New(rand.NewSource(3))
+	for i := range 60 {
+		at := rng.Intn(len(src))
+		text := []string{"x", "\n", "", "(", ")"}[i%5]
+		end := min(len(src), at+rng.Intn(2))
+		for at > 0 && src[at]&0xC0 == 0x80 {
+			at--
+		}
+		for end < len(src) && src[end]&0xC0 == 0x80 {
+			end++
+		}
+		tree, src = edit(t, tree, src, at, end, text)
+		checkLayout(t, tree, src)
+		if i%3 == 0 {
+			runtime.GC() // the unreachable versions' texts become spares
+			runtime.Gosched()
+		}
+	}
+	if n := tookSpare.Load() - took; n < 20 {
+		t.Errorf("%d of 60 versions were written into a spare text", n)
+	}
+	if view != want {
+		t.Fatalf("a text still viewed was written over: %q, was %q", view, want)
+	}
+	// At a pause the spares go, and none comes back until the next edit.
+	ReleaseMemory()
+	runtime.GC()
+	tree.spares.mu.Lock()
+	defer tree.spares.mu.Unlock()
+	if len(tree.spares.texts) != 0 {
+		t.Errorf("%d spare texts are kept after ReleaseMemory", len(tree.spares.texts))
 	}
 }

@@ -32,6 +32,8 @@ func ReleaseMemory() {
 	}
 	// A first collection queues the finalizers that free tree-sitter
 	// trees; they run before the second returns the heap's free pages.
+	// The spare texts go too, and none is kept until the next edit.
+	dropSpares()
 	runtime.GC()
 	runtime.Gosched()
 	debug.FreeOSMemory()

@@ -166,7 +166,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	}
 	// One large statement keeps its tree: its next edit starts from it.
 	keep := len(region) == 1 && keptAt[first] < 0 && region[0].end-region[0].start >= keepTreeFrom
-	t := &Tree{Root: prev.Root, roomy: true, src: src, starts: make([]int, len(gs)), Segments: make([]*Segment, len(gs))}
+	t := &Tree{Root: prev.Root, roomy: true, src: src, starts: make([]int, len(gs)), Segments: make([]*Segment, len(gs)), spares: prev.spares}
 	for i, g := range gs {
 		t.starts[i] = g.start
 		if keptAt[i] >= 0 {

@@ -1,0 +1,130 @@
+package pyast
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+	"weak"
+)
+
+// Every version of a buffer has its own laid-out text (see fill): at
+// 50,000 lines, 5 MB allocated and copied for each keystroke, and most of
+// what drives the collector. A version's text could be written over once
+// nothing reads it any more, but only the collector knows when that is
+// (a model, an analysis still running, a string viewing the text). So a
+// finalizer on each text hands it, once unreachable, to its buffer's
+// spares, with a list of what it holds; the next version takes a spare and
+// rewrites only the segments that differ from it (those of the few
+// versions since), rather than copying the whole text of the last one.
+
+// spareTexts are the unreachable laid-out texts of one layout (one Root:
+// all the same size), for its next versions.
+type spareTexts struct {
+	mu    sync.Mutex
+	texts []spareText
+	// dropped: the spares were let go (dropSpares), and texts that become
+	// unreachable are not kept until a new version is written.
+	dropped bool
+}
+
+// spareText is a laid-out text and what it holds.
+type spareText struct {
+	buf    []byte
+	placed []placedSegment
+}
+
+// placedSegment is a segment at its offset in a laid-out text, with its
+// spaces up to end. The segment is named by its serial, so that a spare
+// does not keep the segments (their nodes and trees) alive.
+type placedSegment struct {
+	serial    uint64
+	base, end int
+}
+
+// A layout keeps at most maxSpares spare texts (about what its versions
+// leave between two collections while typing), of maxSpareBytes in all:
+// they are part of the live heap, which the collector lets grow to twice
+// its size.
+const (
+	maxSpares     = 8
+	maxSpareBytes = 16 << 20
+)
+
+// segmentSerials numbers segments.
+var segmentSerials atomic.Uint64
+
+// newSpares makes the spares of a new layout, known to ReleaseMemory.
+func newSpares() *spareTexts {
+	s := &spareTexts{}
+	allSpares.Lock()
+	defer allSpares.Unlock()
+	live := allSpares.list[:0]
+	for _, w := range allSpares.list {
+		if w.Value() != nil {
+			live = append(live, w)
+		}
+	}
+	allSpares.list = append(live, weak.Make(s))
+	return s
+}
+
+// allSpares lists every layout's spares, weakly: a buffer closed takes its
+// spares with it.
+var allSpares struct {
+	sync.Mutex
+	list []weak.Pointer[spareTexts]
+}
+
+// dropSpares lets the collector have every spare text.
+func dropSpares() {
+	allSpares.Lock()
+	defer allSpares.Unlock()
+	for _, w := range allSpares.list {
+		if s := w.Value(); s != nil {
+			s.mu.Lock()
+			s.texts, s.dropped = nil, true
+			s.mu.Unlock()
+		}
+	}
+}
+
+// take returns a spare text, or nil.
+func (s *spareTexts) take() *spareText {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.texts) == 0 {
+		return nil
+	}
+	t := s.texts[len(s.texts)-1]
+	s.texts = s.texts[:len(s.texts)-1]
+	tookSpare.Add(1)
+	return &t
+}
+
+// watch arranges for buf, holding placed, to become a spare once nothing
+// reaches it.
+func (s *spareTexts) watch(buf []byte, placed []placedSegment) {
+	if s == nil || len(buf) < 4<<10 {
+		return // not worth it, and a tiny allocation shares its block
+	}
+	size := len(buf)
+	s.mu.Lock()
+	s.dropped = false
+	s.mu.Unlock()
+	runtime.SetFinalizer(&buf[0], func(first *byte) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.dropped && len(s.texts) < maxSpares && (len(s.texts)+1)*size <= maxSpareBytes {
+			s.texts = append(s.texts, spareText{buf: unsafe.Slice(first, size), placed: placed})
+			spared.Add(1)
+		}
+	})
+}
+
+// spared and tookSpare count the texts that became spares and the
+// versions written into one (for tests).
+var spared, tookSpare atomic.Int64

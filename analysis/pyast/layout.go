@@ -25,9 +25,9 @@ import (
 // never move let a version share every untouched statement's nodes, and
 // everything the model found in them, with the version before, without
 // copying or shifting them. What it costs: every version writes its own
-// copy of the laid-out text (about twice the source, 5.2 MB a keystroke
-// at 50,000 lines; the bytes hold no pointers, so the collector only
-// counts them), a segment that outgrows its room moves its neighbours
+// laid-out text (about twice the source, 5.2 MB at 50,000 lines), into
+// the unreachable text of an earlier version when there is one (see
+// spare.go), a segment that outgrows its room moves its neighbours
 // (reparsed, see reparse), and whoever reports an offset to the user
 // converts it once (analysis.Result does, for every diagnostic and fix).
 // The alternative, offsets relative to their statement with the

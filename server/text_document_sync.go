@@ -291,8 +291,7 @@ func (s *Server) closeDocument(uri string) {
 		go s.giveMemoryBack()
 	} else {
 		// The same once the editor stops closing documents: fifty closed
-		// 250 KB files (each summarised again from disk for the index)
-		// left the server larger than while they were open.
+		// 250 KB files left the server larger than while they were open.
 		s.releaseWhenIdle()
 	}
 	if !s.pullMode() {

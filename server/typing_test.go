@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,12 +46,10 @@ func TestRandomTypingKeepsDiagnosticsExact(t *testing.T) {
 				edit, undo = *undo, nil
 			} else {
 				start, end, insert := typingEdit(rng, text, statements, unbalanced)
-				edit = lspTextEdit{Range: lspRange{clientPosition(text, start, enc), clientPosition(text, end, enc)}, NewText: insert}
-				for _, u := range unbalanced {
-					if insert == u {
-						after := text[:start] + insert + text[end:]
-						undo = &lspTextEdit{Range: lspRange{clientPosition(after, start, enc), clientPosition(after, start+len(insert), enc)}}
-					}
+				var back lspTextEdit
+				edit, back = replacement(text, start, end, insert, enc)
+				if slices.Contains(unbalanced, insert) {
+					undo = &back
 				}
 			}
 			version := c.change(uri, enc, edit)
@@ -73,6 +72,15 @@ func TestRandomTypingKeepsDiagnosticsExact(t *testing.T) {
 			t.Logf("%v: only %d diagnostics over 40 checks", enc, seen)
 		}
 	}
+}
+
+// replacement is the edit that replaces text[start:end] with insert, and
+// the edit that takes it back.
+func replacement(text string, start, end int, insert string, enc analysis.Encoding) (edit, back lspTextEdit) {
+	after := text[:start] + insert + text[end:]
+	edit = lspTextEdit{Range: lspRange{clientPosition(text, start, enc), clientPosition(text, end, enc)}, NewText: insert}
+	back = lspTextEdit{Range: lspRange{clientPosition(after, start, enc), clientPosition(after, start+len(insert), enc)}, NewText: text[start:end]}
+	return edit, back
 }
 
 // typingEdit picks one typing-like edit of text: the byte range to replace
@@ -285,14 +293,15 @@ func TestTypingInsideALargeClassKeepsDiagnosticsExact(t *testing.T) {
 				start, end, insert = typingEdit(rng, text[lo:hi], statements, unbalanced)
 			}
 			start, end = start+lo, end+lo
-			edit = lspTextEdit{Range: lspRange{clientPosition(text, start, analysis.UTF16), clientPosition(text, end, analysis.UTF16)}, NewText: insert}
+			var back lspTextEdit
+			edit, back = replacement(text, start, end, insert, analysis.UTF16)
 			// An edit that breaks the syntax is taken back by the next one,
 			// as a user mends what they break: the class stays mostly
 			// whole, with its findings, rather than broken for good by a
 			// deleted `def` line.
 			after := text[:start] + insert + text[end:]
 			if tree, err := pyast.Parse(t.Context(), []byte(after)); err != nil || tree.HasError() {
-				undo = &lspTextEdit{Range: lspRange{clientPosition(after, start, analysis.UTF16), clientPosition(after, start+len(insert), analysis.UTF16)}, NewText: text[start:end]}
+				undo = &back
 			}
 		}
 		version := c.change(uri, analysis.UTF16, edit)

@@ -34,43 +34,26 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 	// A chunk a core: more, smaller chunks measured slower.
 	workers := min(runtime.GOMAXPROCS(0), 8)
 	n := min(workers, len(src)/minChunk)
-	var alone []int // cuts around the large statements
-	if len(src) >= keepTreeFrom {
-		alone = aroundLargeStatements(src)
-	}
-	if n < 2 && len(alone) == 0 {
+	if n < 2 && len(src) < keepTreeFrom {
 		return nil
 	}
+	starts := statementStarts(src)
 	cuts := []int{0}
-	var lex lexState // of src[:scanned]
-	scanned := 0
+	// About equal shares, each cut at the first statement past its share.
 	for i := 1; i < n; i++ {
-		at := max(cuts[len(cuts)-1]+1, len(src)*i/n)
-		for {
-			if at = cutAfter(src, at); at < 0 {
-				break
-			}
-			// A line inside a string or brackets may look like a statement
-			// (a docstring's lines at column 0): the chunk after such a cut
-			// is all syntax errors, and tree-sitter's error recovery on it
-			// took 100 times the parse of the whole file.
-			lex, scanned = lex.scan(src[scanned:at]), at
-			if lex.atStatement() {
-				break
-			}
-		}
-		if at < 0 || at >= len(src) {
+		k, _ := slices.BinarySearch(starts, max(cuts[len(cuts)-1]+1, len(src)*i/n)+1)
+		if k == len(starts) {
 			break
 		}
-		cuts = append(cuts, at)
+		cuts = append(cuts, starts[k])
 	}
-	for _, at := range alone {
-		if at > 0 && at < len(src) {
-			cuts = append(cuts, at)
-		}
-	}
+	cuts = append(cuts, aroundLargeStatements(starts, len(src))...)
 	slices.Sort(cuts)
-	cuts = append(slices.Compact(cuts), len(src))
+	cuts = slices.Compact(cuts)
+	if cuts[len(cuts)-1] == len(src) {
+		cuts = cuts[:len(cuts)-1]
+	}
+	cuts = append(cuts, len(src))
 	if len(cuts) < 3 {
 		return nil
 	}
@@ -153,29 +136,44 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf
 	return c
 }
 
-// aroundLargeStatements returns where to cut src so that each top-level
-// statement of keepTreeFrom bytes or more (a class of thousands of lines,
-// a table) is a chunk of its own, with what follows it up to the next
-// statement. Like the other cuts, these are lines that look like the start
-// of a statement; parsing the chunks decides whether they were.
-func aroundLargeStatements(src []byte) []int {
-	var cuts []int
-	var lex lexState      // of src[:scanned]
-	scanned, last := 0, 0 // last: where the statement before at starts
+// statementStarts lists the lines of src that look like the start of a
+// top-level statement: at column 0 (see cutAfter) and outside strings and
+// brackets. A line inside a string or brackets may look like a statement
+// (a docstring's lines at column 0): the chunk after a cut there is all
+// syntax errors, and tree-sitter's error recovery on it took 100 times the
+// parse of the whole file.
+func statementStarts(src []byte) []int {
+	var starts []int
+	var lex lexState // of src[:scanned]
+	scanned := 0
 	for at := 0; ; {
 		if at = cutAfter(src, at); at < 0 {
-			break
+			return starts
 		}
-		if lex, scanned = lex.scan(src[scanned:at]), at; !lex.atStatement() {
-			continue
+		if lex, scanned = lex.scan(src[scanned:at]), at; lex.atStatement() {
+			starts = append(starts, at)
+		}
+	}
+}
+
+// aroundLargeStatements returns where to cut a text of size bytes, whose
+// statements start at starts, so that each top-level statement of
+// keepTreeFrom bytes or more (a class of thousands of lines, a table) is a
+// chunk of its own, with what follows it up to the next statement. Like
+// the other cuts, these are lines that look like the start of a
+// statement; parsing the chunks decides whether they were.
+func aroundLargeStatements(starts []int, size int) []int {
+	var cuts []int
+	last := 0 // where the statement before starts
+	for i := 0; i <= len(starts); i++ {
+		at := size // after the last statement: the end
+		if i < len(starts) {
+			at = starts[i]
 		}
 		if at-last >= keepTreeFrom {
 			cuts = append(cuts, last, at)
 		}
 		last = at
-	}
-	if len(src)-last >= keepTreeFrom {
-		cuts = append(cuts, last)
 	}
 	return cuts
 }

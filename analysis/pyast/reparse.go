@@ -240,7 +240,10 @@ func reparseSegment(ctx context.Context, old *Segment, text []byte) (*sitter.Tre
 	editTree(edited, after[:prefix], before[prefix:len(before)-suffix], after[prefix:len(after)-suffix])
 	reparsed.Add(1)
 	ts, err := parseFrom(ctx, edited, text)
-	return ts, &reuse{prior: old, lo: prefix, hi: len(after) - suffix, delta: len(after) - len(before)}, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return ts, &reuse{prior: old, lo: prefix, hi: len(after) - suffix, delta: len(after) - len(before)}, nil
 }
 
 // reparsed counts the incremental parses of kept trees (for tests).

@@ -120,11 +120,9 @@ func (s *spareTexts) watch(buf []byte, placed []placedSegment) {
 		defer s.mu.Unlock()
 		if !s.dropped && len(s.texts) < maxSpares && (len(s.texts)+1)*size <= maxSpareBytes {
 			s.texts = append(s.texts, spareText{buf: unsafe.Slice(first, size), placed: placed})
-			spared.Add(1)
 		}
 	})
 }
 
-// spared and tookSpare count the texts that became spares and the
-// versions written into one (for tests).
-var spared, tookSpare atomic.Int64
+// tookSpare counts the versions written into a spare text (for tests).
+var tookSpare atomic.Int64

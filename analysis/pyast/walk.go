@@ -421,22 +421,32 @@ func nodeOf(f *C.VLFlat) (kind, field uint16, named bool) {
 // mirror, shifted. With keep, it also returns the nodes' seen table, for
 // the next version's mirror.
 func mirror(flat []C.VLFlat, shift int, parent *Node, from *reuse, keep bool) ([]Node, seenNodes) {
-	// at[i] is where flat[i] goes: a reused node is followed by its subtree.
-	at := make([]int32, len(flat))
-	size := 0
+	size := len(flat)
 	var prior []Node
 	var priorSeen seenNodes
+	// at[i] is where flat[i] goes when the walk reused nodes (a reused node
+	// is followed by its subtree); without, flat[i] goes at i, and a whole
+	// file's open allocates no such index.
+	var at []int32
 	if from != nil {
 		priorSeen = from.prior.seen
 		prior = unsafe.Slice(from.prior.Nodes[0], len(priorSeen))
-	}
-	for i := range flat {
-		at[i] = int32(size)
-		if r := flat[i].reused; r >= 0 {
-			size += int(priorSeen[r].count)
-		} else {
-			size++
+		at = make([]int32, len(flat))
+		size = 0
+		for i := range flat {
+			at[i] = int32(size)
+			if r := flat[i].reused; r >= 0 {
+				size += int(priorSeen[r].count)
+			} else {
+				size++
+			}
 		}
+	}
+	place := func(i int32) int32 {
+		if at == nil {
+			return i
+		}
+		return at[i]
 	}
 	nodes := make([]Node, size)
 	var seen seenNodes
@@ -447,9 +457,10 @@ func mirror(flat []C.VLFlat, shift int, parent *Node, from *reuse, keep bool) ([
 	// (0: none yet): the nodes come in preorder, so each one follows its
 	// parent and its earlier siblings.
 	last := make([]int32, len(flat))
+	copied := 0
 	for i := range flat {
 		f := &flat[i]
-		k := at[i]
+		k := place(int32(i))
 		node := &nodes[k]
 		if r := int(f.reused); r >= 0 {
 			copyReused(nodes, int(k), prior, r, int(priorSeen[r].count), int32(int(f.start)+shift)-prior[r].start)
@@ -460,14 +471,14 @@ func mirror(flat []C.VLFlat, shift int, parent *Node, from *reuse, keep bool) ([
 					seen[k+int32(j)].start += f.start - priorSeen[r].start
 				}
 			}
-			reusedNodes.Add(int64(priorSeen[r].count))
+			copied += int(priorSeen[r].count)
 		} else if keep {
 			seen[k] = C.VLSeen{key: f.key, start: f.start, count: 1}
 		}
 		node.kind, node.field, node.Named = nodeOf(f)
 		node.start, node.end = int32(int(f.start)+shift), int32(int(f.end)+shift)
 		if f.parent >= 0 {
-			pk := at[f.parent]
+			pk := place(int32(f.parent))
 			p := &nodes[pk]
 			node.Parent = p
 			if prev := last[f.parent]; prev != 0 {
@@ -484,10 +495,11 @@ func mirror(flat []C.VLFlat, shift int, parent *Node, from *reuse, keep bool) ([
 		// Each walked node's subtree: its children come after it.
 		for i := len(flat) - 1; i > 0; i-- {
 			if p := flat[i].parent; p >= 0 {
-				seen[at[p]].count += seen[at[i]].count
+				seen[place(int32(p))].count += seen[place(int32(i))].count
 			}
 		}
 	}
+	reusedNodes.Add(int64(copied))
 	return nodes, seen
 }
 

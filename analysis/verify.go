@@ -62,13 +62,15 @@ var verdicts = struct {
 
 const maxVerdicts = 1 << 14
 
-// regionTrees are the regions parsed during one analysis, by start
-// offset: the fixes of a file often touch the same statements, and each is
+// regionTrees are the regions parsed during one analysis, by their range
+// (two fixes' regions may start together and end apart: a fix that
+// inserts after a statement also takes the next one in): the fixes of a
+// file often touch the same statements, and each is
 // verified by an incremental reparse of a copy of the region's tree. Fixes
 // are verified side by side; the zero value is ready to use.
 type regionTrees struct {
 	mu sync.Mutex
-	m  map[int]*regionTree
+	m  map[region]*regionTree
 }
 
 type regionTree = pyast.Region
@@ -82,7 +84,7 @@ func (rt *regionTrees) close() {
 // parse returns the tree of region r of src, parsing it once.
 func (rt *regionTrees) parse(src []byte, r region) (*regionTree, error) {
 	rt.mu.Lock()
-	t := rt.m[r.start]
+	t := rt.m[r]
 	rt.mu.Unlock()
 	if t != nil {
 		return t, nil
@@ -93,14 +95,14 @@ func (rt *regionTrees) parse(src []byte, r region) (*regionTree, error) {
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if had := rt.m[r.start]; had != nil {
+	if had := rt.m[r]; had != nil {
 		t.Close() // parsed at the same time for another fix
 		return had, nil
 	}
 	if rt.m == nil {
-		rt.m = map[int]*regionTree{}
+		rt.m = map[region]*regionTree{}
 	}
-	rt.m[r.start] = t
+	rt.m[r] = t
 	return t, nil
 }
 

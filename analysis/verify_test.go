@@ -58,3 +58,32 @@ func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
 		t.Errorf("%d edit sets checked, %d of them break the syntax", checked, rejected)
 	}
 }
+
+// Two fixes' regions may start at the same statement and end apart (a fix
+// that inserts after a loop also takes in the statement after it); each
+// is verified against a parse of its own text, in either order, and so
+// against its own syntax errors (here the statement after the loop has
+// one, which neither fix adds).
+func TestRegionsThatStartTogetherAreParsedApart(t *testing.T) {
+	src := []byte("for b in loader:\n    step(b)\n    torch.cuda.empty_cache()\nreport(]\n")
+	loop := region{0, len("for b in loader:\n    step(b)\n    torch.cuda.empty_cache()\n")}
+	both := region{0, len(src)}
+	removeCall := []Edit{{Start: len("for b in loader:\n    step(b)\n    "), End: loop.end - 1, NewText: "pass"}}
+	insertAfterLoop := []Edit{{Start: loop.end, End: loop.end, NewText: "torch.cuda.empty_cache()\n"}}
+	for _, shortFirst := range []bool{true, false} {
+		var trees regionTrees
+		first, second := loop, both
+		firstEdits, secondEdits := removeCall, insertAfterLoop
+		if !shortFirst {
+			first, second = second, first
+			firstEdits, secondEdits = secondEdits, firstEdits
+		}
+		if err := verifyRegion(src, first, firstEdits, &trees); err != nil {
+			t.Errorf("region %v first: %v", first, err)
+		}
+		if err := verifyRegion(src, second, secondEdits, &trees); err != nil {
+			t.Errorf("region %v after %v: %v", second, first, err)
+		}
+		trees.close()
+	}
+}

@@ -1,6 +1,7 @@
 package pyast
 
 import (
+	"bytes"
 	"context"
 	"math/rand"
 	"testing"
@@ -48,5 +49,35 @@ func TestEditorOfAnotherText(t *testing.T) {
 	checkLayout(t, next, ed.Text())
 	if next.Root == tree.Root {
 		t.Error("the tree of another text was reused")
+	}
+}
+
+// A comment at column 0 does not end a block: code indented after it goes
+// on the statement before. So an edit that leaves indented code after such
+// a comment (commenting out a loop's header, writing after a comment, a
+// block indented under a comment) gives the tree a fresh parse gives, where
+// the statement before takes in the comment and the code, however many
+// comments lie between.
+func TestCodeIndentedAfterACommentGoesOnTheStatementBefore(t *testing.T) {
+	const base = "for step in steps:\n    a = 1\n\n# Reset every step.\n# And again.\nfor x in loader:\n    b = 2\n\nprint(a)\n"
+	for _, c := range []struct{ old, new string }{
+		{"for x in loader:\n", "# for x in loader:\n"},                  // the header commented out
+		{"again.\n", "again. with torch.no_grad():\n    "},              // the fuzzer's: indentation typed after a comment
+		{"for x in loader:\n    b = 2\n", "    if x:\n        b = 2\n"}, // the block indented under the comments
+	} {
+		src := []byte(base)
+		tree, err := ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := bytes.Index(src, []byte(c.old))
+		tree, src = edit(t, tree, src, at, at+len(c.old), c.new)
+		if tree.HasError() {
+			t.Fatalf("%q: a syntax error, where a fresh parse has none", src)
+		}
+		checkLayout(t, tree, src)
+		if first := tree.Statements[0]; first.End() < tree.Virtual(bytes.Index(src, []byte("b = 2"))) {
+			t.Errorf("%q: the first loop ends before the code indented under the comments", src)
+		}
 	}
 }

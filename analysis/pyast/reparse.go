@@ -87,6 +87,12 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	if end < start {
 		return nil, nil // the changes took in more than these segments
 	}
+	if first > 0 && startsIndented(src[start:end]) {
+		// Comments at column 0 do not end a block: code indented after
+		// them goes on the statement before (a commented-out loop header
+		// leaves its body to the loop above it).
+		return nil, nil
+	}
 	var old *Segment // the one segment the region was, when it kept its tree
 	if first == last && prev.Segments[first].tree != nil {
 		old = prev.Segments[first]
@@ -260,6 +266,26 @@ func endsInBackslash(text []byte) bool {
 		if len(line) > 0 {
 			return line[len(line)-1] == '\\'
 		}
+	}
+	return false
+}
+
+// startsIndented reports whether the first line of text that holds code
+// (past blank lines and comments) starts with a space or a tab. The
+// region starting with it is then no top-level statement of its own.
+func startsIndented(text []byte) bool {
+	for len(text) > 0 {
+		line := text
+		if i := bytes.IndexAny(text, "\r\n"); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = nil
+		}
+		code := bytes.TrimLeft(line, " \t\f")
+		if len(code) == 0 || code[0] == '#' {
+			continue
+		}
+		return len(code) < len(line)
 	}
 	return false
 }

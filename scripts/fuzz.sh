@@ -32,5 +32,15 @@ for t in "${targets[@]}"; do
     budget=(-fuzztime "$time")
   fi
   echo "== $2 ($1): ${budget[*]}"
-  go test "$1" -run '^$' -fuzz "^$2\$" "${budget[@]}" 2>&1 | grep -v '^fuzz: elapsed' || { echo "$2 failed" >&2; exit 1; }
+  if ! go test "$1" -run '^$' -fuzz "^$2\$" "${budget[@]}" 2>&1 | grep -v '^fuzz: elapsed'; then
+    # The failing input lives only on this machine: print it, so that a
+    # CI log is enough to reproduce the failure (save it under the same
+    # name in testdata/fuzz/$2/ and run go test).
+    git ls-files --others --exclude-standard -- "$1/testdata/fuzz/$2" | while read -r f; do
+      echo "== failing input $f:"
+      cat "$f"
+    done
+    echo "$2 failed" >&2
+    exit 1
+  fi
 done

@@ -2,6 +2,8 @@ package rules_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -76,57 +78,72 @@ func FuzzIncremental(f *testing.F) {
 	}
 	runner := &analysis.Runner{Rules: rules.All()}
 	f.Fuzz(func(t *testing.T, src []byte, script []byte) {
+		editIncrementally(t, runner, src, script)
+	})
+}
+
+// editIncrementally applies the edits script describes to src, one at a
+// time, and compares each version's incremental analysis with fresh ones
+// (see FuzzIncremental).
+func editIncrementally(t *testing.T, runner *analysis.Runner, src, script []byte) {
+	t.Helper()
+	if analysis.CheckSource(src) != nil {
+		return
+	}
+	ed := pyast.NewEditor(nil, src)
+	tree, err := ed.Parse(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := runner.AnalyzeTree(nil, "inc.py", src, tree, nil)
+	// The edits so far, told on a failure: with the first version's
+	// source, enough to replay it.
+	var edits []string
+	// At most 16 edits per input: each costs two analyses.
+	script = script[:min(len(script), 48)]
+	for len(script) >= 3 && len(src) > 0 {
+		// Each edit: where (a share of the text), how much to delete,
+		// what to insert; kept on character boundaries.
+		start := int(script[0]) * len(src) / 256
+		end := min(len(src), start+int(script[1]%16))
+		for start > 0 && !utf8.RuneStart(src[start]) {
+			start--
+		}
+		for end < len(src) && !utf8.RuneStart(src[end]) {
+			end++
+		}
+		text := fragments[int(script[2])%len(fragments)]
+		script = script[3:]
+		edits = append(edits, fmt.Sprintf("[%d, %d) %q -> %q", start, end, src[start:end], text))
+		ed = pyast.NewEditor(tree, src)
+		ed.Replace(start, end, text)
+		src = ed.Text()
 		if analysis.CheckSource(src) != nil {
 			return
 		}
-		ed := pyast.NewEditor(nil, src)
-		tree, err := ed.Parse(context.Background())
-		if err != nil {
+		if tree, err = ed.Parse(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		prev := runner.AnalyzeTree(nil, "inc.py", src, tree, nil)
-		// At most 16 edits per input: each costs two analyses.
-		script = script[:min(len(script), 48)]
-		for len(script) >= 3 && len(src) > 0 {
-			// Each edit: where (a share of the text), how much to delete,
-			// what to insert; kept on character boundaries.
-			start := int(script[0]) * len(src) / 256
-			end := min(len(src), start+int(script[1]%16))
-			for start > 0 && !utf8.RuneStart(src[start]) {
-				start--
-			}
-			for end < len(src) && !utf8.RuneStart(src[end]) {
-				end++
-			}
-			text := fragments[int(script[2])%len(fragments)]
-			script = script[3:]
-			ed = pyast.NewEditor(tree, src)
-			ed.Replace(start, end, text)
-			src = ed.Text()
-			if analysis.CheckSource(src) != nil {
-				return
-			}
-			if tree, err = ed.Parse(context.Background()); err != nil {
+		got := runner.AnalyzeTree(prev, "inc.py", src, tree, nil)
+		// What was carried from the last version's model: the same as
+		// a fresh analysis of this tree.
+		compareResults(t, "after an edit", got, runner.AnalyzeTree(nil, "inc.py", src, tree, nil))
+		if !tree.HasError() {
+			// Without a syntax error the tree is the one of a fresh
+			// parse (with one, the error stays near the edit).
+			want, err := runner.Run(context.Background(), "inc.py", src, nil)
+			if err != nil {
 				t.Fatal(err)
 			}
-			got := runner.AnalyzeTree(prev, "inc.py", src, tree, nil)
-			// What was carried from the last version's model: the same as
-			// a fresh analysis of this tree.
-			compareResults(t, "after an edit", got, runner.AnalyzeTree(nil, "inc.py", src, tree, nil))
-			if !tree.HasError() {
-				// Without a syntax error the tree is the one of a fresh
-				// parse (with one, the error stays near the edit).
-				want, err := runner.Run(context.Background(), "inc.py", src, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				compareResults(t, "after an edit, against a fresh parse", got, want)
-			}
-			for _, e := range got.RuleErrors {
-				t.Fatal(e)
-			}
-			checkRanges(t, src, got)
-			prev = got
+			compareResults(t, "after an edit, against a fresh parse", got, want)
 		}
-	})
+		for _, e := range got.RuleErrors {
+			t.Fatal(e)
+		}
+		checkRanges(t, src, got)
+		if t.Failed() {
+			t.Fatalf("after the edits\n  %s\nthe source is %q", strings.Join(edits, "\n  "), src)
+		}
+		prev = got
+	}
 }

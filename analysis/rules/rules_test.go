@@ -183,7 +183,7 @@ func compareResults(t *testing.T, name string, got, want *analysis.Result) {
 		t.Errorf("%s: diagnostics differ\nonly got:  %s\nonly want: %s", name, onlyIn(got.Diagnostics, want.Diagnostics), onlyIn(want.Diagnostics, got.Diagnostics))
 	}
 	if len(got.DroppedFixes) != len(want.DroppedFixes) {
-		t.Errorf("%s: %d fixes withheld, want %d", name, len(got.DroppedFixes), len(want.DroppedFixes))
+		t.Errorf("%s: %d fixes withheld, want %d: %q %q", name, len(got.DroppedFixes), len(want.DroppedFixes), got.DroppedFixes, want.DroppedFixes)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // and CRLF line endings included.
 func TestEditorEqualsFreshParse(t *testing.T) {
 	src := []byte("import torch\r\n\r\nfor x in loader:\r    y = model(x)\n    total += y\nprint(total)\n")
-	pieces := []string{"x", "\n", "\r\n", "\r", "(", ")", ":", "    ", "for i in range(3):\n", "#", "'''", ""}
+	pieces := []string{"x", "\n", "\r\n", "\r", "(", ")", ":", "    ", "for i in range(3):\n", "#", "'''", "", "\n# note\n", "\n    "}
 	rng := rand.New(rand.NewSource(1))
 	tree, err := ParseForEditing(context.Background(), src)
 	if err != nil {

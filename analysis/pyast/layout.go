@@ -185,9 +185,31 @@ type group struct {
 // with a statement that starts a line, and takes in the next one when its
 // last statement runs past its final line break (a comment takes the "\r"
 // of a CRLF, an ERROR node a whole line): the spaces that give a segment
-// room must go before that line break.
+// room must go before that line break. A segment whose code starts
+// indented goes with the one before (see mergeIndented).
 func groups(tops []top, src []byte) []group {
-	return mergeUnpaddable(lineGroups(tops, src), src)
+	return mergeUnpaddable(mergeIndented(lineGroups(tops, src), src), src)
+}
+
+// mergeIndented merges each group but the first whose first line of code
+// is indented (see startsIndented) into the group before it. A comment at
+// column 0 does not end a block, and the code indented after it goes on
+// the statement before; a parse with a syntax error near them may still
+// leave the comment at the top level, and a segment starting there would
+// later be parsed alone (where indentation at the start is no error) and
+// give a statement the file does not have.
+func mergeIndented(gs []group, src []byte) []group {
+	out := gs[:0]
+	for _, g := range gs {
+		out = append(out, g)
+		for n := len(out); n > 1 && startsIndented(src[out[n-1].start:out[n-1].end]); n-- {
+			prev, last := &out[n-2], out[n-1]
+			prev.tops = append(prev.tops[:len(prev.tops):len(prev.tops)], last.tops...)
+			prev.end = last.end
+			out = out[:n-1]
+		}
+	}
+	return out
 }
 
 // mergeUnpaddable merges each group whose last statement runs past its

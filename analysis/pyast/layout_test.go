@@ -160,7 +160,7 @@ func TestGrowingASegmentMovesOnlyItsNeighbours(t *testing.T) {
 // syntax error, so the tree is also checked after each edit is undone.
 func TestRandomEditsKeepTheLayoutExact(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
-	pieces := []string{"x", " ", "\n", "\n    ", "(", ")", ":", "def g():\n    return 2\n", "class D:\n", "\r\n", "'''", "#", "\t", "é😀", ""}
+	pieces := []string{"x", " ", "\n", "\n    ", "(", ")", ":", "def g():\n    return 2\n", "class D:\n", "\r\n", "'''", "#", "\t", "é😀", "", "\n# note\n", "# "}
 	var b strings.Builder
 	for i := range 30 {
 		fmt.Fprintf(&b, "def f%d(x):\n    y = x + %d\n    return y\n\n", i, i)

@@ -90,7 +90,8 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	if first > 0 && startsIndented(src[start:end]) {
 		// Comments at column 0 do not end a block: code indented after
 		// them goes on the statement before (a commented-out loop header
-		// leaves its body to the loop above it).
+		// leaves its body to the loop above it). No segment after the
+		// region starts so (see mergeIndented), and its text is as it was.
 		return nil, nil
 	}
 	var old *Segment // the one segment the region was, when it kept its tree
@@ -118,7 +119,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	}
 	region := lineGroups(tops, src)
 	region[0].start, region[len(region)-1].end = start, end
-	region = mergeUnpaddable(region, src)
+	region = mergeUnpaddable(mergeIndented(region, src), src)
 	if end < len(src) && endsInBackslash(src[start:end]) {
 		return nil, nil // its last line goes on into the next segment's
 	}

@@ -101,14 +101,17 @@ func (ix *Index) Contains(path string) bool {
 }
 
 // Build indexes the given files (absolute or relative paths) that build
-// DataLoaders, on every core (see refreshIfLoader). progress, when not
-// nil, is called after each file. It stops early, with ctx's error, when
-// ctx is done, and returns how many files it went through.
+// DataLoaders (see refreshIfLoader), on every core but one. It runs while
+// the user opens and edits files: on two cores, indexing a folder with a
+// 50,000-line file on both made the edits of its first seconds cost 15 to
+// 20 ms rather than 3. progress, when not nil, is called after each file.
+// It stops early, with ctx's error, when ctx is done, and returns how many
+// files it went through.
 func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, total int)) (int, error) {
 	var done atomic.Int64
 	next := make(chan string)
 	var wg sync.WaitGroup
-	for range max(1, runtime.NumCPU()) {
+	for range max(1, runtime.NumCPU()-1) {
 		wg.Go(func() {
 			for p := range next {
 				ix.refreshIfLoader(p)

@@ -231,15 +231,14 @@ func TestTypingReusesTheRest(t *testing.T) {
 	}
 }
 
-// A panic in one of Parallel's goroutines reaches its caller, whose
-// recovery (the server's, check's) then sees it, instead of ending the
-// process.
 // checkReusedMirrors checks that every segment of tree that keeps its
 // tree-sitter tree has the mirror a fresh walk of that tree gives, and the
 // same seen table: also when most of its nodes were copied from the version
-// before (see mirror), syntax errors included.
-func checkReusedMirrors(t *testing.T, tree *Tree) {
+// before (see mirror), syntax errors included. It returns how many such
+// segments it checked.
+func checkReusedMirrors(t *testing.T, tree *Tree) int {
 	t.Helper()
+	checked := 0
 	for _, seg := range tree.Segments {
 		if seg.tree == nil || seg.seen == nil {
 			continue
@@ -270,9 +269,14 @@ func checkReusedMirrors(t *testing.T, tree *Tree) {
 		if shape := shapeOfMirror(shapeBasis, got, seg.Base); shape != seg.shape || shape != shapeOf(tops, 0, &buf) {
 			t.Fatal("the segment's shape is not its mirror's, or not its tree's")
 		}
+		checked++
 	}
+	return checked
 }
 
+// A panic in one of Parallel's goroutines reaches its caller, whose
+// recovery (the server's, check's) then sees it, instead of ending the
+// process.
 func TestParallelRaisesPanicsInTheCaller(t *testing.T) {
 	defer func() {
 		if p := recover(); p != "boom" {
@@ -342,13 +346,17 @@ func TestLargeStatementsReparseIncrementally(t *testing.T) {
 			}
 		}
 	}
-	checkReusedMirrors(t, tree)
-	first := reparsed.Load()
+	if checkReusedMirrors(t, tree) != 1 {
+		t.Fatal("the table's mirror has no seen table after the open")
+	}
+	first, copiedFirst := reparsed.Load(), reusedNodes.Load()
 	at := bytes.Index(src, []byte("op350"))
 	if tree, src = edit(t, tree, src, at, at, "x"); reparsed.Load() != first+1 {
 		t.Fatal("the first edit inside the table was not parsed incrementally")
 	}
-	checkReusedMirrors(t, tree)
+	if checkReusedMirrors(t, tree) != 1 || reusedNodes.Load() == copiedFirst {
+		t.Fatal("the first edit's mirror of the table copied nothing from the open's")
+	}
 	rng := rand.New(rand.NewSource(11))
 	pieces := []string{"x", " ", "(", ")", ",", "\n", "\r\n", "\r", "'", "#", "1", "é", ""}
 	before, copied := reparsed.Load(), reusedNodes.Load()

@@ -270,23 +270,3 @@ func endsInBackslash(text []byte) bool {
 	}
 	return false
 }
-
-// startsIndented reports whether the first line of text that holds code
-// (past blank lines and comments) starts with a space or a tab. The
-// region starting with it is then no top-level statement of its own.
-func startsIndented(text []byte) bool {
-	for len(text) > 0 {
-		line := text
-		if i := bytes.IndexAny(text, "\r\n"); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			text = nil
-		}
-		code := bytes.TrimLeft(line, " \t\f")
-		if len(code) == 0 || code[0] == '#' {
-			continue
-		}
-		return len(code) < len(line)
-	}
-	return false
-}

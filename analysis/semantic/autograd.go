@@ -248,9 +248,10 @@ type Taint struct {
 
 	// What the events were computed from besides the scope's code: the
 	// names asked about (whose bindings matter), while building.
-	segment  *pyast.Segment // the scope's; nil for the module
-	asked    asked
-	building bool
+	segment   *pyast.Segment // the scope's; nil for the module
+	asked     asked
+	signature askedSignature // of asked, once built
+	building  bool
 	// plain: calls of functions defined in this file are judged without
 	// their summaries (see Summary).
 	plain bool
@@ -277,7 +278,7 @@ func (f *File) TaintOf(scope *pyast.Node) *Taint {
 
 func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 	t := &Taint{f: f, events: map[string][]taintEvent{}, asked: asked{}, building: true, plain: plain}
-	defer func() { t.building = false }()
+	defer func() { t.building, t.signature = false, askedSignatureOf(t.asked) }()
 	if scope != f.Tree.Root {
 		t.segment = f.segmentOf(scope)
 	}

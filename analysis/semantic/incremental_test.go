@@ -250,6 +250,99 @@ def other():
 	}
 }
 
+// A new version takes the previous one's answers about step loops and
+// taints while nothing they asked about changed, and asks again once it
+// did: here, an edit to another function keeps them, and an edit to the
+// function the loop calls (its summary, which the loop's answer used)
+// drops the loop's.
+func TestCarriedAnswersGoWithWhatTheyAsked(t *testing.T) {
+	b := newBuffer(t, `import torch
+
+
+def update(model, x):
+    loss = model(x).sum()
+    loss.backward()
+
+
+def run(model, loader):
+    for x in loader:
+        update(model, x)
+
+
+def other():
+    return 1
+`)
+	var loop, run *pyast.Node
+	b.f.Tree.Walk(b.f.Tree.Root, func(n *pyast.Node) bool {
+		switch {
+		case n.Kind() == "for_statement":
+			loop = n
+		case n.Kind() == "function_definition" && b.f.Text(n.Child("name")) == "run":
+			run = n
+		}
+		return true
+	})
+	if got := b.f.StepLoopKind(loop); got != TrainingLoop {
+		t.Fatalf("the loop is %v, want a training loop", got)
+	}
+	b.f.TaintOf(run)
+	fact, taint := b.f.memos.stepLoops[loop], b.f.memos.taint[run]
+	if fact == nil || taint == nil {
+		t.Fatal("the answers were not remembered")
+	}
+
+	b.replace("return 1", "return 2")
+	if b.f.memos.stepLoops[loop] != fact {
+		t.Error("an edit to another function dropped the loop's answer")
+	}
+	if carried := b.f.memos.taint[run]; carried == nil || carried.f != b.f || reflect.ValueOf(carried.events).Pointer() != reflect.ValueOf(taint.events).Pointer() {
+		t.Error("an edit to another function dropped the taint of run, or carried it bound to the old version")
+	}
+
+	b.replace("loss.backward()", "loss.item()")
+	if b.f.memos.stepLoops[loop] != nil {
+		t.Error("the loop's answer was carried though the summary of the function it calls changed")
+	}
+	fresh := NewFile("p.py", b.src, b.tree)
+	if got, want := b.f.StepLoopKind(loop), fresh.StepLoopKind(loop); got != want {
+		t.Errorf("after the edit the loop is %v, a fresh model says %v", got, want)
+	}
+}
+
+// An asked set's signature may say two sets share a key when they do
+// not, never the reverse; a signature not taken says they may.
+func TestAskedSignaturesNeverHideASharedKey(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	set := func(n int) map[string]bool {
+		m := map[string]bool{}
+		for range n {
+			m[fmt.Sprintf("name%d", r.Intn(400))] = true
+		}
+		return m
+	}
+	apart := 0
+	for range 2000 {
+		a, b := set(1+r.Intn(20)), set(1+r.Intn(4))
+		shared := false
+		for k := range b {
+			shared = shared || a[k]
+		}
+		may := askedSignatureOf(a).mayShare(askedSignatureOf(b))
+		if shared && !may {
+			t.Fatalf("%v and %v share a key, and their signatures say they do not", a, b)
+		}
+		if !may {
+			apart++
+		}
+	}
+	if apart < 1000 {
+		t.Errorf("the signatures told only %d of 2000 mostly disjoint pairs apart", apart)
+	}
+	if !(askedSignature{}).mayShare(askedSignatureOf(map[string]bool{"x": true})) {
+		t.Error("a signature not taken says it shares no key")
+	}
+}
+
 // A panic in one of InParallel's calls reaches its caller, whose recovery
 // (the server's, check's) then sees it, instead of ending the process.
 func TestInParallelRaisesPanicsInTheCaller(t *testing.T) {

@@ -2,6 +2,7 @@ package semantic
 
 import (
 	"bytes"
+	"hash/maphash"
 	"maps"
 	"runtime"
 	"slices"
@@ -59,10 +60,12 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		f.segments[tree.Segments[i]] = ix
 	}
 	var removed []*segmentIndex // the segments only prev has
+	var removedSegments []*pyast.Segment
 	if prev != nil {
 		for seg, ix := range prev.segments {
 			if f.segments[seg] == nil {
 				removed = append(removed, ix)
+				removedSegments = append(removedSegments, seg)
 			}
 		}
 	}
@@ -103,7 +106,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		f.gradSwitches = append(f.gradSwitches, facts.gradSwitches...)
 		loaderCalls = append(loaderCalls, facts.dataLoaders...)
 	}
-	f.carryOver(prev, fresh, removed)
+	f.carryOver(prev, fresh, removed, removedSegments)
 	f.epoch, f.structureEpoch = bindingEpochs.Add(1), bindingEpochs.Add(1)
 	if f.carried.ok {
 		f.structureEpoch = prev.structureEpoch
@@ -992,7 +995,12 @@ func (f *File) SegmentAt(off int) *pyast.Segment {
 // same imports and class headers, those about names whose bindings did not
 // change, and the taint of functions in shared segments that only asked
 // about such names.
-func (f *File) carryOver(prev *File, fresh []int, removed []*segmentIndex) {
+//
+// It runs on every version, over every answer prev remembered (at 50,000
+// lines, thousands), so each answer is judged without a map lookup where
+// it can be: its segment against the few segments removed, what it asked
+// against what changed by their signatures first (see askedSignature).
+func (f *File) carryOver(prev *File, fresh []int, removed []*segmentIndex, removedSegments []*pyast.Segment) {
 	if prev == nil || prev.structure != f.structure {
 		return
 	}
@@ -1099,17 +1107,30 @@ func (f *File) carryOver(prev *File, fresh []int, removed []*segmentIndex) {
 	}
 	prev.memos.Lock()
 	defer prev.memos.Unlock()
+	// A copy less what changed: cheaper than a copy of what did not.
 	keep := func(from map[string]bool) map[string]bool {
-		to := make(map[string]bool, len(from))
-		for key, v := range from {
-			if !changed[key] && (gone == nil || !isLocalKey(key) || !gone[localKeySerial(key)]) {
-				to[key] = v
+		to := maps.Clone(from)
+		if to == nil {
+			to = map[string]bool{}
+		}
+		for key := range changed {
+			delete(to, key)
+		}
+		if gone != nil {
+			for key := range to {
+				if isLocalKey(key) && gone[localKeySerial(key)] {
+					delete(to, key)
+				}
 			}
 		}
 		return to
 	}
 	f.memos.module, f.memos.loss = keep(prev.memos.module), keep(prev.memos.loss)
-	stale := func(asked map[string]bool) bool {
+	changedSignature := askedSignatureOf(changed)
+	stale := func(asked asked, signature askedSignature) bool {
+		if len(changed) == 0 || !signature.mayShare(changedSignature) {
+			return false
+		}
 		// Iterate the smaller set: a keystroke changes few names.
 		small, large := changed, asked
 		if len(asked) < len(changed) {
@@ -1122,10 +1143,18 @@ func (f *File) carryOver(prev *File, fresh []int, removed []*segmentIndex) {
 		}
 		return false
 	}
-	f.memos.stepLoops = make(map[*pyast.Node]*stepFact, len(prev.memos.stepLoops))
-	for loop, v := range prev.memos.stepLoops {
-		if v.segment != nil && f.segments[v.segment] != nil && !stale(v.asked) {
-			f.memos.stepLoops[loop] = v
+	// Every answer's segment is f's or one of the removed: a keystroke
+	// removes one or two, a paste may remove thousands.
+	segmentKept := func(seg *pyast.Segment) bool {
+		return seg != nil && !slices.Contains(removedSegments, seg)
+	}
+	if len(removedSegments) > 8 {
+		segmentKept = func(seg *pyast.Segment) bool { return seg != nil && f.segments[seg] != nil }
+	}
+	f.memos.stepLoops = maps.Clone(prev.memos.stepLoops)
+	for loop, v := range f.memos.stepLoops {
+		if !segmentKept(v.segment) || stale(v.asked, v.signature) {
+			delete(f.memos.stepLoops, loop)
 		}
 	}
 	// Into the maps as they are: comparing summaries above may have
@@ -1137,8 +1166,8 @@ func (f *File) carryOver(prev *File, fresh []int, removed []*segmentIndex) {
 			*to = make(map[*pyast.Node]*Taint, len(from))
 		}
 		for scope, t := range from {
-			if _, have := (*to)[scope]; !have && t.segment != nil && f.segments[t.segment] != nil && !stale(t.asked) {
-				(*to)[scope] = &Taint{f: f, events: t.events, segment: t.segment, asked: t.asked, plain: plain}
+			if _, have := (*to)[scope]; !have && segmentKept(t.segment) && !stale(t.asked, t.signature) {
+				(*to)[scope] = &Taint{f: f, events: t.events, segment: t.segment, asked: t.asked, signature: t.signature, plain: plain}
 			}
 		}
 	}
@@ -1151,10 +1180,39 @@ func (f *File) carryOver(prev *File, fresh []int, removed []*segmentIndex) {
 		if _, have := f.memos.summaries[def]; have {
 			continue
 		}
-		if seg := prev.segmentOf(def); seg != nil && f.segments[seg] != nil && !stale(s.asked) {
+		if seg := prev.segmentOf(def); segmentKept(seg) && !stale(s.asked, s.signature) {
 			f.memos.summaries[def] = s
 		}
 	}
+}
+
+// askedSignature has a bit for each key of an asked set (by the key's
+// hash), so that carryOver can tell most answers unchanged without looking
+// up what changed in what they asked. It is taken once the answer is
+// computed, when its asked set no longer grows; the zero value, taken
+// from no set, tells nothing.
+type askedSignature struct {
+	bits  [2]uint64
+	taken bool
+}
+
+// askedSeed seeds the hashes of askedSignature.
+var askedSeed = maphash.MakeSeed()
+
+// askedSignatureOf is the signature of the keys of a.
+func askedSignatureOf(a map[string]bool) askedSignature {
+	s := askedSignature{taken: true}
+	for key := range a {
+		h := maphash.String(askedSeed, key)
+		s.bits[h>>6&1] |= 1 << (h & 63)
+	}
+	return s
+}
+
+// mayShare reports whether the sets of s and o may have a key in common:
+// false only when they have none.
+func (s askedSignature) mayShare(o askedSignature) bool {
+	return !s.taken || !o.taken || s.bits[0]&o.bits[0] != 0 || s.bits[1]&o.bits[1] != 0
 }
 
 // asked is what a remembered answer read, so that carryOver knows when it

@@ -69,15 +69,17 @@ func (f *File) StepLoopKind(loop *pyast.Node) StepKind {
 	return remember(f, &f.memos.stepLoops, loop, func() *stepFact {
 		v := &stepFact{asked: asked{}, segment: f.segmentOf(loop)}
 		v.kind = f.stepLoopKind(loop, v.asked)
+		v.signature = askedSignatureOf(v.asked)
 		return v
 	}).kind
 }
 
 // stepFact is a loop's StepKind and what it was computed from.
 type stepFact struct {
-	kind    StepKind
-	asked   asked
-	segment *pyast.Segment
+	kind      StepKind
+	asked     asked
+	signature askedSignature
+	segment   *pyast.Segment
 }
 
 func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {

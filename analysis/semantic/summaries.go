@@ -28,8 +28,9 @@ type Summary struct {
 	// RunsModel: it calls a model with autograd on.
 	RunsModel bool
 
-	name  string
-	asked asked // what its taint and its calls read
+	name      string
+	asked     asked // what its taint and its calls read
+	signature askedSignature
 }
 
 // SummaryOfCall returns the summary of the function call calls, when the
@@ -146,6 +147,7 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 		}
 	}
 	s.ReturnsGraph = eachReturn(def, func(v *pyast.Node) bool { return t.Tainted(v) }) > 0
+	s.signature = askedSignatureOf(s.asked)
 	return s
 }
 

@@ -448,3 +448,41 @@ func TestSpareTextsAreReusedOnlyWhenUnreachable(t *testing.T) {
 		t.Errorf("%d spare texts are kept after ReleaseMemory", len(tree.spares.texts))
 	}
 }
+
+// The spare texts of every buffer together stay within one budget
+// (maxSpareBytes), however many buffers are edited.
+func TestSpareTextsOfAllBuffersShareOneBudget(t *testing.T) {
+	ReleaseMemory() // no spares of other tests
+	src := []byte(strings.Repeat(threeFunctions, 40))
+	var trees []*Tree
+	var srcs [][]byte
+	for range 3 {
+		tree, err := ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trees, srcs = append(trees, tree), append(srcs, src)
+	}
+	size := len(trees[0].Src)
+	defer func(was int) { maxSpareBytes = was }(maxSpareBytes)
+	maxSpareBytes = 5 * size
+	most := 0
+	for k := range trees {
+		// Eight versions between two collections: seven texts become
+		// spares at once.
+		for range 8 {
+			at := len(srcs[k]) / 2
+			trees[k], srcs[k] = edit(t, trees[k], srcs[k], at, at, "\n")
+		}
+		runtime.GC()
+		runtime.Gosched()
+		runtime.GC() // the finalizers that keep spares have run
+		most = max(most, spareBytesHeld())
+		if held := spareBytesHeld(); held > maxSpareBytes {
+			t.Fatalf("after editing %d buffers the spares hold %d bytes, over the budget of %d", k+1, held, maxSpareBytes)
+		}
+	}
+	if most < 3*size {
+		t.Errorf("the spares never held more than %d bytes of a budget of %d: the test tests nothing", most, maxSpareBytes)
+	}
+}

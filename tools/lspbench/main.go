@@ -15,6 +15,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -87,35 +88,39 @@ func main() {
 	// Every file is opened; the scenarios then run on the first.
 	var rows []row
 	var opens []time.Duration
+	cpu := s.cpu()
 	for _, d := range docs {
 		took, err := s.open(d)
 		check(err)
 		opens = append(opens, took)
 	}
 	doc := docs[0]
-	rows = append(rows, row{name: "open", samples: opens})
+	rows = append(rows, row{name: "open", samples: opens, cpu: s.cpuSince(cpu)})
 	time.Sleep(*settle)
 	rssOpen := s.rss()
 	for _, place := range []struct {
 		name string
 		at   float64
 	}{{"edit at start", 0.02}, {"edit in middle", 0.5}, {"edit at end", 0.98}} {
+		cpu := s.cpu()
 		took, err := s.editAt(doc, place.at, *edits)
 		check(err)
-		rows = append(rows, row{name: place.name, samples: took})
+		rows = append(rows, row{name: place.name, samples: took, cpu: s.cpuSince(cpu)})
 	}
 	if *typing {
+		cpu := s.cpu()
 		took, err := s.typeFunction(doc)
 		check(err)
-		rows = append(rows, row{name: "typing (per key)", samples: took})
+		rows = append(rows, row{name: "typing (per key)", samples: took, cpu: s.cpuSince(cpu)})
 	}
 	if *actions > 0 {
+		cpu := s.cpu()
 		took, err := s.codeActions(doc, *actions)
 		check(err)
-		rows = append(rows, row{name: "code action", samples: took})
+		rows = append(rows, row{name: "code action", samples: took, cpu: s.cpuSince(cpu)})
 	}
 	time.Sleep(*settle)
-	rssEnd := s.rss()
+	rssEnd, rssPeak := s.rss(), s.peakRSS()
 	for _, d := range docs {
 		check(s.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d.uri}}))
 	}
@@ -123,8 +128,8 @@ func main() {
 	rssClosed := s.rss()
 	fmt.Printf("server: %s\nfiles: %d open; the scenarios ran on %s (%d lines, %d diagnostics at the end)\n\n", *serverCmd, len(docs), paths[0], strings.Count(doc.text, "\n"), len(doc.diagnostics))
 	printTable(rows)
-	fmt.Printf("\nRSS before opening: %s; %v after open: %s; %v after the last request: %s; %v after closing every file: %s\n",
-		rssStart, *settle, rssOpen, *settle, rssEnd, *settle, rssClosed)
+	fmt.Printf("\nRSS before opening: %s; %v after open: %s; %v after the last request: %s; %v after closing every file: %s; at most, before closing: %s\n",
+		rssStart, *settle, rssOpen, *settle, rssEnd, *settle, rssClosed, rssPeak)
 }
 
 func check(err error) {
@@ -138,17 +143,25 @@ func check(err error) {
 type row struct {
 	name    string
 	samples []time.Duration
+	// cpu is the CPU time the server used over the scenario, on every
+	// core (garbage collection and work beside the requests included):
+	// on a shared machine it varies less than the latencies.
+	cpu time.Duration
 }
 
 func printTable(rows []row) {
-	fmt.Printf("%-18s %6s %9s %9s %9s %9s\n", "scenario", "n", "p50 ms", "p95 ms", "p99 ms", "max ms")
+	fmt.Printf("%-18s %6s %9s %9s %9s %9s %11s\n", "scenario", "n", "p50 ms", "p95 ms", "p99 ms", "max ms", "cpu ms/op")
 	for _, r := range rows {
 		if len(r.samples) == 0 {
 			continue
 		}
 		s := slices.Clone(r.samples)
 		slices.Sort(s)
-		fmt.Printf("%-18s %6d %9.2f %9.2f %9.2f %9.2f\n", r.name, len(s), ms(percentile(s, 50)), ms(percentile(s, 95)), ms(percentile(s, 99)), ms(s[len(s)-1]))
+		cpu := "?"
+		if r.cpu >= 0 {
+			cpu = fmt.Sprintf("%.2f", ms(r.cpu)/float64(len(s)))
+		}
+		fmt.Printf("%-18s %6d %9.2f %9.2f %9.2f %9.2f %11s\n", r.name, len(s), ms(percentile(s, 50)), ms(percentile(s, 95)), ms(percentile(s, 99)), ms(s[len(s)-1]), cpu)
 	}
 }
 
@@ -612,13 +625,57 @@ func (s *server) codeActions(doc *document, n int) ([]time.Duration, error) {
 }
 
 // rss is the server's resident memory, from /proc ("?" elsewhere).
-func (s *server) rss() string {
+// cpu is the CPU time the server process has used so far, user and
+// system (/proc/PID/stat, in clock ticks of 10 ms), or -1 where it cannot
+// be read (a system without /proc).
+func (s *server) cpu() time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	// The fields after the command, which is in parentheses and may hold
+	// spaces: state is the 3rd field of stat, utime and stime the 14th
+	// and 15th.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 13 {
+		return -1
+	}
+	user, err1 := strconv.ParseInt(fields[11], 10, 64)
+	system, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(user+system) * (time.Second / clockTicks)
+}
+
+// cpuSince is the CPU time the server used since it had used before, or
+// -1 where either cannot be read.
+func (s *server) cpuSince(before time.Duration) time.Duration {
+	now := s.cpu()
+	if before < 0 || now < 0 {
+		return -1
+	}
+	return now - before
+}
+
+// clockTicks is Linux's USER_HZ, the unit of /proc's CPU times: 100 on
+// every architecture Go supports.
+const clockTicks = 100
+
+// rss is the server's resident memory now.
+func (s *server) rss() string { return s.memory("VmRSS:") }
+
+// peakRSS is the most resident memory the server had at any moment.
+func (s *server) peakRSS() string { return s.memory("VmHWM:") }
+
+// memory reads a size from /proc/PID/status.
+func (s *server) memory(field string) string {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
 		return "?"
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
 			return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
 		}

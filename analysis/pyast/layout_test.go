@@ -53,6 +53,17 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 		if s.padAt < 0 && i+1 < len(tree.Segments) && tree.pad(i) != 0 {
 			t.Fatalf("segment %d has no place for spaces but has %d", i, tree.pad(i))
 		}
+		// SegmentNumber finds each segment from its first byte to its last
+		// space, and the one before just before it.
+		for _, off := range []int{s.Base - 1, s.Base, s.Base + s.Len()/2, tree.segmentEnd(i) - 1} {
+			want := i
+			if off < s.Base {
+				want = i - 1
+			}
+			if got := tree.SegmentNumber(off); off >= 0 && off < tree.segmentEnd(i) && got != want {
+				t.Fatalf("SegmentNumber(%d) = %d, want %d (segment %d at %d)", off, got, want, i, s.Base)
+			}
+		}
 	}
 	tree.Walk(tree.Root, func(n *Node) bool {
 		if n == tree.Root {

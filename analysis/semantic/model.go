@@ -342,7 +342,13 @@ func (f *File) indexOf(n *pyast.Node) *segmentIndex {
 	if n == nil || n.Parent == nil {
 		return nil
 	}
-	return f.segments[f.segmentOf(n)]
+	// f.indexes lists the segments' indexes in the order of the tree's
+	// segments: no lookup by segment.
+	i := f.Tree.SegmentNumber(n.Start())
+	if i < 0 {
+		return nil
+	}
+	return f.indexes[i]
 }
 
 // CallsIn returns the calls inside n, in source order.

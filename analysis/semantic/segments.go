@@ -983,12 +983,11 @@ func (f *File) segmentOf(n *pyast.Node) *pyast.Segment { return f.SegmentAt(n.St
 
 // SegmentAt returns the segment holding offset off of Src, or nil.
 func (f *File) SegmentAt(off int) *pyast.Segment {
-	segs := f.Tree.Segments
-	i := sort.Search(len(segs), func(i int) bool { return segs[i].Base > off }) - 1
+	i := f.Tree.SegmentNumber(off)
 	if i < 0 {
 		return nil
 	}
-	return segs[i]
+	return f.Tree.Segments[i]
 }
 
 // carryOver takes the answers prev remembered that still hold: with the

@@ -243,7 +243,14 @@ func (f *File) IsLossCall(call *pyast.Node) bool {
 // Taint tracks, within one scope (a function or the module), which names
 // hold tensors that carry autograd history, statement by statement.
 type Taint struct {
-	f      *File
+	f *File
+	*taintFacts
+}
+
+// taintFacts are what a Taint found. The versions of a buffer share them
+// while what they were computed from stays the same (see carryOver), each
+// version judging with its own File.
+type taintFacts struct {
 	events map[string][]taintEvent // name -> assignments in source order
 
 	// What the events were computed from besides the scope's code: the
@@ -273,11 +280,32 @@ type taintEvent struct {
 // TaintOf returns the taint of the names assigned in scope, computed once
 // per file and shared by the rules that ask.
 func (f *File) TaintOf(scope *pyast.Node) *Taint {
-	return rememberShared(f, &f.memos.taint, scope, func() *Taint { return f.newTaint(scope, false) })
+	return f.taintOf(&f.memos.taint, &f.memos.taintFacts, scope, false)
+}
+
+// taintOf returns scope's taint from this version's (in taints), made
+// from the facts carried from an earlier version or found now (in facts).
+func (f *File) taintOf(taints *map[*pyast.Node]*Taint, facts *map[*pyast.Node]*taintFacts, scope *pyast.Node, plain bool) *Taint {
+	return rememberShared(f, taints, scope, func() *Taint {
+		f.memos.Lock()
+		found := (*facts)[scope]
+		f.memos.Unlock()
+		if found != nil {
+			return &Taint{f: f, taintFacts: found}
+		}
+		t := f.newTaint(scope, plain)
+		f.memos.Lock()
+		defer f.memos.Unlock()
+		if *facts == nil {
+			*facts = map[*pyast.Node]*taintFacts{}
+		}
+		(*facts)[scope] = t.taintFacts
+		return t
+	})
 }
 
 func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
-	t := &Taint{f: f, events: map[string][]taintEvent{}, asked: asked{}, building: true, plain: plain}
+	t := &Taint{f: f, taintFacts: &taintFacts{events: map[string][]taintEvent{}, asked: asked{}, building: true, plain: plain}}
 	defer func() { t.building, t.signature = false, askedSignatureOf(t.asked) }()
 	if scope != f.Tree.Root {
 		t.segment = f.segmentOf(scope)

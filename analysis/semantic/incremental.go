@@ -46,7 +46,7 @@ func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.c
 // calls of a function run under no-grad.
 func (f *File) reanalyse(prev *File, fresh []int) (focus Focus, ok bool) {
 	if prev == nil || !f.carried.ok || f.indent != prev.indent || f.lineEnding() != prev.lineEnding() ||
-		!sameTexts(f, loaderCalls(f), prev, loaderCalls(prev)) || !sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
+		!sameTexts(f, loaderCallsOf(f), prev, loaderCallsOf(prev)) || !sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
 		return nil, false
 	}
 	focus = Focus{}
@@ -138,7 +138,8 @@ var nameSeed = maphash.MakeSeed()
 
 func nameHash(name string) uint64 { return maphash.String(nameSeed, name) }
 
-func loaderCalls(f *File) []*pyast.Node {
+// loaderCallsOf lists the calls of f's DataLoaders.
+func loaderCallsOf(f *File) []*pyast.Node {
 	calls := make([]*pyast.Node, len(f.DataLoaders))
 	for i, d := range f.DataLoaders {
 		calls[i] = d.Call

@@ -13,19 +13,26 @@ import (
 
 // A version of a buffer patches the previous version's indexes rather than
 // building them again: its functions by name, its bindings by name and its
-// line index (see NewModelFrom). After random edits that add, rename and
-// remove functions and bindings, each must equal what a fresh model of the
-// same tree builds.
+// line index, and it takes the file's structure (imports, classes), its
+// DataLoaders and its grad switches from the previous version when the
+// edit left them alone (see NewModelFrom). After random edits that add,
+// rename and remove functions, bindings, imports, classes, loaders and
+// switches, each must equal what a fresh model of the same tree builds.
 func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 	var b strings.Builder
-	b.WriteString("import torch\n\n")
+	b.WriteString("import torch\nfrom torch.utils.data import DataLoader\n\n")
 	for i := range 40 {
 		fmt.Fprintf(&b, "\n\ndef f%d(x):\n    y = x + %d\n    self.w = y\n    return y\n", i%13, i)
 		if i%5 == 0 {
 			fmt.Fprintf(&b, "\n\nv%d = f%d(1)\n", i%7, i%13)
 		}
+		if i%9 == 0 {
+			fmt.Fprintf(&b, "\n\nclass C%d(torch.utils.data.Dataset):\n    def __len__(self):\n        return %d\n", i%4, i)
+		}
 	}
-	snippets := []string{"def f3(a):\n    return a\n", "y = 2\n", "self.w = None\n", "v1 = f2(3)\n", "x", "\n", "("}
+	snippets := []string{"def f3(a):\n    return a\n", "y = 2\n", "self.w = None\n", "v1 = f2(3)\n", "x", "\n", "(",
+		"import os\n", "from torch import nn as tnn\n", "class D(C1):\n    pass\n",
+		"L = DataLoader(C0(), num_workers=2)\n", "torch.set_grad_enabled(False)\n"}
 	rng := rand.New(rand.NewSource(7))
 	src := []byte(b.String())
 	tree, err := pyast.ParseForEditing(context.Background(), src)
@@ -61,6 +68,21 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got.Mapper, want.Mapper) {
 			t.Fatalf("edit %d: the line index differs from a fresh one", i)
+		}
+		classes := func(f *File) map[string]*pyast.Node {
+			m := map[string]*pyast.Node{}
+			for name, c := range f.Classes {
+				m[name] = c.Node
+			}
+			return m
+		}
+		if got.structure != want.structure || !reflect.DeepEqual(got.Imports, want.Imports) || !reflect.DeepEqual(classes(got), classes(want)) {
+			t.Fatalf("edit %d: the structure %q, imports %v and classes %v differ from a fresh model's %q, %v and %v",
+				i, got.structure, got.Imports, classes(got), want.structure, want.Imports, classes(want))
+		}
+		if !reflect.DeepEqual(got.gradSwitches, want.gradSwitches) || !reflect.DeepEqual(loaderCallsOf(got), loaderCallsOf(want)) {
+			t.Fatalf("edit %d: the grad switches %v and loaders %v differ from a fresh model's %v and %v",
+				i, got.gradSwitches, loaderCallsOf(got), want.gradSwitches, loaderCallsOf(want))
 		}
 		prev = got
 	}
@@ -253,8 +275,8 @@ def other():
 // A new version takes the previous one's answers about step loops and
 // taints while nothing they asked about changed, and asks again once it
 // did: here, an edit to another function keeps them, and an edit to the
-// function the loop calls (its summary, which the loop's answer used)
-// drops the loop's.
+// function the loop calls (its summary, which both answers used) drops
+// them.
 func TestCarriedAnswersGoWithWhatTheyAsked(t *testing.T) {
 	b := newBuffer(t, `import torch
 
@@ -266,7 +288,7 @@ def update(model, x):
 
 def run(model, loader):
     for x in loader:
-        update(model, x)
+        out = update(model, x)
 
 
 def other():
@@ -286,7 +308,7 @@ def other():
 		t.Fatalf("the loop is %v, want a training loop", got)
 	}
 	b.f.TaintOf(run)
-	fact, taint := b.f.memos.stepLoops[loop], b.f.memos.taint[run]
+	fact, taint := b.f.memos.stepLoops[loop], b.f.memos.taintFacts[run]
 	if fact == nil || taint == nil {
 		t.Fatal("the answers were not remembered")
 	}
@@ -295,13 +317,19 @@ def other():
 	if b.f.memos.stepLoops[loop] != fact {
 		t.Error("an edit to another function dropped the loop's answer")
 	}
-	if carried := b.f.memos.taint[run]; carried == nil || carried.f != b.f || reflect.ValueOf(carried.events).Pointer() != reflect.ValueOf(taint.events).Pointer() {
-		t.Error("an edit to another function dropped the taint of run, or carried it bound to the old version")
+	if b.f.memos.taintFacts[run] != taint {
+		t.Error("an edit to another function dropped the taint of run")
+	}
+	if carried := b.f.TaintOf(run); carried.f != b.f || carried.taintFacts != taint {
+		t.Error("the taint of run carried over is not the new version's, or was computed again")
 	}
 
 	b.replace("loss.backward()", "loss.item()")
 	if b.f.memos.stepLoops[loop] != nil {
 		t.Error("the loop's answer was carried though the summary of the function it calls changed")
+	}
+	if b.f.memos.taintFacts[run] != nil {
+		t.Error("the taint of run was carried though the summary of the function it calls changed")
 	}
 	fresh := NewFile("p.py", b.src, b.tree)
 	if got, want := b.f.StepLoopKind(loop), fresh.StepLoopKind(loop); got != want {

@@ -81,11 +81,12 @@ type File struct {
 	memos struct {
 		sync.Mutex
 		module, loss map[string]bool
-		taint        map[*pyast.Node]*Taint // by scope
+		taint        map[*pyast.Node]*Taint // by scope, asked of this version
+		plainTaint   map[*pyast.Node]*Taint // by scope, see Summary
 		// Carried while what they read is unchanged (see carryOver).
-		plainTaint map[*pyast.Node]*Taint // by scope, see Summary
-		summaries  map[*pyast.Node]*Summary
-		stepLoops  map[*pyast.Node]*stepFact // carried, see StepLoopKind
+		taintFacts, plainTaintFacts map[*pyast.Node]*taintFacts // by scope
+		summaries                   map[*pyast.Node]*Summary
+		stepLoops                   map[*pyast.Node]*stepFact // carried, see StepLoopKind
 		// calledUnderNoGrad: see calledOnlyUnderNoGrad.
 		calledUnderNoGrad map[noGradKey]bool
 		instances         map[string]*Class // classOfInstance by expression text
@@ -390,11 +391,18 @@ func (f *File) addImport(n *pyast.Node) {
 			// `import torch.nn` binds `torch`.
 			full := f.Text(c)
 			first, _, _ := strings.Cut(full, ".")
-			f.Imports[first] = first
+			f.setImport(first, first)
 		case "aliased_import":
-			f.Imports[f.Text(c.Child("alias"))] = f.Text(c.Child("name"))
+			f.setImport(f.Text(c.Child("alias")), f.Text(c.Child("name")))
 		}
 	}
+}
+
+// setImport binds name to the module or object it imports, copying both:
+// the later versions of a buffer share the map (see NewModelFrom), which
+// must not keep this version's text alive.
+func (f *File) setImport(name, imported string) {
+	f.Imports[strings.Clone(name)] = strings.Clone(imported)
 }
 
 func (f *File) addFromImport(n *pyast.Node) {
@@ -408,9 +416,9 @@ func (f *File) addFromImport(n *pyast.Node) {
 	for _, c := range n.ChildrenOf("name") {
 		switch c.Kind() {
 		case "dotted_name":
-			f.Imports[f.Text(c)] = module + "." + f.Text(c)
+			f.setImport(f.Text(c), module+"."+f.Text(c))
 		case "aliased_import":
-			f.Imports[f.Text(c.Child("alias"))] = module + "." + f.Text(c.Child("name"))
+			f.setImport(f.Text(c.Child("alias")), module+"."+f.Text(c.Child("name")))
 		}
 	}
 }

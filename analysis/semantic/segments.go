@@ -74,19 +74,43 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	if prev != nil {
 		f.carried.bindings = prev.bindings.built.Load()
 	}
-	var structure strings.Builder
-	for _, ix := range f.indexes {
-		for _, n := range ix.imports {
-			if n.Kind() == "import_statement" {
-				f.addImport(n)
-			} else {
-				f.addFromImport(n)
+	// A keystroke in a function's body leaves the file's structure (its
+	// imports, classes and their headers), its DataLoaders and its grad
+	// switches as prev had them: they are taken from prev rather than
+	// gathered again from every segment.
+	freshIndexes := make([]*segmentIndex, len(fresh))
+	for k, i := range fresh {
+		freshIndexes[k] = f.indexes[i]
+	}
+	project := f.projectStructure()
+	sameStructure := prev != nil && prev.Path == f.Path && prev.Project == f.Project &&
+		!holdStructure(removed) && !holdStructure(freshIndexes) &&
+		prev.structure[strings.LastIndexByte(prev.structure, 0)+1:] == project
+	if sameStructure {
+		f.Imports, f.Classes, f.structure = prev.Imports, prev.Classes, prev.structure
+	} else {
+		var structure strings.Builder
+		for _, ix := range f.indexes {
+			for _, n := range ix.imports {
+				if n.Kind() == "import_statement" {
+					f.addImport(n)
+				} else {
+					f.addFromImport(n)
+				}
 			}
+			for _, c := range ix.classes {
+				f.Classes[c.Name] = c
+			}
+			structure.WriteString(ix.classHeaders)
 		}
-		for _, c := range ix.classes {
-			f.Classes[c.Name] = c
+		imports := make([]string, 0, len(f.Imports))
+		for k, v := range f.Imports {
+			imports = append(imports, k+"="+v)
 		}
-		structure.WriteString(ix.classHeaders)
+		sort.Strings(imports)
+		f.structure = strings.Join(imports, ";") + "\x00" + structure.String() + "\x00" + project
+	}
+	for _, ix := range f.indexes {
 		switch {
 		case f.indent == -1 || ix.indent == -1:
 			f.indent = -1
@@ -94,17 +118,15 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 			f.indent = ix.indent
 		}
 	}
-	imports := make([]string, 0, len(f.Imports))
-	for k, v := range f.Imports {
-		imports = append(imports, k+"="+v)
-	}
-	sort.Strings(imports)
-	f.structure = strings.Join(imports, ";") + "\x00" + structure.String() + "\x00" + f.projectStructure()
 	var loaderCalls []*pyast.Node
-	for _, ix := range f.indexes {
-		facts := ix.importFacts(f)
-		f.gradSwitches = append(f.gradSwitches, facts.gradSwitches...)
-		loaderCalls = append(loaderCalls, facts.dataLoaders...)
+	if sameStructure && !holdLoadersOrSwitches(prev, removed) && !holdLoadersOrSwitches(f, freshIndexes) {
+		f.gradSwitches, loaderCalls = prev.gradSwitches, loaderCallsOf(prev)
+	} else {
+		for _, ix := range f.indexes {
+			facts := ix.importFacts(f)
+			f.gradSwitches = append(f.gradSwitches, facts.gradSwitches...)
+			loaderCalls = append(loaderCalls, facts.dataLoaders...)
+		}
 	}
 	f.carryOver(prev, fresh, removed, removedSegments)
 	f.epoch, f.structureEpoch = bindingEpochs.Add(1), bindingEpochs.Add(1)
@@ -122,6 +144,28 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		}
 	}
 	return f
+}
+
+// holdStructure reports whether any of the segments has imports or
+// classes, which make up a file's structure.
+func holdStructure(indexes []*segmentIndex) bool {
+	for _, ix := range indexes {
+		if len(ix.imports) > 0 || len(ix.classes) > 0 || ix.classHeaders != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// holdLoadersOrSwitches reports whether any of the segments of f
+// constructs a DataLoader or switches gradients on or off.
+func holdLoadersOrSwitches(f *File, indexes []*segmentIndex) bool {
+	for _, ix := range indexes {
+		if facts := ix.importFacts(f); len(facts.dataLoaders) > 0 || len(facts.gradSwitches) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // dataLoaders describes the DataLoader constructions calls, taking prev's
@@ -1160,18 +1204,25 @@ func (f *File) carryOver(prev *File, fresh []int, removed []*segmentIndex, remov
 	// computed some of this version's already.
 	f.memos.Lock()
 	defer f.memos.Unlock()
-	carryTaints := func(to *map[*pyast.Node]*Taint, from map[*pyast.Node]*Taint, plain bool) {
+	carryTaints := func(to *map[*pyast.Node]*taintFacts, from map[*pyast.Node]*taintFacts) {
 		if *to == nil {
-			*to = make(map[*pyast.Node]*Taint, len(from))
+			// A copy less what does not hold: most of it does.
+			*to = maps.Clone(from)
+			for scope, t := range *to {
+				if !segmentKept(t.segment) || stale(t.asked, t.signature) {
+					delete(*to, scope)
+				}
+			}
+			return
 		}
 		for scope, t := range from {
 			if _, have := (*to)[scope]; !have && segmentKept(t.segment) && !stale(t.asked, t.signature) {
-				(*to)[scope] = &Taint{f: f, events: t.events, segment: t.segment, asked: t.asked, signature: t.signature, plain: plain}
+				(*to)[scope] = t
 			}
 		}
 	}
-	carryTaints(&f.memos.taint, prev.memos.taint, false)
-	carryTaints(&f.memos.plainTaint, prev.memos.plainTaint, true)
+	carryTaints(&f.memos.taintFacts, prev.memos.taintFacts)
+	carryTaints(&f.memos.plainTaintFacts, prev.memos.plainTaintFacts)
 	if f.memos.summaries == nil {
 		f.memos.summaries = make(map[*pyast.Node]*Summary, len(prev.memos.summaries))
 	}

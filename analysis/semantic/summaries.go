@@ -185,7 +185,7 @@ func eachReturn(def *pyast.Node, ok func(value *pyast.Node) bool) int {
 // plainTaintOf is the taint of scope judged without function summaries
 // (see Summary).
 func (f *File) plainTaintOf(scope *pyast.Node) *Taint {
-	return rememberShared(f, &f.memos.plainTaint, scope, func() *Taint { return f.newTaint(scope, true) })
+	return f.taintOf(&f.memos.plainTaint, &f.memos.plainTaintFacts, scope, true)
 }
 
 // conventionalStepMethods return a loss (or outputs) computed by the model

@@ -32,11 +32,16 @@ func (s *Server) scheduleDiagnostics(d *document) {
 	d.timer = time.AfterFunc(s.editor.debounce, run)
 }
 
-// stopDiagnostics cancels d's pending and running analysis.
+// stopDiagnostics cancels d's pending and running analysis, and its
+// pending summary for the workspace index.
 func (d *document) stopDiagnostics() {
 	if d.timer != nil {
 		d.timer.Stop()
 		d.timer = nil
+	}
+	if d.summaryTimer != nil {
+		d.summaryTimer.Stop()
+		d.summaryTimer, d.toSummarise = nil, nil
 	}
 	if d.cancelRun != nil {
 		d.cancelRun()
@@ -76,30 +81,50 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 func (s *Server) analyze(snap *snapshot) *analysis.Result {
 	res := snap.analyze()
 	s.logRuleErrors(snap.uri, res)
-	// The index learns the new version off the path to the diagnostics;
-	// an older version's result, late, is not recorded over a newer one.
-	// It is summarised without the server's lock, which every change
-	// takes (at 50,000 lines that is milliseconds).
-	go func() {
-		s.mu.Lock()
-		current := s.docs[snap.uri] != nil && s.docs[snap.uri].snap == snap
-		s.mu.Unlock()
-		if !current {
-			return // typed over already: the newer version will be recorded
+	// The index learns the new version off the path to the diagnostics,
+	// once the editor pauses: summarising every version while typing
+	// (milliseconds at 50,000 lines) took a core from the next keystroke,
+	// and the other files need only the version the typing stops at.
+	s.mu.Lock()
+	if d := s.docs[snap.uri]; d != nil && d.snap == snap {
+		d.toSummarise = res
+		if d.summaryTimer == nil {
+			d.summaryTimer = time.AfterFunc(summaryPause, func() { s.summariseLatest(d) })
+		} else {
+			d.summaryTimer.Reset(summaryPause)
 		}
-		summary := s.summarizeModel(snap, res)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if d := s.docs[snap.uri]; d != nil && d.snap == snap {
-			s.recordModel(snap, summary)
-		}
-	}()
+	}
+	s.mu.Unlock()
 	if len(snap.src) >= largeDocument || allocatedSinceRelease() >= releaseAfter.Load() {
 		s.mu.Lock()
 		s.releaseWhenIdle()
 		s.mu.Unlock()
 	}
 	return res
+}
+
+// summaryPause is how long a version of an open buffer must stay the
+// latest before the workspace index summarises it for the other files.
+var summaryPause = 150 * time.Millisecond
+
+// summariseLatest gives the workspace index the summary of d's latest
+// analysed version, if it is still the current one. It is summarised
+// without the server's lock, which every change takes; a version typed
+// over meanwhile is not recorded.
+func (s *Server) summariseLatest(d *document) {
+	s.mu.Lock()
+	snap, res := d.snap, d.toSummarise
+	d.toSummarise = nil
+	s.mu.Unlock()
+	if res == nil || res.Model() == nil || res.Model().Tree != snap.tree {
+		return // typed over already: the newer version will be recorded
+	}
+	summary := s.summarizeModel(snap, res)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.docs[snap.uri] == d && d.snap == snap {
+		s.recordModel(snap, summary)
+	}
 }
 
 // releaseAfter is how much the server may allocate, since it last gave

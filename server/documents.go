@@ -27,6 +27,11 @@ type document struct {
 	timer     *time.Timer        // the pending debounced analysis
 	cancelRun context.CancelFunc // the running analysis
 
+	// The latest analysis, for the workspace index once the editor pauses
+	// (see Server.analyze), and the timer that waits for the pause.
+	toSummarise  *analysis.Result
+	summaryTimer *time.Timer
+
 	// lastSaved is the last analysed version of a document analysed on
 	// save only, which its unsaved versions show (see current).
 	lastSaved *snapshot

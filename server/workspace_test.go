@@ -415,6 +415,54 @@ func TestEditingACalleeRepublishesItsCallers(t *testing.T) {
 	c.shutdownAndExit()
 }
 
+// While the user types, an open buffer is summarised for the workspace
+// index once the typing pauses, not once a version: twenty quick changes
+// make one summary, of the last version, which the other files then see.
+func TestTypingIsSummarisedForTheIndexAtPauses(t *testing.T) {
+	defer func(was time.Duration) { summaryPause = was }(summaryPause)
+	summaryPause = time.Second // longer than any gap between the changes below
+	c, dir := startWorkspace(t, map[string]string{
+		"data.py": crossData, "train.py": strings.ReplaceAll(crossTrain, "WORKERS", "0"),
+	})
+	dataURI, trainURI := "file://"+filepath.Join(dir, "data.py"), "file://"+filepath.Join(dir, "train.py")
+	c.open(dataURI, crossData)
+	awaitCodes(c, dataURI, "GPU001/2 GPU001/2") // warnings: in the main process
+	train := strings.ReplaceAll(crossTrain, "WORKERS", "0")
+	c.open(trainURI, train)
+	c.diagnostics(trainURI, 1)
+	awaitSummaries := func(atLeast int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); openSummaries.of(trainURI) < atLeast; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d summaries of train.py, want %d", openSummaries.of(trainURI), atLeast)
+			}
+		}
+	}
+	awaitSummaries(1) // the open's
+	before := openSummaries.of(trainURI)
+	// Twenty keystrokes: "4" typed over the 0 workers, then more digits
+	// after it and back, ending at 4 workers.
+	at := strings.Index(train, "num_workers=0") + len("num_workers=")
+	line := strings.Count(train[:at], "\n")
+	column := at - strings.LastIndex(train[:at], "\n") - 1
+	v := c.change(trainURI, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{line, column}, lspPosition{line, column + 1}}, NewText: "4"})
+	c.diagnostics(trainURI, v)
+	for i := range 19 {
+		e := lspTextEdit{Range: lspRange{lspPosition{line, column + 1}, lspPosition{line, column + 1}}, NewText: "1"}
+		if i%2 == 1 {
+			e = lspTextEdit{Range: lspRange{lspPosition{line, column + 1}, lspPosition{line, column + 2}}, NewText: ""}
+		}
+		v = c.change(trainURI, analysis.UTF16, e)
+		c.diagnostics(trainURI, v)
+	}
+	awaitSummaries(before + 1)
+	awaitCodes(c, dataURI, "GPU001/1 GPU001/1") // errors: 4 workers now run the Dataset's .cuda()
+	time.Sleep(summaryPause + 500*time.Millisecond)
+	if n := openSummaries.of(trainURI) - before; n != 1 {
+		t.Errorf("twenty quick changes made %d summaries, want 1", n)
+	}
+}
+
 // The user cancels the indexing progress: it ends, saying so, and the
 // server goes on (what was not indexed is read when an import reaches it).
 func TestIndexingCanBeCancelled(t *testing.T) {

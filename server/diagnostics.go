@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"runtime/metrics"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -121,37 +120,12 @@ func (s *Server) summariseLatest(d *document) {
 		return // typed over already: the newer version will be recorded
 	}
 	summary := s.summarizeModel(snap, res)
-	openSummaries.count(snap.uri)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	d.summaries++
 	if s.docs[snap.uri] == d && d.snap == snap {
 		s.recordModel(snap, summary)
 	}
-}
-
-// openSummaries counts the summaries of open buffers made, by URI (for
-// tests).
-var openSummaries counts
-
-// counts counts events by key, safe for concurrent use.
-type counts struct {
-	mu sync.Mutex
-	m  map[string]int
-}
-
-func (c *counts) count(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]int{}
-	}
-	c.m[key]++
-}
-
-func (c *counts) of(key string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[key]
 }
 
 // releaseAfter is how much the server may allocate, since it last gave

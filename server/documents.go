@@ -28,9 +28,11 @@ type document struct {
 	cancelRun context.CancelFunc // the running analysis
 
 	// The latest analysis, for the workspace index once the editor pauses
-	// (see Server.analyze), and the timer that waits for the pause.
+	// (see Server.analyze), the timer that waits for the pause, and how
+	// many summaries were made.
 	toSummarise  *analysis.Result
 	summaryTimer *time.Timer
+	summaries    int
 
 	// lastSaved is the last analysed version of a document analysed on
 	// save only, which its unsaved versions show (see current).

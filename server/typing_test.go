@@ -249,10 +249,9 @@ func TestParsePanicKeepsTheText(t *testing.T) {
 // Typing inside a class large enough to keep its tree-sitter tree (from
 // the open on, or from the first edit once other buffers have used the
 // open's budget, pyast's keepAtOpen), which each edit parses
-// incrementally and whose mirror
-// copies what the edit left alone (see pyast's reparseSegment and mirror):
-// every 10th version's diagnostics equal a fresh analysis', fixes
-// included.
+// incrementally and whose mirror copies what the edit left alone (see
+// pyast's reparseSegment and mirror): every 10th version's diagnostics
+// equal a fresh analysis', fixes included.
 func TestTypingInsideALargeClassKeepsDiagnosticsExact(t *testing.T) {
 	seed := string(seedProgram(t))
 	helpers := func(from, to int) string {

@@ -430,35 +430,47 @@ func TestTypingIsSummarisedForTheIndexAtPauses(t *testing.T) {
 	train := strings.ReplaceAll(crossTrain, "WORKERS", "0")
 	c.open(trainURI, train)
 	c.diagnostics(trainURI, 1)
+	summaries := func() int {
+		c.srv.mu.Lock()
+		defer c.srv.mu.Unlock()
+		return c.srv.docs[trainURI].summaries
+	}
 	awaitSummaries := func(atLeast int) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); openSummaries.of(trainURI) < atLeast; time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(10 * time.Second); summaries() < atLeast; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%d summaries of train.py, want %d", openSummaries.of(trainURI), atLeast)
+				t.Fatalf("%d summaries of train.py, want %d", summaries(), atLeast)
 			}
 		}
 	}
 	awaitSummaries(1) // the open's
-	before := openSummaries.of(trainURI)
-	// Twenty keystrokes: "4" typed over the 0 workers, then more digits
-	// after it and back, ending at 4 workers.
+	before := summaries()
+	// Twenty quick changes: "41" typed over the 0 workers, then its "1"
+	// deleted and typed again, ending at 4 workers.
 	at := strings.Index(train, "num_workers=0") + len("num_workers=")
 	line := strings.Count(train[:at], "\n")
 	column := at - strings.LastIndex(train[:at], "\n") - 1
-	v := c.change(trainURI, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{line, column}, lspPosition{line, column + 1}}, NewText: "4"})
+	v := c.change(trainURI, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{line, column}, lspPosition{line, column + 1}}, NewText: "41"})
 	c.diagnostics(trainURI, v)
 	for i := range 19 {
-		e := lspTextEdit{Range: lspRange{lspPosition{line, column + 1}, lspPosition{line, column + 1}}, NewText: "1"}
+		e := lspTextEdit{Range: lspRange{lspPosition{line, column + 1}, lspPosition{line, column + 2}}, NewText: ""}
 		if i%2 == 1 {
-			e = lspTextEdit{Range: lspRange{lspPosition{line, column + 1}, lspPosition{line, column + 2}}, NewText: ""}
+			e = lspTextEdit{Range: lspRange{lspPosition{line, column + 1}, lspPosition{line, column + 1}}, NewText: "1"}
 		}
 		v = c.change(trainURI, analysis.UTF16, e)
 		c.diagnostics(trainURI, v)
 	}
+	if got := c.texts[trainURI]; !strings.Contains(got, "num_workers=4)") {
+		t.Fatalf("the changes did not end at 4 workers: %s", got[at-20:at+10])
+	}
 	awaitSummaries(before + 1)
-	awaitCodes(c, dataURI, "GPU001/1 GPU001/1") // errors: 4 workers now run the Dataset's .cuda()
+	// Errors: the last version's 4 workers run the Dataset's .cuda() (the
+	// versions before had 4 or 41).
+	if diags := awaitCodes(c, dataURI, "GPU001/1 GPU001/1"); !strings.Contains(diags[0].Message, "in 4 DataLoader workers") {
+		t.Errorf("data.py's findings are not of the last version of train.py: %s", diags[0].Message)
+	}
 	time.Sleep(summaryPause + 500*time.Millisecond)
-	if n := openSummaries.of(trainURI) - before; n != 1 {
+	if n := summaries() - before; n != 1 {
 		t.Errorf("twenty quick changes made %d summaries, want 1", n)
 	}
 }

@@ -129,28 +129,20 @@ func (t *Tree) Virtual(r int) int {
 	return s.Base + local
 }
 
-// segmentAt finds the last segment whose start (by startOf) is at or
-// before off, or -1.
 // SegmentNumber returns the position in Segments of the segment holding
 // offset off of Src, or -1 before the first. The model asks it for nearly
 // every node it looks up: it searches the bases as fill lists them, side
-// by side, rather than through each segment.
+// by side, rather than through each segment (a tree not yet filled has
+// none).
 func (t *Tree) SegmentNumber(off int) int {
-	if len(t.placed) != len(t.Segments) {
-		return t.segmentAt(off, func(s int) int { return t.Segments[s].Base })
+	if len(t.placed) == len(t.Segments) {
+		return t.segmentAt(off, func(s int) int { return t.placed[s].base })
 	}
-	lo, hi := 0, len(t.placed)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if t.placed[m].base <= off {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo - 1
+	return t.segmentAt(off, func(s int) int { return t.Segments[s].Base })
 }
 
+// segmentAt finds the last segment whose start (by startOf) is at or
+// before off, or -1.
 func (t *Tree) segmentAt(off int, startOf func(int) int) int {
 	lo, hi := 0, len(t.Segments)
 	for lo < hi {

@@ -82,6 +82,8 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	for k, i := range fresh {
 		freshIndexes[k] = f.indexes[i]
 	}
+	// The structure ends with the project's part (see below), which
+	// changes when other files do.
 	project := f.projectStructure()
 	sameStructure := prev != nil && prev.Path == f.Path && prev.Project == f.Project &&
 		!holdStructure(removed) && !holdStructure(freshIndexes) &&
@@ -128,7 +130,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 			loaderCalls = append(loaderCalls, facts.dataLoaders...)
 		}
 	}
-	f.carryOver(prev, fresh, removed, removedSegments)
+	f.carryOver(prev, freshIndexes, removed, removedSegments)
 	f.epoch, f.structureEpoch = bindingEpochs.Add(1), bindingEpochs.Add(1)
 	if f.carried.ok {
 		f.structureEpoch = prev.structureEpoch
@@ -1043,16 +1045,13 @@ func (f *File) SegmentAt(off int) *pyast.Segment {
 // lines, thousands), so each answer is judged without a map lookup where
 // it can be: its segment against the few segments removed, what it asked
 // against what changed by their signatures first (see askedSignature).
-func (f *File) carryOver(prev *File, fresh []int, removed []*segmentIndex, removedSegments []*pyast.Segment) {
+func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegments []*pyast.Segment) {
 	if prev == nil || prev.structure != f.structure {
 		return
 	}
 	// The indexes of the segments only one version has: a keystroke's
 	// few, where the versions have thousands.
-	only := [2][]*segmentIndex{removed, make([]*segmentIndex, len(fresh))}
-	for i, k := range fresh {
-		only[1][i] = f.indexes[k]
-	}
+	only := [2][]*segmentIndex{removed, fresh}
 	f.carried.ok = true
 	f.carried.families = prev.families.built.Load()
 	// The module's names whose bindings may differ: those bound to other

@@ -42,6 +42,7 @@ func main() {
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for one answer")
 	settle := flag.Duration("settle", 3*time.Second, "pause before each memory reading, for work the server does after answering")
 	noWorkspace := flag.Bool("no-workspace", false, "open the files without a workspace folder (rootUri null)")
+	keys := flag.String("keys", "", "write each key of the typing session to this file: its number, latency in ms and the text typed so far on its line (to find the slow keys)")
 	flag.Parse()
 
 	var paths []string
@@ -111,6 +112,9 @@ func main() {
 		cpu := s.cpu()
 		took, err := s.typeFunction(doc)
 		check(err)
+		if *keys != "" {
+			check(writeKeys(*keys, took))
+		}
 		rows = append(rows, row{name: "typing (per key)", samples: took, cpu: s.cpuSince(cpu)})
 	}
 	if *actions > 0 {
@@ -594,6 +598,22 @@ func (s *server) typeFunction(doc *document) ([]time.Duration, error) {
 		at += len(string(r))
 	}
 	return took, nil
+}
+
+// writeKeys writes the typing session's latencies a key a line, each with
+// the line of typedFunction as typed up to and including that key.
+func writeKeys(path string, took []time.Duration) error {
+	var b strings.Builder
+	line := ""
+	for i, r := range typedFunction {
+		if r == '\n' {
+			line = ""
+		} else {
+			line += string(r)
+		}
+		fmt.Fprintf(&b, "%d\t%.2f\t%q\n", i+1, ms(took[i]), line)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // codeActions asks for code actions at the cursor, without `only`, at the

@@ -66,6 +66,7 @@ var fragments = []string{
 	"loss", ".backward()", "losses.append(loss)\n", "total += loss\n", "torch.cuda.empty_cache()\n",
 	"for x in loader:\n    ", "with torch.no_grad():\n    ", "def f(self, i):\n    ", ".cuda()",
 	"class D(Dataset):\n    def __getitem__(self, i):\n        return x.cuda()\n", "model.eval()\n",
+	"device = torch.device(\"cuda\")\n", ".to(device)", "loader = DataLoader(D(), num_workers=2)\n",
 }
 
 // Random edit sequences applied as the server applies them (reparsing what

@@ -173,22 +173,10 @@ func findWorkerCode(f *semantic.File) []workerCode {
 	if f.Project != nil {
 		remote = f.Project.LoadersUsing(f.Path)
 	}
-	for _, c := range f.Classes {
-		if !f.IsDataset(c) {
-			continue
-		}
-		methods := []string{"__getitem__", "__getitems__"}
-		if f.IsIterableDataset(c) {
-			methods = append(methods, "__iter__")
-		}
-		for _, m := range methods {
-			fn := c.Methods[m]
-			if fn == nil {
-				continue
-			}
-			if moves := findDeviceMoves(f, fn); len(moves) > 0 {
-				out = append(out, workerCode{fn: fn, moves: moves, label: "`" + c.Name + "." + m + "`", loaders: f.LoadersOf(c), remote: remoteLoaders(remote, c.Node, c.Name)})
-			}
+	for _, m := range f.WorkerMethods() {
+		if moves := findDeviceMoves(f, m.Fn); len(moves) > 0 {
+			c := m.Class
+			out = append(out, workerCode{fn: m.Fn, moves: moves, label: "`" + c.Name + "." + m.Name + "`", loaders: f.LoadersOf(c), remote: remoteLoaders(remote, c.Node, c.Name)})
 		}
 	}
 	seen := map[*pyast.Node]int{} // collate functions listed, or -1: no moves

@@ -52,21 +52,31 @@ var DeviceBindings = NewFact("device-bindings", func(f *File) []*pyast.Node {
 	// the version the model was built from keeps that version's (see
 	// Reanalysed): the question is asked of every assigned call.
 	focus, reusable := f.Reanalysed()
-	var had map[*pyast.Segment][]*pyast.Node
-	if reusable && f.carried.devices != nil {
-		had = *f.carried.devices
+	var had *deviceBindings
+	if reusable {
+		had = f.carried.devices
 	}
 	f.carried.devices = nil // it holds segments this version may not have
-	found := make(map[*pyast.Segment][]*pyast.Node, len(f.indexes))
-	var out []*pyast.Node
+	if had != nil && !f.assignsInFocus(focus) {
+		// No segment that may answer otherwise assigns anything (a
+		// keystroke in a function body, most often): prev's answer,
+		// whole. The segments only prev had are in no focus: they must
+		// assign nothing either.
+		f.devices.Store(had)
+		return had.all
+	}
+	found := &deviceBindings{perSegment: map[*pyast.Segment][]*pyast.Node{}}
 	for i, ix := range f.indexes {
 		seg := f.Tree.Segments[i]
 		if len(ix.deviceCandidates) == 0 {
 			continue
 		}
-		devices, ok := had[seg]
-		if !ok || focus[seg] {
-			devices = nil
+		var devices []*pyast.Node
+		var ok bool
+		if had != nil && !focus[seg] {
+			devices, ok = had.perSegment[seg]
+		}
+		if !ok {
 			for _, a := range ix.deviceCandidates {
 				// Only torch.device(...) and torch.cuda.current_device()
 				// name devices; most assigned calls do not.
@@ -79,9 +89,28 @@ var DeviceBindings = NewFact("device-bindings", func(f *File) []*pyast.Node {
 				}
 			}
 		}
-		found[seg] = devices
-		out = append(out, devices...)
+		found.perSegment[seg] = devices
+		found.all = append(found.all, devices...)
 	}
-	f.devices.Store(&found)
-	return out
+	f.devices.Store(found)
+	return found.all
 })
+
+// deviceBindings is a version's answer of DeviceBindings: per segment
+// that has device candidates, and all of them in source order.
+type deviceBindings struct {
+	perSegment map[*pyast.Segment][]*pyast.Node
+	all        []*pyast.Node
+}
+
+// assignsInFocus reports whether a segment in focus, or one that only the
+// version the model was built from has, holds candidates of
+// DeviceBindings.
+func (f *File) assignsInFocus(focus Focus) bool {
+	for seg := range focus {
+		if ix := f.segments[seg]; ix != nil && len(ix.deviceCandidates) > 0 {
+			return true
+		}
+	}
+	return f.carried.removedDevices
+}

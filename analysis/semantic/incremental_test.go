@@ -28,11 +28,18 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		}
 		if i%9 == 0 {
 			fmt.Fprintf(&b, "\n\nclass C%d(torch.utils.data.Dataset):\n    def __len__(self):\n        return %d\n", i%4, i)
+			fmt.Fprintf(&b, "\n    def __getitem__(self, i):\n        return torch.zeros(%d)\n", i)
+		}
+		if i%6 == 0 {
+			fmt.Fprintf(&b, "\n\ndevice%d = torch.device(\"cuda\")\n", i%4)
 		}
 	}
 	snippets := []string{"def f3(a):\n    return a\n", "y = 2\n", "self.w = None\n", "v1 = f2(3)\n", "x", "\n", "(",
 		"import os\n", "from torch import nn as tnn\n", "class D(C1):\n    pass\n",
-		"L = DataLoader(C0(), num_workers=2)\n", "torch.set_grad_enabled(False)\n"}
+		"L = DataLoader(C0(), num_workers=2)\n", "torch.set_grad_enabled(False)\n",
+		"device1 = torch.device(\"cuda\")\n", "y = torch.device(\"cpu\")\n", "device2 = f1(0)\n",
+		"class E(torch.utils.data.IterableDataset):\n    def __iter__(self):\n        yield 1\n",
+		"    def __getitem__(self, i):\n        return i\n"}
 	rng := rand.New(rand.NewSource(7))
 	src := []byte(b.String())
 	tree, err := pyast.ParseForEditing(context.Background(), src)
@@ -41,6 +48,9 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 	}
 	prev := NewFile("p.py", src, tree)
 	prev.Bindings("y")
+	DeviceBindings.Of(prev)
+	prev.WorkerMethods()
+	reusedDevices := 0
 	for i := range 200 {
 		at := rng.Intn(len(src) + 1)
 		end := at
@@ -84,7 +94,67 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 			t.Fatalf("edit %d: the grad switches %v and loaders %v differ from a fresh model's %v and %v",
 				i, got.gradSwitches, loaderCallsOf(got), want.gradSwitches, loaderCallsOf(want))
 		}
+		// Asked of every version, as GPU001 does, so that each carries
+		// its answers to the next.
+		_, reusable := got.Reanalysed()
+		if reusable && got.carried.devices != nil && !got.assignsInFocus(got.carried.focus) {
+			reusedDevices++
+		}
+		if g, w := DeviceBindings.Of(got), DeviceBindings.Of(want); !reflect.DeepEqual(g, w) {
+			t.Fatalf("edit %d: the device bindings %v differ from a fresh model's %v", i, g, w)
+		}
+		workers := func(f *File) (out []string) {
+			for _, m := range f.WorkerMethods() {
+				out = append(out, fmt.Sprintf("%s.%s at %d (class at %d)", m.Class.Name, m.Name, m.Fn.Start(), m.Class.Node.Start()))
+			}
+			return out
+		}
+		if g, w := workers(got), workers(want); !reflect.DeepEqual(g, w) {
+			t.Fatalf("edit %d: the dataset worker methods %v differ from a fresh model's %v", i, g, w)
+		}
 		prev = got
+	}
+	if reusedDevices == 0 {
+		t.Error("no version took the device bindings of the one before whole: the test no longer tests that")
+	}
+}
+
+// DeviceBindings takes the last version's answer whole when no statement
+// the edit may have changed assigns anything, but not when the edit
+// removed a statement that bound a device.
+func TestDeviceBindingsGoWithTheirStatement(t *testing.T) {
+	b := newBuffer(t, `import torch
+
+device = torch.device("cuda")
+
+
+def f(x):
+    return x.to(device)
+
+
+def g(y):
+    return y + 1
+`+strings.Repeat("\n\ndef h(z):\n    return z\n", 6))
+	if got := DeviceBindings.Of(b.f); len(got) != 1 {
+		t.Fatalf("device bindings %v, want the one", got)
+	}
+	b.replace("y + 1", "y + 2") // assigns nothing: the answer is the last one
+	had := b.f.carried.devices
+	if got := DeviceBindings.Of(b.f); len(got) != 1 || b.f.devices.Load() != had {
+		t.Fatalf("after an edit elsewhere: device bindings %v, want the last version's", got)
+	}
+	b.replace("device = torch.device(\"cuda\")\n", "")
+	focus, reusable := b.f.Reanalysed()
+	if !reusable || !b.f.carried.removedDevices {
+		t.Fatal("the edit removed the binding's statement, and the model did not see it")
+	}
+	for seg := range focus {
+		if len(b.f.segments[seg].deviceCandidates) > 0 {
+			t.Fatalf("%q assigns: the test no longer tests a binding that is only removed", seg.Text())
+		}
+	}
+	if got := DeviceBindings.Of(b.f); len(got) != 0 {
+		t.Fatalf("after the binding was deleted: device bindings %v, want none", got)
 	}
 }
 

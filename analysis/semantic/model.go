@@ -126,7 +126,10 @@ type File struct {
 		focus    Focus
 		reusable bool
 		// The DeviceBindings per segment of that version, if it found them.
-		devices *map[*pyast.Segment][]*pyast.Node
+		devices *deviceBindings
+		// removedDevices: a segment only that version has holds
+		// candidates of DeviceBindings.
+		removedDevices bool
 		// For Bindings to patch that version's map: the map, if it made
 		// one, the segments only it has, and the fresh ones of f.
 		bindings *map[string][]*pyast.Node
@@ -136,8 +139,11 @@ type File struct {
 		removed  []*segmentIndex
 		fresh    []int
 	}
+	// workerMethods are the answer of WorkerMethods, once found; prev's
+	// when the version shares its classes (see NewModelFrom).
+	workerMethods atomic.Pointer[[]WorkerMethod]
 	// devices are this version's DeviceBindings per segment, once found.
-	devices atomic.Pointer[map[*pyast.Segment][]*pyast.Node]
+	devices atomic.Pointer[deviceBindings]
 	// Declared facts, by *Fact (see Fact).
 	facts        sync.Map
 	gradSwitches []*pyast.Node // torch.set_grad_enabled(...) statements
@@ -1025,6 +1031,44 @@ func (f *File) classOfInstance(e *pyast.Node, depth int) *Class {
 		}
 	}
 	return nil
+}
+
+// WorkerMethod is a method of a dataset class that a DataLoader's worker
+// processes call: __getitem__ or __getitems__ of a Dataset, __iter__ of an
+// IterableDataset.
+type WorkerMethod struct {
+	Class *Class
+	Name  string
+	Fn    *pyast.Node // function_definition
+}
+
+// WorkerMethods returns the worker methods of the file's dataset classes,
+// in source order. They follow from the classes and what they derive
+// from: a version whose edit left the file's structure alone shares the
+// answer with the one before (a large file has hundreds of datasets among
+// a thousand classes, and this is asked on every version).
+func (f *File) WorkerMethods() []WorkerMethod {
+	if had := f.workerMethods.Load(); had != nil {
+		return *had
+	}
+	var out []WorkerMethod
+	for _, c := range f.Classes {
+		if !f.IsDataset(c) {
+			continue
+		}
+		names := []string{"__getitem__", "__getitems__"}
+		if f.IsIterableDataset(c) {
+			names = append(names, "__iter__")
+		}
+		for _, name := range names {
+			if fn := c.Methods[name]; fn != nil {
+				out = append(out, WorkerMethod{Class: c, Name: name, Fn: fn})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b WorkerMethod) int { return a.Fn.Start() - b.Fn.Start() })
+	f.workerMethods.Store(&out)
+	return out
 }
 
 // LoadersOf returns the DataLoaders built over instances of class c.

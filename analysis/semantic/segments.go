@@ -90,6 +90,8 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		prev.structure[strings.LastIndexByte(prev.structure, 0)+1:] == project
 	if sameStructure {
 		f.Imports, f.Classes, f.structure = prev.Imports, prev.Classes, prev.structure
+		// The same classes, deriving from the same bases.
+		f.workerMethods.Store(prev.workerMethods.Load())
 	} else {
 		var structure strings.Builder
 		for _, ix := range f.indexes {
@@ -143,6 +145,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh)
 		if f.carried.reusable {
 			f.carried.devices = prev.devices.Load()
+			f.carried.removedDevices = slices.ContainsFunc(removed, func(ix *segmentIndex) bool { return len(ix.deviceCandidates) > 0 })
 		}
 	}
 	return f

@@ -50,67 +50,59 @@ type factValue struct {
 var DeviceBindings = NewFact("device-bindings", func(f *File) []*pyast.Node {
 	// Found per segment; a segment whose answers cannot have changed since
 	// the version the model was built from keeps that version's (see
-	// Reanalysed): the question is asked of every assigned call.
+	// Reanalysed): the question is asked of every assigned call. (Nothing
+	// is hashed per segment: at 50,000 lines thousands of segments assign
+	// something, and this is asked on every version.)
 	focus, reusable := f.Reanalysed()
 	var had *deviceBindings
 	if reusable {
 		had = f.carried.devices
 	}
 	f.carried.devices = nil // it holds segments this version may not have
-	if had != nil && !f.assignsInFocus(focus) {
-		// No segment that may answer otherwise assigns anything (a
-		// keystroke in a function body, most often): prev's answer,
-		// whole. The segments only prev had are in no focus: they must
-		// assign nothing either.
-		f.devices.Store(had)
-		return had.all
-	}
-	found := &deviceBindings{perSegment: map[*pyast.Segment][]*pyast.Node{}}
+	segments := f.Tree.Segments
+	found := &deviceBindings{segments: segments, perSegment: make([][]*pyast.Node, len(segments))}
+	j := 0 // had's segment at or after the current one's offset
 	for i, ix := range f.indexes {
-		seg := f.Tree.Segments[i]
 		if len(ix.deviceCandidates) == 0 {
 			continue
 		}
-		var devices []*pyast.Node
-		var ok bool
-		if had != nil && !focus[seg] {
-			devices, ok = had.perSegment[seg]
-		}
-		if !ok {
-			for _, a := range ix.deviceCandidates {
-				// Only torch.device(...) and torch.cuda.current_device()
-				// name devices; most assigned calls do not.
-				right := a.Child("right")
-				if right.Is("call") && !f.mayCall(right, "device", "current_device") {
-					continue
-				}
-				if f.IsDeviceExpr(right) {
-					devices = append(devices, a)
-				}
+		seg := segments[i]
+		if had != nil {
+			// Segments keep their offsets across versions (see pyast.Tree):
+			// had's are found by walking both in order.
+			for j < len(had.segments) && had.segments[j].Base < seg.Base {
+				j++
+			}
+			if j < len(had.segments) && had.segments[j] == seg && !focus[seg] {
+				found.perSegment[i] = had.perSegment[j]
+				found.all = append(found.all, found.perSegment[i]...)
+				continue
 			}
 		}
-		found.perSegment[seg] = devices
+		var devices []*pyast.Node
+		for _, a := range ix.deviceCandidates {
+			// Only torch.device(...) and torch.cuda.current_device()
+			// name devices; most assigned calls do not.
+			right := a.Child("right")
+			if right.Is("call") && !f.mayCall(right, "device", "current_device") {
+				continue
+			}
+			if f.IsDeviceExpr(right) {
+				devices = append(devices, a)
+			}
+		}
+		found.perSegment[i] = devices
 		found.all = append(found.all, devices...)
 	}
 	f.devices.Store(found)
 	return found.all
 })
 
-// deviceBindings is a version's answer of DeviceBindings: per segment
-// that has device candidates, and all of them in source order.
+// deviceBindings is a version's answer of DeviceBindings: per segment of
+// its tree (nil for those without candidates), and all of them in source
+// order.
 type deviceBindings struct {
-	perSegment map[*pyast.Segment][]*pyast.Node
+	segments   []*pyast.Segment
+	perSegment [][]*pyast.Node
 	all        []*pyast.Node
-}
-
-// assignsInFocus reports whether a segment in focus, or one that only the
-// version the model was built from has, holds candidates of
-// DeviceBindings.
-func (f *File) assignsInFocus(focus Focus) bool {
-	for seg := range focus {
-		if ix := f.segments[seg]; ix != nil && len(ix.deviceCandidates) > 0 {
-			return true
-		}
-	}
-	return f.carried.removedDevices
 }

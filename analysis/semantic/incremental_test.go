@@ -96,8 +96,7 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		}
 		// Asked of every version, as GPU001 does, so that each carries
 		// its answers to the next.
-		_, reusable := got.Reanalysed()
-		if reusable && got.carried.devices != nil && !got.assignsInFocus(got.carried.focus) {
+		if _, reusable := got.Reanalysed(); reusable && got.carried.devices != nil {
 			reusedDevices++
 		}
 		if g, w := DeviceBindings.Of(got), DeviceBindings.Of(want); !reflect.DeepEqual(g, w) {
@@ -115,13 +114,12 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		prev = got
 	}
 	if reusedDevices == 0 {
-		t.Error("no version took the device bindings of the one before whole: the test no longer tests that")
+		t.Error("no version started from the device bindings of the one before: the test no longer tests that")
 	}
 }
 
-// DeviceBindings takes the last version's answer whole when no statement
-// the edit may have changed assigns anything, but not when the edit
-// removed a statement that bound a device.
+// DeviceBindings keeps the last version's answer for each statement the
+// edit cannot have changed, and drops those of the statements it removed.
 func TestDeviceBindingsGoWithTheirStatement(t *testing.T) {
 	b := newBuffer(t, `import torch
 
@@ -133,28 +131,49 @@ def f(x):
 
 
 def g(y):
-    return y + 1
+    z = y + 1
+    return z
 `+strings.Repeat("\n\ndef h(z):\n    return z\n", 6))
-	if got := DeviceBindings.Of(b.f); len(got) != 1 {
-		t.Fatalf("device bindings %v, want the one", got)
+	first := DeviceBindings.Of(b.f)
+	if len(first) != 1 {
+		t.Fatalf("device bindings %v, want the one", first)
 	}
-	b.replace("y + 1", "y + 2") // assigns nothing: the answer is the last one
-	had := b.f.carried.devices
-	if got := DeviceBindings.Of(b.f); len(got) != 1 || b.f.devices.Load() != had {
-		t.Fatalf("after an edit elsewhere: device bindings %v, want the last version's", got)
+	found := func() (out []*[]*pyast.Node) { // the segments' answers that found one
+		for i, devices := range b.f.devices.Load().perSegment {
+			if len(devices) > 0 {
+				out = append(out, &b.f.devices.Load().perSegment[i])
+			}
+		}
+		return out
+	}
+	had := *found()[0]
+	b.replace("y + 1", "y + 2") // g assigns, and is analysed again
+	if got := DeviceBindings.Of(b.f); len(got) != 1 || got[0] != first[0] {
+		t.Fatalf("after an edit elsewhere: device bindings %v, want the last version's %v", got, first)
+	}
+	if now := found(); len(now) != 1 || &(*now[0])[0] != &had[0] {
+		t.Fatal("the binding's statement was looked at again, not kept")
 	}
 	b.replace("device = torch.device(\"cuda\")\n", "")
-	focus, reusable := b.f.Reanalysed()
-	if !reusable || !b.f.carried.removedDevices {
-		t.Fatal("the edit removed the binding's statement, and the model did not see it")
-	}
-	for seg := range focus {
-		if len(b.f.segments[seg].deviceCandidates) > 0 {
-			t.Fatalf("%q assigns: the test no longer tests a binding that is only removed", seg.Text())
-		}
+	if _, reusable := b.f.Reanalysed(); !reusable {
+		t.Fatal("the edit left nothing to reuse: the test no longer tests a removed statement")
 	}
 	if got := DeviceBindings.Of(b.f); len(got) != 0 {
 		t.Fatalf("after the binding was deleted: device bindings %v, want none", got)
+	}
+
+	// A statement the edit left alone is looked at again when what it
+	// reads changed.
+	b = newBuffer(t, "import torch\n\nkind = \"cuda\"\n\n\ngpu = torch.device(kind)\n"+strings.Repeat("\n\ndef h(z):\n    return z\n", 6))
+	if got := DeviceBindings.Of(b.f); len(got) != 2 {
+		t.Fatalf("device bindings %v, want kind and gpu", got)
+	}
+	b.replace(`kind = "cuda"`, `kind = "cpu"`)
+	if _, reusable := b.f.Reanalysed(); !reusable {
+		t.Fatal("the edit left nothing to reuse: the test no longer tests a statement that reads another")
+	}
+	if got := DeviceBindings.Of(b.f); len(got) != 0 {
+		t.Fatalf("with kind = \"cpu\": device bindings %v, want none", got)
 	}
 }
 

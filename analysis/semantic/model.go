@@ -127,9 +127,6 @@ type File struct {
 		reusable bool
 		// The DeviceBindings per segment of that version, if it found them.
 		devices *deviceBindings
-		// removedDevices: a segment only that version has holds
-		// candidates of DeviceBindings.
-		removedDevices bool
 		// For Bindings to patch that version's map: the map, if it made
 		// one, the segments only it has, and the fresh ones of f.
 		bindings *map[string][]*pyast.Node

@@ -145,7 +145,6 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh)
 		if f.carried.reusable {
 			f.carried.devices = prev.devices.Load()
-			f.carried.removedDevices = slices.ContainsFunc(removed, func(ix *segmentIndex) bool { return len(ix.deviceCandidates) > 0 })
 		}
 	}
 	return f

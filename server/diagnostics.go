@@ -67,7 +67,7 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 		return
 	}
 	doc := snap.lspDocument()
-	s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{
+	s.publishDiagnostics(protocol.PublishDiagnosticsParams{
 		URI:         doc.URI,
 		Version:     uint32(snap.version),
 		Diagnostics: doc.Diagnostics(res, s.opts.Rules, s.client.TextDocument.PublishDiagnostics.RelatedInformation),

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/workspace"
@@ -344,6 +345,14 @@ func (s *Server) notify(method string, params any) {
 	}
 	if err != nil {
 		s.log.Printf("sending %s: %v", method, err)
+	}
+}
+
+// publishDiagnostics sends a textDocument/publishDiagnostics notification,
+// encoded without reflection (see encode.go).
+func (s *Server) publishDiagnostics(params protocol.PublishDiagnosticsParams) {
+	if _, err := s.stream.writeRaw(appendPublishDiagnostics(nil, params)); err != nil {
+		s.log.Printf("sending textDocument/publishDiagnostics: %v", err)
 	}
 }
 

@@ -296,7 +296,7 @@ func (s *Server) closeDocument(uri string) {
 	}
 	if !s.pullMode() {
 		// Clearing is an empty array, never null.
-		s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{
+		s.publishDiagnostics(protocol.PublishDiagnosticsParams{
 			URI: protocol.DocumentURI(d.uri), Diagnostics: []protocol.Diagnostic{},
 		})
 	}

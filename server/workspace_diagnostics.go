@@ -45,7 +45,7 @@ func (s *Server) workspaceDiagnostics() {
 	}
 	if !s.editor.workspaceMode {
 		for u := range s.closed.published {
-			s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{URI: protocol.DocumentURI(u), Diagnostics: []protocol.Diagnostic{}})
+			s.publishDiagnostics(protocol.PublishDiagnosticsParams{URI: protocol.DocumentURI(u), Diagnostics: []protocol.Diagnostic{}})
 		}
 		s.closed.results, s.closed.published = nil, nil
 		return
@@ -79,7 +79,7 @@ func (s *Server) workspaceDiagnostics() {
 		for u, shown := range s.closed.published {
 			if shown && !listed[u] && ctx.Err() == nil {
 				s.closed.published[u] = false
-				s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{URI: protocol.DocumentURI(u), Diagnostics: []protocol.Diagnostic{}})
+				s.publishDiagnostics(protocol.PublishDiagnosticsParams{URI: protocol.DocumentURI(u), Diagnostics: []protocol.Diagnostic{}})
 			}
 		}
 	}()
@@ -106,7 +106,7 @@ func (s *Server) publishClosed(ctx context.Context, path string) {
 		s.closed.published = map[string]bool{}
 	}
 	s.closed.published[u] = len(diags) > 0
-	s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{URI: protocol.DocumentURI(u), Diagnostics: diags})
+	s.publishDiagnostics(protocol.PublishDiagnosticsParams{URI: protocol.DocumentURI(u), Diagnostics: diags})
 }
 
 // closedDocument is a closed file's analysis as codeactions sees it.

@@ -1,0 +1,230 @@
+package server
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/vramlint/vramlint/codeactions"
+)
+
+// The diagnostics of a large file are sent on every keystroke: 227 of
+// them at 50,000 lines, with their related locations and fixes, about
+// 100 KB of JSON. encoding/json took half a millisecond a version for it,
+// mostly finding its way through the types by reflection. These append
+// the same bytes as json.Marshal for the shapes the server sends, and
+// leave any other shape to json.Marshal (TestEncodingMatchesEncodingJSON).
+
+// appendPublishDiagnostics appends the JSON-RPC notification that
+// publishes params.
+func appendPublishDiagnostics(b []byte, params protocol.PublishDiagnosticsParams) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":`...)
+	b = appendString(b, string(params.URI))
+	if params.Version != 0 {
+		b = append(b, `,"version":`...)
+		b = strconv.AppendUint(b, uint64(params.Version), 10)
+	}
+	b = append(b, `,"diagnostics":`...)
+	if params.Diagnostics == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, d := range params.Diagnostics {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendDiagnostic(b, d)
+		}
+		b = append(b, ']')
+	}
+	return append(b, "}}"...)
+}
+
+// appendDiagnostic appends d as json.Marshal writes it.
+func appendDiagnostic(b []byte, d protocol.Diagnostic) []byte {
+	code, codeIsString := d.Code.(string)
+	data, dataIsFixes := d.Data.(codeactions.FixData)
+	if !integral(float64(d.Severity)) || d.Code != nil && !codeIsString || d.Data != nil && !dataIsFixes || len(d.Tags) > 0 {
+		return appendMarshalled(b, d)
+	}
+	b = append(b, `{"range":`...)
+	b = appendRange(b, d.Range)
+	if d.Severity != 0 {
+		b = append(b, `,"severity":`...)
+		b = strconv.AppendInt(b, int64(d.Severity), 10)
+	}
+	if d.Code != nil {
+		b = append(b, `,"code":`...)
+		b = appendString(b, code)
+	}
+	if d.CodeDescription != nil {
+		b = append(b, `,"codeDescription":{"href":`...)
+		b = appendString(b, string(d.CodeDescription.Href))
+		b = append(b, '}')
+	}
+	if d.Source != "" {
+		b = append(b, `,"source":`...)
+		b = appendString(b, d.Source)
+	}
+	b = append(b, `,"message":`...)
+	b = appendString(b, d.Message)
+	if len(d.RelatedInformation) > 0 {
+		b = append(b, `,"relatedInformation":[`...)
+		for i, r := range d.RelatedInformation {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"location":{"uri":`...)
+			b = appendString(b, string(r.Location.URI))
+			b = append(b, `,"range":`...)
+			b = appendRange(b, r.Location.Range)
+			b = append(b, `},"message":`...)
+			b = appendString(b, r.Message)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if d.Data != nil {
+		b = append(b, `,"data":`...)
+		b = appendFixData(b, data)
+	}
+	return append(b, '}')
+}
+
+func appendFixData(b []byte, data codeactions.FixData) []byte {
+	b = append(b, `{"version":`...)
+	b = strconv.AppendInt(b, int64(data.Version), 10)
+	b = append(b, `,"fixes":`...)
+	if data.Fixes == nil {
+		return append(b, "null}"...)
+	}
+	b = append(b, '[')
+	for i, f := range data.Fixes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"title":`...)
+		b = appendString(b, f.Title)
+		b = append(b, `,"safety":`...)
+		b = appendString(b, f.Safety)
+		b = append(b, `,"edits":`...)
+		if f.Edits == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for j, e := range f.Edits {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"range":`...)
+				b = appendRange(b, e.Range)
+				b = append(b, `,"newText":`...)
+				b = appendString(b, e.NewText)
+				b = append(b, '}')
+			}
+			b = append(b, ']')
+		}
+		if len(f.AlsoEdits) > 0 {
+			b = append(b, `,"alsoEdits":[`...)
+			for j, path := range f.AlsoEdits {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendString(b, path)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
+}
+
+func appendRange(b []byte, r protocol.Range) []byte {
+	b = append(b, `{"start":`...)
+	b = appendPosition(b, r.Start)
+	b = append(b, `,"end":`...)
+	b = appendPosition(b, r.End)
+	return append(b, '}')
+}
+
+func appendPosition(b []byte, p protocol.Position) []byte {
+	b = append(b, `{"line":`...)
+	b = strconv.AppendUint(b, uint64(p.Line), 10)
+	b = append(b, `,"character":`...)
+	b = strconv.AppendUint(b, uint64(p.Character), 10)
+	return append(b, '}')
+}
+
+// integral reports whether json.Marshal writes v as an integer, as
+// AppendInt would.
+func integral(v float64) bool {
+	return v == math.Trunc(v) && math.Abs(v) < 1e15
+}
+
+// appendMarshalled appends json.Marshal's encoding of v ("null" should it
+// fail, which a diagnostic cannot).
+func appendMarshalled(b []byte, v any) []byte {
+	out, err := json.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, out...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string, escaped as json.Marshal escapes
+// it: quotes, backslashes and control characters; <, > and & (for HTML);
+// U+2028 and U+2029 (for JavaScript); invalid UTF-8 as U+FFFD.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

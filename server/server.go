@@ -349,12 +349,25 @@ func (s *Server) notify(method string, params any) {
 }
 
 // publishDiagnostics sends a textDocument/publishDiagnostics notification,
-// encoded without reflection (see encode.go).
+// encoded without reflection (see encode.go) into a buffer of the last
+// ones': a large file's are 100 KB or more on every keystroke.
 func (s *Server) publishDiagnostics(params protocol.PublishDiagnosticsParams) {
-	if _, err := s.stream.writeRaw(appendPublishDiagnostics(nil, params)); err != nil {
+	buf := encodeBuffers.Get().(*[]byte)
+	*buf = appendPublishDiagnostics((*buf)[:0], params)
+	if _, err := s.stream.writeRaw(*buf); err != nil {
 		s.log.Printf("sending textDocument/publishDiagnostics: %v", err)
 	}
+	if cap(*buf) <= maxEncodeBuffer {
+		encodeBuffers.Put(buf)
+	}
 }
+
+// encodeBuffers hold the bytes of notifications once sent (writeRaw keeps
+// none of them).
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxEncodeBuffer is the largest buffer encodeBuffers keeps.
+const maxEncodeBuffer = 8 << 20
 
 // Message types of window/logMessage and window/showMessage.
 const (

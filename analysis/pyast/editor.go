@@ -48,8 +48,20 @@ func (e *Editor) Text() []byte { return e.src }
 func (e *Editor) Replace(start, end int, text string) {
 	start = min(max(start, 0), len(e.src))
 	end = min(max(end, start), len(e.src))
-	next := make([]byte, 0, len(e.src)-(end-start)+len(text))
+	n := len(e.src) - (end - start) + len(text)
+	var spares *spareTexts
+	if e.prev != nil {
+		spares = e.prev.spares
+	}
+	// The source of a version nothing reads any more, when there is one
+	// (see spare.go); new ones have room for a few KB of typing, so that
+	// they fit the versions after them.
+	next := spares.takeSource(n)
+	if next == nil {
+		next = make([]byte, 0, n+n/256)
+	}
 	next = append(append(append(next, e.src[:start]...), text...), e.src[end:]...)
+	spares.watchSource(next)
 	e.src = next
 	e.widen(start, end, len(text))
 }

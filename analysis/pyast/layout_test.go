@@ -460,6 +460,55 @@ func TestSpareTextsAreReusedOnlyWhenUnreachable(t *testing.T) {
 	}
 }
 
+// A version's source is written into the source of an earlier version
+// that nothing reaches any more (see spare.go): each version's source is
+// the text as edited, and a source something still holds is never written
+// over.
+func TestSpareSourcesAreReusedOnlyWhenUnreachable(t *testing.T) {
+	ReleaseMemory()                                    // no spares of other tests
+	src := []byte(strings.Repeat(threeFunctions, 600)) // 100 KB: large enough to be kept
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []byte // the source of one of the first versions, held to the end
+	var heldWas string
+	want := string(src) // the text, edited apart from the editor
+	took := tookSpareSource.Load()
+	rng := rand.New(rand.NewSource(5))
+	for i := range 60 {
+		at := rng.Intn(len(src))
+		text := []string{"x", "\n", "", "(", ")", "yy"}[i%6]
+		end := min(len(src), at+rng.Intn(3))
+		tree, src = edit(t, tree, src, at, end, text)
+		want = want[:at] + text + want[end:]
+		if string(src) != want {
+			t.Fatalf("version %d: the source differs from the text as edited", i)
+		}
+		if i == 2 {
+			held, heldWas = src, string(src)
+		}
+		if i%3 == 0 {
+			runtime.GC() // the unreachable versions' sources become spares
+			runtime.Gosched()
+		}
+	}
+	if n := tookSpareSource.Load() - took; n < 20 {
+		t.Errorf("%d of 60 sources were written into a spare", n)
+	}
+	if string(held) != heldWas {
+		t.Fatal("a source still held was written over")
+	}
+	checkLayout(t, tree, src)
+	ReleaseMemory()
+	runtime.GC()
+	tree.spares.mu.Lock()
+	defer tree.spares.mu.Unlock()
+	if len(tree.spares.sources) != 0 {
+		t.Errorf("%d spare sources are kept after ReleaseMemory", len(tree.spares.sources))
+	}
+}
+
 // The spare texts of every buffer together stay within one budget
 // (maxSpareBytes), however many buffers are edited.
 func TestSpareTextsOfAllBuffersShareOneBudget(t *testing.T) {

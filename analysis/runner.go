@@ -149,6 +149,32 @@ func CheckSource(src []byte) error {
 	return nil
 }
 
+// CheckEdited is CheckSource for src, a source passed CheckSource but for
+// the bytes [lo, hi) an edit wrote: only those, and the characters they
+// touch, are looked at (a keystroke in a 2 MB buffer looked at all of it).
+func CheckEdited(src []byte, lo, hi int) error {
+	lo, hi = max(0, min(lo, len(src))), max(0, min(hi, len(src)))
+	if len(src) > MaxFileSize || hi < lo {
+		return CheckSource(src)
+	}
+	// Out to the characters the edit's ends fall in: the one holding the
+	// byte before lo (the edit may have cut it), and the one at hi. What
+	// lies before from and from to on is a source that passed, cut between
+	// characters.
+	from, to := max(0, lo-1), hi
+	for from > 0 && from > lo-1-utf8.UTFMax && !utf8.RuneStart(src[from]) {
+		from--
+	}
+	for to < len(src) && to < hi+utf8.UTFMax && !utf8.RuneStart(src[to]) {
+		to++
+	}
+	if from < len(src) && !utf8.RuneStart(src[from]) || to < len(src) && !utf8.RuneStart(src[to]) ||
+		bytes.IndexByte(src[from:to], 0) >= 0 || !utf8.Valid(src[from:to]) {
+		return CheckSource(src) // says what is wrong, and where
+	}
+	return nil
+}
+
 // Result is the outcome of analysing one file.
 type Result struct {
 	file *semantic.File

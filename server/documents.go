@@ -138,9 +138,14 @@ var snapshotSerial atomic.Uint64
 
 // parse parses the editor's text, src, incrementally where it can.
 // Sources vramlint does not analyse, and large ones analysed on save, get
-// no tree.
-func parse(ed *pyast.Editor, src []byte, onSave bool) (tree *pyast.Tree, skip error) {
-	if err := analysis.CheckSource(src); err != nil {
+// no tree. checked says that the text the editor started from passed
+// analysis.CheckSource: only what the changes wrote is checked.
+func parse(ed *pyast.Editor, src []byte, onSave, checked bool) (tree *pyast.Tree, skip error) {
+	check := analysis.CheckSource
+	if lo, hi, changed := ed.Changed(); checked && changed {
+		check = func(src []byte) error { return analysis.CheckEdited(src, lo, hi) }
+	}
+	if err := check(src); err != nil {
 		return nil, err
 	}
 	if onSave {

@@ -53,7 +53,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	if ix != nil && d.path != "" && !onSave {
 		ix.Opening(d.path)
 	}
-	tree, skip := parse(pyast.NewEditor(nil, src), src, onSave)
+	tree, skip := parse(pyast.NewEditor(nil, src), src, onSave, false)
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 		if ix != nil && d.path != "" && !onSave {
@@ -179,7 +179,8 @@ func (s *Server) didChange(params json.RawMessage) error {
 	if !onSave && d.snap.onSave {
 		ed = pyast.NewEditor(nil, src) // small enough again: a fresh parse
 	}
-	tree, skip := parse(ed, src, onSave)
+	// The last version's text was checked if it was taken for analysis.
+	tree, skip := parse(ed, src, onSave, d.snap.skip == nil)
 	if skip != nil && d.snap.skip == nil {
 		s.tell(messageWarning, "%s is no longer analysed: %v", d.uri, skip)
 	}

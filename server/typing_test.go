@@ -323,3 +323,37 @@ func TestTypingInsideALargeClassKeepsDiagnosticsExact(t *testing.T) {
 	}
 	t.Logf("%d diagnostics over 30 checks", seen)
 }
+
+// A NUL typed into a buffer stops its analysis, and deleting it again
+// resumes it: only the bytes an edit wrote are checked while the text
+// before it passed (analysis.CheckEdited), and the whole text after one
+// that did not.
+func TestATypedNULStopsTheAnalysisUntilItIsGone(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///nul.py"
+	c.open(uri, leakyDataset)
+	want := c.diagnostics(uri, 1)
+	if len(want) == 0 {
+		t.Fatal("the dataset should have findings")
+	}
+	enc := analysis.UTF16
+	at := clientPosition(c.texts[uri], strings.Index(c.texts[uri], "class"), enc)
+	v := c.change(uri, enc, lspTextEdit{Range: lspRange{at, at}, NewText: "x\x00"})
+	c.await("the text called binary", func(m message) bool {
+		return m.Method == "window/logMessage" && bytes.Contains(m.Params, []byte("no longer analysed")) && bytes.Contains(m.Params, []byte("NUL byte"))
+	})
+	if got := c.diagnostics(uri, v); len(got) != 0 {
+		t.Fatalf("a binary text has %d diagnostics", len(got))
+	}
+	v = c.change(uri, enc, lspTextEdit{Range: lspRange{at, clientPosition(c.texts[uri], strings.Index(c.texts[uri], "class"), enc)}, NewText: ""})
+	found := func(ds []lspDiagnostic) (out []string) { // the data names the version
+		for _, d := range ds {
+			out = append(out, fmt.Sprintf("%s %v %s", d.Code, d.Range, d.Message))
+		}
+		return out
+	}
+	if got := c.diagnostics(uri, v); !reflect.DeepEqual(found(got), found(want)) {
+		t.Fatalf("with the NUL deleted: %v\nwant %v", found(got), found(want))
+	}
+}

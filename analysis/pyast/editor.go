@@ -39,6 +39,10 @@ func sameText(a, b []byte) bool {
 	return len(a) == 0 || &a[0] == &b[0] || bytes.Equal(a, b)
 }
 
+// Changed returns the bytes [lo, hi) of Text that hold everything the
+// changes so far wrote or joined; ok is false before a change.
+func (e *Editor) Changed() (lo, hi int, ok bool) { return e.lo, e.hi, e.changed }
+
 // Text is the text after the changes so far.
 func (e *Editor) Text() []byte { return e.src }
 

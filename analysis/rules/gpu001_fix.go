@@ -31,7 +31,15 @@ func deviceMoveFix(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, mo
 			Applicability: analysis.DisplayOnly,
 		}
 	}
-	shape := movedShape(f, wc.fn, moves)
+	var shape *batchShape
+	if len(moves) == len(wc.moves) {
+		// All of the function's moves (none under `# noqa`): the shape
+		// follows from its code and what names are bound to, as the moves
+		// do, and the versions of a buffer share it.
+		shape = semantic.Remember(f, "GPU001 shape", wc.fn, func() *batchShape { return movedShape(f, wc.fn, moves) })
+	} else {
+		shape = movedShape(f, wc.fn, moves)
+	}
 	if shape == nil {
 		return displayOnly("the fix cannot tell which parts of a sample were moved")
 	}
@@ -288,7 +296,9 @@ func movedShape(f *semantic.File, fn *pyast.Node, moves []deviceMove) *batchShap
 					return nil
 				}
 				if carries(pair.Child("value")) {
-					s.keys = append(s.keys, f.Text(key))
+					// A copy: the shape outlives this version's text (see
+					// deviceMoveFix).
+					s.keys = append(s.keys, strings.Clone(f.Text(key)))
 				}
 			}
 		default:

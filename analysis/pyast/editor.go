@@ -60,15 +60,22 @@ func (e *Editor) Replace(start, end int, text string) {
 	// The source of a version nothing reads any more, when there is one
 	// (see spare.go); new ones have room for a few KB of typing, so that
 	// they fit the versions after them.
-	next := spares.takeSource(n)
-	if next == nil {
-		next = make([]byte, 0, n+n/256)
+	var next []byte
+	if spare := spares.takeSource(n); spare != nil {
+		next = append(append(append(spare, e.src[:start]...), text...), e.src[end:]...)
+	} else {
+		// bytes.Join does not clear what it is about to write (make does:
+		// a second pass over 2 MB).
+		room := zeros[:min(n/256, len(zeros))]
+		next = bytes.Join([][]byte{e.src[:start], []byte(text), e.src[end:], room}, nil)[:n]
 	}
-	next = append(append(append(next, e.src[:start]...), text...), e.src[end:]...)
 	spares.watchSource(next)
 	e.src = next
 	e.widen(start, end, len(text))
 }
+
+// zeros are the room new sources get past their end (see Replace).
+var zeros [64 << 10]byte
 
 // widen takes the replacement of [start, end) by n bytes into the changed
 // range.

@@ -28,11 +28,8 @@ type codeSet map[string]bool
 
 func parseSuppressions(f *semantic.File) *suppressions {
 	s := &suppressions{fileCodes: map[string]bool{}, lines: map[int]codeSet{}}
-	for _, c := range f.Comments() {
+	for _, c := range f.NoqaComments() { // most comments need no regular expression
 		text := f.Text(c)
-		if !mentionsNoqa(text) {
-			continue // most comments: no regular expression for them
-		}
 		if m := fileNoqa.FindStringSubmatch(text); m != nil {
 			if m[1] == "" {
 				s.fileAll = true
@@ -64,18 +61,6 @@ func parseSuppressions(f *semantic.File) *suppressions {
 		}
 	}
 	return s
-}
-
-// mentionsNoqa reports whether text holds "noqa" in any case, as both
-// suppression patterns do. Every version of a buffer reads every comment
-// (hundreds in a large file); this is all most of them need.
-func mentionsNoqa(text string) bool {
-	for i := 0; i+4 <= len(text); i++ {
-		if (text[i]|0x20) == 'n' && strings.EqualFold(text[i:i+4], "noqa") {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *suppressions) file(code string) bool { return s.fileAll || s.fileCodes[code] }

@@ -322,6 +322,28 @@ func (f *File) Comments() []*pyast.Node {
 	return f.comments.all
 }
 
+// NoqaComments returns the file's comments that mention "noqa" in any
+// case, in source order: the only ones that can suppress a finding, which
+// every version reads, where a large file has thousands of comments.
+func (f *File) NoqaComments() []*pyast.Node {
+	var out []*pyast.Node
+	for _, ix := range f.indexes {
+		out = append(out, ix.noqaComments...)
+	}
+	return out
+}
+
+// MentionsNoqa reports whether text holds "noqa" in any case, as every
+// suppression comment does.
+func MentionsNoqa(text string) bool {
+	for i := 0; i+4 <= len(text); i++ {
+		if (text[i]|0x20) == 'n' && strings.EqualFold(text[i:i+4], "noqa") {
+			return true
+		}
+	}
+	return false
+}
+
 // indexAll joins the segments' indexes into the file's, once.
 func (f *File) indexAll() {
 	f.all.Do(func() {

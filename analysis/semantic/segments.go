@@ -333,6 +333,7 @@ func (f *File) byName(had map[string][]*pyast.Node, fresh []int, removed []*segm
 // segment alone, so versions that share the segment share it.
 type segmentIndex struct {
 	calls, loops, assignments, comments []*pyast.Node
+	noqaComments                        []*pyast.Node // see NoqaComments
 	definitions                         []*pyast.Node // imports and functions
 	imports                             []*pyast.Node // import and from-import statements
 	functions                           []namedNode   // function definitions, any nesting
@@ -461,6 +462,9 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				}
 			case "comment":
 				ix.comments = append(ix.comments, n)
+				if MentionsNoqa(n.Text(tree.Src)) {
+					ix.noqaComments = append(ix.noqaComments, n)
+				}
 			case "block":
 				if ix.indent != -1 && n.FirstChild() != nil && n.Parent != nil {
 					inner, outer := indentAt(tree.Src, n.FirstChild().Start()), indentAt(tree.Src, n.Parent.Start())

@@ -577,6 +577,7 @@ func (t *Tree) fill(size int, prev *Tree) []byte {
 		copy(out[at+pad:], s.text[s.padAt:])
 	}
 	t.spares.watch(out, t.placed)
+	t.spares.prepare(out, t.placed)
 	return out
 }
 

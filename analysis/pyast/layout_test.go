@@ -460,6 +460,56 @@ func TestSpareTextsAreReusedOnlyWhenUnreachable(t *testing.T) {
 	}
 }
 
+// With no spare text left (after a pause, or between two collections), a
+// version's text is copied in the background for the next one (prepare):
+// without a collection, every version after the first writes into the
+// copy of the one before, and the texts stay exact.
+func TestSpareTextsArePreparedWhenNoneIsLeft(t *testing.T) {
+	src := []byte(strings.Repeat(threeFunctions, 40))
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ReleaseMemory() // no spares, of this layout or any other
+	waitPrepared := func() {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			tree.spares.mu.Lock()
+			ready := !tree.spares.preparing && len(tree.spares.texts) > 0
+			tree.spares.mu.Unlock()
+			if ready {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no spare text was prepared")
+			}
+		}
+	}
+	took := tookSpare.Load()
+	rng := rand.New(rand.NewSource(9))
+	for i := range 20 {
+		at := rng.Intn(len(src))
+		for at > 0 && src[at]&0xC0 == 0x80 {
+			at--
+		}
+		tree, src = edit(t, tree, src, at, at, []string{"x", "\n", "(", ")"}[i%4])
+		checkLayout(t, tree, src)
+		waitPrepared()
+	}
+	if n := tookSpare.Load() - took; n < 19 {
+		t.Errorf("%d of 20 versions were written into a spare text, want every one after the first", n)
+	}
+	// A layout with a spare does not prepare another.
+	before := prepared.Load()
+	tree.spares.prepare(tree.Src, tree.placed)
+	tree.spares.mu.Lock()
+	preparing := tree.spares.preparing
+	tree.spares.mu.Unlock()
+	if preparing || prepared.Load() != before {
+		t.Error("a layout with a spare prepared another")
+	}
+}
+
 // A version's source is written into the source of an earlier version
 // that nothing reaches any more (see spare.go): each version's source is
 // the text as edited, and a source something still holds is never written
@@ -524,8 +574,8 @@ func TestSpareTextsOfAllBuffersShareOneBudget(t *testing.T) {
 		trees, srcs = append(trees, tree), append(srcs, src)
 	}
 	size := len(trees[0].Src)
-	defer func(was int) { maxSpareBytes = was }(maxSpareBytes)
-	maxSpareBytes = 5 * size
+	defer maxSpareBytes.Store(maxSpareBytes.Load())
+	maxSpareBytes.Store(int64(5 * size))
 	most := 0
 	for k := range trees {
 		// Eight versions between two collections: seven texts become
@@ -538,11 +588,11 @@ func TestSpareTextsOfAllBuffersShareOneBudget(t *testing.T) {
 		runtime.Gosched()
 		runtime.GC() // the finalizers that keep spares have run
 		most = max(most, spareBytesHeld())
-		if held := spareBytesHeld(); held > maxSpareBytes {
-			t.Fatalf("after editing %d buffers the spares hold %d bytes, over the budget of %d", k+1, held, maxSpareBytes)
+		if held := spareBytesHeld(); int64(held) > maxSpareBytes.Load() {
+			t.Fatalf("after editing %d buffers the spares hold %d bytes, over the budget of %d", k+1, held, maxSpareBytes.Load())
 		}
 	}
 	if most < 3*size {
-		t.Errorf("the spares never held more than %d bytes of a budget of %d: the test tests nothing", most, maxSpareBytes)
+		t.Errorf("the spares never held more than %d bytes of a budget of %d: the test tests nothing", most, maxSpareBytes.Load())
 	}
 }

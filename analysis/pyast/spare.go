@@ -31,6 +31,9 @@ type spareTexts struct {
 	// dropped: the spares were let go (dropSpares), and texts that become
 	// unreachable are not kept until a new version is written.
 	dropped bool
+	// preparing: a copy of the latest text is being made for the next
+	// version (see prepare).
+	preparing bool
 }
 
 // spareText is a laid-out text and what it holds.
@@ -59,7 +62,13 @@ type placedSegment struct {
 // They go at the next pause (ReleaseMemory).
 const maxSpares = 8
 
-var maxSpareBytes = 64 << 20 // a variable for tests
+// maxSpareBytes is atomic for tests, which change it while spares of other
+// tests are still being kept or prepared.
+var maxSpareBytes = func() *atomic.Int64 {
+	v := new(atomic.Int64)
+	v.Store(64 << 20)
+	return v
+}()
 
 // segmentSerials numbers segments.
 var segmentSerials atomic.Uint64
@@ -151,11 +160,45 @@ func (s *spareTexts) watch(buf []byte, placed []placedSegment) {
 		held := spareBytesHeld()
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if !s.dropped && len(s.texts) < maxSpares && held+size <= maxSpareBytes {
+		if !s.dropped && len(s.texts) < maxSpares && int64(held+size) <= maxSpareBytes.Load() {
 			s.texts = append(s.texts, spareText{buf: unsafe.Slice(first, size), placed: placed})
 		}
 	})
 }
+
+// prepare makes a copy of text (the laid-out text of the version just
+// written, holding placed) a spare for the next version, in the
+// background, when the layout has no spare left. Between two collections
+// the unreachable texts run out, and a version without one allocates and
+// copies a whole text on the path to its diagnostics (5.2 MB at 50,000
+// lines: 1.5 ms at the median, and the slowest keystrokes of a typing
+// session, 10-35 ms); made here, beside the analysis of this version, the
+// next one finds it ready and rewrites only what differs.
+func (s *spareTexts) prepare(text []byte, placed []placedSegment) {
+	if s == nil || len(text) < 4<<10 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.preparing || len(s.texts) > 0 {
+		return
+	}
+	s.preparing = true
+	go func() {
+		buf := append([]byte(nil), text...)
+		held := spareBytesHeld()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.preparing = false
+		if !s.dropped && len(s.texts) < maxSpares && int64(held+len(buf)) <= maxSpareBytes.Load() {
+			s.texts = append(s.texts, spareText{buf: buf, placed: placed})
+			prepared.Add(1)
+		}
+	}()
+}
+
+// prepared counts the spares prepare made (for tests).
+var prepared atomic.Int64
 
 // tookSpare counts the versions written into a spare text (for tests).
 var tookSpare atomic.Int64
@@ -195,7 +238,7 @@ func (s *spareTexts) watchSource(src []byte) {
 		held := spareBytesHeld()
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if !s.dropped && len(s.sources) < maxSpares && held+size <= maxSpareBytes {
+		if !s.dropped && len(s.sources) < maxSpares && int64(held+size) <= maxSpareBytes.Load() {
 			s.sources = append(s.sources, unsafe.Slice(first, size))
 		}
 	})

@@ -17,9 +17,13 @@ import (
 // spares, with a list of what it holds; the next version takes a spare and
 // rewrites only the segments that differ from it (those of the few
 // versions since), rather than copying the whole text of the last one.
+// When none is left (between two collections, after a pause), a copy of
+// the latest text is made in the background for the next version
+// (prepare). Each version's source (Editor.Replace) is recycled the same
+// way.
 
 // spareTexts are the unreachable laid-out texts of one layout (one Root:
-// all the same size), for its next versions.
+// all the same size), and sources, for its next versions.
 type spareTexts struct {
 	mu    sync.Mutex
 	texts []spareText

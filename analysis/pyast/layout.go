@@ -577,7 +577,11 @@ func (t *Tree) fill(size int, prev *Tree) []byte {
 		copy(out[at+pad:], s.text[s.padAt:])
 	}
 	t.spares.watch(out, t.placed)
-	t.spares.prepare(out, t.placed)
+	if prev != nil {
+		// A buffer being edited (an open's text would wait for an edit
+		// that may not come before the pause drops it).
+		t.spares.prepare(out, t.placed)
+	}
 	return out
 }
 

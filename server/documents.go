@@ -141,12 +141,14 @@ var snapshotSerial atomic.Uint64
 // no tree. checked says that the text the editor started from passed
 // analysis.CheckSource: only what the changes wrote is checked.
 func parse(ed *pyast.Editor, src []byte, onSave, checked bool) (tree *pyast.Tree, skip error) {
-	check := analysis.CheckSource
-	if lo, hi, changed := ed.Changed(); checked && changed {
-		check = func(src []byte) error { return analysis.CheckEdited(src, lo, hi) }
+	lo, hi, changed := ed.Changed()
+	if checked && changed {
+		skip = analysis.CheckEdited(src, lo, hi)
+	} else {
+		skip = analysis.CheckSource(src)
 	}
-	if err := check(src); err != nil {
-		return nil, err
+	if skip != nil {
+		return nil, skip
 	}
 	if onSave {
 		return nil, nil

@@ -28,19 +28,24 @@ func appendPublishDiagnostics(b []byte, params protocol.PublishDiagnosticsParams
 		b = strconv.AppendUint(b, uint64(params.Version), 10)
 	}
 	b = append(b, `,"diagnostics":`...)
-	if params.Diagnostics == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, d := range params.Diagnostics {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendDiagnostic(b, d)
-		}
-		b = append(b, ']')
-	}
+	b = appendArray(b, params.Diagnostics, appendDiagnostic)
 	return append(b, "}}"...)
+}
+
+// appendArray appends items as a JSON array, each by appendItem, and a
+// nil slice as null, as json.Marshal does.
+func appendArray[T any](b []byte, items []T, appendItem func([]byte, T) []byte) []byte {
+	if items == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, item := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendItem(b, item)
+	}
+	return append(b, ']')
 }
 
 // appendDiagnostic appends d as json.Marshal writes it.
@@ -72,20 +77,8 @@ func appendDiagnostic(b []byte, d protocol.Diagnostic) []byte {
 	b = append(b, `,"message":`...)
 	b = appendString(b, d.Message)
 	if len(d.RelatedInformation) > 0 {
-		b = append(b, `,"relatedInformation":[`...)
-		for i, r := range d.RelatedInformation {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"location":{"uri":`...)
-			b = appendString(b, string(r.Location.URI))
-			b = append(b, `,"range":`...)
-			b = appendRange(b, r.Location.Range)
-			b = append(b, `},"message":`...)
-			b = appendString(b, r.Message)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = append(b, `,"relatedInformation":`...)
+		b = appendArray(b, d.RelatedInformation, appendRelated)
 	}
 	if d.Data != nil {
 		b = append(b, `,"data":`...)
@@ -94,52 +87,44 @@ func appendDiagnostic(b []byte, d protocol.Diagnostic) []byte {
 	return append(b, '}')
 }
 
+func appendRelated(b []byte, r protocol.DiagnosticRelatedInformation) []byte {
+	b = append(b, `{"location":{"uri":`...)
+	b = appendString(b, string(r.Location.URI))
+	b = append(b, `,"range":`...)
+	b = appendRange(b, r.Location.Range)
+	b = append(b, `},"message":`...)
+	b = appendString(b, r.Message)
+	return append(b, '}')
+}
+
 func appendFixData(b []byte, data codeactions.FixData) []byte {
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, int64(data.Version), 10)
 	b = append(b, `,"fixes":`...)
-	if data.Fixes == nil {
-		return append(b, "null}"...)
+	b = appendArray(b, data.Fixes, appendFixEdit)
+	return append(b, '}')
+}
+
+func appendFixEdit(b []byte, f codeactions.FixEdit) []byte {
+	b = append(b, `{"title":`...)
+	b = appendString(b, f.Title)
+	b = append(b, `,"safety":`...)
+	b = appendString(b, f.Safety)
+	b = append(b, `,"edits":`...)
+	b = appendArray(b, f.Edits, appendTextEdit)
+	if len(f.AlsoEdits) > 0 {
+		b = append(b, `,"alsoEdits":`...)
+		b = appendArray(b, f.AlsoEdits, appendString)
 	}
-	b = append(b, '[')
-	for i, f := range data.Fixes {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"title":`...)
-		b = appendString(b, f.Title)
-		b = append(b, `,"safety":`...)
-		b = appendString(b, f.Safety)
-		b = append(b, `,"edits":`...)
-		if f.Edits == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for j, e := range f.Edits {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, `{"range":`...)
-				b = appendRange(b, e.Range)
-				b = append(b, `,"newText":`...)
-				b = appendString(b, e.NewText)
-				b = append(b, '}')
-			}
-			b = append(b, ']')
-		}
-		if len(f.AlsoEdits) > 0 {
-			b = append(b, `,"alsoEdits":[`...)
-			for j, path := range f.AlsoEdits {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = appendString(b, path)
-			}
-			b = append(b, ']')
-		}
-		b = append(b, '}')
-	}
-	return append(b, "]}"...)
+	return append(b, '}')
+}
+
+func appendTextEdit(b []byte, e protocol.TextEdit) []byte {
+	b = append(b, `{"range":`...)
+	b = appendRange(b, e.Range)
+	b = append(b, `,"newText":`...)
+	b = appendString(b, e.NewText)
+	return append(b, '}')
 }
 
 func appendRange(b []byte, r protocol.Range) []byte {

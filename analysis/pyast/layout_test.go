@@ -451,12 +451,19 @@ func TestSpareTextsAreReusedOnlyWhenUnreachable(t *testing.T) {
 		t.Fatalf("a text still viewed was written over: %q, was %q", view, want)
 	}
 	// At a pause the spares go, and none comes back until the next edit.
+	checkSparesDropped(t, tree)
+}
+
+// checkSparesDropped gives memory back as at a pause, and fails unless the
+// tree's layout then holds no spare text or source.
+func checkSparesDropped(t *testing.T, tree *Tree) {
+	t.Helper()
 	ReleaseMemory()
 	runtime.GC()
 	tree.spares.mu.Lock()
 	defer tree.spares.mu.Unlock()
-	if len(tree.spares.texts) != 0 {
-		t.Errorf("%d spare texts are kept after ReleaseMemory", len(tree.spares.texts))
+	if len(tree.spares.texts) != 0 || len(tree.spares.sources) != 0 {
+		t.Errorf("%d spare texts and %d sources are kept after ReleaseMemory", len(tree.spares.texts), len(tree.spares.sources))
 	}
 }
 
@@ -550,13 +557,7 @@ func TestSpareSourcesAreReusedOnlyWhenUnreachable(t *testing.T) {
 		t.Fatal("a source still held was written over")
 	}
 	checkLayout(t, tree, src)
-	ReleaseMemory()
-	runtime.GC()
-	tree.spares.mu.Lock()
-	defer tree.spares.mu.Unlock()
-	if len(tree.spares.sources) != 0 {
-		t.Errorf("%d spare sources are kept after ReleaseMemory", len(tree.spares.sources))
-	}
+	checkSparesDropped(t, tree)
 }
 
 // The spare texts of every buffer together stay within one budget

@@ -154,20 +154,35 @@ func (s *spareTexts) watch(buf []byte, placed []placedSegment) {
 	if s == nil || len(buf) < 4<<10 {
 		return // not worth it, and a tiny allocation shares its block
 	}
-	size := len(buf)
+	s.whenUnreachable(buf, len(buf), func(spare []byte, held int) {
+		if s.mayKeep(len(s.texts), len(spare), held) {
+			s.texts = append(s.texts, spareText{buf: spare, placed: placed})
+		}
+	})
+}
+
+// whenUnreachable calls keep with the first size bytes of buf once nothing
+// reaches buf, with s.mu held and what every layout's spares hold. A
+// version was written: spares are kept again (see dropped).
+func (s *spareTexts) whenUnreachable(buf []byte, size int, keep func(spare []byte, held int)) {
 	s.mu.Lock()
 	s.dropped = false
 	s.mu.Unlock()
-	runtime.SetFinalizer(&buf[0], func(first *byte) {
+	runtime.SetFinalizer(unsafe.SliceData(buf), func(first *byte) {
 		// Finalizers run one at a time: no other spare is kept between
 		// the count and the append.
 		held := spareBytesHeld()
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if !s.dropped && len(s.texts) < maxSpares && int64(held+size) <= maxSpareBytes.Load() {
-			s.texts = append(s.texts, spareText{buf: unsafe.Slice(first, size), placed: placed})
-		}
+		keep(unsafe.Slice(first, size), held)
 	})
+}
+
+// mayKeep reports whether the layout may keep one more spare of size
+// bytes besides the n of its kind it has, every layout's spares holding
+// held bytes. Call with s.mu held.
+func (s *spareTexts) mayKeep(n, size, held int) bool {
+	return !s.dropped && n < maxSpares && int64(held+size) <= maxSpareBytes.Load()
 }
 
 // prepare makes a copy of text (the laid-out text of the version just
@@ -194,7 +209,7 @@ func (s *spareTexts) prepare(text []byte, placed []placedSegment) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.preparing = false
-		if !s.dropped && len(s.texts) < maxSpares && int64(held+len(buf)) <= maxSpareBytes.Load() {
+		if s.mayKeep(len(s.texts), len(buf), held) {
 			s.texts = append(s.texts, spareText{buf: buf, placed: placed})
 			prepared.Add(1)
 		}
@@ -234,16 +249,9 @@ func (s *spareTexts) watchSource(src []byte) {
 	if s == nil || cap(src) < 64<<10 {
 		return // not worth it
 	}
-	size := cap(src)
-	s.mu.Lock()
-	s.dropped = false
-	s.mu.Unlock()
-	runtime.SetFinalizer(unsafe.SliceData(src), func(first *byte) {
-		held := spareBytesHeld()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !s.dropped && len(s.sources) < maxSpares && int64(held+size) <= maxSpareBytes.Load() {
-			s.sources = append(s.sources, unsafe.Slice(first, size))
+	s.whenUnreachable(src, cap(src), func(spare []byte, held int) {
+		if s.mayKeep(len(s.sources), len(spare), held) {
+			s.sources = append(s.sources, spare)
 		}
 	})
 }

@@ -333,9 +333,9 @@ func (f *File) NoqaComments() []*pyast.Node {
 	return out
 }
 
-// MentionsNoqa reports whether text holds "noqa" in any case, as every
+// mentionsNoqa reports whether text holds "noqa" in any case, as every
 // suppression comment does.
-func MentionsNoqa(text string) bool {
+func mentionsNoqa(text string) bool {
 	for i := 0; i+4 <= len(text); i++ {
 		if (text[i]|0x20) == 'n' && strings.EqualFold(text[i:i+4], "noqa") {
 			return true

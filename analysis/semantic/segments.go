@@ -462,7 +462,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				}
 			case "comment":
 				ix.comments = append(ix.comments, n)
-				if MentionsNoqa(n.Text(tree.Src)) {
+				if mentionsNoqa(n.Text(tree.Src)) {
 					ix.noqaComments = append(ix.noqaComments, n)
 				}
 			case "block":

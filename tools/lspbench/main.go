@@ -644,7 +644,6 @@ func (s *server) codeActions(doc *document, n int) ([]time.Duration, error) {
 	return took, nil
 }
 
-// rss is the server's resident memory, from /proc ("?" elsewhere).
 // cpu is the CPU time the server process has used so far, user and
 // system (/proc/PID/stat, in clock ticks of 10 ms), or -1 where it cannot
 // be read (a system without /proc).
@@ -682,7 +681,7 @@ func (s *server) cpuSince(before time.Duration) time.Duration {
 // every architecture Go supports.
 const clockTicks = 100
 
-// rss is the server's resident memory now.
+// rss is the server's resident memory now, from /proc ("?" elsewhere).
 func (s *server) rss() string { return s.memory("VmRSS:") }
 
 // peakRSS is the most resident memory the server had at any moment.

@@ -24,6 +24,7 @@ targets=(
   "./codeactions FuzzFixes 40000x"
   "./analysis/source FuzzMapper 200000x"
   "./server FuzzStream 200000x"
+  "./server FuzzEncodedString 200000x"
 )
 for t in "${targets[@]}"; do
   set -- $t

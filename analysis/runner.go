@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -207,6 +208,16 @@ type Result struct {
 		m *Mapper
 	}
 	compact *compacted // set by Compact
+
+	// Timings says where the analysis spent its time (see Timings).
+	Timings Timings
+}
+
+// Timings are the wall time of an analysis's phases, for the server's
+// --trace-phases: the model (built or carried over from the last
+// version's), the rules (side by side), and the check of their fixes.
+type Timings struct {
+	Model, Rules, Fixes time.Duration
 }
 
 // Mapper maps Src's offsets to lines and columns.
@@ -299,7 +310,12 @@ func (r *Runner) AnalyzeTree(prev *Result, path string, src []byte, tree *pyast.
 	if prev != nil {
 		base = prev.file
 	}
-	return r.analyze(prev, r.Model(base, path, src, tree), settings)
+	start := time.Now()
+	f := r.Model(base, path, src, tree)
+	model := time.Since(start)
+	res := r.analyze(prev, f, settings)
+	res.Timings.Model = model
+	return res
 }
 
 // Model is the semantic model the result was computed from, for tests and
@@ -381,10 +397,12 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 			}
 		}
 	}
+	start := time.Now()
 	semantic.InParallel(len(enabled), func(i int) {
 		o := &outcomes[i]
 		o.diags, o.others, o.outside, o.err = runRule(enabled[i], f, sup, o.focus)
 	})
+	res.Timings.Rules = time.Since(start)
 	for i := range enabled {
 		o := &outcomes[i]
 		if o.err != nil {
@@ -405,7 +423,9 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 		}
 		o.to = len(res.Diagnostics)
 	}
+	start = time.Now()
 	res.verifyFixes()
+	res.Timings.Fixes = time.Since(start)
 	// Safe fixes first, otherwise in the rule's order (its main fix first):
 	// the first fix is the one `check` shows and editors mark preferred.
 	for _, d := range res.Diagnostics {

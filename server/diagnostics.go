@@ -60,18 +60,67 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	if ctx.Err() != nil {
 		return
 	}
+	started := time.Now()
 	res := s.analyze(snap)
 	s.mu.Lock()
 	defer s.mu.Unlock() // held while sending, so no older result can overtake
 	if d := s.docs[snap.uri]; d == nil || !d.current(snap) || ctx.Err() != nil {
 		return
 	}
+	analysed := time.Now()
 	doc := snap.lspDocument()
-	s.publishDiagnostics(protocol.PublishDiagnosticsParams{
-		URI:         doc.URI,
-		Version:     uint32(snap.version),
-		Diagnostics: doc.Diagnostics(res, s.opts.Rules, s.client.TextDocument.PublishDiagnostics.RelatedInformation),
+	diags := doc.Diagnostics(res, s.opts.Rules, s.client.TextDocument.PublishDiagnostics.RelatedInformation)
+	converted := time.Now()
+	s.publishDiagnostics(protocol.PublishDiagnosticsParams{URI: doc.URI, Version: uint32(snap.version), Diagnostics: diags})
+	if s.opts.PhaseTrace != nil {
+		s.tracePhases(snap, res, started, analysed, converted, time.Now())
+	}
+}
+
+// phaseTrace is one line of --trace-phases: a version's phases, in
+// milliseconds of wall time, from reading its change (or didOpen) to
+// sending its diagnostics. change is decoding the message and applying
+// it, wait is the time between the parse and the analysis's start (the
+// debounce, and a core to run on), and analysis is the whole analysis:
+// model, rules, fixes, and the rest (suppressions, reused findings).
+type phaseTrace struct {
+	URI      string  `json:"uri"`
+	Version  int32   `json:"version"`
+	Bytes    int     `json:"bytes"`
+	Change   float64 `json:"change"`
+	Parse    float64 `json:"parse"`
+	Wait     float64 `json:"wait"`
+	Analysis float64 `json:"analysis"`
+	Model    float64 `json:"model"`
+	Rules    float64 `json:"rules"`
+	Fixes    float64 `json:"fixes"`
+	Convert  float64 `json:"convert"`
+	Send     float64 `json:"send"`
+	Total    float64 `json:"total"`
+}
+
+// tracePhases writes snap's phaseTrace. Call with s.mu held.
+func (s *Server) tracePhases(snap *snapshot, res *analysis.Result, started, analysed, converted, sent time.Time) {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	line, err := json.Marshal(phaseTrace{
+		URI: snap.uri, Version: snap.version, Bytes: len(snap.src),
+		Change:   ms(snap.parsing.Sub(snap.received)),
+		Parse:    ms(snap.parsed.Sub(snap.parsing)),
+		Wait:     ms(started.Sub(snap.parsed)),
+		Analysis: ms(analysed.Sub(started)),
+		Model:    ms(res.Timings.Model),
+		Rules:    ms(res.Timings.Rules),
+		Fixes:    ms(res.Timings.Fixes),
+		Convert:  ms(converted.Sub(analysed)),
+		Send:     ms(sent.Sub(converted)),
+		Total:    ms(sent.Sub(snap.received)),
 	})
+	if err == nil {
+		_, err = s.opts.PhaseTrace.Write(append(line, '\n'))
+	}
+	if err != nil {
+		s.log.Printf("--trace-phases: %v", err)
+	}
 }
 
 // analyze returns snap's analysis for its diagnostics, pushed or pulled:

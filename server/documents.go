@@ -77,6 +77,11 @@ type snapshot struct {
 	once     sync.Once
 	result   *analysis.Result
 	analysed chan struct{} // closed once result is set
+
+	// received, parsing and parsed: when the message that made this
+	// version was read, and when its parse began and ended (see
+	// Options.PhaseTrace).
+	received, parsing, parsed time.Time
 }
 
 // analyze returns the analysis of this version, computing it once.

@@ -36,6 +36,10 @@ type Options struct {
 	ParentPollInterval time.Duration
 	// Version is reported in serverInfo.
 	Version string
+	// PhaseTrace, when set, receives a line of JSON for every version
+	// whose diagnostics are pushed: how long each phase took, from
+	// reading the change to sending the diagnostics (see phaseTrace).
+	PhaseTrace io.Writer
 }
 
 // codeRequestCancelled is LSP's error code for a cancelled request.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"go.lsp.dev/protocol"
@@ -32,6 +33,7 @@ type didOpenParams struct {
 }
 
 func (s *Server) didOpen(params json.RawMessage) error {
+	received := time.Now()
 	var p didOpenParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		return fmt.Errorf("didOpen: %w", err)
@@ -53,7 +55,9 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	if ix != nil && d.path != "" && !onSave {
 		ix.Opening(d.path)
 	}
+	parsing := time.Now()
 	tree, skip := parse(pyast.NewEditor(nil, src), src, onSave, false)
+	parsed := time.Now()
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 		if ix != nil && d.path != "" && !onSave {
@@ -63,6 +67,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	version, _ := clampNumber(td.Version, 0, math.MaxInt32)
 	d.snap = s.newSnapshot(d, int32(version), src, analysis.NewMapper(src), tree, s.settingsFor(d.path), skip)
 	d.snap.onSave, d.snap.saved = onSave, onSave // analysed once opened
+	d.snap.received, d.snap.parsing, d.snap.parsed = received, parsing, parsed
 	s.docs[td.URI] = d
 	s.scheduleDiagnostics(d)
 	return nil
@@ -134,6 +139,7 @@ func (p wirePosition) position() (analysis.Position, bool) {
 }
 
 func (s *Server) didChange(params json.RawMessage) error {
+	received := time.Now()
 	var p didChangeParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		return s.forgetUnappliable(params, err)
@@ -180,13 +186,16 @@ func (s *Server) didChange(params json.RawMessage) error {
 		ed = pyast.NewEditor(nil, src) // small enough again: a fresh parse
 	}
 	// The last version's text was checked if it was taken for analysis.
+	parsing := time.Now()
 	tree, skip := parse(ed, src, onSave, d.snap.skip == nil)
+	parsed := time.Now()
 	if skip != nil && d.snap.skip == nil {
 		s.tell(messageWarning, "%s is no longer analysed: %v", d.uri, skip)
 	}
 	base, old := d.snap.model(), d.snap
 	d.snap = s.newSnapshot(d, int32(version), src, mapper, tree, old.settings, skip)
 	d.snap.onSave = onSave
+	d.snap.received, d.snap.parsing, d.snap.parsed = received, parsing, parsed
 	if onSave {
 		// The diagnostics of the last save stay until the next one, and
 		// an analysis still running for it goes on.

@@ -24,6 +24,7 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 	fs.Bool("stdio", true, "speak LSP over stdin/stdout (the only transport; accepted for clients that pass it)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole session to this file")
 	memProfile := fs.String("memprofile", "", "write a profile (pprof) of what the whole session allocated to this file")
+	tracePhases := fs.String("trace-phases", "", "write a line of JSON to this file for every version whose diagnostics are sent: the milliseconds of each phase, from reading the change to sending the diagnostics")
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}
@@ -62,13 +63,24 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 			f.Close()
 		}()
 	}
+	var trace io.Writer
+	if *tracePhases != "" {
+		f, err := os.Create(*tracePhases)
+		if err != nil {
+			fmt.Fprintf(stderr, "vramlint server: %v\n", err)
+			return exitError
+		}
+		defer f.Close()
+		trace = f
+	}
 	server.TuneRuntime()
 	// Nothing but protocol messages may go to stdout.
 	status := server.Run(context.Background(), stdin, stdout, server.Options{
-		Rules:    rules.All(),
-		Log:      logOut,
-		Debounce: *debounce,
-		Version:  version,
+		Rules:      rules.All(),
+		Log:        logOut,
+		Debounce:   *debounce,
+		Version:    version,
+		PhaseTrace: trace,
 	})
 	return status
 }

@@ -52,3 +52,16 @@ func TestServerWritesProfiles(t *testing.T) {
 		t.Errorf("stdout: %q", stdout.String())
 	}
 }
+
+// A --trace-phases file that cannot be created stops the server before it
+// starts, saying why, rather than tracing nothing.
+func TestServerRefusesAnUnwritablePhaseTrace(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	path := filepath.Join(t.TempDir(), "missing", "phases.jsonl")
+	if code := runServer([]string{"--trace-phases", path}, io.NopCloser(strings.NewReader("")), &stdout, &stderr); code != exitError {
+		t.Errorf("exited %d, want %d", code, exitError)
+	}
+	if !strings.Contains(stderr.String(), "phases.jsonl") || stdout.Len() != 0 {
+		t.Errorf("stderr %q, stdout %q", stderr.String(), stdout.String())
+	}
+}

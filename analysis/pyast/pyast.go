@@ -18,6 +18,7 @@ import (
 	"iter"
 	"math"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -157,6 +158,30 @@ func free(ts *sitter.Tree) {
 	liveTrees.Add(-1)
 }
 
+// freeLater frees a mirrored tree off the caller's path: freeing the tree
+// of a 10,000-line file takes milliseconds that an open would otherwise
+// wait for before its analysis starts. The trees wait in a short queue;
+// when it is full, the caller frees its own.
+func freeLater(ts *sitter.Tree) {
+	startFreeing.Do(func() {
+		go func() {
+			for ts := range toFree {
+				free(ts)
+			}
+		}()
+	})
+	select {
+	case toFree <- ts:
+	default:
+		free(ts)
+	}
+}
+
+var (
+	toFree       = make(chan *sitter.Tree, 16)
+	startFreeing sync.Once
+)
+
 // LiveTrees is how many tree-sitter trees pyast holds: those of the
 // Regions not yet closed, of parses in progress, and of large statements
 // kept for their next edit (see Segment.tree) until their segment is
@@ -201,7 +226,7 @@ func Parse(ctx context.Context, src []byte) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer free(ts)
+	defer freeLater(ts)
 	return layOut(ts, src, false), nil
 }
 
@@ -222,7 +247,7 @@ func ParseForEditing(ctx context.Context, src []byte) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer free(ts)
+	defer freeLater(ts)
 	return layOut(ts, src, true), nil
 }
 

@@ -2,12 +2,12 @@ package analysis
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -480,14 +480,32 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 		d.Severity = settings.severity(FindRule(enabled, d.Code), d.Severity)
 	}
 	res.toSource()
-	sort.SliceStable(res.Diagnostics, func(i, j int) bool {
-		a, b := res.Diagnostics[i], res.Diagnostics[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		return a.Code < b.Code
-	})
+	res.Diagnostics = sortedDiagnostics(res.Diagnostics)
 	return res
+}
+
+// sortedDiagnostics returns ds sorted by start, then code, stably. It
+// sorts their indexes and moves each diagnostic once: sorting the
+// diagnostics themselves moved each of them many times, and at 50,000
+// lines (250 diagnostics a version) took a tenth of a millisecond a
+// keystroke.
+func sortedDiagnostics(ds []Diagnostic) []Diagnostic {
+	if len(ds) < 2 {
+		return ds
+	}
+	order := make([]int32, len(ds))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(i, j int32) int {
+		a, b := &ds[i], &ds[j]
+		return cmp.Or(cmp.Compare(a.Start, b.Start), strings.Compare(a.Code, b.Code))
+	})
+	sorted := make([]Diagnostic, len(ds))
+	for k, i := range order {
+		sorted[k] = ds[i]
+	}
+	return sorted
 }
 
 // Reused is how many of the diagnostics were taken, verified, from the
@@ -527,7 +545,11 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 		if focus[seg] || !shared(seg.Base) {
 			continue // analysed again, or gone
 		}
-		if found.readsOutside || slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, shared) }) {
+		// The offsets inside the segment's own text are in it in both
+		// versions, since both have it: most of a finding's offsets, and
+		// no segment need be looked up for them.
+		inside := func(off int) bool { return off >= seg.Base && off < seg.Base+seg.Len() || shared(off) }
+		if found.readsOutside || slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) {
 			focus[seg] = true
 			continue
 		}

@@ -161,6 +161,16 @@ func appendMarshalled(b []byte, v any) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainASCII marks the ASCII bytes a JSON string holds as they are:
+// encoding/json escapes control characters, quotes, backslashes and (for
+// HTML) <, > and &. One lookup a byte rather than six comparisons.
+var plainASCII = func() (plain [utf8.RuneSelf]bool) {
+	for c := range plain {
+		plain[c] = c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return plain
+}()
+
 // appendString appends s as a JSON string, escaped as json.Marshal escapes
 // it: quotes, backslashes and control characters; <, > and & (for HTML);
 // U+2028 and U+2029 (for JavaScript); invalid UTF-8 as U+FFFD.
@@ -170,7 +180,7 @@ func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plainASCII[c] {
 				i++
 				continue
 			}

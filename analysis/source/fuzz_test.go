@@ -31,6 +31,19 @@ func FuzzMapper(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte, probe int) {
 		m := NewMapper(src)
 		starts := charStarts(m)
+		// LineOf is the number of line starts at or before the offset,
+		// less one, for offsets outside the source too.
+		for off := -2; off <= len(src)+2; off++ {
+			want := -1
+			for line := range m.LineCount() {
+				if m.LineStart(line) <= off {
+					want = line
+				}
+			}
+			if got := m.LineOf(off); got != want {
+				t.Fatalf("LineOf(%d) = %d, want %d", off, got, want)
+			}
+		}
 		for _, enc := range []Encoding{UTF8, UTF16, CodePoints} {
 			for off := -1; off <= len(src)+1; off++ {
 				p := m.Position(off, enc)

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"sort"
 	"unicode/utf8"
 )
 
@@ -152,7 +151,11 @@ func (m *Mapper) Line(line int) []byte { return m.src[m.LineStart(line):m.LineEn
 
 // LineOf returns the line holding byte offset off.
 func (m *Mapper) LineOf(off int) int {
-	return sort.Search(len(m.lineStarts), func(i int) bool { return m.lineStarts[i] > off }) - 1
+	// The first line starting after off, less one: slices.BinarySearch
+	// finds the first start at or after off+1 without sort.Search's call
+	// per step (every diagnostic's every offset is looked up).
+	i, _ := slices.BinarySearch(m.lineStarts, min(off, len(m.src))+1)
+	return i - 1
 }
 
 // Position converts a byte offset into a position. Offsets outside the

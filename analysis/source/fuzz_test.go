@@ -33,12 +33,10 @@ func FuzzMapper(f *testing.F) {
 		starts := charStarts(m)
 		// LineOf is the number of line starts at or before the offset,
 		// less one, for offsets outside the source too.
+		want := -1
 		for off := -2; off <= len(src)+2; off++ {
-			want := -1
-			for line := range m.LineCount() {
-				if m.LineStart(line) <= off {
-					want = line
-				}
+			for want+1 < m.LineCount() && m.LineStart(want+1) <= off {
+				want++
 			}
 			if got := m.LineOf(off); got != want {
 				t.Fatalf("LineOf(%d) = %d, want %d", off, got, want)

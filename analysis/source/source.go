@@ -215,6 +215,11 @@ func columnWidth(b []byte, enc Encoding) int {
 	}
 	n := 0
 	for len(b) > 0 {
+		if b[0] < utf8.RuneSelf { // one unit in every encoding: no decoding
+			n++
+			b = b[1:]
+			continue
+		}
 		r, size := utf8.DecodeRune(b)
 		n += runeWidth(r, size, enc)
 		b = b[size:]

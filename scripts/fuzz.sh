@@ -25,6 +25,7 @@ targets=(
   "./analysis/source FuzzMapper 200000x"
   "./server FuzzStream 200000x"
   "./server FuzzEncodedString 200000x"
+  "./server FuzzDecodeDidOpen 200000x"
 )
 for t in "${targets[@]}"; do
   set -- $t

@@ -34,8 +34,8 @@ type didOpenParams struct {
 
 func (s *Server) didOpen(params json.RawMessage) error {
 	received := time.Now()
-	var p didOpenParams
-	if err := json.Unmarshal(params, &p); err != nil {
+	p, err := decodeDidOpen(params)
+	if err != nil {
 		return fmt.Errorf("didOpen: %w", err)
 	}
 	s.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -119,27 +120,33 @@ func checkMessage(data []byte) (jsonrpc2.Code, string) {
 }
 
 // nesting returns how deep arrays and objects nest in data, skipping
-// strings; it does not validate.
+// strings; it does not validate. A string is skipped to the first quote
+// after an even number of backslashes, found by IndexByte: a didOpen is
+// mostly one long string, which a byte at a time took 1.8 ms a megabyte.
 func nesting(data []byte) int {
 	depth, deepest := 0, 0
-	inString, escaped := false, false
-	for _, b := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			open := i
+			for {
+				j := bytes.IndexByte(data[i+1:], '"')
+				if j < 0 {
+					return deepest // the rest is inside the string
+				}
+				i += j + 1
+				backslashes := 0
+				for k := i - 1; k > open && data[k] == '\\'; k-- {
+					backslashes++
+				}
+				if backslashes%2 == 0 {
+					break
+				}
 			}
-		case b == '"':
-			inString = true
-		case b == '[' || b == '{':
+		case '[', '{':
 			depth++
 			deepest = max(deepest, depth)
-		case b == ']' || b == '}':
+		case ']', '}':
 			depth--
 		}
 	}
@@ -263,6 +270,10 @@ func headerEnd(buf []byte) int {
 func (s *stream) readBody(length int) ([]byte, error) {
 	in := s.in
 	scanned := 0
+	// Room for the whole body at once, rather than doubling the buffer
+	// (and copying it) as a large one arrives. Content-Length is at most
+	// maxMessage.
+	in.buf = slices.Grow(in.buf, max(0, length-len(in.buf)))
 	for {
 		// Look for a header in what arrived since the last look: one cut
 		// in two is found when its line break arrives.
@@ -291,8 +302,10 @@ func (s *stream) readBody(length int) ([]byte, error) {
 			return nil, in.endOfInput(err)
 		}
 	}
-	body := bytes.Clone(in.buf[:length])
-	in.consume(length)
+	// The body is handed over as it lies in the buffer, and the buffer
+	// keeps what follows it: copying a large body cost as much as reading.
+	body := in.buf[:length:length]
+	in.buf = append(make([]byte, 0, max(len(in.buf)-length, 4096)), in.buf[length:]...)
 	return body, nil
 }
 

@@ -100,11 +100,15 @@ func FuzzStream(f *testing.F) {
 		"", "Content-Length: 5\r\n\r\n[1,2]", "Content-Length: -1\r\n\r\n", "Content-Length: 99999999999999999999\r\n",
 		"\x00\xff\xfe", strings.Repeat("[", 2000), "Content-Length: 3\r\nContent-Type: x\r\n\r\n{}}",
 		"content-length:2\n\n{}", "Content-Length: 10\r\n\r\n{\"a\":1}",
+		`["a\\", ["b\"[", {"c\\\"{": [[]]}], "unterminated [`, `"\"[[[[[", "\\"[[`,
 	} {
 		f.Add([]byte(seed))
 	}
 	const request = `{"jsonrpc":"2.0","id":42,"method":"shutdown"}`
 	f.Fuzz(func(t *testing.T, garbage []byte) {
+		if got, want := nesting(garbage), nestingByteByByte(garbage); got != want {
+			t.Fatalf("nesting(%q) = %d, byte by byte %d", garbage, got, want)
+		}
 		// Anything: read to the end.
 		s := newStream(bytes.NewReader(garbage), io.Discard, io.NopCloser(nil), log.New(io.Discard, "", 0))
 		for range len(garbage) + 2 {
@@ -143,4 +147,32 @@ func BenchmarkReadLargeMessage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// nestingByteByByte is nesting as a state machine over every byte: what
+// nesting must agree with.
+func nestingByteByByte(data []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, b := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '[' || b == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case b == ']' || b == '}':
+			depth--
+		}
+	}
+	return deepest
 }

@@ -82,7 +82,8 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 // sending its diagnostics. change is decoding the message and applying
 // it, wait is the time between the parse and the analysis's start (the
 // debounce, and a core to run on), and analysis is the whole analysis:
-// model, rules, fixes, and the rest (suppressions, reused findings).
+// model, rules, fixes, and the rest (suppressions, reused findings, and
+// the wait for the server's lock to send).
 type phaseTrace struct {
 	URI      string  `json:"uri"`
 	Version  int32   `json:"version"`
@@ -102,18 +103,24 @@ type phaseTrace struct {
 // tracePhases writes snap's phaseTrace. Call with s.mu held.
 func (s *Server) tracePhases(snap *snapshot, res *analysis.Result, started, analysed, converted, sent time.Time) {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	received, parsing, parsed := snap.received, snap.parsing, snap.parsed
+	if received.IsZero() {
+		// A version analysed again without a change (new settings, a
+		// save): it starts with the analysis.
+		received, parsing, parsed = started, started, started
+	}
 	line, err := json.Marshal(phaseTrace{
 		URI: snap.uri, Version: snap.version, Bytes: len(snap.src),
-		Change:   ms(snap.parsing.Sub(snap.received)),
-		Parse:    ms(snap.parsed.Sub(snap.parsing)),
-		Wait:     ms(started.Sub(snap.parsed)),
+		Change:   ms(parsing.Sub(received)),
+		Parse:    ms(parsed.Sub(parsing)),
+		Wait:     ms(started.Sub(parsed)),
 		Analysis: ms(analysed.Sub(started)),
 		Model:    ms(res.Timings.Model),
 		Rules:    ms(res.Timings.Rules),
 		Fixes:    ms(res.Timings.Fixes),
 		Convert:  ms(converted.Sub(analysed)),
 		Send:     ms(sent.Sub(converted)),
-		Total:    ms(sent.Sub(snap.received)),
+		Total:    ms(sent.Sub(received)),
 	})
 	if err == nil {
 		_, err = s.opts.PhaseTrace.Write(append(line, '\n'))

@@ -28,8 +28,7 @@ func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
 	c.diagnostics(uri, 1)
 	c.change(uri, 0, lspTextEdit{Range: lspRange{Start: lspPosition{0, 0}, End: lspPosition{0, 0}}, NewText: "# a comment\n"})
 	c.diagnostics(uri, 2)
-	for i, size := range []int{len(leakyDataset), len(leakyDataset) + len("# a comment\n")} {
-		version := int32(i + 1)
+	next := func(version int32) phaseTrace {
 		var tr phaseTrace
 		select {
 		case line := <-lines:
@@ -39,6 +38,11 @@ func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no trace line for version %d", version)
 		}
+		return tr
+	}
+	for i, size := range []int{len(leakyDataset), len(leakyDataset) + len("# a comment\n")} {
+		version := int32(i + 1)
+		tr := next(version)
 		if tr.URI != uri || tr.Version != version || tr.Bytes != size {
 			t.Errorf("trace of %s v%d (%d bytes), want %s v%d (%d bytes)", tr.URI, tr.Version, tr.Bytes, uri, version, size)
 		}
@@ -57,5 +61,12 @@ func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
 		if inner := tr.Model + tr.Rules + tr.Fixes; inner > tr.Analysis+0.003 || tr.Rules <= 0 {
 			t.Errorf("v%d: model, rules and fixes take %.3f ms of an analysis of %.3f: %+v", version, inner, tr.Analysis, tr)
 		}
+	}
+	// New settings analyse version 2 again, with no change to read or
+	// parse: its trace starts with the analysis.
+	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"vramlint": map[string]any{"ignore": []string{"GPU005"}}}})
+	tr := next(2)
+	if tr.Version != 2 || tr.Change != 0 || tr.Parse != 0 || tr.Wait != 0 || tr.Total > 10_000 || tr.Total < tr.Analysis {
+		t.Errorf("analysed again: %+v", tr)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // and cut out of the params that json.Unmarshal then decodes. Any params
 // that the fast path might read differently from json.Unmarshal (an
 // escaped key, a key that matches "textDocument" or "text" only without
-// regard to case or more than once, a \u escape, invalid UTF-8) are
+// regard to case or more than once, invalid UTF-8 in the text) are
 // decoded by json.Unmarshal alone. params is valid JSON: the stream's
 // decoder has read the whole message.
 func decodeDidOpen(params []byte) (didOpenParams, error) {
@@ -142,24 +142,12 @@ func (sc *jsonScan) members(member func(key string) bool) bool {
 func (sc *jsonScan) skipValue() bool {
 	switch c := sc.peek(); c {
 	case '"':
-		// The closing quote is the first one after an even number of
-		// backslashes (escaped backslashes come in pairs).
-		for i := sc.at + 1; ; {
-			j := bytes.IndexByte(sc.data[i:], '"')
-			if j < 0 {
-				return false
-			}
-			i += j
-			escaped := false
-			for k := i - 1; k > sc.at && sc.data[k] == '\\'; k-- {
-				escaped = !escaped
-			}
-			if !escaped {
-				sc.at = i + 1
-				return true
-			}
-			i++
+		end := closingQuote(sc.data, sc.at)
+		if end < 0 {
+			return false
 		}
+		sc.at = end + 1
+		return true
 	case '{', '[':
 		depth := 0
 		for sc.at < len(sc.data) {
@@ -279,4 +267,25 @@ func hex4(b []byte) rune {
 		r = r*16 + rune(c)
 	}
 	return r
+}
+
+// closingQuote returns the index of the quote that closes the JSON string
+// opening at data[open], or -1: the first quote after an even number of
+// backslashes (escaped backslashes come in pairs). IndexByte finds the
+// candidates many bytes at a time.
+func closingQuote(data []byte, open int) int {
+	for i := open + 1; ; i++ {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		backslashes := 0
+		for k := i - 1; k > open && data[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return i
+		}
+	}
 }

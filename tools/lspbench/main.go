@@ -100,9 +100,10 @@ func main() {
 	var rows []row
 	var openTimes, parseTimes []time.Duration
 	var openCPU time.Duration
-	for i := range *opens {
+	n := max(1, *opens)
+	for i := range n {
 		d := docs[0]
-		if i < *opens-1 {
+		if i < n-1 {
 			// A text the server has not seen, so that nothing it
 			// remembers across files helps it, under a name of its own,
 			// so that what the server publishes when it is closed is
@@ -118,7 +119,7 @@ func main() {
 		check(err)
 		openCPU += s.cpuSince(cpu)
 		openTimes = append(openTimes, took)
-		if i < *opens-1 {
+		if i < n-1 {
 			check(s.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d.uri}}))
 			// Let the server finish what the close left (freeing trees)
 			// first, as between two files a user opens.

@@ -75,18 +75,56 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		}
 	})
 	t := &Tree{Root: root, roomy: true, src: src, spares: newSpares()}
-	for _, p := range parts {
+	for k, p := range parts {
 		if p == nil || p.broken {
-			return nil
+			// The chunks before this one parsed without an error, so
+			// its cut is where a statement starts: the rest of the file
+			// parses alone as it does in the whole file, syntax errors
+			// and all (a file opened with one parsed whole again, after
+			// the chunks, in half again the time of a parse).
+			if k == 0 {
+				return nil
+			}
+			if p = parseRest(ctx, src, cuts[k], root); p == nil {
+				return nil
+			}
+			t.hasError = true
 		}
 		for i, g := range p.groups {
 			t.starts = append(t.starts, g.start)
 			t.Segments = append(t.Segments, p.segments[i])
 		}
+		if t.hasError {
+			break
+		}
 	}
+	t.markErrors()
 	t.Src = t.fill(root.End(), nil)
 	t.collect()
 	return t
+}
+
+// parseRest parses and mirrors src[start:], which starts a statement, as
+// the last chunk, accepting syntax errors; nil when it does not parse as
+// a module with a statement at start.
+func parseRest(ctx context.Context, src []byte, start int, root *Node) *chunk {
+	ts, err := parse(ctx, src[start:])
+	if err != nil {
+		return nil
+	}
+	defer freeLater(ts)
+	tops := topLevel(ts, start)
+	if ts.RootNode().Type() != "module" || len(tops) == 0 || tops[0].start != start {
+		return nil
+	}
+	c := &chunk{groups: groups(tops, src)}
+	c.groups[0].start, c.groups[len(c.groups)-1].end = start, len(src)
+	bases := freshBases(c.groups, src, bytes.Count(src[:start], []byte{'\n'}))
+	var buf scratch
+	for i, g := range c.groups {
+		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, &buf, false, nil))
+	}
+	return c
 }
 
 // chunk is a part of a file parsed alone.

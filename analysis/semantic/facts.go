@@ -61,23 +61,19 @@ var DeviceBindings = NewFact("device-bindings", func(f *File) []*pyast.Node {
 	f.carried.devices = nil // it holds segments this version may not have
 	segments := f.Tree.Segments
 	found := &deviceBindings{segments: segments, perSegment: make([][]*pyast.Node, len(segments))}
-	j := 0 // had's segment at or after the current one's offset
+	var inHad segmentsByOffset
+	if had != nil {
+		inHad.old = had.segments
+	}
 	for i, ix := range f.indexes {
 		if len(ix.deviceCandidates) == 0 {
 			continue
 		}
 		seg := segments[i]
-		if had != nil {
-			// Segments keep their offsets across versions (see pyast.Tree):
-			// had's are found by walking both in order.
-			for j < len(had.segments) && had.segments[j].Base < seg.Base {
-				j++
-			}
-			if j < len(had.segments) && had.segments[j] == seg && !focus[seg] {
-				found.perSegment[i] = had.perSegment[j]
-				found.all = append(found.all, found.perSegment[i]...)
-				continue
-			}
+		if j := inHad.find(seg); j >= 0 && !focus[seg] {
+			found.perSegment[i] = had.perSegment[j]
+			found.all = append(found.all, found.perSegment[i]...)
+			continue
 		}
 		var devices []*pyast.Node
 		for _, a := range ix.deviceCandidates {

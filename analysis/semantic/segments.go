@@ -246,6 +246,27 @@ func (f *File) namesChanged() bool {
 	return false
 }
 
+// segmentsByOffset finds which of an earlier version's segments (old, in
+// offset order) a version shares with it. A shared segment keeps its
+// offset (see pyast.Tree), so asked in offset order, find walks old once:
+// no map of thousands of segments on every version.
+type segmentsByOffset struct {
+	old []*pyast.Segment
+	at  int // old's first segment at or after the last offset asked
+}
+
+// find returns seg's index in old, or -1 when old does not have it. Ask
+// in increasing offset order.
+func (s *segmentsByOffset) find(seg *pyast.Segment) int {
+	for s.at < len(s.old) && s.old[s.at].Base < seg.Base {
+		s.at++
+	}
+	if s.at < len(s.old) && s.old[s.at] == seg {
+		return s.at
+	}
+	return -1
+}
+
 // newMapper indexes the lines of tree.Src, taking those of the segments
 // prev's tree shares with it, laid out alike, from prev's index.
 func newMapper(prev *File, tree *pyast.Tree) *source.Mapper {
@@ -259,13 +280,9 @@ func newMapper(prev *File, tree *pyast.Tree) *source.Mapper {
 		return len(t.Src)
 	}
 	var reuse [][2]int
-	old := prev.Tree.Segments
-	j := 0
+	inPrev := segmentsByOffset{old: prev.Tree.Segments}
 	for i, seg := range tree.Segments {
-		for j < len(old) && old[j].Base < seg.Base {
-			j++
-		}
-		if j < len(old) && old[j] == seg && end(prev.Tree, j) == end(tree, i) {
+		if j := inPrev.find(seg); j >= 0 && end(prev.Tree, j) == end(tree, i) {
 			if n := len(reuse); n > 0 && reuse[n-1][1] == seg.Base {
 				reuse[n-1][1] = end(tree, i)
 			} else {

@@ -24,6 +24,7 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 	fs.Bool("stdio", true, "speak LSP over stdin/stdout (the only transport; accepted for clients that pass it)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole session to this file")
 	memProfile := fs.String("memprofile", "", "write a profile (pprof) of what the whole session allocated to this file")
+	runtimeTrace := fs.String("runtime-trace", "", "write a Go execution trace (go tool trace) of the whole session to this file: where the server waited for a core, a lock or a collection")
 	tracePhases := fs.String("trace-phases", "", "write a line of JSON to this file for every version whose diagnostics are sent: the milliseconds of each phase, from reading the change to sending the diagnostics")
 	if err := fs.Parse(args); err != nil {
 		return exitError
@@ -47,6 +48,11 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 		return exitError
 	}
 	defer stopProfile() // written when the session ends (exit, or end of input)
+	stopTrace, ok := startRuntimeTrace(*runtimeTrace, stderr)
+	if !ok {
+		return exitError
+	}
+	defer stopTrace()
 	if *memProfile != "" {
 		f, err := os.Create(*memProfile)
 		if err != nil {

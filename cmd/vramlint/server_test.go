@@ -24,13 +24,20 @@ func TestServerAcceptsStdio(t *testing.T) {
 }
 
 // --cpuprofile and --memprofile write their profiles (gzipped protocol
-// buffers, as pprof reads them) when the session ends; check's
-// --cpuprofile when the check does.
+// buffers, as pprof reads them) and --runtime-trace its execution trace
+// when the session ends; check's --cpuprofile when the check does.
 func TestServerWritesProfiles(t *testing.T) {
 	dir := t.TempDir()
-	cpu, mem := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof")
+	cpu, mem, trace := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof"), filepath.Join(dir, "run.trace")
 	var stdout, stderr bytes.Buffer
-	runServer([]string{"--cpuprofile", cpu, "--memprofile", mem}, io.NopCloser(strings.NewReader("")), &stdout, &stderr)
+	runServer([]string{"--cpuprofile", cpu, "--memprofile", mem, "--runtime-trace", trace}, io.NopCloser(strings.NewReader("")), &stdout, &stderr)
+	// The execution trace starts with its header, "go 1.N trace".
+	if data, err := os.ReadFile(trace); err != nil || !bytes.HasPrefix(data, []byte("go 1.")) {
+		t.Errorf("--runtime-trace wrote no execution trace (%v): %.20q", err, data)
+	}
+	if code := runServer([]string{"--runtime-trace", filepath.Join(dir, "missing", "run.trace")}, io.NopCloser(strings.NewReader("")), io.Discard, io.Discard); code != exitError {
+		t.Errorf("server with an unwritable trace exited %d, want %d", code, exitError)
+	}
 	// check writes one of its run.
 	checked := filepath.Join(dir, "check.prof")
 	if code := runCheck([]string{"--cpuprofile", checked, dir}, io.Discard, &stderr); code != exitClean {

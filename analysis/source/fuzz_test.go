@@ -1,6 +1,7 @@
 package source
 
 import (
+	"slices"
 	"testing"
 	"unicode/utf8"
 )
@@ -28,8 +29,19 @@ func FuzzMapper(f *testing.F) {
 	for _, seed := range []string{"", "a\nb", "# 注释 🎉\r\nx = '😀😀'\n\tλ = 1\n", "a\rb\r\nc", "a\xffb\xf0\x9f", "\xe4\xb8", "😀\r"} {
 		f.Add([]byte(seed), 3)
 	}
+	withBlocks(f, 3, 2) // several blocks on short inputs
 	f.Fuzz(func(t *testing.T, src []byte, probe int) {
 		m := NewMapper(src)
+		checkBlocks(t, m)
+		// An edit somewhere in src, that writes src's first bytes: the
+		// index it patches is the one NewMapper makes of the result.
+		at := abs(probe) % (len(src) + 1)
+		end := min(len(src), at+abs(probe/3)%5)
+		insert := src[:min(len(src), abs(probe/17)%6)]
+		edited := slices.Concat(src[:at], insert, src[end:])
+		if got, want := m.Edited(edited, at, end, at+len(insert)), NewMapper(edited); !slices.Equal(lineStarts(got), lineStarts(want)) {
+			t.Fatalf("%q with [%d,%d) replaced by %q: starts %v, want %v", src, at, end, insert, lineStarts(got), lineStarts(want))
+		}
 		starts := charStarts(m)
 		// LineOf is the number of line starts at or before the offset,
 		// less one, for offsets outside the source too.

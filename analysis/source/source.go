@@ -4,6 +4,7 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -42,45 +43,157 @@ type Position struct {
 // in vramlint works with byte offsets into the UTF-8 source.
 //
 // Lines end at "\n", "\r\n" or a lone "\r", as the LSP specification says.
+//
+// The line starts are kept in blocks of a few hundred, which the mappers
+// of a buffer's versions share: a version changed in one place (Edited,
+// NewMapperFrom) copies the block it changed and the list of blocks,
+// rather than every line start (at 50,000 lines, 400 KB for each
+// keystroke, twice: the source's index and the laid-out text's).
 type Mapper struct {
-	src        []byte
-	lineStarts []int
+	src    []byte
+	blocks []lineBlock
+	lines  int
 }
+
+// lineBlock is a run of consecutive line starts: line first+i starts at
+// starts[i]+shift. starts is never modified once the block is made, so
+// that mappers can share it; a block that moves (text inserted or deleted
+// before it) gets a new shift.
+type lineBlock struct {
+	first, shift int
+	starts       []int
+}
+
+func (b lineBlock) start(i int) int { return b.starts[i] + b.shift }
+func (b lineBlock) firstStart() int { return b.starts[0] + b.shift }
+
+// lineBlockSize is how many line starts a block takes before it is full;
+// minLineBlock is the fewest a block is made with, except at the end (see
+// indexBuilder.share). Variables for tests, which make them small.
+var lineBlockSize, minLineBlock = 256, 64
 
 // NewMapper indexes the line starts of src.
 func NewMapper(src []byte) *Mapper {
-	starts := make([]int, 1, 1+len(src)/32)
-	return &Mapper{src: src, lineStarts: appendLineStarts(starts, src, 0, len(src))}
+	b := newIndexBuilder(src, 1+len(src)/(32*lineBlockSize))
+	b.add(0)
+	b.scan(0, len(src), len(src))
+	return b.mapper()
 }
 
-// appendLineStarts appends the line starts that the line breaks beginning
+// indexBuilder appends line starts, in order, to a new Mapper's blocks:
+// one at a time (add, scan) or a shared block at once (share).
+type indexBuilder struct {
+	src     []byte
+	blocks  []lineBlock
+	pending []int // the starts of the block being filled
+	lines   int
+}
+
+func newIndexBuilder(src []byte, blocks int) *indexBuilder {
+	return &indexBuilder{src: src, blocks: make([]lineBlock, 0, blocks)}
+}
+
+// add appends the line start off.
+func (b *indexBuilder) add(off int) {
+	if b.pending == nil {
+		b.pending = make([]int, 0, lineBlockSize)
+	}
+	b.pending = append(b.pending, off)
+	b.lines++
+	if len(b.pending) >= lineBlockSize {
+		b.flush()
+	}
+}
+
+// flush makes the pending starts a block.
+func (b *indexBuilder) flush() {
+	if len(b.pending) == 0 {
+		return
+	}
+	b.blocks = append(b.blocks, lineBlock{first: b.lines - len(b.pending), starts: b.pending})
+	b.pending = nil
+}
+
+// share appends the starts of blk from its i-th to its j-th (exclusive),
+// shifted by delta: blk itself when that is the whole block and no block
+// shorter than minLineBlock would be left before it; otherwise copied.
+// A copy joins the pending starts whole (the block made of them may hold
+// up to twice lineBlockSize), so that the blocks after a change keep
+// their bounds and are shared, rather than each copied to fill the one
+// before it.
+func (b *indexBuilder) share(blk lineBlock, i, j, delta int) {
+	if i == 0 && j == len(blk.starts) && (len(b.pending) == 0 || len(b.pending) >= minLineBlock) {
+		b.flush()
+		b.blocks = append(b.blocks, lineBlock{first: b.lines, shift: blk.shift + delta, starts: blk.starts})
+		b.lines += j
+		return
+	}
+	if b.pending == nil {
+		b.pending = make([]int, 0, max(lineBlockSize, j-i))
+	}
+	for k := i; k < j; k++ {
+		b.pending = append(b.pending, blk.start(k)+delta)
+	}
+	b.lines += j - i
+	if len(b.pending) >= lineBlockSize {
+		b.flush()
+	}
+}
+
+// shareRange appends m's line starts from its i-th to its j-th
+// (exclusive), shifted by delta.
+func (b *indexBuilder) shareRange(m *Mapper, i, j, delta int) {
+	for i < j {
+		k := m.blockOfLine(i)
+		blk := m.blocks[k]
+		to := min(j, blk.first+len(blk.starts))
+		b.share(blk, i-blk.first, to-blk.first, delta)
+		i = to
+	}
+}
+
+// scan appends the line starts up to most that the line breaks beginning
 // in src[from:to] make: after "\n", "\r\n" (which may end at to+1) and a
 // lone "\r".
-func appendLineStarts(starts []int, src []byte, from, to int) []int {
+func (b *indexBuilder) scan(from, to, most int) {
+	src := b.src
 	if bytes.IndexByte(src[from:to], '\r') < 0 {
 		// Only "\n": let IndexByte find them, many bytes at a time (a
 		// byte at a time took a millisecond for a 9,000-line class).
 		for off := from; ; {
 			i := bytes.IndexByte(src[off:to], '\n')
 			if i < 0 {
-				return starts
+				return
 			}
 			off += i + 1
-			starts = append(starts, off)
+			if off > most {
+				return
+			}
+			b.add(off)
 		}
 	}
 	for i := from; i < to; i++ {
 		switch src[i] {
 		case '\n':
-			starts = append(starts, i+1)
+			if i+1 > most {
+				return
+			}
+			b.add(i + 1)
 		case '\r':
 			if i+1 < len(src) && src[i+1] == '\n' {
 				i++
 			}
-			starts = append(starts, i+1)
+			if i+1 > most {
+				return
+			}
+			b.add(i + 1)
 		}
 	}
-	return starts
+}
+
+func (b *indexBuilder) mapper() *Mapper {
+	b.flush()
+	return &Mapper{src: b.src, blocks: b.blocks, lines: b.lines}
 }
 
 // NewMapperFrom indexes the line starts of src like NewMapper, taking
@@ -88,18 +201,17 @@ func appendLineStarts(starts []int, src []byte, from, to int) []int {
 // line and holding the same bytes at the same offsets in prev's text as in
 // src) from prev rather than looking for them again.
 func NewMapperFrom(prev *Mapper, src []byte, reuse [][2]int) *Mapper {
-	starts := make([]int, 1, len(prev.lineStarts)+8)
+	b := newIndexBuilder(src, len(prev.blocks)+8)
+	b.add(0)
 	pos := 0
 	for _, r := range reuse {
-		starts = appendLineStarts(starts, src, pos, r[0])
+		b.scan(pos, r[0], len(src))
 		// prev's starts in (r[0], r[1]]
-		i, _ := slices.BinarySearch(prev.lineStarts, r[0]+1)
-		for ; i < len(prev.lineStarts) && prev.lineStarts[i] <= r[1]; i++ {
-			starts = append(starts, prev.lineStarts[i])
-		}
+		b.shareRange(prev, prev.countStartsAtOrBefore(r[0]), prev.countStartsAtOrBefore(r[1]), 0)
 		pos = r[1]
 	}
-	return &Mapper{src: src, lineStarts: appendLineStarts(starts, src, pos, len(src))}
+	b.scan(pos, len(src), len(src))
+	return b.mapper()
 }
 
 // Edited indexes src, which is m's text with the bytes [start, oldEnd)
@@ -107,40 +219,64 @@ func NewMapperFrom(prev *Mapper, src []byte, reuse [][2]int) *Mapper {
 // m's, those after it m's shifted, and only the changed bytes (and the
 // one before them, for a "\r" that a "\n" may join) are looked at.
 func (m *Mapper) Edited(src []byte, start, oldEnd, newEnd int) *Mapper {
-	delta := newEnd - oldEnd
-	keep, _ := slices.BinarySearch(m.lineStarts, start) // the starts before start
-	starts := make([]int, keep, len(m.lineStarts)+8)
-	copy(starts, m.lineStarts[:keep])
-	if keep == 0 {
-		starts = append(starts, 0)
-	}
+	b := newIndexBuilder(src, len(m.blocks)+2)
+	// The starts before start; line 0's is 0 whatever the change.
+	keep := max(m.countStartsAtOrBefore(start-1), 1)
+	b.shareRange(m, 0, keep, 0)
 	// The starts up to newEnd+1 follow from the changed bytes (and the one
 	// before them); one past that, after a "\r\n" there, is m's shifted.
 	limit := newEnd + 1
-	starts = appendLineStarts(starts, src, max(start-1, 0), min(limit, len(src)))
-	for len(starts) > 0 && starts[len(starts)-1] > limit {
-		starts = starts[:len(starts)-1]
+	b.scan(max(start-1, 0), min(limit, len(src)), limit)
+	from := m.countStartsAtOrBefore(oldEnd + 1) // the starts after oldEnd+1
+	b.shareRange(m, from, m.lines, newEnd-oldEnd)
+	return b.mapper()
+}
+
+// countStartsAtOrBefore is how many line starts are at or before off.
+func (m *Mapper) countStartsAtOrBefore(off int) int {
+	k, found := slices.BinarySearchFunc(m.blocks, off, func(b lineBlock, off int) int { return cmp.Compare(b.firstStart(), off) })
+	if found {
+		return m.blocks[k].first + 1
 	}
-	from, _ := slices.BinarySearch(m.lineStarts, oldEnd+2) // the starts after oldEnd+1
-	for _, q := range m.lineStarts[from:] {
-		starts = append(starts, q+delta)
+	if k == 0 {
+		return 0 // before the first line start
 	}
-	return &Mapper{src: src, lineStarts: starts}
+	blk := m.blocks[k-1]
+	i, found := slices.BinarySearch(blk.starts, off-blk.shift)
+	if found {
+		i++
+	}
+	return blk.first + i
+}
+
+// blockOfLine is the index of the block holding line.
+func (m *Mapper) blockOfLine(line int) int {
+	k, found := slices.BinarySearchFunc(m.blocks, line, func(b lineBlock, line int) int { return cmp.Compare(b.first, line) })
+	if !found {
+		k--
+	}
+	return k
 }
 
 // LineCount is the number of lines (a trailing newline opens an empty last line).
-func (m *Mapper) LineCount() int { return len(m.lineStarts) }
+func (m *Mapper) LineCount() int { return m.lines }
 
 // LineStart is the byte offset where line begins.
-func (m *Mapper) LineStart(line int) int { return m.lineStarts[line] }
+func (m *Mapper) LineStart(line int) int {
+	if line < 0 || line >= m.lines {
+		panic(fmt.Sprintf("source: line %d out of range [0, %d)", line, m.lines))
+	}
+	blk := m.blocks[m.blockOfLine(line)]
+	return blk.start(line - blk.first)
+}
 
 // LineEnd is the byte offset of line's terminator (or the end of the source).
 func (m *Mapper) LineEnd(line int) int {
-	if line+1 >= len(m.lineStarts) {
+	if line+1 >= m.lines {
 		return len(m.src)
 	}
-	end := m.lineStarts[line+1] - 1
-	if m.src[end] == '\n' && end > m.lineStarts[line] && m.src[end-1] == '\r' {
+	end := m.LineStart(line+1) - 1
+	if m.src[end] == '\n' && end > m.LineStart(line) && m.src[end-1] == '\r' {
 		end--
 	}
 	return end
@@ -151,11 +287,9 @@ func (m *Mapper) Line(line int) []byte { return m.src[m.LineStart(line):m.LineEn
 
 // LineOf returns the line holding byte offset off.
 func (m *Mapper) LineOf(off int) int {
-	// The first line starting after off, less one: slices.BinarySearch
-	// finds the first start at or after off+1 without sort.Search's call
-	// per step (every diagnostic's every offset is looked up).
-	i, _ := slices.BinarySearch(m.lineStarts, min(off, len(m.src))+1)
-	return i - 1
+	// The number of line starts at or before off, less one (every
+	// diagnostic's every offset is looked up).
+	return m.countStartsAtOrBefore(min(off, len(m.src))) - 1
 }
 
 // Position converts a byte offset into a position. Offsets outside the
@@ -165,7 +299,7 @@ func (m *Mapper) Position(off int, enc Encoding) Position {
 	off = max(0, min(off, len(m.src)))
 	line := m.LineOf(off)
 	off = min(off, m.LineEnd(line))
-	start := m.lineStarts[line]
+	start := m.LineStart(line)
 	if off < len(m.src) && !utf8.RuneStart(m.src[off]) {
 		// Inside a character: back to its start, as the line decodes.
 		at := start
@@ -188,8 +322,8 @@ func (m *Mapper) Offset(p Position, enc Encoding) (int, error) {
 	if p.Line < 0 || p.Column < 0 {
 		return 0, fmt.Errorf("position %d:%d is negative", p.Line, p.Column)
 	}
-	if p.Line >= len(m.lineStarts) {
-		return len(m.src), fmt.Errorf("line %d is past the end of the document (%d lines)", p.Line, len(m.lineStarts))
+	if p.Line >= m.lines {
+		return len(m.src), fmt.Errorf("line %d is past the end of the document (%d lines)", p.Line, m.lines)
 	}
 	start, end := m.LineStart(p.Line), m.LineEnd(p.Line)
 	col := 0

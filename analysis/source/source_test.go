@@ -95,6 +95,13 @@ func TestMapperInvalidUTF8(t *testing.T) {
 // an earlier text: it must index exactly what NewMapper does, whatever
 // ranges are reused, with LF, CRLF and lone CR line breaks.
 func TestMapperFromEqualsFreshIndex(t *testing.T) {
+	for _, size := range [][2]int{{1, 1}, {2, 1}, {3, 2}, {8, 3}, {256, 64}} {
+		withBlocks(t, size[0], size[1])
+		testMapperFromEqualsFreshIndex(t)
+	}
+}
+
+func testMapperFromEqualsFreshIndex(t *testing.T) {
 	lines := []string{"a = 1\n", "b = 2\r\n", "\n", "c\r", "def f():\n", "    return 3\r\n"}
 	var prevText, text strings.Builder
 	var reuse [][2]int
@@ -124,9 +131,10 @@ func TestMapperFromEqualsFreshIndex(t *testing.T) {
 	}
 	for i := range want.LineCount() {
 		if got.LineStart(i) != want.LineStart(i) {
-			t.Fatalf("line %d starts at %d, want %d", i, got.LineStart(i), want.LineStart(i))
+			t.Fatalf("blocks of %d: line %d starts at %d, want %d", lineBlockSize, i, got.LineStart(i), want.LineStart(i))
 		}
 	}
+	checkBlocks(t, got)
 	if len(reuse) < 20 {
 		t.Fatalf("only %d ranges reused", len(reuse))
 	}
@@ -134,22 +142,118 @@ func TestMapperFromEqualsFreshIndex(t *testing.T) {
 
 // Mapper.Edited updates an index for one replacement: after random
 // replacements, with LF, CRLF and lone CR line breaks written and split
-// anywhere, it must index exactly what NewMapper does.
+// anywhere, it must index exactly what NewMapper does, with blocks of
+// every size.
 func TestEditedMapperEqualsFreshIndex(t *testing.T) {
-	pieces := []string{"a", "\n", "\r", "\r\n", "xy\n", "", "\n\r"}
-	rng := rand.New(rand.NewSource(5))
-	text := []byte("a = 1\r\nb = 2\n\rc\r\rd\n")
+	pieces := []string{"a", "\n", "\r", "\r\n", "xy\n", "", "\n\r", "\n\n\n\n\n\n\n"}
+	for _, size := range [][2]int{{1, 1}, {2, 1}, {3, 2}, {8, 3}, {256, 64}} {
+		withBlocks(t, size[0], size[1])
+		rng := rand.New(rand.NewSource(5))
+		text := []byte("a = 1\r\nb = 2\n\rc\r\rd\n")
+		m := NewMapper(text)
+		for i := range 2000 {
+			start := rng.Intn(len(text) + 1)
+			end := min(len(text), start+rng.Intn(4))
+			insert := pieces[rng.Intn(len(pieces))]
+			next := append(append(append([]byte{}, text[:start]...), insert...), text[end:]...)
+			got := m.Edited(next, start, end, start+len(insert))
+			want := NewMapper(next)
+			if !slices.Equal(lineStarts(got), lineStarts(want)) {
+				t.Fatalf("blocks of %d, edit %d: %q -> %q at [%d,%d): starts %v, want %v", size[0], i, text, next, start, end, lineStarts(got), lineStarts(want))
+			}
+			checkBlocks(t, got)
+			text, m = next, got
+		}
+	}
+}
+
+// An edit copies the block it changed, and the blocks after it keep theirs
+// however many lines it adds or removes: a keystroke in a large file does
+// not copy its whole index. Nor do many edits break the index into small
+// blocks.
+func TestEditedMapperSharesUnchangedBlocks(t *testing.T) {
+	text := []byte(strings.Repeat("x = 1\n", 50000))
 	m := NewMapper(text)
-	for i := range 2000 {
-		start := rng.Intn(len(text) + 1)
-		end := min(len(text), start+rng.Intn(4))
-		insert := pieces[rng.Intn(len(pieces))]
-		next := append(append(append([]byte{}, text[:start]...), insert...), text[end:]...)
-		got := m.Edited(next, start, end, start+len(insert))
-		want := NewMapper(next)
-		if !slices.Equal(got.lineStarts, want.lineStarts) {
-			t.Fatalf("edit %d: %q -> %q at [%d,%d): starts %v, want %v", i, text, next, start, end, got.lineStarts, want.lineStarts)
+	rng := rand.New(rand.NewSource(9))
+	for i := range 1000 {
+		at := rng.Intn(len(text))
+		insert := []string{"y", "\n", "\n\n", ""}[i%4]
+		end := at
+		if insert == "" {
+			end = min(len(text), at+3)
+		}
+		next := append(append(append([]byte{}, text[:at]...), insert...), text[end:]...)
+		got := m.Edited(next, at, end, at+len(insert))
+		shared := 0
+		had := map[*int]bool{}
+		for _, b := range m.blocks {
+			had[&b.starts[0]] = true
+		}
+		for _, b := range got.blocks {
+			if had[&b.starts[0]] {
+				shared++
+			}
+		}
+		if len(got.blocks)-shared > 3 {
+			t.Fatalf("edit %d at %d copied %d of %d blocks", i, at, len(got.blocks)-shared, len(got.blocks))
 		}
 		text, m = next, got
+	}
+	if most := m.LineCount()/minLineBlock + 2; len(m.blocks) > most {
+		t.Fatalf("%d blocks for %d lines after the edits, want at most %d", len(m.blocks), m.LineCount(), most)
+	}
+	if !slices.Equal(lineStarts(m), lineStarts(NewMapper(text))) {
+		t.Fatal("the edited index differs from a fresh one")
+	}
+}
+
+// withBlocks makes the index's blocks hold size line starts (and at least
+// least) for the rest of the test.
+func withBlocks(t testing.TB, size, least int) {
+	oldSize, oldLeast := lineBlockSize, minLineBlock
+	lineBlockSize, minLineBlock = size, least
+	t.Cleanup(func() { lineBlockSize, minLineBlock = oldSize, oldLeast })
+}
+
+// lineStarts lists m's line starts.
+func lineStarts(m *Mapper) []int {
+	var all []int
+	for _, b := range m.blocks {
+		for i := range b.starts {
+			all = append(all, b.start(i))
+		}
+	}
+	return all
+}
+
+// checkBlocks checks that m's blocks number its lines in order, none empty
+// or over twice the block size.
+func checkBlocks(t testing.TB, m *Mapper) {
+	t.Helper()
+	line := 0
+	for i, b := range m.blocks {
+		if b.first != line || len(b.starts) == 0 || len(b.starts) >= 2*max(lineBlockSize, 1)+minLineBlock {
+			t.Fatalf("block %d: first line %d (want %d), %d starts", i, b.first, line, len(b.starts))
+		}
+		line += len(b.starts)
+	}
+	if line != m.LineCount() {
+		t.Fatalf("blocks hold %d lines, LineCount %d", line, m.LineCount())
+	}
+	if starts := lineStarts(m); !slices.IsSorted(starts) || starts[0] != 0 {
+		t.Fatalf("line starts out of order: %v", starts)
+	}
+}
+
+// BenchmarkMapperEdited patches the index of a 50,000-line text for a
+// one-character insert in its middle, as each keystroke does.
+func BenchmarkMapperEdited(b *testing.B) {
+	text := []byte(strings.Repeat("x = torch.zeros(3)\n", 50000))
+	m := NewMapper(text)
+	at := len(text) / 2
+	next := slices.Concat(text[:at], []byte("y"), text[at:])
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Edited(next, at, at, at+1)
 	}
 }

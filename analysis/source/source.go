@@ -68,8 +68,10 @@ func (b lineBlock) start(i int) int { return b.starts[i] + b.shift }
 func (b lineBlock) firstStart() int { return b.starts[0] + b.shift }
 
 // lineBlockSize is how many line starts a block takes before it is full;
-// minLineBlock is the fewest a block is made with, except at the end (see
-// indexBuilder.share). Variables for tests, which make them small.
+// minLineBlock is the fewest that are made a block of their own before a
+// shared one (see indexBuilder.share): fewer join the shared block's
+// starts instead, so that edits do not break the index into tiny blocks.
+// Variables for tests, which make them small.
 var lineBlockSize, minLineBlock = 256, 64
 
 // NewMapper indexes the line starts of src.

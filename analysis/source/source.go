@@ -4,7 +4,6 @@ package source
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -52,7 +51,10 @@ type Position struct {
 type Mapper struct {
 	src    []byte
 	blocks []lineBlock
-	lines  int
+	// firstLines and firstStarts are each block's first line and where
+	// it starts, side by side for the searches of every lookup.
+	firstLines, firstStarts []int
+	lines                   int
 }
 
 // lineBlock is a run of consecutive line starts: line first+i starts at
@@ -65,7 +67,6 @@ type lineBlock struct {
 }
 
 func (b lineBlock) start(i int) int { return b.starts[i] + b.shift }
-func (b lineBlock) firstStart() int { return b.starts[0] + b.shift }
 
 // lineBlockSize is how many line starts a block takes before it is full;
 // minLineBlock is the fewest that are made a block of their own before a
@@ -107,22 +108,29 @@ func (b *indexBuilder) add(off int) {
 	}
 }
 
-// flush makes the pending starts a block.
+// flush makes the pending starts a block, or several of about the same
+// size when they are more than a block holds.
 func (b *indexBuilder) flush() {
-	if len(b.pending) == 0 {
+	n := len(b.pending)
+	if n == 0 {
 		return
 	}
-	b.blocks = append(b.blocks, lineBlock{first: b.lines - len(b.pending), starts: b.pending})
+	parts := (n + lineBlockSize - 1) / lineBlockSize
+	first := b.lines - n
+	for p := range parts {
+		lo, hi := n*p/parts, n*(p+1)/parts
+		b.blocks = append(b.blocks, lineBlock{first: first + lo, starts: b.pending[lo:hi:hi]})
+	}
 	b.pending = nil
 }
 
 // share appends the starts of blk from its i-th to its j-th (exclusive),
 // shifted by delta: blk itself when that is the whole block and no block
 // shorter than minLineBlock would be left before it; otherwise copied.
-// A copy joins the pending starts whole (the block made of them may hold
-// up to twice lineBlockSize), so that the blocks after a change keep
-// their bounds and are shared, rather than each copied to fill the one
-// before it.
+// A copy joins the pending starts whole (flush splits them if they are
+// then more than a block), so that the blocks after a change keep their
+// bounds and are shared, rather than each copied to fill the one before
+// it.
 func (b *indexBuilder) share(blk lineBlock, i, j, delta int) {
 	if i == 0 && j == len(blk.starts) && (len(b.pending) == 0 || len(b.pending) >= minLineBlock) {
 		b.flush()
@@ -146,8 +154,7 @@ func (b *indexBuilder) share(blk lineBlock, i, j, delta int) {
 // (exclusive), shifted by delta.
 func (b *indexBuilder) shareRange(m *Mapper, i, j, delta int) {
 	for i < j {
-		k := m.blockOfLine(i)
-		blk := m.blocks[k]
+		blk := m.blocks[m.blockOfLine(i)]
 		to := min(j, blk.first+len(blk.starts))
 		b.share(blk, i-blk.first, to-blk.first, delta)
 		i = to
@@ -195,7 +202,12 @@ func (b *indexBuilder) scan(from, to, most int) {
 
 func (b *indexBuilder) mapper() *Mapper {
 	b.flush()
-	return &Mapper{src: b.src, blocks: b.blocks, lines: b.lines}
+	m := &Mapper{src: b.src, blocks: b.blocks, lines: b.lines,
+		firstLines: make([]int, len(b.blocks)), firstStarts: make([]int, len(b.blocks))}
+	for k, blk := range b.blocks {
+		m.firstLines[k], m.firstStarts[k] = blk.first, blk.start(0)
+	}
+	return m
 }
 
 // NewMapperFrom indexes the line starts of src like NewMapper, taking
@@ -234,30 +246,75 @@ func (m *Mapper) Edited(src []byte, start, oldEnd, newEnd int) *Mapper {
 	return b.mapper()
 }
 
+// locate finds the last line start at or before off: the i-th of block k;
+// k is -1 when off is before the first.
+func (m *Mapper) locate(off int) (k, i int) {
+	k, found := slices.BinarySearch(m.firstStarts, off)
+	if found {
+		return k, 0
+	}
+	if k--; k < 0 {
+		return -1, 0
+	}
+	blk := m.blocks[k]
+	i, found = slices.BinarySearch(blk.starts, off-blk.shift)
+	if !found {
+		i--
+	}
+	return k, i
+}
+
 // countStartsAtOrBefore is how many line starts are at or before off.
 func (m *Mapper) countStartsAtOrBefore(off int) int {
-	k, found := slices.BinarySearchFunc(m.blocks, off, func(b lineBlock, off int) int { return cmp.Compare(b.firstStart(), off) })
-	if found {
-		return m.blocks[k].first + 1
+	k, i := m.locate(off)
+	if k < 0 {
+		return 0
 	}
-	if k == 0 {
-		return 0 // before the first line start
-	}
-	blk := m.blocks[k-1]
-	i, found := slices.BinarySearch(blk.starts, off-blk.shift)
-	if found {
-		i++
-	}
-	return blk.first + i
+	return m.firstLines[k] + i + 1
 }
 
 // blockOfLine is the index of the block holding line.
 func (m *Mapper) blockOfLine(line int) int {
-	k, found := slices.BinarySearchFunc(m.blocks, line, func(b lineBlock, line int) int { return cmp.Compare(b.first, line) })
+	k, found := slices.BinarySearch(m.firstLines, line)
 	if !found {
 		k--
 	}
 	return k
+}
+
+// span is where the i-th line of block k starts, and where the next line
+// does (-1 after the last line).
+func (m *Mapper) span(k, i int) (start, next int) {
+	blk := m.blocks[k]
+	start, next = blk.start(i), -1
+	if i+1 < len(blk.starts) {
+		next = blk.start(i + 1)
+	} else if k+1 < len(m.blocks) {
+		next = m.firstStarts[k+1]
+	}
+	return start, next
+}
+
+// lineSpan is span for a line, which must exist.
+func (m *Mapper) lineSpan(line int) (start, next int) {
+	if line < 0 || line >= m.lines {
+		panic(fmt.Sprintf("source: line %d out of range [0, %d)", line, m.lines))
+	}
+	k := m.blockOfLine(line)
+	return m.span(k, line-m.firstLines[k])
+}
+
+// terminator is where the line from start to next (-1: the last line)
+// ends, before its "\n", "\r\n" or "\r".
+func (m *Mapper) terminator(start, next int) int {
+	if next < 0 {
+		return len(m.src)
+	}
+	end := next - 1
+	if m.src[end] == '\n' && end > start && m.src[end-1] == '\r' {
+		end--
+	}
+	return end
 }
 
 // LineCount is the number of lines (a trailing newline opens an empty last line).
@@ -265,11 +322,8 @@ func (m *Mapper) LineCount() int { return m.lines }
 
 // LineStart is the byte offset where line begins.
 func (m *Mapper) LineStart(line int) int {
-	if line < 0 || line >= m.lines {
-		panic(fmt.Sprintf("source: line %d out of range [0, %d)", line, m.lines))
-	}
-	blk := m.blocks[m.blockOfLine(line)]
-	return blk.start(line - blk.first)
+	start, _ := m.lineSpan(line)
+	return start
 }
 
 // LineEnd is the byte offset of line's terminator (or the end of the source).
@@ -277,11 +331,7 @@ func (m *Mapper) LineEnd(line int) int {
 	if line+1 >= m.lines {
 		return len(m.src)
 	}
-	end := m.LineStart(line+1) - 1
-	if m.src[end] == '\n' && end > m.LineStart(line) && m.src[end-1] == '\r' {
-		end--
-	}
-	return end
+	return m.terminator(m.lineSpan(line))
 }
 
 // Line returns the text of line without its terminator.
@@ -299,9 +349,10 @@ func (m *Mapper) LineOf(off int) int {
 // terminator maps to the start of that character or terminator.
 func (m *Mapper) Position(off int, enc Encoding) Position {
 	off = max(0, min(off, len(m.src)))
-	line := m.LineOf(off)
-	off = min(off, m.LineEnd(line))
-	start := m.LineStart(line)
+	k, i := m.locate(off) // line 0 starts at 0: k is a block
+	line := m.firstLines[k] + i
+	start, next := m.span(k, i)
+	off = min(off, m.terminator(start, next))
 	if off < len(m.src) && !utf8.RuneStart(m.src[off]) {
 		// Inside a character: back to its start, as the line decodes.
 		at := start
@@ -327,7 +378,8 @@ func (m *Mapper) Offset(p Position, enc Encoding) (int, error) {
 	if p.Line >= m.lines {
 		return len(m.src), fmt.Errorf("line %d is past the end of the document (%d lines)", p.Line, m.lines)
 	}
-	start, end := m.LineStart(p.Line), m.LineEnd(p.Line)
+	start, next := m.lineSpan(p.Line)
+	end := m.terminator(start, next)
 	col := 0
 	for off := start; off < end; {
 		if col >= p.Column {

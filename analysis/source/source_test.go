@@ -227,13 +227,17 @@ func lineStarts(m *Mapper) []int {
 }
 
 // checkBlocks checks that m's blocks number its lines in order, none empty
-// or over twice the block size.
+// or over the block size, and that the lists searched say where each
+// block begins.
 func checkBlocks(t testing.TB, m *Mapper) {
 	t.Helper()
 	line := 0
 	for i, b := range m.blocks {
-		if b.first != line || len(b.starts) == 0 || len(b.starts) >= 2*max(lineBlockSize, 1)+minLineBlock {
-			t.Fatalf("block %d: first line %d (want %d), %d starts", i, b.first, line, len(b.starts))
+		if b.first != line || len(b.starts) == 0 || len(b.starts) > lineBlockSize {
+			t.Fatalf("block %d: first line %d (want %d), %d starts (at most %d)", i, b.first, line, len(b.starts), lineBlockSize)
+		}
+		if m.firstLines[i] != b.first || m.firstStarts[i] != b.start(0) {
+			t.Fatalf("block %d starts line %d at %d, the lists say line %d at %d", i, b.first, b.start(0), m.firstLines[i], m.firstStarts[i])
 		}
 		line += len(b.starts)
 	}
@@ -255,5 +259,17 @@ func BenchmarkMapperEdited(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.Edited(next, at, at, at+1)
+	}
+}
+
+// BenchmarkMapperPosition converts offsets spread over a 50,000-line text
+// to positions, as the diagnostics of each version are.
+func BenchmarkMapperPosition(b *testing.B) {
+	text := []byte(strings.Repeat("x = torch.zeros(3)\n", 50000))
+	m := NewMapper(text)
+	for b.Loop() {
+		for off := 0; off < len(text); off += len(text) / 500 {
+			m.Position(off, UTF16)
+		}
 	}
 }

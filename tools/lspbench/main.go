@@ -433,7 +433,16 @@ func (s *server) writeBody(body []byte) error {
 }
 
 func (s *server) notify(method string, params any) error {
-	return s.write(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	body, err := notification(method, params)
+	if err != nil {
+		return err
+	}
+	return s.writeBody(body)
+}
+
+// notification encodes a notification's message.
+func notification(method string, params any) ([]byte, error) {
+	return json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
 // request sends a request and waits for its result.
@@ -527,8 +536,8 @@ func (s *server) open(doc *document) (time.Duration, error) {
 	doc.version = 1
 	// The message is encoded before the clock starts: encoding a
 	// megabyte of text is the client's time, not the server's.
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{
-		"uri": doc.uri, "languageId": "python", "version": doc.version, "text": doc.text}}})
+	body, err := notification("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": doc.uri, "languageId": "python", "version": doc.version, "text": doc.text}})
 	if err != nil {
 		return 0, err
 	}

@@ -73,7 +73,7 @@ func InsertLinesAfter(f *semantic.File, off int, text string) Edit {
 // there, keeping a trailing comment in its place; `pass` instead when it
 // is the only statement of its block or shares its line with code.
 func RemoveStatement(f *semantic.File, stmt *pyast.Node) Edit {
-	if len(stmt.Parent.NamedChildren()) == 1 {
+	if len(stmt.Parent().NamedChildren()) == 1 {
 		return Edit{Start: stmt.Start(), End: stmt.End(), NewText: "pass"}
 	}
 	lineStart, lineEnd, next := f.StatementLines(stmt)

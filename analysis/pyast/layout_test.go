@@ -133,7 +133,7 @@ func TestEditReusesUntouchedSegments(t *testing.T) {
 	}
 	for _, s := range next.Segments {
 		for _, n := range s.Nodes {
-			if n.Parent != next.Root {
+			if n.Parent() != next.Root {
 				t.Error("a statement's parent is not the module")
 			}
 		}
@@ -269,9 +269,9 @@ func checkReusedMirrors(t *testing.T, tree *Tree) int {
 			same := g.start == w.start && g.end == w.end && g.kind == w.kind && g.field == w.field && g.Named == w.Named &&
 				g.firstAt == w.firstAt && g.nextAt == w.nextAt && seg.seen[i] == wantSeen[i]
 			if i == 0 {
-				same = same && g.Parent == tree.Root
+				same = same && g.Parent() == tree.Root
 			} else {
-				same = same && indexIn(got, g.Parent) == indexIn(want, w.Parent)
+				same = same && indexIn(got, g.Parent()) == indexIn(want, w.Parent())
 			}
 			if !same {
 				t.Fatalf("node %d of the mirror differs from a fresh walk's: %s %d-%d, want %s %d-%d", i, g.Kind(), g.start, g.end, w.Kind(), w.start, w.end)

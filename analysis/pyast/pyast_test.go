@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unsafe"
@@ -58,7 +59,7 @@ func renderStatements(t *Tree) string {
 	walk = func(n *Node) {
 		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field(), n.Kind(), t.Real(n.Start()), t.Real(n.End()), n.Named)
 		for c := range n.Children() {
-			if c.Parent != n {
+			if c.Parent() != n {
 				b.WriteString("!parent")
 			}
 			walk(c)
@@ -66,7 +67,7 @@ func renderStatements(t *Tree) string {
 		b.WriteString(")")
 	}
 	for _, s := range t.Statements {
-		if s.Parent != t.Root {
+		if s.Parent() != t.Root {
 			b.WriteString("!parent")
 		}
 		walk(s)
@@ -172,5 +173,46 @@ func TestTooLargeToLayOutIsAnError(t *testing.T) {
 	}
 	if tree, err := ParseForEditing(context.Background(), []byte("x = 1\n")); err != nil || tree.Statements[0].End() <= tree.Statements[0].Start() {
 		t.Errorf("a small text: %v", err)
+	}
+}
+
+// A Node holds no pointer, so that the collector never scans the mirrors'
+// arrays (most of a buffer's heap): see Node.parentAt.
+func TestNodeHoldsNoPointers(t *testing.T) {
+	typ := reflect.TypeFor[Node]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		switch f.Type.Kind() {
+		case reflect.Bool, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		default:
+			t.Errorf("Node.%s is a %s, which the collector must scan", f.Name, f.Type)
+		}
+	}
+}
+
+// Trees parsed at once, as check parses files, each hang their statements
+// below their own Root.
+func TestStatementsOfConcurrentParsesFindTheirRoot(t *testing.T) {
+	trees := make([]*Tree, 16)
+	Parallel(len(trees), func(w int) {
+		src := strings.Repeat(fmt.Sprintf("x%d = f(%d)\n", w, w), 50+w)
+		tree, err := Parse(context.Background(), []byte(src))
+		if err != nil {
+			panic(err)
+		}
+		trees[w] = tree
+	})
+	for w, tree := range trees {
+		if len(tree.Statements) != 50+w {
+			t.Fatalf("tree %d: %d statements, want %d", w, len(tree.Statements), 50+w)
+		}
+		for _, s := range tree.Statements {
+			if s.Parent() != tree.Root {
+				t.Fatalf("tree %d: a statement's parent is not its Root", w)
+			}
+			if tree.Root.Parent() != nil {
+				t.Fatalf("tree %d: the Root has a parent", w)
+			}
+		}
 	}
 }

@@ -384,7 +384,7 @@ func shapeOfMirror(h uint64, nodes []Node, origin int) uint64 {
 		n := &nodes[i]
 		parent := int32(-1)
 		if i > 0 {
-			parent = indexIn(nodes, n.Parent)
+			parent = int32(i) - n.parentAt
 		}
 		h = shapeStep(h, n.Start()-origin, n.End()-origin, parent, n.kind, n.field, n.Named)
 	}
@@ -416,11 +416,13 @@ func nodeOf(f *C.VLFlat) (kind, field uint16, named bool) {
 }
 
 // mirror copies the walked nodes flat into Go values, in one array in
-// preorder, adding shift to every offset and hanging them below parent.
+// preorder, adding shift to every offset and hanging them below root (the
+// tree's Root).
 // A node the walk marked reused brings its subtree from from.prior's
 // mirror, shifted. With keep, it also returns the nodes' seen table, for
 // the next version's mirror.
-func mirror(flat []C.VLFlat, shift int, parent *Node, from *reuse, keep bool) ([]Node, seenNodes) {
+func mirror(flat []C.VLFlat, shift int, root *Node, from *reuse, keep bool) ([]Node, seenNodes) {
+	rootOf := rootNumber(root)
 	size := len(flat)
 	var prior []Node
 	var priorSeen seenNodes
@@ -480,7 +482,7 @@ func mirror(flat []C.VLFlat, shift int, parent *Node, from *reuse, keep bool) ([
 		if f.parent >= 0 {
 			pk := place(int32(f.parent))
 			p := &nodes[pk]
-			node.Parent = p
+			node.parentAt = k - pk
 			if prev := last[f.parent]; prev != 0 {
 				nodes[prev-1].nextAt = k - (prev - 1)
 			} else {
@@ -488,7 +490,7 @@ func mirror(flat []C.VLFlat, shift int, parent *Node, from *reuse, keep bool) ([
 			}
 			last[f.parent] = k + 1
 		} else {
-			node.Parent = parent
+			node.parentAt = -rootOf
 		}
 	}
 	if keep {
@@ -504,17 +506,14 @@ func mirror(flat []C.VLFlat, shift int, parent *Node, from *reuse, keep bool) ([
 }
 
 // copyReused copies the count nodes of prior from index r (a subtree) to
-// nodes from index k, with offsets moved by shift, and links the copies'
-// parents within nodes. The copies keep their children and siblings: those
-// are distances within the subtree.
+// nodes from index k, with offsets moved by shift. The copies keep their
+// parents, children and siblings: those are distances within the subtree
+// (the subtree's own root is linked by the caller).
 func copyReused(nodes []Node, k int, prior []Node, r, count int, shift int32) {
 	dst := nodes[k : k+count]
 	copy(dst, prior[r:r+count])
 	for j := range dst {
 		dst[j].start += shift
 		dst[j].end += shift
-		if j > 0 {
-			dst[j].Parent = &nodes[k+int(indexIn(prior, prior[r+j].Parent))-r]
-		}
 	}
 }

@@ -140,7 +140,7 @@ func removeMoves(f *semantic.File, moves []deviceMove) []analysis.Edit {
 		case m.deviceKw != nil:
 			edits = append(edits, removeArgument(m.call.Child("arguments"), m.deviceKw))
 		case isSelfMove(f, m):
-			edits = append(edits, analysis.RemoveStatement(f, m.call.Parent.Parent))
+			edits = append(edits, analysis.RemoveStatement(f, m.call.Parent().Parent()))
 		case f.MethodName(m.call) == "cuda":
 			edits = append(edits, analysis.Edit{Start: m.start, End: m.end})
 		default: // .to(device, ...): keep the arguments that are not about the device
@@ -175,8 +175,8 @@ func removeMoves(f *semantic.File, moves []deviceMove) []analysis.Edit {
 // (or `x = x.to(device)` with nothing but device arguments): without the
 // move it would be `x = x`, so the statement goes.
 func isSelfMove(f *semantic.File, m deviceMove) bool {
-	a := m.call.Parent
-	if m.deviceKw != nil || !a.Is("assignment") || a.Child("right") != m.call || !a.Parent.Is("expression_statement") {
+	a := m.call.Parent()
+	if m.deviceKw != nil || !a.Is("assignment") || a.Child("right") != m.call || !a.Parent().Is("expression_statement") {
 		return false
 	}
 	if f.Text(a.Child("left")) != f.Text(semantic.Receiver(m.call)) {

@@ -55,7 +55,7 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 		flow.escapes = append(flow.escapes, fmt.Sprintf("it passes through too many calls to follow, at line %d", line))
 		return
 	}
-	p := n.Parent
+	p := n.Parent()
 	switch {
 	case p == nil:
 	case p.Is("for_statement") && p.Child("right") == n:
@@ -97,10 +97,10 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 		}
 		return
 	case p.Is("argument_list") || p.Is("keyword_argument") && p.Child("value") == n:
-		call := p.Parent
+		call := p.Parent()
 		keyword := ""
 		if p.Is("keyword_argument") {
-			keyword, call = f.Text(p.Child("name")), p.Parent.Parent
+			keyword, call = f.Text(p.Child("name")), p.Parent().Parent()
 		}
 		callee := f.Text(call.Child("function"))
 		switch {
@@ -109,11 +109,11 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 		case iterWrappers[callee]:
 			// Only as the iterable of a for loop: for i, b in enumerate(loader).
 			outer := call
-			for outer.Parent != nil && outer.Parent.Is("argument_list") && iterWrappers[f.Text(outer.Parent.Parent.Child("function"))] {
-				outer = outer.Parent.Parent
+			for outer.Parent() != nil && outer.Parent().Is("argument_list") && iterWrappers[f.Text(outer.Parent().Parent().Child("function"))] {
+				outer = outer.Parent().Parent()
 			}
-			if outer.Parent != nil && outer.Parent.Is("for_statement") && outer.Parent.Child("right") == outer {
-				flow.loops = append(flow.loops, outer.Parent)
+			if outer.Parent() != nil && outer.Parent().Is("for_statement") && outer.Parent().Child("right") == outer {
+				flow.loops = append(flow.loops, outer.Parent())
 				return
 			}
 			flow.escapes = append(flow.escapes, fmt.Sprintf("it is passed to `%s` on line %d", callee, line))
@@ -221,7 +221,7 @@ func occurrences(f *semantic.File, name string, scope, value *pyast.Node) []*pya
 		if n.Kind() != kind || f.Text(n) != name {
 			return true
 		}
-		p := n.Parent
+		p := n.Parent()
 		switch {
 		case boundByComprehension(f, n, name):
 		case p.Is("attribute") && p.Child("attribute") == n:
@@ -251,7 +251,7 @@ func occurrences(f *semantic.File, name string, scope, value *pyast.Node) []*pya
 // boundByComprehension reports whether n is inside a comprehension that
 // binds name itself ([b[0] for b in batch]): another variable.
 func boundByComprehension(f *semantic.File, n *pyast.Node, name string) bool {
-	for c := n.Parent; c != nil && !c.Is("function_definition", "lambda", "module"); c = c.Parent {
+	for c := n.Parent(); c != nil && !c.Is("function_definition", "lambda", "module"); c = c.Parent() {
 		if !c.Is("list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression") {
 			continue
 		}

@@ -158,7 +158,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 
 // conditional reports whether stmt runs only under an if inside loop.
 func conditional(stmt, loop *pyast.Node) bool {
-	for p := stmt.Parent; p != nil && p != loop; p = p.Parent {
+	for p := stmt.Parent(); p != nil && p != loop; p = p.Parent() {
 		if p.Is("if_statement", "elif_clause", "else_clause") {
 			return true
 		}
@@ -169,7 +169,7 @@ func conditional(stmt, loop *pyast.Node) bool {
 // resetBound describes how often a conditional reset runs: every N
 // iterations for `if step % N == 0`.
 func resetBound(f *semantic.File, reset, loop *pyast.Node) string {
-	for p := reset.Parent; p != nil && p != loop; p = p.Parent {
+	for p := reset.Parent(); p != nil && p != loop; p = p.Parent() {
 		if !p.Is("if_statement", "elif_clause") {
 			continue
 		}

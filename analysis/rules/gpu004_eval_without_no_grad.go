@@ -170,7 +170,7 @@ func inEvalFunction(f *semantic.File, loop *pyast.Node) bool {
 // comprehension) and the loops around it in its function iterate.
 func loopIterables(loop *pyast.Node) []*pyast.Node {
 	var out []*pyast.Node
-	for p := loop; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
+	for p := loop; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent() {
 		switch p.Kind() {
 		case "for_statement":
 			out = append(out, p.Child("right"))

@@ -107,8 +107,8 @@ var epochName = regexp.MustCompile(`(?i)epoch`)
 // the loop (ends in break, return, raise, or a stop/exit call): it runs
 // once.
 func exitBranch(f *semantic.File, call, loop *pyast.Node) bool {
-	for p := call.Parent; p != nil && p != loop; p = p.Parent {
-		if !p.Is("block") || p.Parent == loop {
+	for p := call.Parent(); p != nil && p != loop; p = p.Parent() {
+		if !p.Is("block") || p.Parent() == loop {
 			continue
 		}
 		last := semantic.LastStatement(p)
@@ -130,7 +130,7 @@ func exitBranch(f *semantic.File, call, loop *pyast.Node) bool {
 // the loop retries with smaller work, and clearing the cache before each
 // try is the point.
 func retryLoop(f *semantic.File, call, loop *pyast.Node) bool {
-	for p := call.Parent; p != nil && p != loop; p = p.Parent {
+	for p := call.Parent(); p != nil && p != loop; p = p.Parent() {
 		if !p.Is("try_statement") || !p.Child("body").Contains(call) {
 			continue
 		}
@@ -168,7 +168,7 @@ func phaseBoundary(f *semantic.File, call, loop *pyast.Node) bool {
 // offNormalPath reports whether call, inside loop, runs only in an except
 // branch or under a step-interval condition (`if step % N == 0`).
 func offNormalPath(f *semantic.File, call, loop *pyast.Node) bool {
-	for p := call.Parent; p != nil && p != loop; p = p.Parent {
+	for p := call.Parent(); p != nil && p != loop; p = p.Parent() {
 		switch p.Kind() {
 		case "except_clause", "except_group_clause":
 			return true
@@ -195,7 +195,7 @@ func offNormalPath(f *semantic.File, call, loop *pyast.Node) bool {
 // inLoopBody reports whether call is a statement of loop's body itself,
 // not of a block nested in it.
 func inLoopBody(call, loop *pyast.Node) bool {
-	return call.Parent.Is("expression_statement") && call.Parent.Parent == loop.Child("body")
+	return call.Parent().Is("expression_statement") && call.Parent().Parent() == loop.Child("body")
 }
 
 // callText is how a fix title quotes call: as written, but `f()` when it
@@ -212,7 +212,7 @@ func callText(f *semantic.File, call *pyast.Node) string {
 // Both need the call to be a statement alone on its line (a trailing
 // comment travels with it).
 func emptyCacheFixes(f *semantic.File, call, loop *pyast.Node, moveAfter bool) []analysis.Fix {
-	stmt := call.Parent
+	stmt := call.Parent()
 	if !stmt.Is("expression_statement") || len(stmt.NamedChildren()) != 1 {
 		return nil
 	}
@@ -232,7 +232,7 @@ func emptyCacheFixes(f *semantic.File, call, loop *pyast.Node, moveAfter bool) [
 	}
 	// Taking the only statement out of a block would leave it empty.
 	remove := analysis.Edit{Start: lineStart, End: next}
-	if len(stmt.Parent.NamedChildren()) == 1 {
+	if len(stmt.Parent().NamedChildren()) == 1 {
 		remove = analysis.Edit{Start: stmt.Start(), End: stmt.End(), NewText: "pass"}
 	}
 	eol := f.LineEnding()

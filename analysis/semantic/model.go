@@ -365,7 +365,7 @@ func (f *File) indexAll() {
 // indexOf returns the index of the segment holding n, or nil when n is the
 // module (or not in the file): then the question is about the whole file.
 func (f *File) indexOf(n *pyast.Node) *segmentIndex {
-	if n == nil || n.Parent == nil {
+	if n == nil || n.Parent() == nil {
 		return nil
 	}
 	// f.indexes lists the segments' indexes in the order of the tree's
@@ -672,9 +672,9 @@ func Scope(n *pyast.Node) *pyast.Node {
 		return fn
 	}
 	var broken *pyast.Node
-	for n.Parent != nil {
-		n = n.Parent
-		if n.Kind() == "ERROR" && n.Parent != nil {
+	for n.Parent() != nil {
+		n = n.Parent()
+		if n.Kind() == "ERROR" && n.Parent() != nil {
 			broken = n
 		}
 	}
@@ -692,7 +692,7 @@ func InScope(n, scope *pyast.Node) bool { return Scope(n) == scope }
 // stopping at the enclosing function.
 func EnclosingLoops(n *pyast.Node) []*pyast.Node {
 	var loops []*pyast.Node
-	for p := n.Parent; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
+	for p := n.Parent(); p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent() {
 		if p.Is("for_statement", "while_statement") && p.Child("body").Contains(n) {
 			loops = append(loops, p)
 		}
@@ -703,8 +703,8 @@ func EnclosingLoops(n *pyast.Node) []*pyast.Node {
 // DecoratorsOf returns the decorator expressions of a function definition.
 func DecoratorsOf(fn *pyast.Node) []*pyast.Node {
 	var out []*pyast.Node
-	if fn.Parent.Is("decorated_definition") {
-		for d := range fn.Parent.Children() {
+	if fn.Parent().Is("decorated_definition") {
+		for d := range fn.Parent().Children() {
 			if d.Kind() == "decorator" {
 				if e := d.NamedChildren(); len(e) > 0 {
 					out = append(out, e[0])
@@ -828,7 +828,7 @@ func (f *File) bodyTurnsGradOff(def *pyast.Node, passesFalse bool) bool {
 func (f *File) InNoGrad(n *pyast.Node) bool { return f.inNoGrad(n, 0) }
 
 func (f *File) inNoGrad(n *pyast.Node, depth int) bool {
-	for p := n.Parent; p != nil; p = p.Parent {
+	for p := n.Parent(); p != nil; p = p.Parent() {
 		switch p.Kind() {
 		case "with_statement":
 			if !p.Child("body").Contains(n) {
@@ -865,7 +865,7 @@ func (f *File) calledOnlyUnderNoGrad(fn *pyast.Node, depth int) bool {
 		return false
 	}
 	name := f.Text(fn.Child("name"))
-	method := f.EnclosingClass(fn) != nil && fn.Parent != nil && fn.Ancestor("function_definition") == nil
+	method := f.EnclosingClass(fn) != nil && fn.Parent() != nil && fn.Ancestor("function_definition") == nil
 	return remember(f, &f.memos.calledUnderNoGrad, noGradKey{fn, depth}, func() bool {
 		return f.everyCallUnderNoGrad(fn, name, method, depth)
 	})
@@ -997,7 +997,7 @@ func (f *File) newDataLoader(call *pyast.Node) *DataLoader {
 		PinMemory:  f.Arg(call, "pin_memory", 7),
 		CollateFn:  f.Arg(call, "collate_fn", 6),
 	}
-	if p := call.Parent; p.Is("assignment") && p.Child("right") == call && p.Child("left").Is("identifier", "attribute") {
+	if p := call.Parent(); p.Is("assignment") && p.Child("right") == call && p.Child("left").Is("identifier", "attribute") {
 		d.Var = strings.Clone(f.Text(p.Child("left"))) // copies: later versions may share d
 	}
 	d.DatasetClass = f.classOfInstance(d.Dataset, 0)

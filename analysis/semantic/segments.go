@@ -470,7 +470,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				// Nor is a method called on super(), which never resolves to
 				// a method of the file (see resolveCall): every class's
 				// super().__init__() would use every __init__ edited.
-				if !(n.Field() == "name" && n.Parent.Is("function_definition")) && !calledOnSuper(n, tree.Src) {
+				if !(n.Field() == "name" && n.Parent().Is("function_definition")) && !calledOnSuper(n, tree.Src) {
 					ix.mentions = append(ix.mentions, nameHash(attributeKey(n.Text(tree.Src), attributeClass(n, tree.Src))))
 				}
 			case "global_statement", "nonlocal_statement":
@@ -483,8 +483,8 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 					ix.noqaComments = append(ix.noqaComments, n)
 				}
 			case "block":
-				if ix.indent != -1 && n.FirstChild() != nil && n.Parent != nil {
-					inner, outer := indentAt(tree.Src, n.FirstChild().Start()), indentAt(tree.Src, n.Parent.Start())
+				if ix.indent != -1 && n.FirstChild() != nil && n.Parent() != nil {
+					inner, outer := indentAt(tree.Src, n.FirstChild().Start()), indentAt(tree.Src, n.Parent().Start())
 					switch step := len(inner) - len(outer); {
 					case len(inner) > 0 && inner[0] == '\t':
 						ix.indent = -1
@@ -621,10 +621,10 @@ func (ix *segmentIndex) owner(target *pyast.Node, name string) *pyast.Node {
 
 // calledOnSuper reports whether n is the method name of super().name.
 func calledOnSuper(n *pyast.Node, src []byte) bool {
-	if n.Field() != "attribute" || !n.Parent.Is("attribute") {
+	if n.Field() != "attribute" || !n.Parent().Is("attribute") {
 		return false
 	}
-	obj := n.Parent.Child("object")
+	obj := n.Parent().Child("object")
 	return obj.Is("call") && obj.Child("function").Is("identifier") && obj.Child("function").Text(src) == "super"
 }
 
@@ -671,7 +671,7 @@ func attributeKey(chain, class string) string {
 // function that reads a name so named on those keystrokes.
 func brokenStatement(n *pyast.Node) *pyast.Node {
 	var outer *pyast.Node
-	for p := n.Parent; p != nil; p = p.Parent {
+	for p := n.Parent(); p != nil; p = p.Parent() {
 		if p.Kind() == "ERROR" {
 			outer = p
 		}
@@ -723,7 +723,7 @@ func (ix *segmentIndex) importFacts(f *File) *importFacts {
 		case "torch.utils.data.DataLoader":
 			facts.dataLoaders = append(facts.dataLoaders, c)
 		case "torch.set_grad_enabled", "torch.autograd.set_grad_enabled":
-			if c.Parent.Is("expression_statement") {
+			if c.Parent().Is("expression_statement") {
 				facts.gradSwitches = append(facts.gradSwitches, c)
 			}
 		}
@@ -804,7 +804,7 @@ func (f *File) CallsNamedIn(focus Focus, names ...string) []*pyast.Node {
 // innermostLoop returns the innermost for or while statement or
 // comprehension of n's own function whose body holds n, or nil.
 func innermostLoop(n *pyast.Node) *pyast.Node {
-	for p := n.Parent; p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent {
+	for p := n.Parent(); p != nil && !p.Is("function_definition", "lambda", "class_definition"); p = p.Parent() {
 		switch p.Kind() {
 		case "for_statement", "while_statement", "list_comprehension", "generator_expression", "set_comprehension", "dictionary_comprehension":
 			if p.Child("body").Contains(n) {

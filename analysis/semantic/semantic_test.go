@@ -368,7 +368,7 @@ def helper(self, x):
 `)
 	attribute := func(fn string) *pyast.Node {
 		t.Helper()
-		return use(t, f, fn, "self").Parent
+		return use(t, f, fn, "self").Parent()
 	}
 	for _, tc := range []struct {
 		fn     string

@@ -97,11 +97,11 @@ func (f *File) hasMethod(name string) bool {
 
 // isMethod reports whether def is defined directly in a class body.
 func isMethod(def *pyast.Node) bool {
-	p := def.Parent
+	p := def.Parent()
 	if p.Is("decorated_definition") {
-		p = p.Parent
+		p = p.Parent()
 	}
-	return p.Is("block") && p.Parent.Is("class_definition")
+	return p.Is("block") && p.Parent().Is("class_definition")
 }
 
 // methodOf finds a method by name in c or the classes of this file it

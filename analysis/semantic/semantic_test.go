@@ -393,3 +393,50 @@ def helper(self, x):
 		t.Error("Derived and Trainer share their attributes' answers; Frames does not")
 	}
 }
+
+// A segment's calls by name: each name's calls in source order, names that
+// are prefixes of others apart, and nothing for a name never called.
+func TestCallsByNameGroupsEachNamesCalls(t *testing.T) {
+	f := parse(t, "def f(x):\n    a.append(x)\n    app(x)\n    b.append(f(x))\n    appended(x)\n    return app(len(x))\n")
+	var calls []*pyast.Node
+	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+		if n.Is("call") {
+			calls = append(calls, n)
+		}
+		return true
+	})
+	var named []namedNode
+	for _, c := range calls {
+		named = append(named, namedNode{f.LastName(c.Child("function")), c})
+	}
+	by := newCallsByName(named)
+	texts := func(calls []*pyast.Node) string {
+		var out []string
+		for _, c := range calls {
+			out = append(out, f.Text(c))
+		}
+		return strings.Join(out, "; ")
+	}
+	for name, want := range map[string]string{
+		"append":   "a.append(x); b.append(f(x))",
+		"app":      "app(x); app(len(x))",
+		"appended": "appended(x)",
+		"f":        "f(x)",
+		"len":      "len(x)",
+		"ap":       "",
+		"zzz":      "",
+	} {
+		if got := texts(by.named(name)); got != want {
+			t.Errorf("named(%q) = %q, want %q", name, got, want)
+		}
+	}
+	var names []string
+	total := 0
+	for name, calls := range by.all() {
+		names = append(names, name)
+		total += len(calls)
+	}
+	if got := strings.Join(names, " "); got != "app append appended f len" || total != len(calls) {
+		t.Errorf("all: names %q, %d calls; want \"app append appended f len\", %d", got, total, len(calls))
+	}
+}

@@ -3,7 +3,9 @@ package pyast
 import (
 	"bytes"
 	"runtime"
+	"strings"
 	"sync"
+	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
 )
@@ -96,6 +98,26 @@ func (s *Segment) Len() int { return len(s.text) }
 
 // Text is the segment's text in the source; it must not be modified.
 func (s *Segment) Text() []byte { return s.text }
+
+// Own returns s, a view of src (the Src of a tree holding the segment), as
+// a view of the segment's own copy of its text when s lies in the segment's
+// statements, and as a copy otherwise. A string kept as long as the segment
+// then costs no allocation (one fewer object for each collection to mark)
+// and keeps no version's laid-out text alive, only the segment's text.
+func (seg *Segment) Own(s string, src []byte) string {
+	if len(s) == 0 {
+		return ""
+	}
+	at := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.SliceData(src))))
+	local := at - seg.Base
+	// Within src, within the segment's statements: the spaces at padAt are
+	// not in the segment's text, and everything after them is moved.
+	inside := uintptr(at) < uintptr(len(src)) && local >= 0 && local+len(s) <= len(seg.text) && (seg.padAt < 0 || local+len(s) <= seg.padAt)
+	if !inside {
+		return strings.Clone(s)
+	}
+	return unsafe.String(&seg.text[local], len(s))
+}
 
 // Real converts an offset in t.Src to the source's.
 func (t *Tree) Real(v int) int {

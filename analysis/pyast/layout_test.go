@@ -597,3 +597,50 @@ func TestSpareTextsOfAllBuffersShareOneBudget(t *testing.T) {
 		t.Errorf("the spares never held more than %d bytes of a budget of %d: the test tests nothing", most, maxSpareBytes.Load())
 	}
 }
+
+// Own gives the text of a segment's nodes as views of the segment's own
+// text, and anything else (the spaces after it, another segment's text, a
+// string from elsewhere) as a copy.
+func TestSegmentOwnViewsOnlyItsOwnText(t *testing.T) {
+	src := []byte("import torch\n\n\ndef f(x):\n    return x.cuda()  # move\n\nclass A:\n    y = f(1)\n")
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tree.LaidOut() || len(tree.Segments) < 3 {
+		t.Fatalf("want a laid-out tree of at least 3 segments, got %d", len(tree.Segments))
+	}
+	within := func(s string, b []byte) bool {
+		p, lo := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		return p >= lo && p+uintptr(len(s)) <= lo+uintptr(len(b))
+	}
+	for i, seg := range tree.Segments {
+		for _, stmt := range seg.Nodes {
+			Walk(stmt, func(n *Node) bool {
+				text := n.Text(tree.Src)
+				got := seg.Own(text, tree.Src)
+				if got != text {
+					t.Errorf("segment %d: Own(%q) = %q", i, text, got)
+				}
+				if len(text) > 0 && !within(got, seg.Text()) {
+					t.Errorf("segment %d: Own(%q) is not a view of the segment's text", i, text)
+				}
+				return true
+			})
+		}
+		// The spaces after the segment, and the next segment's first byte.
+		end := tree.segmentEnd(i)
+		if end+1 > len(tree.Src) {
+			continue
+		}
+		for _, s := range []string{unsafe.String(&tree.Src[end-2], 2), unsafe.String(&tree.Src[end-1], 2)} {
+			if got := seg.Own(s, tree.Src); got != s || within(got, seg.Text()) || within(got, tree.Src) {
+				t.Errorf("segment %d: Own(%q) = %q, a view where a copy was wanted", i, s, got)
+			}
+		}
+	}
+	other := strings.Clone("torch")
+	if got := tree.Segments[0].Own(other, tree.Src); got != other || unsafe.StringData(got) == unsafe.StringData(other) {
+		t.Errorf("Own of a string from elsewhere: %q, not a copy", got)
+	}
+}

@@ -382,7 +382,7 @@ type segmentIndex struct {
 
 	// Calls by the last name of what they call, and the calls in loops:
 	// what rules look for, found on first use.
-	byName    *callsByName
+	byName    *nodesByName
 	loopCalls []LoopCall
 
 	// answers are what Remember was told about the segment's nodes, for
@@ -408,8 +408,9 @@ type namedNode struct {
 }
 
 // binding is a plain assignment to a name (or attribute chain). The name
-// is a copy: a string taken from the text of the version that made the
-// segment would keep that text alive as long as the segment.
+// is a view of the segment's own text (Segment.Own): a string taken from
+// the laid-out text of the version that made the segment would keep that
+// whole text alive as long as the segment.
 type binding struct {
 	name          string
 	target, value *pyast.Node
@@ -429,7 +430,9 @@ type importFacts struct {
 func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 	ix := &segmentIndex{serial: indexSerial.Add(1)}
 	declared := map[*pyast.Node][]*pyast.Node{} // function -> its global and nonlocal statements
-	text := func(n *pyast.Node) string { return strings.Clone(n.Text(tree.Src)) }
+	// Names kept as views of the segment's own text (see Segment.Own): no
+	// allocation, and no version's laid-out text kept alive (see binding).
+	text := func(n *pyast.Node) string { return seg.Own(n.Text(tree.Src), tree.Src) }
 	var headers strings.Builder
 	for _, stmt := range seg.Nodes {
 		pyast.Walk(stmt, func(n *pyast.Node) bool {
@@ -460,7 +463,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 			case "assignment", "augmented_assignment":
 				ix.assignments = append(ix.assignments, n)
 				if left, right := n.Child("left"), n.Child("right"); n.Kind() == "assignment" && right != nil && left.Is("identifier", "attribute") {
-					ix.bindings = append(ix.bindings, binding{name: text(left), target: left, value: right, class: strings.Clone(attributeClass(left, tree.Src))})
+					ix.bindings = append(ix.bindings, binding{name: text(left), target: left, value: right, class: seg.Own(attributeClass(left, tree.Src), tree.Src)})
 					if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
 						ix.deviceCandidates = append(ix.deviceCandidates, n)
 					}
@@ -497,7 +500,8 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 			return true
 		})
 	}
-	ix.scopeBindings(tree, declared)
+	ix.scopeBindings(seg, tree, declared)
+	packNodes(&ix.calls, &ix.loops, &ix.assignments, &ix.comments, &ix.noqaComments, &ix.definitions, &ix.imports, &ix.deviceCandidates)
 	ix.classHeaders = headers.String()
 	segText := seg.Text()
 	ix.breaks.crlf, ix.breaks.lf, ix.breaks.cr = bytes.Count(segText, []byte("\r\n")), bytes.Count(segText, []byte("\n")), bytes.Count(segText, []byte("\r"))
@@ -507,6 +511,24 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 		ix.bloom[h>>6&7] |= 1 << (h & 63)
 	}
 	return ix
+}
+
+// packNodes moves the lists into one array, each capped at its length so
+// that an append to one copies it rather than writing over the next: one
+// object for the collector to mark where there were as many as lists.
+func packNodes(lists ...*[]*pyast.Node) {
+	size := 0
+	for _, l := range lists {
+		size += len(*l)
+	}
+	all := make([]*pyast.Node, 0, size)
+	for _, l := range lists {
+		from := len(all)
+		all = append(all, *l...)
+		if len(*l) > 0 {
+			*l = all[from:len(all):len(all)]
+		}
+	}
 }
 
 // localScope is what a function assigns to plain names of its own: as in
@@ -521,8 +543,10 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 // an edit in one function leaves what every other function's names are
 // bound to, and the answers about them, alone (see carryOver).
 type localScope struct {
-	id    string                   // unique across versions of the file
-	names map[string][]*pyast.Node // name -> values, in source order
+	id    string      // unique across versions of the file
+	names nodesByName // name -> values, in source order
+	// assigned collects names while the index is built.
+	assigned []namedNode
 	// Names declared global or nonlocal here: not the function's own.
 	global, nonlocal map[string]bool
 }
@@ -551,14 +575,14 @@ var indexSerial atomic.Uint64
 // scopeBindings moves the bindings of plain names assigned in functions to
 // those functions' scopes, given each function's global and nonlocal
 // statements.
-func (ix *segmentIndex) scopeBindings(tree *pyast.Tree, declared map[*pyast.Node][]*pyast.Node) {
+func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, declared map[*pyast.Node][]*pyast.Node) {
 	scopeOf := func(fn *pyast.Node) *localScope {
 		s := ix.scopes[fn]
 		if s == nil {
 			if ix.scopes == nil {
 				ix.scopes = map[*pyast.Node]*localScope{}
 			}
-			s = &localScope{id: strconv.FormatUint(ix.serial, 10) + "." + strconv.Itoa(len(ix.scopes)), names: map[string][]*pyast.Node{}}
+			s = &localScope{id: strconv.FormatUint(ix.serial, 10) + "." + strconv.Itoa(len(ix.scopes))}
 			ix.scopes[fn] = s
 		}
 		return s
@@ -573,7 +597,7 @@ func (ix *segmentIndex) scopeBindings(tree *pyast.Tree, declared map[*pyast.Node
 			}
 			for _, id := range st.NamedChildren() {
 				if id.Is("identifier") {
-					into[strings.Clone(id.Text(tree.Src))] = true
+					into[seg.Own(id.Text(tree.Src), tree.Src)] = true
 				}
 			}
 		}
@@ -594,8 +618,11 @@ func (ix *segmentIndex) scopeBindings(tree *pyast.Tree, declared map[*pyast.Node
 		}
 		if owner := ix.owner(b.target, b.name); owner != nil {
 			b.scope = scopeOf(owner)
-			b.scope.names[b.name] = append(b.scope.names[b.name], b.value)
+			b.scope.assigned = append(b.scope.assigned, namedNode{b.name, b.value})
 		}
+	}
+	for _, s := range ix.scopes {
+		s.names, s.assigned = newNodesByName(s.assigned), nil
 	}
 }
 
@@ -749,39 +776,40 @@ func (ix *segmentIndex) callIndex(f *File) {
 			ix.loopCalls = append(ix.loopCalls, LoopCall{Call: c, Loop: loop})
 		}
 	}
-	ix.byName = newCallsByName(named)
+	byName := newNodesByName(named)
+	ix.byName = &byName
 }
 
-// callsByName is a segment's calls grouped by the last name of what they
-// call, in a few flat slices rather than a map of a slice and a string a
-// name: a 50,000-line file has about 5,000 segments and 80,000 such
-// names, and every object kept is one more for each collection to mark
-// (they were 40% of the objects of a buffer, and a collection's mark took
-// a core for 15-40 ms while typing).
-type callsByName struct {
+// nodesByName is nodes grouped by a name (calls by the last name of what
+// they call, a scope's values by the name they are assigned to), in a few
+// flat slices rather than a map of a slice and a string a name: a
+// 50,000-line file has about 5,000 segments and 80,000 names called, and
+// every object a segment keeps is one more for each collection to mark
+// (the calls' were 40% of the objects of a buffer, and a collection's mark
+// took a core for 15-40 ms while typing). The zero value holds nothing.
+type nodesByName struct {
 	names  string      // the names, one after another: a copy (see binding)
-	groups []callGroup // one a name, by name
-	calls  []*pyast.Node
+	groups []nameGroup // one a name, by name
+	nodes  []*pyast.Node
 }
 
-// callGroup is one name's calls: names[nameFrom:nameTo] and calls[from:to],
-// in source order.
-type callGroup struct {
+// nameGroup is one name's nodes: names[nameFrom:nameTo] and
+// nodes[from:to], in source order.
+type nameGroup struct {
 	nameFrom, nameTo, from, to int32
 }
 
-// newCallsByName groups named, calls and the last names of what they call
-// (views of the text, in source order).
-func newCallsByName(named []namedNode) *callsByName {
+// newNodesByName groups named (in source order) by name.
+func newNodesByName(named []namedNode) nodesByName {
 	slices.SortStableFunc(named, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
-	by := &callsByName{calls: make([]*pyast.Node, len(named))}
+	by := nodesByName{nodes: make([]*pyast.Node, len(named))}
 	var names strings.Builder
 	for i, c := range named {
-		by.calls[i] = c.node
+		by.nodes[i] = c.node
 		if i == 0 || c.name != named[i-1].name {
 			at := int32(names.Len())
 			names.WriteString(c.name)
-			by.groups = append(by.groups, callGroup{nameFrom: at, nameTo: int32(names.Len()), from: int32(i)})
+			by.groups = append(by.groups, nameGroup{nameFrom: at, nameTo: int32(names.Len()), from: int32(i)})
 		}
 		by.groups[len(by.groups)-1].to = int32(i + 1)
 	}
@@ -789,25 +817,25 @@ func newCallsByName(named []namedNode) *callsByName {
 	return by
 }
 
-// named returns the calls of name, in source order; the slice must not be
+// named returns the nodes of name, in source order; the slice must not be
 // changed.
-func (by *callsByName) named(name string) []*pyast.Node {
-	i, found := slices.BinarySearchFunc(by.groups, name, func(g callGroup, name string) int {
+func (by *nodesByName) named(name string) []*pyast.Node {
+	i, found := slices.BinarySearchFunc(by.groups, name, func(g nameGroup, name string) int {
 		return strings.Compare(by.names[g.nameFrom:g.nameTo], name)
 	})
 	if !found {
 		return nil
 	}
 	g := by.groups[i]
-	return by.calls[g.from:g.to:g.to]
+	return by.nodes[g.from:g.to:g.to]
 }
 
-// all yields each name and its calls, by name; the slices must not be
+// all yields each name and its nodes, by name; the slices must not be
 // changed.
-func (by *callsByName) all() iter.Seq2[string, []*pyast.Node] {
+func (by *nodesByName) all() iter.Seq2[string, []*pyast.Node] {
 	return func(yield func(string, []*pyast.Node) bool) {
 		for _, g := range by.groups {
-			if !yield(by.names[g.nameFrom:g.nameTo], by.calls[g.from:g.to:g.to]) {
+			if !yield(by.names[g.nameFrom:g.nameTo], by.nodes[g.from:g.to:g.to]) {
 				return
 			}
 		}
@@ -939,7 +967,7 @@ func (f *File) callsByName(name string) []*pyast.Node {
 // in that function (see localScope), otherwise the module's.
 func (f *File) BindingsOf(e *pyast.Node) []*pyast.Node {
 	if s := f.localScopeOf(e); s != nil {
-		return s.names[f.Text(e)]
+		return s.names.named(f.Text(e))
 	}
 	return f.AttributeBindings(f.Text(e), e)
 }
@@ -1074,7 +1102,7 @@ func (f *File) localScopeOf(e *pyast.Node) *localScope {
 		case s == nil || s.nonlocal[name]:
 		case s.global[name]:
 			return nil
-		case s.names[name] != nil:
+		case s.names.named(name) != nil:
 			return s
 		}
 	}

@@ -396,7 +396,7 @@ def helper(self, x):
 
 // A segment's calls by name: each name's calls in source order, names that
 // are prefixes of others apart, and nothing for a name never called.
-func TestCallsByNameGroupsEachNamesCalls(t *testing.T) {
+func TestNodesByNameGroupsEachNamesNodes(t *testing.T) {
 	f := parse(t, "def f(x):\n    a.append(x)\n    app(x)\n    b.append(f(x))\n    appended(x)\n    return app(len(x))\n")
 	var calls []*pyast.Node
 	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
@@ -409,7 +409,7 @@ func TestCallsByNameGroupsEachNamesCalls(t *testing.T) {
 	for _, c := range calls {
 		named = append(named, namedNode{f.LastName(c.Child("function")), c})
 	}
-	by := newCallsByName(named)
+	by := newNodesByName(named)
 	texts := func(calls []*pyast.Node) string {
 		var out []string
 		for _, c := range calls {

@@ -362,8 +362,8 @@ type segmentIndex struct {
 	// own or declare names global, by definition (see localScope).
 	scopes map[*pyast.Node]*localScope
 	// classAttributes are the values assigned to the attributes of the
-	// segment's classes in their methods: class -> chain -> values.
-	classAttributes  map[string]map[string][]*pyast.Node
+	// segment's classes in their methods, by classAttribute(class, chain).
+	classAttributes  nodesByName
 	serial           uint64        // unique to this index, for its scopes' keys
 	deviceCandidates []*pyast.Node // name = string, call or conditional
 	indent           int           // as File.indent
@@ -602,16 +602,11 @@ func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, decl
 			}
 		}
 	}
+	var attributes []namedNode // class attributes, see classAttributes
 	for i := range ix.bindings {
 		b := &ix.bindings[i]
 		if b.class != "" {
-			if ix.classAttributes == nil {
-				ix.classAttributes = map[string]map[string][]*pyast.Node{}
-			}
-			if ix.classAttributes[b.class] == nil {
-				ix.classAttributes[b.class] = map[string][]*pyast.Node{}
-			}
-			ix.classAttributes[b.class][b.name] = append(ix.classAttributes[b.class][b.name], b.value)
+			attributes = append(attributes, namedNode{classAttribute(b.class, b.name), b.value})
 		}
 		if !b.target.Is("identifier") {
 			continue
@@ -624,7 +619,13 @@ func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, decl
 	for _, s := range ix.scopes {
 		s.names, s.assigned = newNodesByName(s.assigned), nil
 	}
+	if len(attributes) > 0 {
+		ix.classAttributes = newNodesByName(attributes)
+	}
 }
+
+// classAttribute is the name classAttributes keeps a class's chain under.
+func classAttribute(class, chain string) string { return class + "\x00" + chain }
 
 // owner returns what a name assigned at target is local to: the function
 // holding target, or the one a nonlocal declaration leads out to; nil
@@ -802,7 +803,13 @@ type nameGroup struct {
 // newNodesByName groups named (in source order) by name.
 func newNodesByName(named []namedNode) nodesByName {
 	slices.SortStableFunc(named, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
-	by := nodesByName{nodes: make([]*pyast.Node, len(named))}
+	groups := 0
+	for i := range named {
+		if i == 0 || named[i].name != named[i-1].name {
+			groups++
+		}
+	}
+	by := nodesByName{nodes: make([]*pyast.Node, len(named)), groups: make([]nameGroup, 0, groups)}
 	var names strings.Builder
 	for i, c := range named {
 		by.nodes[i] = c.node
@@ -1000,7 +1007,7 @@ func (f *File) classAttributes(c, chain string) []*pyast.Node {
 		return nil
 	}
 	if ix := f.segments[f.segmentOf(class.Node)]; ix != nil {
-		return ix.classAttributes[c][chain]
+		return ix.classAttributes.named(classAttribute(c, chain))
 	}
 	return nil
 }

@@ -142,6 +142,7 @@ func (s *Server) analyze(snap *snapshot) *analysis.Result {
 	// (milliseconds at 50,000 lines) took a core from the next keystroke,
 	// and the other files need only the version the typing stops at.
 	s.mu.Lock()
+	s.collectWhenIdle()
 	if d := s.docs[snap.uri]; d != nil && d.snap == snap {
 		d.toSummarise = res
 		if d.summaryTimer == nil {
@@ -237,6 +238,26 @@ func (s *Server) releaseWhenIdle() {
 		s.idle.Stop()
 	}
 	s.idle = time.AfterFunc(idleRelease, s.giveMemoryBack)
+}
+
+// collectWhenIdle collects garbage, if due, once no change has come for
+// idleCollect (see collectIfDue); a change stops the wait (stopIdleCollect).
+// Call with s.mu held.
+func (s *Server) collectWhenIdle() {
+	if s.collect == nil {
+		s.collect = time.AfterFunc(s.idleCollect, func() { s.collectIdle() })
+		return
+	}
+	s.collect.Reset(s.idleCollect)
+}
+
+// stopIdleCollect stops a wait of collectWhenIdle: a change has come, and
+// its analysis must not share the machine with a collection the server
+// started. Call with s.mu held.
+func (s *Server) stopIdleCollect() {
+	if s.collect != nil {
+		s.collect.Stop()
+	}
 }
 
 // logRuleErrors logs the rules that failed on a document, and the fixes

@@ -81,6 +81,11 @@ type Server struct {
 	// toldOnSave: documents already said to be analysed on save only.
 	toldOnSave map[string]bool
 	idle       *time.Timer // see releaseWhenIdle
+	collect    *time.Timer // see collectWhenIdle
+	// collectIdle and idleCollect are idleCollection and idleCollect when
+	// the server was made (see release).
+	collectIdle func() bool
+	idleCollect time.Duration
 	// release gives memory back (releaseMemory when the server was made,
 	// so that a test's hook sees only its own server's releases).
 	release func()
@@ -118,6 +123,8 @@ func newServer(opts Options) *Server {
 		reported:       map[string]bool{},
 		toldOnSave:     map[string]bool{},
 		release:        releaseMemory,
+		collectIdle:    idleCollection,
+		idleCollect:    idleCollect,
 	}
 	s.editor.debounce = opts.Debounce
 	s.editor.maxLiveFileSize = defaultMaxLiveFileSize

@@ -150,6 +150,7 @@ func (s *Server) didChange(params json.RawMessage) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.stopIdleCollect()
 	d := s.docs[p.TextDocument.URI]
 	if d == nil {
 		return fmt.Errorf("didChange for %s, which is not open", p.TextDocument.URI)

@@ -9,7 +9,7 @@
 //	go run ./tools/lspbench --server "ruff server" FILE.py...
 //
 // Each latency is from writing a change to reading the diagnostics the
-// server publishes for it. vramlint is measured with maxLiveFileSize 0, so
+// server publishes for it; the next change follows at once, or after --gap. vramlint is measured with maxLiveFileSize 0, so
 // that large files are analysed as they are typed.
 package main
 
@@ -48,6 +48,7 @@ func main() {
 	settle := flag.Duration("settle", 3*time.Second, "pause before each memory reading, for work the server does after answering")
 	noWorkspace := flag.Bool("no-workspace", false, "open the files without a workspace folder (rootUri null)")
 	opens := flag.Int("opens", 1, "how many times the first file is opened (closed in between, its first line different each time): the open's p50 over them, beside tree-sitter's parse of the same texts in this process")
+	gap := flag.Duration("gap", 0, "pause after each edit's diagnostics before the next edit or key (not timed): 0 sends the next one as soon as the diagnostics arrive, the harshest case; a person typing leaves 50-300 ms, in which a server may do work off the path to the diagnostics")
 	keys := flag.String("keys", "", "write each key of the typing session to this file: its number, latency in ms and the text typed so far on its line (to find the slow keys)")
 	flag.Parse()
 
@@ -84,6 +85,7 @@ func main() {
 	s, err := start(strings.Fields(*serverCmd), opts, *timeout)
 	check(err)
 	defer s.stop()
+	s.gap = *gap
 	root := strings.TrimSuffix(docs[0].uri, filepath.Base(docs[0].uri))
 	if *noWorkspace {
 		root = ""
@@ -254,6 +256,7 @@ type server struct {
 	settings any
 	timeout  time.Duration
 	nextID   int
+	gap      time.Duration // see --gap
 
 	// fullSync: the server asked for the whole text on every change
 	// (textDocumentSync 1, as ast-grep's does).
@@ -590,6 +593,9 @@ func (s *server) editAt(doc *document, share float64, n int) ([]time.Duration, e
 	at := statementStart(doc.text, int(share*float64(len(doc.text))))
 	var took []time.Duration
 	for i := range n {
+		if i > 0 {
+			time.Sleep(s.gap)
+		}
 		var d time.Duration
 		var err error
 		if i%2 == 0 {
@@ -678,7 +684,10 @@ func (s *server) typeFunction(doc *document) ([]time.Duration, error) {
 		at += len(doc.text)/2 + 2
 	}
 	var took []time.Duration
-	for _, r := range typedFunction {
+	for i, r := range typedFunction {
+		if i > 0 {
+			time.Sleep(s.gap)
+		}
 		d, err := s.change(doc, at, at, string(r))
 		if err != nil {
 			return nil, err

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vramlint/vramlint/analysis"
+)
+
+func TestCollectionDue(t *testing.T) {
+	for _, c := range []struct {
+		goal, live, heap uint64
+		due              bool
+	}{
+		{goal: 200, live: 100, heap: 100, due: false},
+		{goal: 200, live: 100, heap: 174, due: false},
+		{goal: 200, live: 100, heap: 175, due: true},
+		{goal: 200, live: 100, heap: 250, due: true},
+		{goal: 100, live: 100, heap: 150, due: false}, // no way to go
+		{goal: 0, live: 0, heap: 0, due: false},
+	} {
+		if got := collectionDue(c.goal, c.live, c.heap); got != c.due {
+			t.Errorf("collectionDue(goal %d, live %d, heap %d) = %v, want %v", c.goal, c.live, c.heap, got, c.due)
+		}
+	}
+}
+
+// collectIfDue collects once the heap is three quarters of its way to the
+// goal, and not again right after.
+func TestCollectIfDue(t *testing.T) {
+	read := func() (goal, live, heap uint64) {
+		s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
+	}
+	var keep [][]byte
+	// Another test's goroutines may allocate meanwhile, and the collector
+	// may run between the check and the call: a few tries.
+	for try := 0; ; try++ {
+		runtime.GC()
+		if collectIfDue() {
+			t.Fatal("collected right after a collection")
+		}
+		keep = keep[:0]
+		for !collectionDue(read()) {
+			keep = append(keep, make([]byte, 64<<10)) // garbage once dropped
+		}
+		keep = nil
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if collectIfDue() {
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			if after.NumGC == before.NumGC {
+				t.Fatal("collectIfDue said it collected, and no collection ran")
+			}
+			return
+		}
+		if try == 4 {
+			t.Fatal("no collection when one was due")
+		}
+	}
+}
+
+// After a version's diagnostics, the server collects once the editor
+// pauses: not between keystrokes closer together than the pause.
+func TestServerCollectsWhenIdle(t *testing.T) {
+	collected := make(chan struct{}, 16)
+	oldWait, oldCollect := idleCollect, idleCollection
+	t.Cleanup(func() { idleCollect, idleCollection = oldWait, oldCollect })
+	idleCollect = 500 * time.Millisecond
+	idleCollection = func() bool { collected <- struct{}{}; return true }
+
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///typed.py"
+	c.open(uri, trainingFile(300, 3))
+	c.diagnostics(uri, 1)
+	for range 5 { // keystrokes closer together than the pause
+		at := strings.Index(c.texts[uri], "def train1(")
+		pos := clientPosition(c.texts[uri], at, analysis.UTF16)
+		v := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{pos, pos}, NewText: "#"})
+		c.diagnostics(uri, v)
+		select {
+		case <-collected:
+			t.Fatal("collected between keystrokes")
+		default:
+		}
+	}
+	select {
+	case <-collected:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no collection after the pause")
+	}
+	select {
+	case <-collected:
+		t.Fatal("collected twice for one pause")
+	case <-time.After(time.Second):
+	}
+}

@@ -484,3 +484,25 @@ func sameLines(a, b *source.Mapper) bool {
 	}
 	return true
 }
+
+// The method names of a version with its classes' headers unchanged are the
+// last version's; a method added, renamed or removed gathers them again.
+func TestMethodNamesFollowTheClasses(t *testing.T) {
+	b := newBuffer(t, "class A:\n    def forward(self, x):\n        return x\n\n\ndef train():\n    y = 1\n    return y\n")
+	if !b.f.hasMethod("forward") || b.f.hasMethod("step") {
+		t.Fatal("version 1: want forward and not step")
+	}
+	first := b.f.methodNames.Load()
+	f := b.replace("y = 1", "y = 2")
+	if f.methodNames.Load() != first {
+		t.Error("a function's body edited: the method names were gathered again")
+	}
+	f = b.replace("def forward(", "def step(")
+	if f.hasMethod("forward") || !f.hasMethod("step") {
+		t.Error("a method renamed: want step and not forward")
+	}
+	f = b.replace("    def step(self, x):\n        return x\n", "    pass\n")
+	if f.hasMethod("step") {
+		t.Error("the method removed: step is still a method")
+	}
+}

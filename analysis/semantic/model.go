@@ -67,11 +67,10 @@ type File struct {
 		m     map[string][]*pyast.Node // identifier -> right-hand sides bound to it
 		built atomic.Pointer[map[string][]*pyast.Node]
 	}
-	methodNames struct {
-		sync.Once
-		m map[string]bool // the methods the file's classes define
-	}
-	families struct {
+	// methodNames are the methods the file's classes define, found on
+	// first use (see hasMethod).
+	methodNames atomic.Pointer[map[string]bool]
+	families    struct {
 		sync.Once
 		m     map[string][]string // class -> its family (see classFamily)
 		built atomic.Pointer[map[string][]string]

@@ -91,8 +91,10 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		prev.structure[strings.LastIndexByte(prev.structure, 0)+1:] == project
 	if sameStructure {
 		f.Imports, f.Classes, f.structure = prev.Imports, prev.Classes, prev.structure
-		// The same classes, deriving from the same bases.
+		// The same classes, deriving from the same bases, with the same
+		// methods (the headers list them).
 		f.workerMethods.Store(prev.workerMethods.Load())
+		f.methodNames.Store(prev.methodNames.Load())
 	} else {
 		var structure strings.Builder
 		for _, ix := range f.indexes {

@@ -82,17 +82,23 @@ func (f *File) resolveCall(call *pyast.Node) *pyast.Node {
 }
 
 // hasMethod reports whether some class of this file defines a method of
-// that name.
+// that name. The names are gathered from every class once a version (two
+// goroutines may both gather them: the same map), and a version with the
+// structure of the one before takes that one's (see NewModelFrom): at
+// 50,000 lines gathering them was 0.6 ms of each keystroke.
 func (f *File) hasMethod(name string) bool {
-	f.methodNames.Do(func() {
-		f.methodNames.m = map[string]bool{}
+	names := f.methodNames.Load()
+	if names == nil {
+		m := map[string]bool{}
 		for _, c := range f.Classes {
-			for m := range c.Methods {
-				f.methodNames.m[m] = true
+			for method := range c.Methods {
+				m[method] = true
 			}
 		}
-	})
-	return f.methodNames.m[name]
+		f.methodNames.CompareAndSwap(nil, &m)
+		names = f.methodNames.Load()
+	}
+	return (*names)[name]
 }
 
 // isMethod reports whether def is defined directly in a class body.

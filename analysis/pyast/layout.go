@@ -121,7 +121,7 @@ func (seg *Segment) Own(s string, src []byte) string {
 
 // Real converts an offset in t.Src to the source's.
 func (t *Tree) Real(v int) int {
-	i := t.segmentAt(v, func(s int) int { return t.Segments[s].Base })
+	i := t.SegmentNumber(v)
 	if i < 0 {
 		return v
 	}

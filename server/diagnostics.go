@@ -251,9 +251,9 @@ func (s *Server) collectWhenIdle() {
 	s.collect.Reset(s.idleCollect)
 }
 
-// stopIdleCollect stops a wait of collectWhenIdle: a change has come, and
-// its analysis must not share the machine with a collection the server
-// started. Call with s.mu held.
+// stopIdleCollect stops a wait of collectWhenIdle: a change or a document
+// has come, and its analysis must not share the machine with a collection
+// the server started. Call with s.mu held.
 func (s *Server) stopIdleCollect() {
 	if s.collect != nil {
 		s.collect.Stop()

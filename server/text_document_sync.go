@@ -40,6 +40,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.stopIdleCollect()
 	td := p.TextDocument
 	if old := s.docs[td.URI]; old != nil {
 		old.stopDiagnostics()

@@ -9,8 +9,9 @@
 //	go run ./tools/lspbench --server "ruff server" FILE.py...
 //
 // Each latency is from writing a change to reading the diagnostics the
-// server publishes for it; the next change follows at once, or after --gap. vramlint is measured with maxLiveFileSize 0, so
-// that large files are analysed as they are typed.
+// server publishes for it; the next change follows at once, or after
+// --gap. vramlint is measured with maxLiveFileSize 0, so that large files
+// are analysed as they are typed.
 package main
 
 import (

@@ -38,10 +38,10 @@ func TuneRuntime() {
 // far from its goal. Keys sent with no pause between them (a paste, a key
 // held down, a benchmark) leave no pause, and the collector runs as it
 // would anyway. At 50,000 lines, typing with 50 ms between keys, the
-// slowest 1% went from 22-26 ms to 12-13, and the peak memory from 418 to
-// 265 MiB, for a collection every 6 keys instead of every 14 (half of
-// them ran at a quarter: more collections and no better latency; see
-// docs/PERFORMANCE.md).
+// slowest 1% went from 22-37 ms to 11-13 and the peak memory from about
+// 430 to 265 MiB, for twice as many collections (134 against 65 in a
+// session), all of them in the pauses. Collecting at half the way made
+// three times as many and no key faster (see docs/PERFORMANCE.md).
 
 // idleCollect is how long after a version's analysis the server waits for
 // the next change before collecting (see collectWhenIdle).

@@ -26,7 +26,7 @@ import (
 // string, or anything else the text before the cut leaves unfinished,
 // shows up as one there. So the chunks up to the first one with an error
 // are kept, and the rest of the file, from that chunk's cut, is parsed as
-// one region, errors and all (parseRest); with an error in the first
+// one region, errors and all (parseChunk's rest); with an error in the first
 // chunk, the file is parsed whole.
 
 // minChunk is the smallest chunk worth a core of its own: a file of 1,000
@@ -66,7 +66,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 	}
 	// Each chunk is parsed and mirrored on its own: a fresh layout places a
 	// segment by its own offset (freshBase).
-	root := &Node{kind: kindOf("module"), Named: true, end: int32(freshBase(len(src), bytes.Count(src, []byte{'\n'})))}
+	root, rootNumber := newRoot(kindOf("module"), freshBase(len(src), bytes.Count(src, []byte{'\n'})))
 	parts := make([]*chunk, len(cuts)-1)
 	next := make(chan int, len(parts))
 	for i := range parts {
@@ -76,10 +76,10 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 	Parallel(min(workers, len(parts)), func(int) {
 		var buf scratch
 		for i := range next {
-			parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], root, &buf)
+			parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], rootNumber, &buf, false)
 		}
 	})
-	t := &Tree{Root: root, roomy: true, src: src, spares: newSpares()}
+	t := &Tree{Root: root, rootNumber: rootNumber, roomy: true, src: src, spares: newSpares()}
 	for k, p := range parts {
 		if p == nil || p.broken {
 			// The chunks before this one parsed without an error, so
@@ -89,11 +89,11 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 			if k == 0 {
 				return nil
 			}
-			rest := parseRest(ctx, src, cuts[k], root)
-			if rest == nil {
+			rest := parseChunk(ctx, src, cuts[k], len(src), rootNumber, &scratch{}, true)
+			if rest == nil || rest.broken {
 				return nil
 			}
-			t.hasError = rest.broken
+			t.hasError = rest.hasError
 			t.add(rest)
 			break
 		}
@@ -113,39 +113,20 @@ func (t *Tree) add(c *chunk) {
 	}
 }
 
-// parseRest parses and mirrors src[start:], which starts a statement, as
-// the last chunk, accepting syntax errors (then it is broken); nil when it
-// does not parse as a module with a statement at start.
-func parseRest(ctx context.Context, src []byte, start int, root *Node) *chunk {
-	ts, err := parse(ctx, src[start:])
-	if err != nil {
-		return nil
-	}
-	defer freeLater(ts)
-	tops := topLevel(ts, start)
-	if ts.RootNode().Type() != "module" || len(tops) == 0 || tops[0].start != start {
-		return nil
-	}
-	c := &chunk{groups: groups(tops, src), broken: ts.RootNode().HasError()}
-	c.groups[0].start, c.groups[len(c.groups)-1].end = start, len(src)
-	bases := freshBases(c.groups, src, bytes.Count(src[:start], []byte{'\n'}))
-	var buf scratch
-	for i, g := range c.groups {
-		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, &buf, false, nil))
-	}
-	return c
-}
-
 // chunk is a part of a file parsed alone.
 type chunk struct {
-	broken   bool // with a syntax error, or not cut at a statement
+	broken   bool // not to be used: a syntax error (but in the rest), or not cut at a statement
+	hasError bool // the rest's syntax errors (see parseChunk)
 	groups   []group
 	segments []*Segment
 }
 
-// parseChunk parses and mirrors src[start:end], or returns nil when the
-// parse fails.
-func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf *scratch) *chunk {
+// parseChunk parses and mirrors src[start:end] under the Root numbered
+// root, or returns nil when the parse fails. The rest of a file (rest: end
+// is the file's end, start a statement's, see parseChunked) may have
+// syntax errors, which hasError then says; any other chunk with one is
+// broken.
+func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf *scratch, rest bool) *chunk {
 	ts, err := parse(ctx, src[start:end])
 	if err != nil {
 		return nil
@@ -156,9 +137,9 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf
 			freeLater(ts)
 		}
 	}()
-	c := &chunk{}
+	c := &chunk{hasError: ts.RootNode().HasError()}
 	tops := topLevel(ts, start)
-	if ts.RootNode().Type() != "module" || ts.RootNode().HasError() || len(tops) == 0 || tops[0].start != start && start > 0 {
+	if ts.RootNode().Type() != "module" || c.hasError && !rest || len(tops) == 0 || tops[0].start != start && start > 0 {
 		c.broken = true
 		return c
 	}
@@ -173,8 +154,8 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root *Node, buf
 	// A large statement alone in its chunk (see aroundLargeStatements)
 	// keeps its tree, as it would after an edit (see spliceRegion): the
 	// first edit inside it is then parsed incrementally too. Within bounds
-	// (keepAtOpen).
-	keep := len(c.groups) == 1 && end-start >= keepTreeFrom && keptBytes.Load()+int64(end-start) <= keepAtOpen
+	// (keepAtOpen). Not the rest, which may hold an error.
+	keep := !rest && len(c.groups) == 1 && end-start >= keepTreeFrom && keptBytes.Load()+int64(end-start) <= keepAtOpen
 	for i, g := range c.groups {
 		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, buf, keep, nil))
 	}

@@ -45,6 +45,7 @@ type Tree struct {
 	// by the versions of a buffer while their statements differ, so the
 	// statements of this version are in Statements. Walk visits both.
 	Root       *Node
+	rootNumber int32 // Root's, see newRoot
 	Statements []*Node
 	Segments   []*Segment
 	// Src is the text node offsets index: the source, laid out.
@@ -339,13 +340,13 @@ func layOut(ts *sitter.Tree, src []byte, roomy bool) *Tree {
 	}
 	t.Segments = make([]*Segment, len(gs))
 	if !roomy || len(gs) == 0 {
-		t.Root = &Node{kind: kindOf(kind), Named: true, end: int32(len(src))}
+		t.Root, t.rootNumber = newRoot(kindOf(kind), len(src))
 		mirrorAll(t, gs, src, func(i int) int { return gs[i].start })
 		t.Src = src
 		t.collect()
 		return t
 	}
-	t.Root = &Node{kind: kindOf(kind), Named: true, end: int32(freshBase(len(src), bytes.Count(src, []byte{'\n'})))}
+	t.Root, t.rootNumber = newRoot(kindOf(kind), freshBase(len(src), bytes.Count(src, []byte{'\n'})))
 	t.spares = newSpares()
 	bases := freshBases(gs, src, 0)
 	mirrorAll(t, gs, src, func(i int) int { return bases[i] })
@@ -487,7 +488,7 @@ func padPoint(g group, src []byte) int {
 // segment also keeps the keys of its nodes, and with from it copies the
 // nodes of from.prior's mirror that the edit left alone rather than
 // walking them again.
-func mirrorSegment(g group, src []byte, base int, root *Node, buf *scratch, keep bool, from *reuse) *Segment {
+func mirrorSegment(g group, src []byte, base int, root int32, buf *scratch, keep bool, from *reuse) *Segment {
 	// Its own copy of the text: a view would keep this version's whole
 	// source alive as long as the segment.
 	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), shape: shapeBasis, hasError: missingSeparator(g, src), serial: segmentSerials.Add(1)}
@@ -516,7 +517,7 @@ func mirrorAll(t *Tree, gs []group, src []byte, base func(int) int) {
 		// Contiguous shares of about equal size.
 		for i := range gs {
 			if gs[i].start*workers/max(1, len(src)) == w {
-				t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.Root, &buf, false, nil)
+				t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.rootNumber, &buf, false, nil)
 			}
 		}
 	})

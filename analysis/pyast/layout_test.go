@@ -259,7 +259,7 @@ func checkReusedMirrors(t *testing.T, tree *Tree) int {
 			t.Fatalf("a segment with a seen table has %d statements, its tree %d", len(seg.Nodes), len(tops))
 		}
 		var buf scratch
-		want, wantSeen := mirror(flatten(tops[0].node, &buf, nil), seg.Base, tree.Root, nil, true)
+		want, wantSeen := mirror(flatten(tops[0].node, &buf, nil), seg.Base, tree.rootNumber, nil, true)
 		got := unsafe.Slice(seg.Nodes[0], len(seg.seen))
 		if len(want) != len(got) || len(wantSeen) != len(seg.seen) {
 			t.Fatalf("the mirror has %d nodes (seen: %d), a fresh walk %d (%d)", len(got), len(seg.seen), len(want), len(wantSeen))

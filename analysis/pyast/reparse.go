@@ -173,13 +173,13 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	}
 	// One large statement keeps its tree: its next edit starts from it.
 	keep := len(region) == 1 && keptAt[first] < 0 && region[0].end-region[0].start >= keepTreeFrom
-	t := &Tree{Root: prev.Root, roomy: true, src: src, starts: make([]int, len(gs)), Segments: make([]*Segment, len(gs)), spares: prev.spares}
+	t := &Tree{Root: prev.Root, rootNumber: prev.rootNumber, roomy: true, src: src, starts: make([]int, len(gs)), Segments: make([]*Segment, len(gs)), spares: prev.spares}
 	for i, g := range gs {
 		t.starts[i] = g.start
 		if keptAt[i] >= 0 {
 			t.Segments[i] = prev.Segments[keptAt[i]]
 		} else {
-			t.Segments[i] = mirrorSegment(g, src, bases[i], t.Root, &buf, keep && i == first, lineage)
+			t.Segments[i] = mirrorSegment(g, src, bases[i], t.rootNumber, &buf, keep && i == first, lineage)
 		}
 		t.hasError = t.hasError || t.Segments[i].hasError
 	}

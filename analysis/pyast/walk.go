@@ -416,13 +416,12 @@ func nodeOf(f *C.VLFlat) (kind, field uint16, named bool) {
 }
 
 // mirror copies the walked nodes flat into Go values, in one array in
-// preorder, adding shift to every offset and hanging them below root (the
-// tree's Root).
+// preorder, adding shift to every offset and hanging them below the Root
+// numbered root (see newRoot).
 // A node the walk marked reused brings its subtree from from.prior's
 // mirror, shifted. With keep, it also returns the nodes' seen table, for
 // the next version's mirror.
-func mirror(flat []C.VLFlat, shift int, root *Node, from *reuse, keep bool) ([]Node, seenNodes) {
-	rootOf := rootNumber(root)
+func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool) ([]Node, seenNodes) {
 	size := len(flat)
 	var prior []Node
 	var priorSeen seenNodes
@@ -490,7 +489,7 @@ func mirror(flat []C.VLFlat, shift int, root *Node, from *reuse, keep bool) ([]N
 			}
 			last[f.parent] = k + 1
 		} else {
-			node.parentAt = -rootOf
+			node.parentAt = -root
 		}
 	}
 	if keep {

@@ -241,14 +241,14 @@ func (s *Server) releaseWhenIdle() {
 }
 
 // collectWhenIdle collects garbage, if due, once no change has come for
-// idleCollect (see collectIfDue); a change stops the wait (stopIdleCollect).
+// collectPause (see collectIfDue); a change stops the wait (stopIdleCollect).
 // Call with s.mu held.
 func (s *Server) collectWhenIdle() {
 	if s.collect == nil {
-		s.collect = time.AfterFunc(s.idleCollect, func() { s.collectIdle() })
+		s.collect = time.AfterFunc(s.collectPause, func() { s.collectInPause() })
 		return
 	}
-	s.collect.Reset(s.idleCollect)
+	s.collect.Reset(s.collectPause)
 }
 
 // stopIdleCollect stops a wait of collectWhenIdle: a change or a document

@@ -32,7 +32,7 @@ func TuneRuntime() {
 // of keystrokes were all ones a mark ran beside. The collector starts a
 // cycle when the heap reaches its goal, which it does while a keystroke is
 // being analysed (that is when the server allocates). So when the editor
-// pauses after a version's diagnostics (idleCollect), and the heap has used
+// pauses after a version's diagnostics (collectPause), and the heap has used
 // three quarters of its way to the goal since the last collection, the
 // server collects itself, in the pause: the next keystrokes find the heap
 // far from its goal. Keys sent with no pause between them (a paste, a key
@@ -43,9 +43,9 @@ func TuneRuntime() {
 // session), all of them in the pauses. Collecting at half the way made
 // three times as many and no key faster (see docs/PERFORMANCE.md).
 
-// idleCollect is how long after a version's analysis the server waits for
+// collectPause is how long after a version's analysis the server waits for
 // the next change before collecting (see collectWhenIdle).
-var idleCollect = 15 * time.Millisecond
+var collectPause = 15 * time.Millisecond
 
 // collectionDue reports whether the heap has used three quarters of its way
 // from what lived after the last collection to the collector's goal.
@@ -53,8 +53,8 @@ func collectionDue(goal, live, heap uint64) bool {
 	return goal > live && heap >= live+(goal-live)/4*3
 }
 
-// idleCollection is collectIfDue (a variable for tests).
-var idleCollection = collectIfDue
+// collectionInPause is collectIfDue (a variable for tests).
+var collectionInPause = collectIfDue
 
 // collectIfDue collects garbage now when collectionDue says so, and
 // reports whether it did.

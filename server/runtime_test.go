@@ -69,10 +69,10 @@ func TestCollectIfDue(t *testing.T) {
 // pauses: not between keystrokes closer together than the pause.
 func TestServerCollectsWhenIdle(t *testing.T) {
 	collected := make(chan struct{}, 16)
-	oldWait, oldCollect := idleCollect, idleCollection
-	t.Cleanup(func() { idleCollect, idleCollection = oldWait, oldCollect })
-	idleCollect = 500 * time.Millisecond
-	idleCollection = func() bool { collected <- struct{}{}; return true }
+	oldWait, oldCollect := collectPause, collectionInPause
+	t.Cleanup(func() { collectPause, collectionInPause = oldWait, oldCollect })
+	collectPause = 500 * time.Millisecond
+	collectionInPause = func() bool { collected <- struct{}{}; return true }
 
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, nil)

@@ -82,10 +82,10 @@ type Server struct {
 	toldOnSave map[string]bool
 	idle       *time.Timer // see releaseWhenIdle
 	collect    *time.Timer // see collectWhenIdle
-	// collectIdle and idleCollect are idleCollection and idleCollect when
-	// the server was made (see release).
-	collectIdle func() bool
-	idleCollect time.Duration
+	// collectInPause and collectPause are the package's collectionInPause
+	// and collectPause when the server was made (see release).
+	collectInPause func() bool
+	collectPause   time.Duration
 	// release gives memory back (releaseMemory when the server was made,
 	// so that a test's hook sees only its own server's releases).
 	release func()
@@ -123,8 +123,8 @@ func newServer(opts Options) *Server {
 		reported:       map[string]bool{},
 		toldOnSave:     map[string]bool{},
 		release:        releaseMemory,
-		collectIdle:    idleCollection,
-		idleCollect:    idleCollect,
+		collectInPause: collectionInPause,
+		collectPause:   collectPause,
 	}
 	s.editor.debounce = opts.Debounce
 	s.editor.maxLiveFileSize = defaultMaxLiveFileSize

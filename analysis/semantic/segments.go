@@ -802,7 +802,7 @@ type nameGroup struct {
 	nameFrom, nameTo, from, to int32
 }
 
-// newNodesByName groups named (in source order) by name.
+// newNodesByName groups named (in source order) by name, sorting named.
 func newNodesByName(named []namedNode) nodesByName {
 	slices.SortStableFunc(named, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
 	groups := 0

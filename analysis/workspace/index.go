@@ -68,6 +68,11 @@ type Index struct {
 	changed map[string]uint64                             // summary changes, by file
 	resolve map[[2]string]resolved                        // Resolve's answers at this generation
 	loaders map[string]map[string][]semantic.RemoteLoader // LoadersUsing's answers
+	// stores counts the changes to files, offsets included. Resolve and
+	// LoadersUsing work out an answer without the lock, and keep it only
+	// when no summary was stored meanwhile: one worked out from the
+	// summaries before a change would otherwise stand for the new ones.
+	stores uint64
 	// asked are the functions other files asked FunctionFacts of, by file:
 	// each new summary of the file summarises them too.
 	asked map[string]map[string]bool
@@ -278,6 +283,7 @@ func (ix *Index) Close(path string) {
 func (ix *Index) store(s *fileSummary) {
 	old := ix.files[s.Path]
 	ix.files[s.Path] = s
+	ix.stores++
 	ix.loaders = nil // their offsets are the summaries'
 	if old == nil || old.digest != s.digest {
 		ix.bump(s.Path)
@@ -286,6 +292,7 @@ func (ix *Index) store(s *fileSummary) {
 
 func (ix *Index) bump(path string) {
 	ix.changes++
+	ix.stores++
 	ix.changed[path]++
 	ix.resolve, ix.loaders = nil, nil
 }
@@ -378,6 +385,7 @@ func (ix *Index) Resolve(from, qualified string) (string, string, bool) {
 	key := [2]string{from, qualified}
 	ix.mu.RLock()
 	r, ok := ix.resolve[key]
+	at := ix.stores
 	ix.mu.RUnlock()
 	if ok {
 		return r.path, r.name, r.ok
@@ -387,10 +395,12 @@ func (ix *Index) Resolve(from, qualified string) (string, string, bool) {
 	r.name = strings.Clone(r.name)
 	key = [2]string{strings.Clone(from), strings.Clone(qualified)}
 	ix.mu.Lock()
-	if ix.resolve == nil {
-		ix.resolve = map[[2]string]resolved{}
+	if ix.stores == at {
+		if ix.resolve == nil {
+			ix.resolve = map[[2]string]resolved{}
+		}
+		ix.resolve[key] = r
 	}
-	ix.resolve[key] = r
 	ix.mu.Unlock()
 	return r.path, r.name, r.ok
 }
@@ -436,7 +446,7 @@ func (ix *Index) ClassBases(path, name string) ([]string, bool) {
 func (ix *Index) LoadersUsing(path string) map[string][]semantic.RemoteLoader {
 	path = absPath(path)
 	ix.mu.RLock()
-	targets := ix.loaders
+	targets, at := ix.loaders, ix.stores
 	var all []*fileSummary
 	if targets == nil {
 		for _, s := range ix.files {
@@ -471,7 +481,7 @@ func (ix *Index) LoadersUsing(path string) map[string][]semantic.RemoteLoader {
 		}
 	}
 	ix.mu.Lock()
-	if ix.loaders == nil {
+	if ix.loaders == nil && ix.stores == at {
 		ix.loaders = targets
 	}
 	ix.mu.Unlock()
@@ -527,9 +537,10 @@ func (ix *Index) FunctionFacts(from, qualified string) (semantic.FunctionFacts, 
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	// Kept with the summary it was computed for; not part of its digest
-	// until the file's next summary, which would change nothing else.
-	if cur := ix.files[path]; cur != nil {
+	// Kept with the summary it was computed for, unless a newer one came
+	// meanwhile; not part of its digest until the file's next summary,
+	// which would change nothing else.
+	if cur := ix.files[path]; cur == s {
 		if cur.facts == nil {
 			cur.facts = map[string]semantic.FunctionFacts{}
 		}

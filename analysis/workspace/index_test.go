@@ -199,3 +199,44 @@ func TestClosingAnUnchangedBufferKeepsItsSummary(t *testing.T) {
 		t.Errorf("after closing the changed buffer, the file on disk should count: %+v", l)
 	}
 }
+
+// An answer worked out while another file's summary changed is not kept
+// as the new generation's: LoadersUsing and Resolve, asked again and
+// again while the index is built, agree with a fresh index afterwards.
+// (The server's workspace diagnostics once kept a file's finding without
+// its DataLoader's workers for good: a pull analysed it while the build
+// stored train.py.)
+func TestAnswersFromBeforeAChangeAreNotKept(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"data.py":  "from torch.utils.data import Dataset\n\nclass D(Dataset):\n    pass\n",
+		"train.py": "from torch.utils.data import DataLoader\nfrom data import D\n\nloader = DataLoader(D(), num_workers=2)\n",
+		"other.py": "from torch.utils.data import DataLoader\nfrom data import D\n\nloader = DataLoader(D(), num_workers=3)\n",
+	})
+	data, train := filepath.Join(root, "data.py"), filepath.Join(root, "train.py")
+	for range 300 {
+		ix := workspace.NewIndex(root)
+		stop := make(chan struct{})
+		asked := make(chan struct{})
+		go func() {
+			defer close(asked)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ix.LoadersUsing(data)
+				ix.Resolve(train, "data.D")
+			}
+		}()
+		if _, err := ix.Build(context.Background(), ix.Files(), nil); err != nil {
+			t.Fatal(err)
+		}
+		close(stop)
+		<-asked
+		if l := ix.LoadersUsing(data)["D"]; len(l) != 2 {
+			t.Fatalf("after the build, data.py's D runs in %d DataLoaders, want 2: %+v", len(l), l)
+		}
+	}
+}

@@ -327,9 +327,10 @@ func TestCheckEqualsWorkspaceDiagnostics(t *testing.T) {
 			caps := map[string]any{"textDocument": map[string]any{"diagnostic": map[string]any{}}}
 			c.initializeFolders(caps, map[string]any{"diagnosticMode": "workspace"}, dir)
 			severities := map[int]string{1: "error", 2: "warning", 3: "info", 4: "hint"}
-			// The index is built in the background: pull until it agrees.
+			// The index is built in the background: pull until it agrees,
+			// with time to spare for a loaded machine.
 			var got map[string][]string
-			for range 50 {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 				var r struct {
 					Items []struct {
 						URI   string          `json:"uri"`

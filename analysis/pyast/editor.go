@@ -57,16 +57,17 @@ func (e *Editor) Replace(start, end int, text string) {
 	if e.prev != nil {
 		spares = e.prev.spares
 	}
-	// The source of a version nothing reads any more, when there is one
-	// (see spare.go); new ones have room for a few KB of typing, so that
-	// they fit the versions after them.
+	// The source of a version nothing reads any more, or one made ready
+	// for this version, when there is one (see spare.go); new ones have
+	// room for a few KB of typing, so that they fit the versions after
+	// them.
 	var next []byte
 	if spare := spares.takeSource(n); spare != nil {
 		next = append(append(append(spare, e.src[:start]...), text...), e.src[end:]...)
 	} else {
 		// bytes.Join does not clear what it is about to write (make does:
 		// a second pass over 2 MB).
-		room := zeros[:min(n/256, len(zeros))]
+		room := zeros[:withRoom(n)-n]
 		next = bytes.Join([][]byte{e.src[:start], []byte(text), e.src[end:], room}, nil)[:n]
 	}
 	spares.watchSource(next)
@@ -76,6 +77,9 @@ func (e *Editor) Replace(start, end int, text string) {
 
 // zeros are the room new sources get past their end (see Replace).
 var zeros [64 << 10]byte
+
+// withRoom is the capacity of a new source of n bytes (see Replace).
+func withRoom(n int) int { return n + min(n/256, len(zeros)) }
 
 // widen takes the replacement of [start, end) by n bytes into the changed
 // range.

@@ -600,12 +600,31 @@ func (t *Tree) fill(size int, prev *Tree) []byte {
 		copy(out[at+pad:], s.text[s.padAt:])
 	}
 	t.spares.watch(out, t.placed)
-	if prev != nil {
-		// A buffer being edited (an open's text would wait for an edit
-		// that may not come before the pause drops it).
-		t.spares.prepare(out, t.placed)
-	}
+	t.prepareForEdits(out)
 	return out
+}
+
+// PrepareForEdits makes ready, in the background, a spare text and a spare
+// source for the next version of t's buffer (t its latest version), where
+// the spares were let go (ReleaseMemory) or ran out. The server calls it
+// after giving memory back, for the buffer being typed in: the first
+// keystrokes after a pause otherwise copied a whole text and source into
+// memory the system had to map again, page by page.
+func (t *Tree) PrepareForEdits() {
+	if t.spares == nil || t.placed == nil {
+		return
+	}
+	t.spares.mu.Lock()
+	t.spares.dropped = false
+	t.spares.mu.Unlock()
+	t.prepareForEdits(t.Src)
+}
+
+// prepareForEdits makes ready the spares of the version after t, whose
+// laid-out text is text (see prepare and prepareSource).
+func (t *Tree) prepareForEdits(text []byte) {
+	t.spares.prepare(text, t.placed)
+	t.spares.prepareSource(withRoom(len(t.src)))
 }
 
 var spaces = bytes.Repeat([]byte{' '}, 4096)

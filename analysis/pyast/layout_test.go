@@ -560,6 +560,68 @@ func TestSpareSourcesAreReusedOnlyWhenUnreachable(t *testing.T) {
 	checkSparesDropped(t, tree)
 }
 
+// With no spare source left (after a pause, or between two collections),
+// an empty one, its pages touched, is made ready in the background for the
+// next version (prepareSource); after ReleaseMemory let the spares go,
+// PrepareForEdits makes a text and a source ready. Without a collection,
+// every version then writes into spares, and the texts stay exact.
+func TestSparesArePreparedForTheNextEdit(t *testing.T) {
+	src := []byte(strings.Repeat(threeFunctions, 600)) // 100 KB: large enough for a spare source
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSparesDropped(t, tree)
+	tree.PrepareForEdits()
+	waitReady := func() {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			tree.spares.mu.Lock()
+			ready := len(tree.spares.texts) > 0 && len(tree.spares.sources) > 0
+			tree.spares.mu.Unlock()
+			if ready {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no spare text and source were prepared")
+			}
+		}
+	}
+	waitReady()
+	tookText, tookSource := tookSpare.Load(), tookSpareSource.Load()
+	want := string(src)
+	rng := rand.New(rand.NewSource(11))
+	for i := range 20 {
+		at := rng.Intn(len(src))
+		for at > 0 && src[at]&0xC0 == 0x80 {
+			at--
+		}
+		text := []string{"x", "\n", "(", ")"}[i%4]
+		tree, src = edit(t, tree, src, at, at, text)
+		want = want[:at] + text + want[at:]
+		if string(src) != want {
+			t.Fatalf("version %d: the source differs from the text as edited", i)
+		}
+		checkLayout(t, tree, src)
+		waitReady()
+	}
+	if n := tookSpare.Load() - tookText; n < 20 {
+		t.Errorf("%d of 20 versions were written into a spare text", n)
+	}
+	if n := tookSpareSource.Load() - tookSource; n < 20 {
+		t.Errorf("%d of 20 sources were written into a spare", n)
+	}
+	// A layout with a spare source does not prepare another.
+	before := preparedSources.Load()
+	tree.spares.prepareSource(withRoom(len(src)))
+	tree.spares.mu.Lock()
+	preparing := tree.spares.preparingSource
+	tree.spares.mu.Unlock()
+	if preparing || preparedSources.Load() != before {
+		t.Error("a layout with a spare source prepared another")
+	}
+}
+
 // The spare texts of every buffer together stay within one budget
 // (maxSpareBytes), however many buffers are edited.
 func TestSpareTextsOfAllBuffersShareOneBudget(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
 )
 
 func TestCollectionDue(t *testing.T) {
@@ -99,5 +100,60 @@ func TestServerCollectsWhenIdle(t *testing.T) {
 	case <-collected:
 		t.Fatal("collected twice for one pause")
 	case <-time.After(time.Second):
+	}
+}
+
+// After giving memory back, the server makes spares ready for the document
+// opened or changed last (the one being typed in), and for no other.
+func TestReleasePreparesTheDocumentBeingEdited(t *testing.T) {
+	prepared := make(chan *pyast.Tree, 16)
+	oldRelease, oldPrepare := releaseMemory, prepareForEdits
+	t.Cleanup(func() { releaseMemory, prepareForEdits = oldRelease, oldPrepare })
+	releaseMemory = func() {}
+	prepareForEdits = func(tree *pyast.Tree) { prepared <- tree }
+
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	a, b := "file:///a.py", "file:///b.py"
+	c.open(a, trainingFile(100, 1))
+	c.diagnostics(a, 1)
+	c.open(b, trainingFile(100, 2))
+	c.diagnostics(b, 1)
+	at := strings.Index(c.texts[a], "def train1(")
+	pos := clientPosition(c.texts[a], at, analysis.UTF16)
+	v := c.change(a, analysis.UTF16, lspTextEdit{Range: lspRange{pos, pos}, NewText: "#"})
+	c.diagnostics(a, v)
+	current := func(uri string) *pyast.Tree {
+		c.srv.mu.Lock()
+		defer c.srv.mu.Unlock()
+		return c.srv.docs[uri].snap.tree
+	}
+	for _, want := range []string{a, b} {
+		drain := len(prepared)
+		for range drain {
+			<-prepared
+		}
+		if want == b {
+			c.open(b, trainingFile(100, 3)) // opened again: b is the one being edited
+			c.diagnostics(b, 1)
+		}
+		c.srv.giveMemoryBack()
+		select {
+		case tree := <-prepared:
+			if tree != current(want) {
+				t.Errorf("after %s was edited last, the release prepared another document's tree", want)
+			}
+		default:
+			t.Fatalf("after %s was edited last, the release prepared nothing", want)
+		}
+	}
+	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": b}})
+	awaitCodes(c, b, "")
+	for range len(prepared) {
+		<-prepared
+	}
+	c.srv.giveMemoryBack()
+	if len(prepared) != 0 {
+		t.Error("the release prepared the spares of a closed document")
 	}
 }

@@ -89,6 +89,10 @@ type Server struct {
 	// release gives memory back (releaseMemory when the server was made,
 	// so that a test's hook sees only its own server's releases).
 	release func()
+	// editing is the URI of the document opened or changed last: the one
+	// being typed in, whose spares are made ready after a release (see
+	// giveMemoryBack).
+	editing string
 	// projects are the workspace folders' indexes (see workspace.go); the
 	// runner reads them.
 	projects       *workspace.Projects

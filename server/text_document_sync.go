@@ -70,6 +70,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	d.snap.onSave, d.snap.saved = onSave, onSave // analysed once opened
 	d.snap.received, d.snap.parsing, d.snap.parsed = received, parsing, parsed
 	s.docs[td.URI] = d
+	s.editing = td.URI
 	s.scheduleDiagnostics(d)
 	return nil
 }
@@ -161,6 +162,7 @@ func (s *Server) didChange(params json.RawMessage) error {
 		// since the client's buffer already has it.
 		s.log.Printf("%s: version went from %d to %d", d.uri, d.snap.version, version)
 	}
+	s.editing = d.uri
 	// The old snapshot's tree stays as it was.
 	ed := pyast.NewEditor(d.snap.tree, d.snap.src)
 	mapper := d.snap.mapper

@@ -600,7 +600,13 @@ func (t *Tree) fill(size int, prev *Tree) []byte {
 		copy(out[at+pad:], s.text[s.padAt:])
 	}
 	t.spares.watch(out, t.placed)
-	t.prepareForEdits(out)
+	if prev != nil {
+		// A buffer being edited. An open's spares would wait for an edit
+		// that may not come (opening fifty files filled the spares' whole
+		// budget, 64 MB, with texts no keystroke took): the server makes
+		// them ready for the buffer it sees edited (PrepareForEdits).
+		t.prepareForEdits(out)
+	}
 	return out
 }
 

@@ -17,10 +17,10 @@ import (
 // spares, with a list of what it holds; the next version takes a spare and
 // rewrites only the segments that differ from it (those of the few
 // versions since), rather than copying the whole text of the last one.
-// When none is left (between two collections, after an open or a
-// pause), a copy of the latest text is made in the background for the next
-// version (prepare). Each version's source (Editor.Replace) is recycled
-// the same way, and made ready in the background when none is left
+// When none is left (between two collections, after a pause), a copy of
+// the latest text is made in the background for the next version
+// (prepare). Each version's source (Editor.Replace) is recycled the same
+// way, and made ready in the background when none is left
 // (prepareSource).
 
 // spareTexts are the unreachable laid-out texts of one layout (one Root:

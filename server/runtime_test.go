@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,11 +107,17 @@ func TestServerCollectsWhenIdle(t *testing.T) {
 // After giving memory back, the server makes spares ready for the document
 // opened or changed last (the one being typed in), and for no other.
 func TestReleasePreparesTheDocumentBeingEdited(t *testing.T) {
-	prepared := make(chan *pyast.Tree, 16)
+	var mu sync.Mutex
+	prepared := map[*pyast.Tree]bool{} // other tests' servers may release meanwhile
 	oldRelease, oldPrepare := releaseMemory, prepareForEdits
 	t.Cleanup(func() { releaseMemory, prepareForEdits = oldRelease, oldPrepare })
 	releaseMemory = func() {}
-	prepareForEdits = func(tree *pyast.Tree) { prepared <- tree }
+	prepareForEdits = func(tree *pyast.Tree) { mu.Lock(); prepared[tree] = true; mu.Unlock() }
+	wasPrepared := func(tree *pyast.Tree) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return prepared[tree]
+	}
 
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, nil)
@@ -128,32 +135,53 @@ func TestReleasePreparesTheDocumentBeingEdited(t *testing.T) {
 		defer c.srv.mu.Unlock()
 		return c.srv.docs[uri].snap.tree
 	}
-	for _, want := range []string{a, b} {
-		drain := len(prepared)
-		for range drain {
-			<-prepared
-		}
-		if want == b {
-			c.open(b, trainingFile(100, 3)) // opened again: b is the one being edited
-			c.diagnostics(b, 1)
-		}
-		c.srv.giveMemoryBack()
-		select {
-		case tree := <-prepared:
-			if tree != current(want) {
-				t.Errorf("after %s was edited last, the release prepared another document's tree", want)
-			}
-		default:
-			t.Fatalf("after %s was edited last, the release prepared nothing", want)
-		}
+	c.srv.giveMemoryBack()
+	if !wasPrepared(current(a)) || wasPrepared(current(b)) {
+		t.Errorf("after a.py was changed last, the release prepared a.py: %v, b.py: %v", wasPrepared(current(a)), wasPrepared(current(b)))
 	}
+	c.open(b, trainingFile(100, 3)) // opened again: b is the one being edited
+	c.diagnostics(b, 1)
+	c.srv.giveMemoryBack()
+	if !wasPrepared(current(b)) {
+		t.Error("after b.py was opened last, the release did not prepare it")
+	}
+	closed := current(b)
 	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": b}})
 	awaitCodes(c, b, "")
-	for range len(prepared) {
-		<-prepared
-	}
+	mu.Lock()
+	clear(prepared)
+	mu.Unlock()
 	c.srv.giveMemoryBack()
-	if len(prepared) != 0 {
-		t.Error("the release prepared the spares of a closed document")
+	if wasPrepared(closed) || wasPrepared(current(a)) {
+		t.Error("after the document edited last was closed, the release prepared spares")
+	}
+}
+
+// A document of prepareOnOpen bytes or more gets its spares made ready when
+// it is opened; a smaller one does not.
+func TestLargeOpenPreparesItsSpares(t *testing.T) {
+	var mu sync.Mutex
+	prepared := map[*pyast.Tree]bool{} // other tests' servers may release meanwhile
+	oldPrepare := prepareForEdits
+	t.Cleanup(func() { prepareForEdits = oldPrepare })
+	prepareForEdits = func(tree *pyast.Tree) { mu.Lock(); prepared[tree] = true; mu.Unlock() }
+
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, map[string]any{"maxLiveFileSize": 0})
+	small, large := "file:///small.py", "file:///large.py"
+	c.open(small, trainingFile(100, 1))
+	c.diagnostics(small, 1)
+	c.open(large, "table = \""+strings.Repeat("a", prepareOnOpen)+"\"\n")
+	c.diagnostics(large, 1)
+	c.srv.mu.Lock()
+	smallTree, largeTree := c.srv.docs[small].snap.tree, c.srv.docs[large].snap.tree
+	c.srv.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if prepared[smallTree] {
+		t.Error("opening a small document made its spares ready")
+	}
+	if !prepared[largeTree] {
+		t.Error("opening a large document made no spares ready")
 	}
 }

@@ -59,6 +59,9 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	parsing := time.Now()
 	tree, skip := parse(pyast.NewEditor(nil, src), src, onSave, false)
 	parsed := time.Now()
+	if tree != nil && !onSave && len(src) >= prepareOnOpen {
+		prepareForEdits(tree)
+	}
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 		if ix != nil && d.path != "" && !onSave {
@@ -284,6 +287,14 @@ func (s *Server) didClose(params json.RawMessage) error {
 	s.closeDocument(p.TextDocument.URI)
 	return nil
 }
+
+// prepareOnOpen is the size from which an opened document gets its spares
+// made ready (see pyast.Tree.PrepareForEdits) beside its first analysis:
+// the first keystroke in a 50,000-line file (1.8 MB) otherwise copied its
+// laid-out text, 5 MB, into fresh pages, 4 ms of its 12. Smaller files
+// copy in a fraction of a millisecond, and fifty of them opened together
+// would fill the spares' budget with texts no keystroke takes.
+const prepareOnOpen = 1 << 20
 
 // largeDocument is the size from which closing a document returns memory
 // to the system at once.

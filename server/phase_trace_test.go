@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"math"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -40,9 +41,14 @@ func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
 		}
 		return tr
 	}
+	var faults int64 // the process's so far, never fewer
 	for i, size := range []int{len(leakyDataset), len(leakyDataset) + len("# a comment\n")} {
 		version := int32(i + 1)
 		tr := next(version)
+		if tr.Faults < faults || runtime.GOOS == "linux" && tr.Faults <= 0 {
+			t.Errorf("v%d: %d page faults so far, after %d", version, tr.Faults, faults)
+		}
+		faults = tr.Faults
 		if tr.URI != uri || tr.Version != version || tr.Bytes != size {
 			t.Errorf("trace of %s v%d (%d bytes), want %s v%d (%d bytes)", tr.URI, tr.Version, tr.Bytes, uri, version, size)
 		}

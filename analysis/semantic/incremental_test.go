@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -505,4 +506,58 @@ func TestMethodNamesFollowTheClasses(t *testing.T) {
 	if f.hasMethod("step") {
 		t.Error("the method removed: step is still a method")
 	}
+}
+
+// The index of calls by name carries only the names it was asked about,
+// and answers like a fresh version's for those, for a name asked for the
+// first time after the carry, and for a name whose calls an edit adds or
+// removes.
+func TestCallIndexCarriesTheNamesAsked(t *testing.T) {
+	text := "def helper(x):\n    return x.to('cuda')\n\n\ndef train(x):\n    y = helper(x)\n    z = x.to('cpu')\n    return y\n\n\ndef evaluate(x):\n    return helper(x).to('cpu')\n"
+	b := newBuffer(t, text)
+	fresh := func() *File {
+		src := append([]byte(nil), b.src...)
+		tree, err := pyast.ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewFile("p.py", src, tree)
+	}
+	same := func(what string, got, want []*pyast.Node, gotFile, wantFile *File) {
+		t.Helper()
+		texts := func(f *File, calls []*pyast.Node) []string {
+			var out []string
+			for _, c := range calls {
+				out = append(out, fmt.Sprintf("%d:%s", f.Tree.Real(c.Start()), f.Text(c)))
+			}
+			slices.Sort(out)
+			return out
+		}
+		if g, w := texts(gotFile, got), texts(wantFile, want); !slices.Equal(g, w) {
+			t.Errorf("%s: calls %v, a fresh version's %v", what, g, w)
+		}
+	}
+	if n := len(b.f.callsByName("helper")); n != 2 {
+		t.Fatalf("version 1: %d calls to helper, want 2", n)
+	}
+	// An edit in train: the calls to helper move and one more comes.
+	f := b.replace("    z = x.to('cpu')\n", "    z = helper(x).to('cpu')\n")
+	f.memos.Lock()
+	_, carriedHelper := f.memos.byName["helper"]
+	_, carriedTo := f.memos.byName["to"]
+	full := f.memos.byNameFull
+	f.memos.Unlock()
+	if !carriedHelper || carriedTo || full {
+		t.Errorf("version 2 carried helper: %v, to: %v, every name: %v; want helper only", carriedHelper, carriedTo, full)
+	}
+	g := fresh()
+	same("helper after the edit", f.callsByName("helper"), g.callsByName("helper"), f, g)
+	// Asked for the first time after the carry: looked up in every segment.
+	same("to, asked after the carry", f.callsByName("to"), g.callsByName("to"), f, g)
+	// And carried from then on: an edit removes calls of both.
+	f = b.replace("    return helper(x).to('cpu')\n", "    return x\n")
+	g = fresh()
+	same("helper after the second edit", f.callsByName("helper"), g.callsByName("helper"), f, g)
+	same("to after the second edit", f.callsByName("to"), g.callsByName("to"), f, g)
+	same("a name never called", f.callsByName("evaluate"), g.callsByName("evaluate"), f, g)
 }

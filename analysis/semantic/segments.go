@@ -955,12 +955,22 @@ func (f *File) AssignmentsOf(focus Focus) []*pyast.Node {
 }
 
 // callsByName returns the calls whose callee's last name is name, from an
-// index of the whole file built on first use.
+// index of the whole file built on first use. It is asked about the file's
+// own functions only, a few hundred names of thousands: the next version
+// carries only the names asked (see carryOver), and a name no version
+// asked before is looked up in every segment's index.
 func (f *File) callsByName(name string) []*pyast.Node {
 	f.memos.Lock()
 	defer f.memos.Unlock()
+	if !f.memos.askedCalls[name] {
+		if f.memos.askedCalls == nil {
+			f.memos.askedCalls = map[string]bool{}
+		}
+		name = strings.Clone(name) // kept: a view of this version's text otherwise
+		f.memos.askedCalls[name] = true
+	}
 	if f.memos.byName == nil {
-		f.memos.byName = map[string][]*pyast.Node{}
+		f.memos.byName, f.memos.byNameFull = map[string][]*pyast.Node{}, true
 		for _, ix := range f.indexes {
 			ix.callIndex(f)
 			for n, calls := range ix.byName.all() {
@@ -968,7 +978,16 @@ func (f *File) callsByName(name string) []*pyast.Node {
 			}
 		}
 	}
-	return f.memos.byName[name]
+	calls, ok := f.memos.byName[name]
+	if ok || f.memos.byNameFull {
+		return calls
+	}
+	for _, ix := range f.indexes {
+		ix.callIndex(f)
+		calls = append(calls, ix.byName.named(name)...)
+	}
+	f.memos.byName[strings.Clone(name)] = calls
+	return calls
 }
 
 // BindingsOf returns the right-hand sides assigned to the identifier or
@@ -1218,12 +1237,25 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	}
 	f.carried.changed = changed // filled in below
 	// The index of calls by name first: judging the changed calls below
-	// asks it. (prev's index is never changed once built.)
+	// asks it. Only the names asked of it are carried: the whole index of
+	// a 50,000-line file holds thousands of names, and a keystroke in a
+	// function with `.to(...)` calls copied the thousands of calls to
+	// `to` twice (copied under the lock: prev adds names as it is asked).
 	prev.memos.Lock()
-	byName := prev.memos.byName
+	var byName map[string][]*pyast.Node
+	var askedCalls map[string]bool
+	if prev.memos.byName != nil {
+		askedCalls = maps.Clone(prev.memos.askedCalls)
+		byName = make(map[string][]*pyast.Node, len(askedCalls))
+		for name := range askedCalls {
+			if calls, ok := prev.memos.byName[name]; ok || prev.memos.byNameFull {
+				byName[name] = calls
+			}
+		}
+	}
 	prev.memos.Unlock()
 	if byName != nil {
-		f.memos.byName = carryCallIndex(byName, prev, f, only)
+		f.memos.byName, f.memos.askedCalls = carryCallIndex(byName, prev, f, only), askedCalls
 	}
 	// Functions defined in the segments only one version has: the answers
 	// that used their summaries are stale unless the summary is the same.
@@ -1443,15 +1475,17 @@ func byNameAlone(a asked) map[string]bool {
 	return out
 }
 
-// carryCallIndex updates prev's index of calls by name for f: the calls of
-// the segments only prev has (only[0]) go, those of the segments only f
-// has (only[1]) come. Slices are never changed in place (prev still reads
-// them).
-func carryCallIndex(byName map[string][]*pyast.Node, prev, f *File, only [2][]*segmentIndex) map[string][]*pyast.Node {
-	idx := maps.Clone(byName)
+// carryCallIndex updates idx, a copy of names of prev's index of calls by
+// name, for f: the calls of the segments only prev has (only[0]) go, those
+// of the segments only f has (only[1]) come, for the names idx holds.
+// Slices are never changed in place (prev still reads them).
+func carryCallIndex(idx map[string][]*pyast.Node, prev, f *File, only [2][]*segmentIndex) map[string][]*pyast.Node {
 	for _, ix := range only[0] {
 		ix.callIndex(prev)
 		for name, calls := range ix.byName.all() {
+			if _, carried := idx[name]; !carried {
+				continue
+			}
 			gone := make(map[*pyast.Node]bool, len(calls))
 			for _, c := range calls {
 				gone[c] = true
@@ -1468,7 +1502,9 @@ func carryCallIndex(byName map[string][]*pyast.Node, prev, f *File, only [2][]*s
 	for _, ix := range only[1] {
 		ix.callIndex(f)
 		for name, calls := range ix.byName.all() {
-			idx[name] = append(slices.Clip(idx[name]), calls...)
+			if had, carried := idx[name]; carried {
+				idx[name] = append(slices.Clip(had), calls...)
+			}
 		}
 	}
 	return idx

@@ -198,21 +198,34 @@ func (s *spareTexts) prepare(text []byte, placed []placedSegment) {
 	if s == nil || len(text) < 4<<10 {
 		return
 	}
+	s.makeSpare(&s.preparing, func() int { return len(s.texts) }, func() ([]byte, int) {
+		buf := append([]byte(nil), text...)
+		return buf, len(buf)
+	}, func(buf []byte) {
+		s.texts = append(s.texts, spareText{buf: buf, placed: placed})
+		prepared.Add(1)
+	})
+}
+
+// makeSpare runs build (which returns a buffer and the bytes it counts
+// for) in the background, unless one of its kind is being made (busy) or
+// is left (kept says how many), and then gives the buffer to add if the
+// budget allows.
+func (s *spareTexts) makeSpare(busy *bool, kept func() int, build func() ([]byte, int), add func([]byte)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.preparing || len(s.texts) > 0 {
+	if *busy || kept() > 0 {
 		return
 	}
-	s.preparing = true
+	*busy = true
 	go func() {
-		buf := append([]byte(nil), text...)
+		buf, size := build()
 		held := spareBytesHeld()
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.preparing = false
-		if s.mayKeep(len(s.texts), len(buf), held) {
-			s.texts = append(s.texts, spareText{buf: buf, placed: placed})
-			prepared.Add(1)
+		*busy = false
+		if s.mayKeep(kept(), size, held) {
+			add(buf)
 		}
 	}()
 }
@@ -227,23 +240,12 @@ func (s *spareTexts) prepareSource(n int) {
 	if s == nil || n < 64<<10 {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.preparingSource || len(s.sources) > 0 {
-		return
-	}
-	s.preparingSource = true
-	go func() {
-		buf := touched(make([]byte, n))
-		held := spareBytesHeld()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.preparingSource = false
-		if s.mayKeep(len(s.sources), cap(buf), held) {
-			s.sources = append(s.sources, buf[:0])
-			preparedSources.Add(1)
-		}
-	}()
+	s.makeSpare(&s.preparingSource, func() int { return len(s.sources) }, func() ([]byte, int) {
+		return touched(make([]byte, n)), n
+	}, func(buf []byte) {
+		s.sources = append(s.sources, buf[:0])
+		preparedSources.Add(1)
+	})
 }
 
 // touched writes a zero into each page of buf and returns it: a large

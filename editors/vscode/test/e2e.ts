@@ -127,6 +127,10 @@ async function main(): Promise<void> {
     [
       "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry", "--disable-update-check",
       "--disable-workspace-trust", "--user-data-dir", userData, "--extensions-dir", extensions, ws,
+      // The language client writes the protocol trace at the trace level
+      // of its log channel, which drops it at the default level: without
+      // this, a failure's "vramlint Trace.log" is empty.
+      "--log", "trace",
     ],
     { stdio: ["ignore", serverLog, serverLog], env: { ...process.env, VSCODE_PROXY_URI: "" } },
   );

@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -175,20 +176,40 @@ func freeLater(ts *sitter.Tree) {
 		go func() {
 			for ts := range toFree {
 				free(ts)
+				freeing.Add(-1)
 			}
 		}()
 	})
+	freeing.Add(1)
 	select {
 	case toFree <- ts:
 	default:
 		free(ts)
+		freeing.Add(-1)
 	}
 }
 
 var (
 	toFree       = make(chan *sitter.Tree, 16)
 	startFreeing sync.Once
+	// freeing counts the trees freeLater queued and has not freed yet.
+	freeing atomic.Int64
 )
+
+// freeQueued frees the trees freeLater queued, and waits (a second at
+// most) for one being freed, so that their C memory can go back to the
+// system (see ReleaseMemory).
+func freeQueued() {
+	for deadline := time.Now().Add(time.Second); freeing.Load() > 0 && time.Now().Before(deadline); {
+		select {
+		case ts := <-toFree:
+			free(ts)
+			freeing.Add(-1)
+		default:
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
 
 // LiveTrees is how many tree-sitter trees pyast holds: those of the
 // Regions not yet closed, of parses in progress, and of large statements

@@ -55,7 +55,9 @@ func TestReleaseMemoryAfterALargeParse(t *testing.T) {
 	after := residentKB(t)
 	runtime.KeepAlive(tree)
 	t.Logf("resident: %d KB before, %d KB with the Go mirror alone, %d KB after ReleaseMemory", before, peak, after)
-	if released := peak - after; released < 50<<10 {
+	// About 370 MB come back here. Before ReleaseMemory freed the trees
+	// still queued (freeQueued), 70-130 MB did, and under load 50.
+	if released := peak - after; released < 200<<10 {
 		t.Errorf("ReleaseMemory gave back %d KB of C memory after a 6 MB parse", released)
 	}
 }

@@ -543,9 +543,9 @@ func TestCallIndexCarriesTheNamesAsked(t *testing.T) {
 	// An edit in train: the calls to helper move and one more comes.
 	f := b.replace("    z = x.to('cpu')\n", "    z = helper(x).to('cpu')\n")
 	f.memos.Lock()
-	_, carriedHelper := f.memos.byName["helper"]
-	_, carriedTo := f.memos.byName["to"]
-	full := f.memos.byNameFull
+	_, carriedHelper := f.memos.callsOf["helper"]
+	_, carriedTo := f.memos.callsOf["to"]
+	full := f.memos.allCalls != nil
 	f.memos.Unlock()
 	if !carriedHelper || carriedTo || full {
 		t.Errorf("version 2 carried helper: %v, to: %v, every name: %v; want helper only", carriedHelper, carriedTo, full)

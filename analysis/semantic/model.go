@@ -89,17 +89,14 @@ type File struct {
 		// calledUnderNoGrad: see calledOnlyUnderNoGrad.
 		calledUnderNoGrad map[noGradKey]bool
 		instances         map[string]*Class // classOfInstance by expression text
-		// byName are the calls by the last name of their callee (see
-		// callsByName): every name's (byNameFull) or, carried from the
-		// last version, those of the names in askedCalls, the names
-		// callsByName was asked of in this version or an earlier one.
-		byName      map[string][]*pyast.Node
-		byNameFull  bool
-		askedCalls  map[string]bool
-		loaders     map[loaderKey]bool            // see loaderLike
-		loaderReads map[loaderReadsKey][]string   // see loaderLike
-		inflight    map[inflightKey]chan struct{} // see rememberShared
-		gradOff     map[gradOffKey]bool
+		// callsOf are callsByName's answers, by name, carried to the
+		// next version; allCalls every name's calls, built when nothing
+		// was carried.
+		callsOf, allCalls map[string][]*pyast.Node
+		loaders           map[loaderKey]bool            // see loaderLike
+		loaderReads       map[loaderReadsKey][]string   // see loaderLike
+		inflight          map[inflightKey]chan struct{} // see rememberShared
+		gradOff           map[gradOffKey]bool
 	}
 
 	// Computed on first use.

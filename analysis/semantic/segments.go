@@ -962,31 +962,30 @@ func (f *File) AssignmentsOf(focus Focus) []*pyast.Node {
 func (f *File) callsByName(name string) []*pyast.Node {
 	f.memos.Lock()
 	defer f.memos.Unlock()
-	if !f.memos.askedCalls[name] {
-		if f.memos.askedCalls == nil {
-			f.memos.askedCalls = map[string]bool{}
-		}
-		name = strings.Clone(name) // kept: a view of this version's text otherwise
-		f.memos.askedCalls[name] = true
-	}
-	if f.memos.byName == nil {
-		f.memos.byName, f.memos.byNameFull = map[string][]*pyast.Node{}, true
-		for _, ix := range f.indexes {
-			ix.callIndex(f)
-			for n, calls := range ix.byName.all() {
-				f.memos.byName[n] = append(f.memos.byName[n], calls...)
-			}
-		}
-	}
-	calls, ok := f.memos.byName[name]
-	if ok || f.memos.byNameFull {
+	if calls, ok := f.memos.callsOf[name]; ok {
 		return calls
 	}
-	for _, ix := range f.indexes {
-		ix.callIndex(f)
-		calls = append(calls, ix.byName.named(name)...)
+	var calls []*pyast.Node
+	if f.memos.callsOf == nil || f.memos.allCalls != nil {
+		// Nothing carried: the whole index, once.
+		if f.memos.allCalls == nil {
+			f.memos.allCalls = map[string][]*pyast.Node{}
+			for _, ix := range f.indexes {
+				ix.callIndex(f)
+				for n, calls := range ix.byName.all() {
+					f.memos.allCalls[n] = append(f.memos.allCalls[n], calls...)
+				}
+			}
+			f.memos.callsOf = map[string][]*pyast.Node{}
+		}
+		calls = f.memos.allCalls[name]
+	} else {
+		for _, ix := range f.indexes {
+			ix.callIndex(f)
+			calls = append(calls, ix.byName.named(name)...)
+		}
 	}
-	f.memos.byName[strings.Clone(name)] = calls
+	f.memos.callsOf[strings.Clone(name)] = calls // kept: name may view this version's text
 	return calls
 }
 
@@ -1242,20 +1241,10 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	// function with `.to(...)` calls copied the thousands of calls to
 	// `to` twice (copied under the lock: prev adds names as it is asked).
 	prev.memos.Lock()
-	var byName map[string][]*pyast.Node
-	var askedCalls map[string]bool
-	if prev.memos.byName != nil {
-		askedCalls = maps.Clone(prev.memos.askedCalls)
-		byName = make(map[string][]*pyast.Node, len(askedCalls))
-		for name := range askedCalls {
-			if calls, ok := prev.memos.byName[name]; ok || prev.memos.byNameFull {
-				byName[name] = calls
-			}
-		}
-	}
+	callsOf := maps.Clone(prev.memos.callsOf)
 	prev.memos.Unlock()
-	if byName != nil {
-		f.memos.byName, f.memos.askedCalls = carryCallIndex(byName, prev, f, only), askedCalls
+	if callsOf != nil {
+		f.memos.callsOf = carryCallIndex(callsOf, prev, f, only)
 	}
 	// Functions defined in the segments only one version has: the answers
 	// that used their summaries are stale unless the summary is the same.
@@ -1475,8 +1464,8 @@ func byNameAlone(a asked) map[string]bool {
 	return out
 }
 
-// carryCallIndex updates idx, a copy of names of prev's index of calls by
-// name, for f: the calls of the segments only prev has (only[0]) go, those
+// carryCallIndex updates idx, a copy of prev's answers of callsByName,
+// for f: the calls of the segments only prev has (only[0]) go, those
 // of the segments only f has (only[1]) come, for the names idx holds.
 // Slices are never changed in place (prev still reads them).
 func carryCallIndex(idx map[string][]*pyast.Node, prev, f *File, only [2][]*segmentIndex) map[string][]*pyast.Node {

@@ -620,9 +620,7 @@ func (t *Tree) PrepareForEdits() {
 	if t.spares == nil || t.placed == nil {
 		return
 	}
-	t.spares.mu.Lock()
-	t.spares.dropped = false
-	t.spares.mu.Unlock()
+	t.spares.keepAgain()
 	t.prepareForEdits(t.Src)
 }
 

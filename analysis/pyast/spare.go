@@ -166,9 +166,7 @@ func (s *spareTexts) watch(buf []byte, placed []placedSegment) {
 // reaches buf, with s.mu held and what every layout's spares hold. A
 // version was written: spares are kept again (see dropped).
 func (s *spareTexts) whenUnreachable(buf []byte, size int, keep func(spare []byte, held int)) {
-	s.mu.Lock()
-	s.dropped = false
-	s.mu.Unlock()
+	s.keepAgain()
 	runtime.SetFinalizer(unsafe.SliceData(buf), func(first *byte) {
 		// Finalizers run one at a time: no other spare is kept between
 		// the count and the append.
@@ -177,6 +175,13 @@ func (s *spareTexts) whenUnreachable(buf []byte, size int, keep func(spare []byt
 		defer s.mu.Unlock()
 		keep(unsafe.Slice(first, size), held)
 	})
+}
+
+// keepAgain undoes dropSpares for this layout: it is edited again.
+func (s *spareTexts) keepAgain() {
+	s.mu.Lock()
+	s.dropped = false
+	s.mu.Unlock()
 }
 
 // mayKeep reports whether the layout may keep one more spare of size

@@ -104,20 +104,38 @@ func TestServerCollectsWhenIdle(t *testing.T) {
 	}
 }
 
-// After giving memory back, the server makes spares ready for the document
-// opened or changed last (the one being typed in), and for no other.
-func TestReleasePreparesTheDocumentBeingEdited(t *testing.T) {
+// recordPrepared replaces prepareForEdits for the test: wasPrepared
+// reports whether a tree's spares were made ready since the last forget.
+// (Other tests' servers may release meanwhile: their trees are others.)
+func recordPrepared(t *testing.T) (wasPrepared func(*pyast.Tree) bool, forget func()) {
 	var mu sync.Mutex
-	prepared := map[*pyast.Tree]bool{} // other tests' servers may release meanwhile
-	oldRelease, oldPrepare := releaseMemory, prepareForEdits
-	t.Cleanup(func() { releaseMemory, prepareForEdits = oldRelease, oldPrepare })
-	releaseMemory = func() {}
+	prepared := map[*pyast.Tree]bool{}
+	old := prepareForEdits
+	t.Cleanup(func() { prepareForEdits = old })
 	prepareForEdits = func(tree *pyast.Tree) { mu.Lock(); prepared[tree] = true; mu.Unlock() }
-	wasPrepared := func(tree *pyast.Tree) bool {
+	wasPrepared = func(tree *pyast.Tree) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return prepared[tree]
 	}
+	forget = func() { mu.Lock(); clear(prepared); mu.Unlock() }
+	return wasPrepared, forget
+}
+
+// currentTree is the tree of uri's current version in c's server.
+func currentTree(c *testClient, uri string) *pyast.Tree {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.srv.docs[uri].snap.tree
+}
+
+// After giving memory back, the server makes spares ready for the document
+// opened or changed last (the one being typed in), and for no other.
+func TestReleasePreparesTheDocumentBeingEdited(t *testing.T) {
+	oldRelease := releaseMemory
+	t.Cleanup(func() { releaseMemory = oldRelease })
+	releaseMemory = func() {}
+	wasPrepared, forget := recordPrepared(t)
 
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, nil)
@@ -130,29 +148,22 @@ func TestReleasePreparesTheDocumentBeingEdited(t *testing.T) {
 	pos := clientPosition(c.texts[a], at, analysis.UTF16)
 	v := c.change(a, analysis.UTF16, lspTextEdit{Range: lspRange{pos, pos}, NewText: "#"})
 	c.diagnostics(a, v)
-	current := func(uri string) *pyast.Tree {
-		c.srv.mu.Lock()
-		defer c.srv.mu.Unlock()
-		return c.srv.docs[uri].snap.tree
-	}
 	c.srv.giveMemoryBack()
-	if !wasPrepared(current(a)) || wasPrepared(current(b)) {
-		t.Errorf("after a.py was changed last, the release prepared a.py: %v, b.py: %v", wasPrepared(current(a)), wasPrepared(current(b)))
+	if !wasPrepared(currentTree(c, a)) || wasPrepared(currentTree(c, b)) {
+		t.Errorf("after a.py was changed last, the release prepared a.py: %v, b.py: %v", wasPrepared(currentTree(c, a)), wasPrepared(currentTree(c, b)))
 	}
 	c.open(b, trainingFile(100, 3)) // opened again: b is the one being edited
 	c.diagnostics(b, 1)
 	c.srv.giveMemoryBack()
-	if !wasPrepared(current(b)) {
+	if !wasPrepared(currentTree(c, b)) {
 		t.Error("after b.py was opened last, the release did not prepare it")
 	}
-	closed := current(b)
+	closed := currentTree(c, b)
 	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": b}})
 	awaitCodes(c, b, "")
-	mu.Lock()
-	clear(prepared)
-	mu.Unlock()
+	forget()
 	c.srv.giveMemoryBack()
-	if wasPrepared(closed) || wasPrepared(current(a)) {
+	if wasPrepared(closed) || wasPrepared(currentTree(c, a)) {
 		t.Error("after the document edited last was closed, the release prepared spares")
 	}
 }
@@ -160,11 +171,7 @@ func TestReleasePreparesTheDocumentBeingEdited(t *testing.T) {
 // A document of prepareOnOpen bytes or more gets its spares made ready when
 // it is opened; a smaller one does not.
 func TestLargeOpenPreparesItsSpares(t *testing.T) {
-	var mu sync.Mutex
-	prepared := map[*pyast.Tree]bool{} // other tests' servers may release meanwhile
-	oldPrepare := prepareForEdits
-	t.Cleanup(func() { prepareForEdits = oldPrepare })
-	prepareForEdits = func(tree *pyast.Tree) { mu.Lock(); prepared[tree] = true; mu.Unlock() }
+	wasPrepared, _ := recordPrepared(t)
 
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, map[string]any{"maxLiveFileSize": 0})
@@ -173,15 +180,10 @@ func TestLargeOpenPreparesItsSpares(t *testing.T) {
 	c.diagnostics(small, 1)
 	c.open(large, "table = \""+strings.Repeat("a", prepareOnOpen)+"\"\n")
 	c.diagnostics(large, 1)
-	c.srv.mu.Lock()
-	smallTree, largeTree := c.srv.docs[small].snap.tree, c.srv.docs[large].snap.tree
-	c.srv.mu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
-	if prepared[smallTree] {
+	if wasPrepared(currentTree(c, small)) {
 		t.Error("opening a small document made its spares ready")
 	}
-	if !prepared[largeTree] {
+	if !wasPrepared(currentTree(c, large)) {
 		t.Error("opening a large document made no spares ready")
 	}
 }

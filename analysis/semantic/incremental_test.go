@@ -3,6 +3,7 @@ package semantic
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
 	"reflect"
 	"slices"
@@ -70,6 +71,7 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		src, tree = ed.Text(), next
 		got := NewFileFrom(prev, "p.py", src, tree)
 		want := NewFile("p.py", src, tree)
+		checkSharedIndexes(t, i, prev, got)
 		if !reflect.DeepEqual(got.Functions, want.Functions) {
 			t.Fatalf("edit %d: functions %v, want %v", i, got.Functions, want.Functions)
 		}
@@ -117,6 +119,42 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 	}
 	if reusedDevices == 0 {
 		t.Error("no version started from the device bindings of the one before: the test no longer tests that")
+	}
+}
+
+// checkSharedIndexes checks that f, built from prev, took prev's index of
+// every segment the two trees share and no other, and that what it says
+// was removed and fresh is what a lookup by segment finds.
+func checkSharedIndexes(t *testing.T, edit int, prev, f *File) {
+	t.Helper()
+	had := map[*pyast.Segment]*segmentIndex{}
+	for j, seg := range prev.Tree.Segments {
+		had[seg] = prev.indexes[j]
+	}
+	var fresh []*segmentIndex
+	for i, seg := range f.Tree.Segments {
+		if ix, ok := had[seg]; ok {
+			if f.indexes[i] != ix {
+				t.Fatalf("edit %d: segment %d is shared with the version before, but its index is not", edit, i)
+			}
+			delete(had, seg)
+			continue
+		}
+		if slices.Contains(prev.indexes, f.indexes[i]) {
+			t.Fatalf("edit %d: segment %d is new, but its index is the version before's", edit, i)
+		}
+		fresh = append(fresh, f.indexes[i])
+	}
+	if len(fresh) != len(f.carried.fresh) {
+		t.Fatalf("edit %d: %d segments are new, the model says %d", edit, len(fresh), len(f.carried.fresh))
+	}
+	if len(had) != len(f.carried.removed) {
+		t.Fatalf("edit %d: %d segments were removed, the model says %d", edit, len(had), len(f.carried.removed))
+	}
+	for _, ix := range f.carried.removed {
+		if !slices.Contains(slices.Collect(maps.Values(had)), ix) {
+			t.Fatalf("edit %d: the model says a segment was removed that the version has", edit)
+		}
 	}
 }
 

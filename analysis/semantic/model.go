@@ -56,9 +56,8 @@ type File struct {
 		all []*pyast.Node
 	}
 
-	segments map[*pyast.Segment]*segmentIndex
-	indexes  []*segmentIndex // in source order
-	indent   int             // the smallest indentation step; -1: tabs
+	indexes []*segmentIndex // in source order
+	indent  int             // the smallest indentation step; -1: tabs
 	// structure is what the remembered answers below depend on besides the
 	// bindings of names: the imports and the classes' headers.
 	structure string
@@ -644,7 +643,7 @@ func (f *File) derivesFrom(c *Class, seen map[*Class]bool, match func(string) bo
 // depends on the class's own segment only.
 func (f *File) EnclosingClass(n *pyast.Node) *Class {
 	if cd := n.Ancestor("class_definition"); cd != nil {
-		if ix := f.segments[f.segmentOf(cd)]; ix != nil {
+		if ix := f.indexOf(cd); ix != nil {
 			for _, c := range ix.classes {
 				if c.Node == cd {
 					return c

@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -50,55 +51,87 @@ type factValue struct {
 var DeviceBindings = NewFact("device-bindings", func(f *File) []*pyast.Node {
 	// Found per segment; a segment whose answers cannot have changed since
 	// the version the model was built from keeps that version's (see
-	// Reanalysed): the question is asked of every assigned call. (Nothing
-	// is hashed per segment: at 50,000 lines thousands of segments assign
-	// something, and this is asked on every version.)
+	// Reanalysed): the question is asked of every assigned call. Only the
+	// segments that bind a device are listed, and a version visits those
+	// and the segments in focus, not the thousands a large file has.
 	focus, reusable := f.Reanalysed()
 	var had *deviceBindings
 	if reusable {
 		had = f.carried.devices
 	}
 	f.carried.devices = nil // it holds segments this version may not have
-	segments := f.Tree.Segments
-	found := &deviceBindings{segments: segments, perSegment: make([][]*pyast.Node, len(segments))}
-	var inHad segmentsByOffset
-	if had != nil {
-		inHad.old = had.segments
+	found := &deviceBindings{}
+	if had == nil {
+		for i, ix := range f.indexes {
+			if devices := f.devicesIn(ix); len(devices) > 0 {
+				found.bySegment = append(found.bySegment, segmentDevices{f.Tree.Segments[i], devices})
+			}
+		}
+	} else {
+		found.bySegment = f.carryDevices(had, focus)
 	}
-	for i, ix := range f.indexes {
-		if len(ix.deviceCandidates) == 0 {
-			continue
-		}
-		seg := segments[i]
-		if j := inHad.find(seg); j >= 0 && !focus[seg] {
-			found.perSegment[i] = had.perSegment[j]
-			found.all = append(found.all, found.perSegment[i]...)
-			continue
-		}
-		var devices []*pyast.Node
-		for _, a := range ix.deviceCandidates {
-			// Only torch.device(...) and torch.cuda.current_device()
-			// name devices; most assigned calls do not.
-			right := a.Child("right")
-			if right.Is("call") && !f.mayCall(right, "device", "current_device") {
-				continue
-			}
-			if f.IsDeviceExpr(right) {
-				devices = append(devices, a)
-			}
-		}
-		found.perSegment[i] = devices
-		found.all = append(found.all, devices...)
+	for _, s := range found.bySegment {
+		found.all = append(found.all, s.devices...)
 	}
 	f.devices.Store(found)
 	return found.all
 })
 
-// deviceBindings is a version's answer of DeviceBindings: per segment of
-// its tree (nil for those without candidates), and all of them in source
-// order.
+// carryDevices returns the device bindings of the version f by segment:
+// had's (an earlier version's) for the segments f shares with it outside
+// focus, found again in focus (which holds every segment had lacks).
+func (f *File) carryDevices(had *deviceBindings, focus Focus) []segmentDevices {
+	var out, again []segmentDevices
+	for _, s := range had.bySegment {
+		if !focus[s.segment] && f.hasSegment(s.segment) {
+			out = append(out, s)
+		}
+	}
+	for seg := range focus {
+		i := f.Tree.SegmentNumber(seg.Base)
+		if i < 0 || f.Tree.Segments[i] != seg {
+			continue
+		}
+		if devices := f.devicesIn(f.indexes[i]); len(devices) > 0 {
+			again = append(again, segmentDevices{seg, devices})
+		}
+	}
+	if len(again) == 0 {
+		return out
+	}
+	out = append(out, again...)
+	slices.SortFunc(out, func(a, b segmentDevices) int { return a.segment.Base - b.segment.Base })
+	return out
+}
+
+// devicesIn returns the assignments of a device to a plain name in the
+// segment indexed by ix.
+func (f *File) devicesIn(ix *segmentIndex) []*pyast.Node {
+	var devices []*pyast.Node
+	for _, a := range ix.deviceCandidates {
+		// Only torch.device(...) and torch.cuda.current_device()
+		// name devices; most assigned calls do not.
+		right := a.Child("right")
+		if right.Is("call") && !f.mayCall(right, "device", "current_device") {
+			continue
+		}
+		if f.IsDeviceExpr(right) {
+			devices = append(devices, a)
+		}
+	}
+	return devices
+}
+
+// deviceBindings is a version's answer of DeviceBindings: by segment, for
+// the segments that bind a device, in offset order, and all of them in
+// source order.
 type deviceBindings struct {
-	segments   []*pyast.Segment
-	perSegment [][]*pyast.Node
-	all        []*pyast.Node
+	bySegment []segmentDevices
+	all       []*pyast.Node
+}
+
+// segmentDevices are the device bindings of one segment.
+type segmentDevices struct {
+	segment *pyast.Segment
+	devices []*pyast.Node
 }

@@ -19,8 +19,9 @@ import (
 // line index, and it takes the file's structure (imports, classes), its
 // DataLoaders and its grad switches from the previous version when the
 // edit left them alone (see NewModelFrom). After random edits that add,
-// rename and remove functions, bindings, imports, classes, loaders and
-// switches, each must equal what a fresh model of the same tree builds.
+// rename and remove functions, bindings, imports, classes, loaders,
+// switches, line breaks and indentation, each must equal what a fresh
+// model of the same tree builds.
 func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("import torch\nfrom torch.utils.data import DataLoader\n\n")
@@ -42,7 +43,7 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		"L = DataLoader(C0(), num_workers=2)\n", "torch.set_grad_enabled(False)\n",
 		"device1 = torch.device(\"cuda\")\n", "y = torch.device(\"cpu\")\n", "device2 = f1(0)\n",
 		"class E(torch.utils.data.IterableDataset):\n    def __iter__(self):\n        yield 1\n",
-		"    def __getitem__(self, i):\n        return i\n"}
+		"    def __getitem__(self, i):\n        return i\n", "def g(a):\r\n\treturn a\r\n", "\r"}
 	rng := rand.New(rand.NewSource(7))
 	src := []byte(b.String())
 	tree, err := pyast.ParseForEditing(context.Background(), src)
@@ -79,6 +80,9 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		want.Bindings("y")
 		if !reflect.DeepEqual(got.bindings.m, want.bindings.m) {
 			t.Fatalf("edit %d: bindings %v, want %v", i, got.bindings.m, want.bindings.m)
+		}
+		if !reflect.DeepEqual(got.totals, want.totals) || got.indent != want.indent || got.lineEnding() != want.lineEnding() {
+			t.Fatalf("edit %d: the line breaks and indentation %+v (step %d) differ from a fresh model's %+v (step %d)", i, got.totals, got.indent, want.totals, want.indent)
 		}
 		if !sameLines(got.Mapper, want.Mapper) {
 			t.Fatalf("edit %d: the line index differs from a fresh one", i)
@@ -179,10 +183,8 @@ def g(y):
 		t.Fatalf("device bindings %v, want the one", first)
 	}
 	found := func() (out []*[]*pyast.Node) { // the segments' answers that found one
-		for i, devices := range b.f.devices.Load().perSegment {
-			if len(devices) > 0 {
-				out = append(out, &b.f.devices.Load().perSegment[i])
-			}
+		for i := range b.f.devices.Load().bySegment {
+			out = append(out, &b.f.devices.Load().bySegment[i].devices)
 		}
 		return out
 	}

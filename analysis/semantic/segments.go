@@ -96,14 +96,8 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		sort.Strings(imports)
 		f.structure = strings.Join(imports, ";") + "\x00" + structure.String() + "\x00" + project
 	}
-	for _, ix := range f.indexes {
-		switch {
-		case f.indent == -1 || ix.indent == -1:
-			f.indent = -1
-		case ix.indent > 0 && (f.indent == 0 || ix.indent < f.indent):
-			f.indent = ix.indent
-		}
-	}
+	f.totals = totalsFrom(prev, f.indexes, freshIndexes, removed)
+	f.indent = f.totals.indent()
 	var loaderCalls []*pyast.Node
 	if sameStructure && !holdLoadersOrSwitches(prev, removed) && !holdLoadersOrSwitches(f, freshIndexes) {
 		f.gradSwitches, loaderCalls = prev.gradSwitches, loaderCallsOf(prev)
@@ -130,6 +124,65 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		}
 	}
 	return f
+}
+
+// segmentTotals add up what the segments' indexes count for the whole
+// file: its line breaks (see File.lineEnding) and how many segments indent
+// by each step (see File.indent). A version takes prev's and adjusts them
+// by the segments removed and added, rather than visiting thousands of
+// segments on every keystroke.
+type segmentTotals struct {
+	crlf, lf, cr int
+	indents      map[int]int // a segment's indentation step -> how many have it
+}
+
+// totalsFrom returns the totals of indexes, a version's, from prev's
+// (nil for none) and the indexes only prev has (removed) and only this
+// version has (fresh).
+func totalsFrom(prev *File, indexes, fresh, removed []*segmentIndex) segmentTotals {
+	if prev == nil {
+		t := segmentTotals{indents: map[int]int{}}
+		for _, ix := range indexes {
+			t.add(ix, 1)
+		}
+		return t
+	}
+	t := prev.totals
+	t.indents = maps.Clone(t.indents)
+	for _, ix := range removed {
+		t.add(ix, -1)
+	}
+	for _, ix := range fresh {
+		t.add(ix, 1)
+	}
+	return t
+}
+
+// add counts ix's segment times times (-1 to take it away).
+func (t *segmentTotals) add(ix *segmentIndex, times int) {
+	t.crlf += times * ix.breaks.crlf
+	t.lf += times * ix.breaks.lf
+	t.cr += times * ix.breaks.cr
+	if ix.indent != 0 {
+		if t.indents[ix.indent] += times; t.indents[ix.indent] == 0 {
+			delete(t.indents, ix.indent)
+		}
+	}
+}
+
+// indent is the file's indentation step: -1 when a segment indents with
+// tabs, otherwise the smallest step of any segment (0: none indents).
+func (t *segmentTotals) indent() int {
+	if t.indents[-1] > 0 {
+		return -1
+	}
+	least := 0
+	for step := range t.indents {
+		if least == 0 || step < least {
+			least = step
+		}
+	}
+	return least
 }
 
 // shareIndexes takes prev's index of every segment f's tree shares with

@@ -15,11 +15,9 @@ func (f *File) LineEnding() string {
 }
 
 func (f *File) lineEnding() string {
-	// Counted per segment once (see segmentIndex.breaks), not per version.
-	var crlf, lf, cr int
-	for _, ix := range f.indexes {
-		crlf, lf, cr = crlf+ix.breaks.crlf, lf+ix.breaks.lf, cr+ix.breaks.cr
-	}
+	// Counted per segment once (see segmentIndex.breaks), and added up
+	// as segments come and go (see segmentTotals), not per version.
+	crlf, lf, cr := f.totals.crlf, f.totals.lf, f.totals.cr
 	if crOnly := cr - crlf; crOnly > lf {
 		return "\r" // an old Mac file
 	}

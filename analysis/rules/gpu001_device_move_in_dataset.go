@@ -173,8 +173,15 @@ func findWorkerCode(f *semantic.File) []workerCode {
 	if f.Project != nil {
 		remote = f.Project.LoadersUsing(f.Path)
 	}
-	for _, m := range f.WorkerMethods() {
-		if moves := findDeviceMoves(f, m.Fn); len(moves) > 0 {
+	methods := f.WorkerMethods()
+	fns := make([]*pyast.Node, len(methods))
+	for i, m := range methods {
+		fns[i] = m.Fn
+	}
+	// Asked of every worker method on every version: one table.
+	workerMoves := semantic.RememberEach(f, "GPU001 moves", fns, func(fn *pyast.Node) []deviceMove { return deviceMovesIn(f, fn) })
+	for i, m := range methods {
+		if moves := workerMoves[i]; len(moves) > 0 {
 			c := m.Class
 			out = append(out, workerCode{fn: m.Fn, moves: moves, label: "`" + c.Name + "." + m.Name + "`", loaders: f.LoadersOf(c), remote: remoteLoaders(remote, c.Node, c.Name)})
 		}

@@ -403,6 +403,67 @@ def other():
 	}
 }
 
+// RememberEach's answers last like Remember's: while the versions share a
+// node's statement and bind every name alike. It reuses them by position,
+// and by node when the list changed.
+func TestRememberEachLastsWhileNamesKeepTheirValues(t *testing.T) {
+	b := newBuffer(t, `import torch
+
+dev = "cuda"
+
+
+def get(x):
+    return x.to(dev)
+
+
+def put(y):
+    return y.to(dev)
+
+
+def other():
+    return 1
+`)
+	var asked []string
+	ask := func() []bool {
+		t.Helper()
+		var calls []*pyast.Node
+		b.f.Tree.Walk(b.f.Tree.Root, func(n *pyast.Node) bool {
+			if n.Kind() == "call" && b.f.MethodName(n) == "to" {
+				calls = append(calls, n)
+			}
+			return true
+		})
+		return RememberEach(b.f, "device move", calls, func(call *pyast.Node) bool {
+			asked = append(asked, b.f.Text(call))
+			return b.f.IsDeviceExpr(b.f.Arg(call, "device", 0))
+		})
+	}
+	for _, step := range []struct {
+		old, new string
+		asks     []string // the calls whose answer is computed again
+		devices  []bool
+	}{
+		{"", "", []string{"x.to(dev)", "y.to(dev)"}, []bool{true, true}},
+		{"return 1", "return 2", nil, []bool{true, true}},                                                                                                                     // another statement
+		{`dev = "cuda"`, `dev = "cpu"`, []string{"x.to(dev)", "y.to(dev)"}, []bool{false, false}},                                                                             // dev bound anew
+		{"return y.to(dev)", "return y.to(dev) ", []string{"y.to(dev)"}, []bool{false, false}},                                                                                // one statement itself
+		{"return x.to(dev)", "return x.to(dev) + x.to(dev)", []string{"x.to(dev)", "x.to(dev)"}, []bool{false, false, false}},                                                 // one more before the other: found by node
+		{"def other", "def early(z):\n    return z.to(dev)\n\n\ndef other", []string{"x.to(dev)", "x.to(dev)", "y.to(dev)", "z.to(dev)"}, []bool{false, false, false, false}}, // a new function binds a name
+	} {
+		if step.old != "" {
+			b.replace(step.old, step.new)
+		}
+		asked = nil
+		if got := ask(); !slices.Equal(got, step.devices) {
+			t.Errorf("after %q: device moves %v, want %v", step.new, got, step.devices)
+		}
+		ask() // the same version asks once
+		if !slices.Equal(asked, step.asks) {
+			t.Errorf("after %q: computed %q again, want %q", step.new, asked, step.asks)
+		}
+	}
+}
+
 // A new version takes the previous one's answers about step loops and
 // taints while nothing they asked about changed, and asks again once it
 // did: here, an edit to another function keeps them, and an edit to the

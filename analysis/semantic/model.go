@@ -138,6 +138,14 @@ type File struct {
 		removed  []*segmentIndex
 		fresh    []int
 	}
+	// tables are the answers of RememberEach by question (m), and those of
+	// the version the model was built from when it bound every name alike
+	// (last).
+	tables struct {
+		sync.Mutex
+		m    map[string]any
+		last map[string]any
+	}
 	// workerMethods are the answer of WorkerMethods, once found; prev's
 	// when the version shares its classes (see NewModelFrom).
 	workerMethods atomic.Pointer[[]WorkerMethod]

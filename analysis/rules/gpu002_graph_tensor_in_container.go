@@ -108,8 +108,8 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 	f := pass.File
 	check := func(stmt *pyast.Node) {
 		value, container := storedValue(f, stmt)
-		if value == nil {
-			return
+		if value == nil || semantic.NeverTainted(f, value) {
+			return // `history.append(loss.item())`: nothing to ask of the loop or the taint
 		}
 		// The container must outlive an iteration of a loop that runs
 		// training or evaluation steps; lists filled in a forward pass, a

@@ -104,6 +104,9 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 	}
 	for _, a := range pass.CandidateAssignments(accumulates) {
 		acc, value := accumulation(f, a)
+		if semantic.NeverTainted(f, value) {
+			continue // `total += loss.item()`: nothing to ask of the loop or the taint
+		}
 		// Growth matters across the iterations of a training or evaluation
 		// loop; a residual stream summed over layers in forward, or loss
 		// terms summed in a loss function, live one step.

@@ -397,11 +397,8 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 	}
 	switch e.Kind() {
 	case "identifier", "attribute":
-		if e.Kind() == "attribute" {
-			switch f.Text(e.Child("attribute")) {
-			case "data", "grad", "shape", "device", "dtype", "requires_grad", "grad_fn", "is_cuda", "ndim":
-				return false
-			}
+		if e.Kind() == "attribute" && historyFreeAttributes[f.Text(e.Child("attribute"))] {
+			return false
 		}
 		if _, ok := t.last(f.Text(e), e.Start()); ok {
 			return t.nameTainted(f.Text(e), e.Start())
@@ -492,6 +489,53 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 		return t.Tainted(e.Child("value"))
 	}
 	return false
+}
+
+// historyFreeAttributes are the tensor attributes that carry no autograd
+// history (`.data`, `.shape`).
+var historyFreeAttributes = map[string]bool{
+	"data": true, "grad": true, "shape": true, "device": true, "dtype": true, "requires_grad": true,
+	"grad_fn": true, "is_cuda": true, "ndim": true,
+}
+
+// NeverTainted reports whether Taint.Tainted answers false for e whatever
+// the names in it hold and whatever the functions it calls do: a literal,
+// an attribute such as `.shape`, a method that detaches (`.item()`,
+// `.detach()`), a builtin with a plain result (`float(...)`), and
+// operators over such values. It follows Tainted's cases and reads only
+// e's own syntax, so rules ask it before the taint of e's scope and the
+// kind of its loop, which analyse the whole function (a training loop's
+// `total += loss.item()` needs neither).
+func NeverTainted(f *File, e *pyast.Node) bool {
+	if e == nil {
+		return true
+	}
+	switch e.Kind() {
+	case "identifier":
+		return false
+	case "attribute":
+		return historyFreeAttributes[f.Text(e.Child("attribute"))]
+	case "call":
+		if m := f.MethodName(e); m != "" {
+			return detachingMethods[m]
+		}
+		fn := e.Child("function")
+		return fn.Is("identifier") && plainBuiltins[f.Text(fn)]
+	case "binary_operator", "unary_operator", "parenthesized_expression", "list", "tuple", "expression_list",
+		"conditional_expression", "list_splat":
+		for i, c := range e.NamedChildren() {
+			if e.Kind() == "conditional_expression" && i == 1 {
+				continue // the condition
+			}
+			if !NeverTainted(f, c) {
+				return false
+			}
+		}
+		return true
+	case "subscript":
+		return NeverTainted(f, e.Child("value"))
+	}
+	return true
 }
 
 // detachedInputs reports whether a loss call's inputs are known to carry

@@ -992,6 +992,13 @@ func (by *nodesByName) all() iter.Seq2[string, []*pyast.Node] {
 	}
 }
 
+// bloomHasAny reports whether the segment's bloom has any of the bits of
+// bits (a bloom of several hashes).
+func (ix *segmentIndex) bloomHasAny(bits *[8]uint64) bool {
+	b := &ix.bloom
+	return b[0]&bits[0]|b[1]&bits[1]|b[2]&bits[2]|b[3]&bits[3]|b[4]&bits[4]|b[5]&bits[5]|b[6]&bits[6]|b[7]&bits[7] != 0
+}
+
 // mentionsHash reports whether the segment mentions a name of hash h.
 func (ix *segmentIndex) mentionsHash(h uint64) bool {
 	if ix.bloom[h>>6&7]&(1<<(h&63)) == 0 {

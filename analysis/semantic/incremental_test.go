@@ -403,6 +403,34 @@ def other():
 	}
 }
 
+// The file's indentation step is the one most statements use: a line
+// being indented one space at a time, or one odd block, changes neither
+// the step the fixes indent by nor, with it, what every local rule must
+// analyse again.
+func TestIndentationFollowsMostStatements(t *testing.T) {
+	var text strings.Builder
+	text.WriteString("import torch\n")
+	for i := range 5 {
+		fmt.Fprintf(&text, "\n\ndef f%d(x):\n    if x:\n        return x\n    return %d\n", i, i)
+	}
+	text.WriteString("\n\ndef odd(x):\n  return x\n")
+	b := newBuffer(t, text.String())
+	if got := b.f.IndentUnit(); got != "    " {
+		t.Fatalf("indent unit %q, want four spaces (one block of six indents by two)", got)
+	}
+	for _, typed := range []string{" ", "  ", "   "} {
+		b.replace("def f3", typed+"def f3") // f3 becomes part of f2's body, indented by len(typed)
+		if _, reusable := b.f.Reanalysed(); !reusable || b.f.indent != 4 {
+			t.Errorf("after indenting a statement by %d: step %d, reusable %v; want 4 and true", len(typed), b.f.indent, reusable)
+		}
+		b.replace(typed+"def f3", "def f3")
+	}
+	b.replace("import torch\n", "import torch\n\n\ndef t(x):\n\treturn x\n")
+	if b.f.indent != 4 {
+		t.Errorf("with one function indented by a tab: step %d, want 4", b.f.indent)
+	}
+}
+
 // RememberEach's answers last like Remember's: while the versions share a
 // node's statement and bind every name alike. It reuses them by position,
 // and by node when the list changed.

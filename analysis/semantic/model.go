@@ -58,7 +58,7 @@ type File struct {
 
 	indexes []*segmentIndex // in source order
 	totals  segmentTotals   // of the indexes
-	indent  int             // the smallest indentation step; -1: tabs
+	indent  int             // the indentation step most segments use; -1: tabs
 	// structure is what the remembered answers below depend on besides the
 	// bindings of names: the imports and the classes' headers.
 	structure string

@@ -27,9 +27,9 @@ func (f *File) lineEnding() string {
 	return "\n"
 }
 
-// IndentUnit is one level of the file's indentation: a tab, or the
-// smallest step of spaces between a block and the block it opens (4 when
-// the file has no indented block).
+// IndentUnit is one level of the file's indentation: a tab, or the step
+// of spaces between a block and the block it opens that most of the
+// file's top-level statements use (4 when the file has no indented block).
 func (f *File) IndentUnit() string {
 	f.computeLazy()
 	return f.lazy.indentUnit

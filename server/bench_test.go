@@ -278,3 +278,61 @@ func BenchmarkEditInLargeStatement(b *testing.B) {
 	}
 	reportMedian(b, took)
 }
+
+// typedLoop is what BenchmarkTypingInProcess types, key by key: a
+// training loop with a finding or two on the way (and every syntax error
+// a half-typed line has).
+const typedLoop = `def fit_typed(net, batches, opt, dev):
+    seen = []
+    running = 0.0
+    for i, (inputs, targets) in enumerate(batches):
+        inputs = inputs.to(dev, non_blocking=True)
+        opt.zero_grad()
+        loss = F.cross_entropy(net(inputs), targets.to(dev))
+        loss.backward()
+        opt.step()
+        seen.append(loss)
+        running += loss.item()
+    return seen, running
+
+
+`
+
+// BenchmarkTypingInProcess types typedLoop, one key an iteration (again
+// after the last key, further down), into the middle of the generated
+// 50,000-line file (as lspbench's typing session does), and measures each version's incremental parse and
+// analysis in this process: the work of a keystroke without the protocol,
+// its encoding and the client, and with less of the machine's noise.
+// median-ms and p99-ms are per key.
+func BenchmarkTypingInProcess(b *testing.B) {
+	TuneRuntime()
+	src := []byte(trainingFile(50000, 25))
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runner := &analysis.Runner{Rules: rules.All()}
+	prev := runner.AnalyzeTree(nil, "/bench/typing.py", src, tree, nil)
+	// On the empty line before a function, as an editor's cursor is after
+	// opening a line there.
+	at := len(src)/2 + strings.Index(string(src[len(src)/2:]), "\n\n\ndef ") + 2
+	keys := []rune(typedLoop)
+	var took []time.Duration
+	for i := 0; b.Loop(); i++ {
+		key := string(keys[i%len(keys)])
+		start := time.Now()
+		ed := pyast.NewEditor(tree, src)
+		ed.Replace(at, at, key)
+		next, err := ed.Parse(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		src, tree = ed.Text(), next
+		prev = runner.AnalyzeTree(prev, "/bench/typing.py", src, tree, nil)
+		took = append(took, time.Since(start))
+		at += len(key)
+	}
+	reportMedian(b, took)
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+}

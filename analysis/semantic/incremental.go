@@ -96,9 +96,9 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 		}
 		// A segment whose bloom has none of the hashes' bits mentions none
 		// of them: one test a segment for all of them, not one a hash.
-		var any [8]uint64
+		var bits [8]uint64
 		for _, h := range hashes {
-			any[h>>6&7] |= 1 << (h & 63)
+			bits[h>>6&7] |= 1 << (h & 63)
 		}
 		fresh = fresh[:0]
 		add := func(name string) {
@@ -109,7 +109,7 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 		}
 		for i, ix := range f.indexes {
 			seg := f.Tree.Segments[i]
-			if !ix.bloomHasAny(&any) || !slices.ContainsFunc(hashes, ix.mentionsHash) {
+			if !ix.bloomHasAny(&bits) || !slices.ContainsFunc(hashes, ix.mentionsHash) {
 				continue
 			}
 			if !focus[seg] {

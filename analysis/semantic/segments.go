@@ -143,7 +143,7 @@ type segmentTotals struct {
 // (nil for none) and the indexes only prev has (removed) and only this
 // version has (fresh).
 func totalsFrom(prev *File, indexes, fresh, removed []*segmentIndex) segmentTotals {
-	if prev == nil {
+	if prev == nil || prev.totals.indents == nil {
 		t := segmentTotals{indents: map[int]int{}}
 		for _, ix := range indexes {
 			t.add(ix, 1)
@@ -327,7 +327,8 @@ func Remember[T any](f *File, name string, n *pyast.Node, compute func() T) T {
 // table costs a comparison a node where Remember's lookups in each node's
 // segment cost the better part of a microsecond. Ask with the same list
 // in the same order on every version (a table is matched to the nodes by
-// position first).
+// position first). The table keeps nodes: neither it nor the answers
+// returned may be changed afterwards.
 func RememberEach[T any](f *File, name string, nodes []*pyast.Node, compute func(*pyast.Node) T) []T {
 	// This version's table, if it asked already, or the last version's.
 	f.tables.Lock()
@@ -349,8 +350,8 @@ func RememberEach[T any](f *File, name string, nodes []*pyast.Node, compute func
 			continue
 		case byNode == nil:
 			byNode = make(map[*pyast.Node]T, len(last.nodes))
-			for k, had := range last.nodes {
-				byNode[had] = last.answers[k]
+			for k, m := range last.nodes {
+				byNode[m] = last.answers[k]
 			}
 		}
 		if v, ok := byNode[n]; ok {

@@ -99,9 +99,15 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	f.totals = totalsFrom(prev, f.indexes, freshIndexes, removed)
 	f.indent = f.totals.indent()
 	var loaderCalls []*pyast.Node
-	if sameStructure && !holdLoadersOrSwitches(prev, removed) && !holdLoadersOrSwitches(f, freshIndexes) {
+	switch {
+	case sameStructure && !holdLoadersOrSwitches(prev, removed) && !holdLoadersOrSwitches(f, freshIndexes):
 		f.gradSwitches, loaderCalls = prev.gradSwitches, loaderCallsOf(prev)
-	} else {
+	case sameStructure && len(removedSegments) <= maxSpliced:
+		// An edit in a function that builds a DataLoader: the others'
+		// stay where they were.
+		f.gradSwitches = f.spliceFacts(prev, prev.gradSwitches, removedSegments, freshIndexes, func(facts *importFacts) []*pyast.Node { return facts.gradSwitches })
+		loaderCalls = f.spliceFacts(prev, loaderCallsOf(prev), removedSegments, freshIndexes, func(facts *importFacts) []*pyast.Node { return facts.dataLoaders })
+	default:
 		for _, ix := range f.indexes {
 			facts := ix.importFacts(f)
 			f.gradSwitches = append(f.gradSwitches, facts.gradSwitches...)
@@ -229,6 +235,33 @@ func (f *File) shareIndexes(prev *File) (fresh []int, removed []*segmentIndex, r
 func (f *File) hasSegment(seg *pyast.Segment) bool {
 	i := f.Tree.SegmentNumber(seg.Base)
 	return i >= 0 && f.Tree.Segments[i] == seg
+}
+
+// maxSpliced is the most segments an edit may remove for spliceFacts to
+// patch the last version's lists rather than gather them again.
+const maxSpliced = 8
+
+// spliceFacts returns had, prev's list of nodes of one kind of importFacts
+// (in source order), without those of the segments removed, and with
+// those of the fresh segments' indexes (of f, in source order) that of
+// picks, in source order. The imports are prev's, so the segments both
+// versions share have the same facts; a shared segment keeps its offsets.
+func (f *File) spliceFacts(prev *File, had []*pyast.Node, removed []*pyast.Segment, fresh []*segmentIndex, of func(*importFacts) []*pyast.Node) []*pyast.Node {
+	var added []*pyast.Node
+	for _, ix := range fresh {
+		added = append(added, of(ix.importFacts(f))...)
+	}
+	var out []*pyast.Node // nil when empty, as gathering them leaves it
+	for _, n := range had {
+		if slices.Contains(removed, prev.segmentOf(n)) {
+			continue
+		}
+		for len(added) > 0 && added[0].Start() < n.Start() {
+			out, added = append(out, added[0]), added[1:]
+		}
+		out = append(out, n)
+	}
+	return append(out, added...)
 }
 
 // holdStructure reports whether any of the segments has imports or

@@ -247,8 +247,17 @@ func (s *Server) giveMemoryBack() {
 	}
 }
 
-// prepareForEdits is pyast.Tree.PrepareForEdits (a variable for tests).
-var prepareForEdits = (*pyast.Tree).PrepareForEdits
+// prepareForEdits calls pyast.Tree.PrepareForEdits, or what a test put in
+// its place (prepareHook): atomically, since the servers of earlier tests
+// may still be releasing memory when a test replaces it.
+func prepareForEdits(tree *pyast.Tree) { (*prepareHook.Load())(tree) }
+
+var prepareHook atomic.Pointer[func(*pyast.Tree)]
+
+func init() {
+	prepare := (*pyast.Tree).PrepareForEdits
+	prepareHook.Store(&prepare)
+}
 
 // releaseWhenIdle gives memory back once no large document has been
 // analysed for idleRelease. Opening, typing in or saving (when analysed on

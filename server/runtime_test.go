@@ -104,15 +104,15 @@ func TestServerCollectsWhenIdle(t *testing.T) {
 	}
 }
 
-// recordPrepared replaces prepareForEdits for the test: wasPrepared
+// recordPrepared replaces prepareForEdits's hook for the test: wasPrepared
 // reports whether a tree's spares were made ready since the last forget.
 // (Other tests' servers may release meanwhile: their trees are others.)
 func recordPrepared(t *testing.T) (wasPrepared func(*pyast.Tree) bool, forget func()) {
 	var mu sync.Mutex
 	prepared := map[*pyast.Tree]bool{}
-	old := prepareForEdits
-	t.Cleanup(func() { prepareForEdits = old })
-	prepareForEdits = func(tree *pyast.Tree) { mu.Lock(); prepared[tree] = true; mu.Unlock() }
+	record := func(tree *pyast.Tree) { mu.Lock(); prepared[tree] = true; mu.Unlock() }
+	old := prepareHook.Swap(&record)
+	t.Cleanup(func() { prepareHook.Store(old) })
 	wasPrepared = func(tree *pyast.Tree) bool {
 		mu.Lock()
 		defer mu.Unlock()

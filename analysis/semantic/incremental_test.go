@@ -690,3 +690,53 @@ func TestCallIndexCarriesTheNamesAsked(t *testing.T) {
 	same("to after the second edit", f.callsByName("to"), g.callsByName("to"), f, g)
 	same("a name never called", f.callsByName("evaluate"), g.callsByName("evaluate"), f, g)
 }
+
+// What a version asks while it carries the last version's answers over
+// (comparing the summaries of the functions an edit touched) is answered
+// for that version: the classes it asks about are judged, and recorded,
+// under an epoch of its own. All versions carried over at epoch 0, where
+// a class nothing had asked about (its kind's zero value) passed for
+// judged, neither a module nor a dataset: a summary compared there then
+// said `self.head(x)` returns no graph, and GPU002 missed a finding in
+// transformers' modeling_owlv2.py after a dozen edits that a fresh
+// analysis of the same text reports.
+func TestCarryingOverAnswersForItsOwnVersion(t *testing.T) {
+	b := newBuffer(t, `import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Head()
+
+    def predict(self, x):
+        return self.head(x)
+`)
+	b.summarise()
+	b.replace("return self.head(x)", "return self.head(x) ")
+	judged := 0
+	for _, c := range b.f.Classes {
+		k := c.kind.Load()
+		if k == 0 {
+			continue // not asked about
+		}
+		judged++
+		if k>>8 == 0 {
+			t.Errorf("class %s was judged under epoch 0, which every version carrying over shared", c.Name)
+		}
+	}
+	if judged == 0 {
+		t.Fatal("no class was judged: the test no longer tests that")
+	}
+	for _, c := range b.f.Classes {
+		if got, want := b.f.classKind(c), NewFile("p.py", b.src, b.tree).classKind(c); got != want {
+			t.Errorf("class %s: kind %b, a fresh model's %b", c.Name, got, want)
+		}
+	}
+}

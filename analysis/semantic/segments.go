@@ -43,6 +43,14 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		Imports: map[string]string{},
 		Classes: map[string]*Class{},
 		indexes: make([]*segmentIndex, len(tree.Segments)),
+		// Epochs of its own from the start, until carryOver tells whether
+		// it shares the last version's: comparing summaries there asks
+		// questions of this version. With the zero epoch every version
+		// had then, the answers one version remembered while carrying over
+		// were taken for another's, and a class nothing had asked about
+		// yet (its kind's zero value, epoch 0) was taken for neither a
+		// module nor a dataset.
+		epoch: bindingEpochs.Add(1), structureEpoch: bindingEpochs.Add(1),
 	}
 	fresh, removed, removedSegments := f.shareIndexes(prev)
 	// A whole file's worth of segments is indexed on every core.
@@ -115,7 +123,6 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		}
 	}
 	f.carryOver(prev, freshIndexes, removed, removedSegments)
-	f.epoch, f.structureEpoch = bindingEpochs.Add(1), bindingEpochs.Add(1)
 	if f.carried.ok {
 		f.structureEpoch = prev.structureEpoch
 		if !f.namesChanged() {

@@ -83,13 +83,13 @@ var DeviceBindings = NewFact("device-bindings", func(f *File) []*pyast.Node {
 func (f *File) carryDevices(had *deviceBindings, focus Focus) []segmentDevices {
 	var out, again []segmentDevices
 	for _, s := range had.bySegment {
-		if !focus[s.segment] && f.hasSegment(s.segment) {
+		if !focus[s.segment] && f.segmentNumber(s.segment) >= 0 {
 			out = append(out, s)
 		}
 	}
 	for seg := range focus {
-		i := f.Tree.SegmentNumber(seg.Base)
-		if i < 0 || f.Tree.Segments[i] != seg {
+		i := f.segmentNumber(seg)
+		if i < 0 {
 			continue
 		}
 		if devices := f.devicesIn(f.indexes[i]); len(devices) > 0 {

@@ -110,7 +110,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	switch {
 	case sameStructure && !holdLoadersOrSwitches(prev, removed) && !holdLoadersOrSwitches(f, freshIndexes):
 		f.gradSwitches, loaderCalls = prev.gradSwitches, loaderCallsOf(prev)
-	case sameStructure && len(removedSegments) <= maxSpliced:
+	case sameStructure && len(removedSegments) <= fewRemoved:
 		// An edit in a function that builds a DataLoader: the others'
 		// stay where they were.
 		f.gradSwitches = f.spliceFacts(prev, prev.gradSwitches, removedSegments, freshIndexes, func(facts *importFacts) []*pyast.Node { return facts.gradSwitches })
@@ -156,7 +156,7 @@ type segmentTotals struct {
 // (nil for none) and the indexes only prev has (removed) and only this
 // version has (fresh).
 func totalsFrom(prev *File, indexes, fresh, removed []*segmentIndex) segmentTotals {
-	if prev == nil || prev.totals.indents == nil {
+	if prev == nil {
 		t := segmentTotals{indents: map[int]int{}}
 		for _, ix := range indexes {
 			t.add(ix, 1)
@@ -206,47 +206,50 @@ func (t *segmentTotals) indent() int {
 
 // shareIndexes takes prev's index of every segment f's tree shares with
 // prev's, and returns the positions of the segments left without one
-// (fresh), and the indexes and segments only prev has (removed). Both
-// trees list their segments in offset order, and a shared segment keeps
-// its offset (see pyast.Tree), so one walk over the two lists pairs them:
+// (fresh), and the indexes and segments only prev has (removed). The
+// segments are paired in one walk over both lists (segmentsByOffset):
 // maps of every segment, built and looked up on every version, took a
 // third of a millisecond a keystroke at 50,000 lines (5,000 segments).
 func (f *File) shareIndexes(prev *File) (fresh []int, removed []*segmentIndex, removedSegments []*pyast.Segment) {
-	var old []*pyast.Segment
+	var inPrev segmentsByOffset
 	if prev != nil {
-		old = prev.Tree.Segments
+		inPrev.old = prev.Tree.Segments
 	}
-	j := 0 // old's first segment not yet paired or removed
-	drop := func(j int) {
-		removed = append(removed, prev.indexes[j])
-		removedSegments = append(removedSegments, old[j])
+	next := 0 // prev's first segment neither paired nor removed
+	dropUpTo := func(end int) {
+		for ; next < end; next++ {
+			removed = append(removed, prev.indexes[next])
+			removedSegments = append(removedSegments, inPrev.old[next])
+		}
 	}
 	for i, seg := range f.Tree.Segments {
-		for ; j < len(old) && old[j].Base < seg.Base; j++ {
-			drop(j)
-		}
-		if j < len(old) && old[j] == seg {
-			f.indexes[i] = prev.indexes[j]
-			j++
+		j := inPrev.find(seg)
+		if j < 0 {
+			fresh = append(fresh, i)
 			continue
 		}
-		fresh = append(fresh, i)
+		dropUpTo(j)
+		f.indexes[i] = prev.indexes[j]
+		next = j + 1
 	}
-	for ; j < len(old); j++ {
-		drop(j)
-	}
+	dropUpTo(len(inPrev.old))
 	return fresh, removed, removedSegments
 }
 
-// hasSegment reports whether seg is one of f's tree's segments.
-func (f *File) hasSegment(seg *pyast.Segment) bool {
-	i := f.Tree.SegmentNumber(seg.Base)
-	return i >= 0 && f.Tree.Segments[i] == seg
+// segmentNumber is seg's position in f's tree, or -1 when f's tree does
+// not have it.
+func (f *File) segmentNumber(seg *pyast.Segment) int {
+	if i := f.Tree.SegmentNumber(seg.Base); i >= 0 && f.Tree.Segments[i] == seg {
+		return i
+	}
+	return -1
 }
 
-// maxSpliced is the most segments an edit may remove for spliceFacts to
-// patch the last version's lists rather than gather them again.
-const maxSpliced = 8
+// fewRemoved is the most segments an edit may remove (a keystroke removes
+// one or two, a paste thousands) for what it removed to be looked up one
+// by one: spliceFacts then patches the last version's lists, and carryOver
+// checks each answer's segment against them.
+const fewRemoved = 8
 
 // spliceFacts returns had, prev's list of nodes of one kind of importFacts
 // (in source order), without those of the segments removed, and with
@@ -1527,8 +1530,8 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	segmentKept := func(seg *pyast.Segment) bool {
 		return seg != nil && !slices.Contains(removedSegments, seg)
 	}
-	if len(removedSegments) > 8 {
-		segmentKept = func(seg *pyast.Segment) bool { return seg != nil && f.hasSegment(seg) }
+	if len(removedSegments) > fewRemoved {
+		segmentKept = func(seg *pyast.Segment) bool { return seg != nil && f.segmentNumber(seg) >= 0 }
 	}
 	f.memos.stepLoops = maps.Clone(prev.memos.stepLoops)
 	for loop, v := range f.memos.stepLoops {

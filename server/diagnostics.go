@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.lsp.dev/protocol"
-
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
 )
@@ -64,14 +62,18 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	res := s.analyze(snap)
 	s.mu.Lock()
 	defer s.mu.Unlock() // held while sending, so no older result can overtake
-	if d := s.docs[snap.uri]; d == nil || !d.current(snap) || ctx.Err() != nil {
+	d := s.docs[snap.uri]
+	if d == nil || !d.current(snap) || ctx.Err() != nil {
 		return
 	}
 	analysed := time.Now()
 	doc := snap.lspDocument()
-	diags := doc.Diagnostics(res, s.opts.Rules, s.client.TextDocument.PublishDiagnostics.RelatedInformation)
+	buf := encodeBuffers.Get().(*[]byte)
+	b := appendPublishHead((*buf)[:0], doc.URI, uint32(snap.version))
+	b, d.sent = appendDiagnostics(b, doc, snap.src, res, s.opts.Rules, s.client.TextDocument.PublishDiagnostics.RelatedInformation, d.sent)
+	*buf = appendPublishTail(b)
 	converted := time.Now()
-	s.publishDiagnostics(protocol.PublishDiagnosticsParams{URI: doc.URI, Version: uint32(snap.version), Diagnostics: diags})
+	s.sendEncoded(buf, "textDocument/publishDiagnostics")
 	if s.opts.PhaseTrace != nil {
 		s.tracePhases(snap, res, started, analysed, converted, time.Now())
 	}
@@ -83,11 +85,12 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 // it, wait is the time between the parse and the analysis's start (the
 // debounce, and a core to run on), and analysis is the whole analysis:
 // model, rules, fixes, and the rest (suppressions, reused findings, and
-// the wait for the server's lock to send). faults is how many minor page
-// faults the process has taken so far (on Unix; 0 elsewhere): the
-// difference between two lines is the pages the system had to map for
-// the versions between them and the work beside them, about a
-// microsecond each.
+// the wait for the server's lock to send), convert is converting the
+// diagnostics to LSP and encoding them (see sentDiagnostics), and send
+// is writing them. faults is how many minor page faults the process has
+// taken so far (on Unix; 0 elsewhere): the difference between two lines
+// is the pages the system had to map for the versions between them and
+// the work beside them, about a microsecond each.
 type phaseTrace struct {
 	URI      string  `json:"uri"`
 	Version  int32   `json:"version"`

@@ -37,6 +37,10 @@ type document struct {
 	// lastSaved is the last analysed version of a document analysed on
 	// save only, which its unsaved versions show (see current).
 	lastSaved *snapshot
+
+	// sent are the diagnostics last published, as encoded (see
+	// sentDiagnostics); guarded by Server.mu.
+	sent *sentDiagnostics
 }
 
 // current reports whether snap's diagnostics are the ones to show: it is

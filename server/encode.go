@@ -21,15 +21,53 @@ import (
 // appendPublishDiagnostics appends the JSON-RPC notification that
 // publishes params.
 func appendPublishDiagnostics(b []byte, params protocol.PublishDiagnosticsParams) []byte {
+	b = appendPublishHead(b, params.URI, params.Version)
+	b = appendArray(b, params.Diagnostics, (*diagnosticEncoder)(nil).diagnostic)
+	return appendPublishTail(b)
+}
+
+// appendPublishHead appends a publishDiagnostics notification up to its
+// list of diagnostics, which appendPublishTail closes.
+func appendPublishHead(b []byte, uri protocol.DocumentURI, version uint32) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":`...)
-	b = appendString(b, string(params.URI))
-	if params.Version != 0 {
+	b = appendString(b, string(uri))
+	if version != 0 {
 		b = append(b, `,"version":`...)
-		b = strconv.AppendUint(b, uint64(params.Version), 10)
+		b = strconv.AppendUint(b, uint64(version), 10)
 	}
-	b = append(b, `,"diagnostics":`...)
-	b = appendArray(b, params.Diagnostics, appendDiagnostic)
-	return append(b, "}}"...)
+	return append(b, `,"diagnostics":`...)
+}
+
+func appendPublishTail(b []byte) []byte { return append(b, "}}"...) }
+
+// diagnosticEncoder appends diagnostics as json.Marshal writes them. With
+// record set it notes where it wrote each line number and the fix data's
+// version, so that the encoding can be written again for a later version
+// of the document (see sentDiagnostics). A nil one records nothing.
+type diagnosticEncoder struct {
+	record bool
+	holes  []numberHole
+	// marshalled: a shape left to json.Marshal, whose numbers were not
+	// noted.
+	marshalled bool
+}
+
+// numberHole is a number in an encoded diagnostic: where it starts, its
+// digits, and what it is.
+type numberHole struct {
+	at, width int
+	version   bool // the document version in the fix data, or else
+	line      int  // a line number
+}
+
+// number appends v, a line number or the version.
+func (e *diagnosticEncoder) number(b []byte, v int64, version bool) []byte {
+	at := len(b)
+	b = strconv.AppendInt(b, v, 10)
+	if e != nil && e.record {
+		e.holes = append(e.holes, numberHole{at: at, width: len(b) - at, version: version, line: int(v)})
+	}
+	return b
 }
 
 // appendArray appends items as a JSON array, each by appendItem, and a
@@ -48,15 +86,18 @@ func appendArray[T any](b []byte, items []T, appendItem func([]byte, T) []byte) 
 	return append(b, ']')
 }
 
-// appendDiagnostic appends d as json.Marshal writes it.
-func appendDiagnostic(b []byte, d protocol.Diagnostic) []byte {
+// diagnostic appends d as json.Marshal writes it.
+func (e *diagnosticEncoder) diagnostic(b []byte, d protocol.Diagnostic) []byte {
 	code, codeIsString := d.Code.(string)
 	data, dataIsFixes := d.Data.(codeactions.FixData)
 	if !integral(float64(d.Severity)) || d.Code != nil && !codeIsString || d.Data != nil && !dataIsFixes || len(d.Tags) > 0 {
+		if e != nil {
+			e.marshalled = true
+		}
 		return appendMarshalled(b, d)
 	}
 	b = append(b, `{"range":`...)
-	b = appendRange(b, d.Range)
+	b = e.rangeOf(b, d.Range)
 	if d.Severity != 0 {
 		b = append(b, `,"severity":`...)
 		b = strconv.AppendInt(b, int64(d.Severity), 10)
@@ -78,40 +119,40 @@ func appendDiagnostic(b []byte, d protocol.Diagnostic) []byte {
 	b = appendString(b, d.Message)
 	if len(d.RelatedInformation) > 0 {
 		b = append(b, `,"relatedInformation":`...)
-		b = appendArray(b, d.RelatedInformation, appendRelated)
+		b = appendArray(b, d.RelatedInformation, e.related)
 	}
 	if d.Data != nil {
 		b = append(b, `,"data":`...)
-		b = appendFixData(b, data)
+		b = e.fixData(b, data)
 	}
 	return append(b, '}')
 }
 
-func appendRelated(b []byte, r protocol.DiagnosticRelatedInformation) []byte {
+func (e *diagnosticEncoder) related(b []byte, r protocol.DiagnosticRelatedInformation) []byte {
 	b = append(b, `{"location":{"uri":`...)
 	b = appendString(b, string(r.Location.URI))
 	b = append(b, `,"range":`...)
-	b = appendRange(b, r.Location.Range)
+	b = e.rangeOf(b, r.Location.Range)
 	b = append(b, `},"message":`...)
 	b = appendString(b, r.Message)
 	return append(b, '}')
 }
 
-func appendFixData(b []byte, data codeactions.FixData) []byte {
+func (e *diagnosticEncoder) fixData(b []byte, data codeactions.FixData) []byte {
 	b = append(b, `{"version":`...)
-	b = strconv.AppendInt(b, int64(data.Version), 10)
+	b = e.number(b, int64(data.Version), true)
 	b = append(b, `,"fixes":`...)
-	b = appendArray(b, data.Fixes, appendFixEdit)
+	b = appendArray(b, data.Fixes, e.fixEdit)
 	return append(b, '}')
 }
 
-func appendFixEdit(b []byte, f codeactions.FixEdit) []byte {
+func (e *diagnosticEncoder) fixEdit(b []byte, f codeactions.FixEdit) []byte {
 	b = append(b, `{"title":`...)
 	b = appendString(b, f.Title)
 	b = append(b, `,"safety":`...)
 	b = appendString(b, f.Safety)
 	b = append(b, `,"edits":`...)
-	b = appendArray(b, f.Edits, appendTextEdit)
+	b = appendArray(b, f.Edits, e.textEdit)
 	if len(f.AlsoEdits) > 0 {
 		b = append(b, `,"alsoEdits":`...)
 		b = appendArray(b, f.AlsoEdits, appendString)
@@ -119,25 +160,25 @@ func appendFixEdit(b []byte, f codeactions.FixEdit) []byte {
 	return append(b, '}')
 }
 
-func appendTextEdit(b []byte, e protocol.TextEdit) []byte {
+func (e *diagnosticEncoder) textEdit(b []byte, edit protocol.TextEdit) []byte {
 	b = append(b, `{"range":`...)
-	b = appendRange(b, e.Range)
+	b = e.rangeOf(b, edit.Range)
 	b = append(b, `,"newText":`...)
-	b = appendString(b, e.NewText)
+	b = appendString(b, edit.NewText)
 	return append(b, '}')
 }
 
-func appendRange(b []byte, r protocol.Range) []byte {
+func (e *diagnosticEncoder) rangeOf(b []byte, r protocol.Range) []byte {
 	b = append(b, `{"start":`...)
-	b = appendPosition(b, r.Start)
+	b = e.position(b, r.Start)
 	b = append(b, `,"end":`...)
-	b = appendPosition(b, r.End)
+	b = e.position(b, r.End)
 	return append(b, '}')
 }
 
-func appendPosition(b []byte, p protocol.Position) []byte {
+func (e *diagnosticEncoder) position(b []byte, p protocol.Position) []byte {
 	b = append(b, `{"line":`...)
-	b = strconv.AppendUint(b, uint64(p.Line), 10)
+	b = e.number(b, int64(p.Line), false)
 	b = append(b, `,"character":`...)
 	b = strconv.AppendUint(b, uint64(p.Character), 10)
 	return append(b, '}')

@@ -97,6 +97,10 @@ type File struct {
 		loaderReads       map[loaderReadsKey][]string   // see loaderLike
 		inflight          map[inflightKey]chan struct{} // see rememberShared
 		gradOff           map[gradOffKey]bool
+		// staleSerials are the serials of the segment indexes gone
+		// since module and loss were last rid of their local keys (see
+		// carryOver).
+		staleSerials map[string]bool
 	}
 
 	// Computed on first use.

@@ -251,6 +251,11 @@ func (f *File) segmentNumber(seg *pyast.Segment) int {
 // checks each answer's segment against them.
 const fewRemoved = 8
 
+// maxStaleSerials is how many segments may go before the answers
+// remembered by their local keys are dropped (see carryOver): each leaves
+// a few, which nothing asks for again.
+const maxStaleSerials = 32
+
 // spliceFacts returns had, prev's list of nodes of one kind of importFacts
 // (in source order), without those of the segments removed, and with
 // those of the fresh segments' indexes (of f, in source order) that of
@@ -1408,7 +1413,8 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		}
 	}
 	// The serials of the segment indexes gone with prev, as local keys
-	// write them: each version drops their answers, so none pile up.
+	// write them: their answers are dropped (see staleSerials), so none
+	// pile up.
 	var gone map[string]bool
 	for _, ix := range only[0] {
 		for _, b := range ix.bindings {
@@ -1489,6 +1495,21 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	}
 	prev.memos.Lock()
 	defer prev.memos.Unlock()
+	// The answers remembered by the local keys of segments gone are never
+	// asked for again (no later segment has their serial), so they are
+	// dropped only once maxStaleSerials segments have gone: finding them
+	// means testing every key, 0.15 ms a keystroke at 50,000 lines.
+	staleSerials := maps.Clone(prev.memos.staleSerials)
+	for serial := range gone {
+		if staleSerials == nil {
+			staleSerials = map[string]bool{}
+		}
+		staleSerials[serial] = true
+	}
+	purge := len(staleSerials) >= maxStaleSerials
+	if !purge {
+		f.memos.staleSerials = staleSerials
+	}
 	// A copy less what changed: cheaper than a copy of what did not.
 	keep := func(from map[string]bool) map[string]bool {
 		to := maps.Clone(from)
@@ -1498,9 +1519,9 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		for key := range changed {
 			delete(to, key)
 		}
-		if gone != nil {
+		if purge {
 			for key := range to {
-				if isLocalKey(key) && gone[localKeySerial(key)] {
+				if isLocalKey(key) && staleSerials[localKeySerial(key)] {
 					delete(to, key)
 				}
 			}

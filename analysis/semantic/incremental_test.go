@@ -42,7 +42,8 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		"L = DataLoader(C0(), num_workers=2)\n", "torch.set_grad_enabled(False)\n",
 		"device1 = torch.device(\"cuda\")\n", "y = torch.device(\"cpu\")\n", "device2 = f1(0)\n",
 		"class E(torch.utils.data.IterableDataset):\n    def __iter__(self):\n        yield 1\n",
-		"    def __getitem__(self, i):\n        return i\n", "def g(a):\r\n\treturn a\r\n", "\r"}
+		"    def __getitem__(self, i):\n        return i\n", "def g(a):\r\n\treturn a\r\n", "\r",
+		"z = 3  # noqa: GPU002\n", "# NOQA\n"}
 	rng := rand.New(rand.NewSource(7))
 	src := []byte(b.String())
 	tree, err := pyast.ParseForEditing(context.Background(), src)
@@ -85,6 +86,18 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		}
 		if !sameLines(got.Mapper, want.Mapper) {
 			t.Fatalf("edit %d: the line index differs from a fresh one", i)
+		}
+		var noqa, listed []string
+		for _, ix := range want.indexes {
+			for _, c := range ix.noqaComments {
+				noqa = append(noqa, want.Text(c))
+			}
+		}
+		for _, c := range got.NoqaComments() {
+			listed = append(listed, got.Text(c))
+		}
+		if !slices.Equal(noqa, listed) {
+			t.Fatalf("edit %d: noqa comments %q, want %q", i, listed, noqa)
 		}
 		classes := func(f *File) map[string]*pyast.Node {
 			m := map[string]*pyast.Node{}

@@ -339,8 +339,13 @@ func (f *File) Comments() []*pyast.Node {
 // NoqaComments returns the file's comments that mention "noqa" in any
 // case, in source order: the only ones that can suppress a finding, which
 // every version reads, where a large file has thousands of comments.
+// Most files have none, which the totals tell without a look at each of
+// the segments (5,000 of them at 50,000 lines).
 func (f *File) NoqaComments() []*pyast.Node {
-	var out []*pyast.Node
+	if f.totals.noqa == 0 {
+		return nil
+	}
+	out := make([]*pyast.Node, 0, f.totals.noqa)
 	for _, ix := range f.indexes {
 		out = append(out, ix.noqaComments...)
 	}

@@ -150,6 +150,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 type segmentTotals struct {
 	crlf, lf, cr int
 	indents      map[int]int // a segment's indentation step -> how many have it
+	noqa         int         // comments that mention noqa (see NoqaComments)
 }
 
 // totalsFrom returns the totals of indexes, a version's, from prev's
@@ -179,6 +180,7 @@ func (t *segmentTotals) add(ix *segmentIndex, times int) {
 	t.crlf += times * ix.breaks.crlf
 	t.lf += times * ix.breaks.lf
 	t.cr += times * ix.breaks.cr
+	t.noqa += times * len(ix.noqaComments)
 	if ix.indent != 0 {
 		if t.indents[ix.indent] += times; t.indents[ix.indent] == 0 {
 			delete(t.indents, ix.indent)

@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"context"
 	"math/rand"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -53,5 +55,70 @@ func TestCheckEditedAgreesWithCheckSource(t *testing.T) {
 	}
 	if invalid < 300 {
 		t.Fatalf("only %d of the edited texts were invalid: the test no longer tests much", invalid)
+	}
+}
+
+// A local rule's kept findings come out at the source offsets a fresh
+// analysis gives, when their related place and fix lie in another
+// statement (which moves apart from theirs) as well as in their own, while
+// lines are added and removed before, between and after them.
+func TestKeptFindingsFollowTheSource(t *testing.T) {
+	anchored := &Rule{Code: "GPU999", Local: true, Run: func(p *Pass) {
+		anchor := p.File.Tree.Statements[0]
+		for _, call := range p.CandidateCalls(nil, "mark") {
+			p.Report(Diagnostic{Start: call.Start(), End: call.End(), Message: "a mark",
+				Related: []Related{{Start: anchor.Start(), End: anchor.End(), Message: "the anchor"}},
+				Fixes: []Fix{
+					{Title: "Mark the anchor", Edits: []Edit{{Start: anchor.End(), End: anchor.End(), NewText: " + 0"}}},
+					{Title: "Unmark", Edits: []Edit{{Start: call.Start(), End: call.End(), NewText: "pass"}}},
+				}})
+		}
+	}}
+	runner := &Runner{Rules: []*Rule{anchored}}
+	var b strings.Builder
+	b.WriteString("anchor = 1\n\n")
+	for i := range 12 {
+		b.WriteString("def f" + strings.Repeat("x", i) + "():\n    mark()\n\n")
+	}
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runner.AnalyzeTree(nil, "a.py", src, tree, nil)
+	rng := rand.New(rand.NewSource(3))
+	kept := 0
+	for i := range 60 {
+		// A blank line or a comment line at the start of a line, or one
+		// taken away again.
+		lines := strings.SplitAfter(string(src), "\n")
+		at := 0
+		for _, l := range lines[:1+rng.Intn(len(lines)-1)] {
+			at += len(l)
+		}
+		ed := pyast.NewEditor(tree, src)
+		if i%3 == 2 && at+1 <= len(src) && src[at] == '\n' {
+			ed.Replace(at, at+1, "")
+		} else {
+			ed.Replace(at, at, []string{"\n", "# note\n"}[rng.Intn(2)])
+		}
+		next, err := ed.Parse(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, tree = ed.Text(), next
+		res = runner.AnalyzeTree(res, "a.py", src, tree, nil)
+		kept += res.Reused()
+		freshTree, err := pyast.ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := runner.AnalyzeTree(nil, "a.py", src, freshTree, nil)
+		if !reflect.DeepEqual(res.Diagnostics, fresh.Diagnostics) {
+			t.Fatalf("edit %d: kept findings\n%+v\nwant\n%+v", i, res.Diagnostics, fresh.Diagnostics)
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no finding was kept: the test proves nothing")
 	}
 }

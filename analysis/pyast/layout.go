@@ -120,6 +120,15 @@ func (seg *Segment) Own(s string, src []byte) string {
 	return unsafe.String(&seg.text[local], len(s))
 }
 
+// Settled reports whether off, an offset of Tree.Src, lies in the
+// segment's text before its spaces: in every version holding the segment,
+// its offset in the source is then the segment's start in the source plus
+// off-Base (see Real).
+func (s *Segment) Settled(off int) bool {
+	local := off - s.Base
+	return local >= 0 && local <= len(s.text) && (s.padAt < 0 || local <= s.padAt)
+}
+
 // Real converts an offset in t.Src to the source's.
 func (t *Tree) Real(v int) int {
 	i := t.SegmentNumber(v)

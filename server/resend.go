@@ -122,7 +122,7 @@ func appendDiagnostics(b []byte, doc codeactions.Document, src []byte, res *anal
 			sent.reused++
 		} else {
 			converted := doc.Diagnostic(d, rule, related, res.Others)
-			if entry, found = encodeSent(d, rule, converted, doc.Mapper, src); !found {
+			if entry, found = encodeSent(d, rule, converted, doc.Mapper); !found {
 				b = (*diagnosticEncoder)(nil).diagnostic(b, converted)
 				continue
 			}
@@ -137,7 +137,7 @@ func appendDiagnostics(b []byte, doc codeactions.Document, src []byte, res *anal
 // version needs to write it again; ok is false when it cannot be written
 // again: it points into other files, or its shape was left to
 // json.Marshal.
-func encodeSent(d analysis.Diagnostic, rule *analysis.Rule, converted protocol.Diagnostic, mapper *analysis.Mapper, src []byte) (entry sentDiagnostic, ok bool) {
+func encodeSent(d analysis.Diagnostic, rule *analysis.Rule, converted protocol.Diagnostic, mapper *analysis.Mapper) (entry sentDiagnostic, ok bool) {
 	lo, hi, ok := offsetBounds(d)
 	if !ok {
 		return entry, false

@@ -77,6 +77,20 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	if s.opts.PhaseTrace != nil {
 		s.tracePhases(snap, res, started, analysed, converted, time.Now())
 	}
+	s.prepareWhenIdle(d, snap)
+}
+
+// prepareWhenIdle makes the spares of the version after snap ready (see
+// pyast.Editor.PrepareSparesLater) now that its diagnostics are sent, when
+// the change that made it was analysed at once (debounce 0). Copying its
+// laid-out text beside its analysis took a core from the analysis: at
+// 50,000 lines, one-character edits took 4.1-4.3 ms at the server's median
+// instead of 4.5-6.2. With a debounce, the change did it while it waited.
+// Call with s.mu held.
+func (s *Server) prepareWhenIdle(d *document, snap *snapshot) {
+	if s.editor.debounce <= 0 && d.snap == snap && snap.tree != nil {
+		snap.tree.PrepareForEdits()
+	}
 }
 
 // phaseTrace is one line of --trace-phases: a version's phases, in

@@ -238,8 +238,13 @@ func TestManyEditsLeakNothing(t *testing.T) {
 	c := startServer(t, Options{})
 	heap := func() int64 {
 		c.forget() // the client's log of every message is not the server's memory
-		// As at a pause: the spare laid-out texts kept for the next
-		// versions go (see pyast's spare.go), and the rest is collected.
+		// The server sends the diagnostics before it makes the next
+		// version's spares ready (prepareWhenIdle), with its lock held:
+		// once it is done, as at a pause, the spare laid-out texts kept
+		// for the next versions go (see pyast's spare.go), and the rest
+		// is collected.
+		c.srv.mu.Lock()
+		c.srv.mu.Unlock()
 		pyast.ReleaseMemory()
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)

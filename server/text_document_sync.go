@@ -166,8 +166,11 @@ func (s *Server) didChange(params json.RawMessage) error {
 		s.log.Printf("%s: version went from %d to %d", d.uri, d.snap.version, version)
 	}
 	s.editing = d.uri
-	// The old snapshot's tree stays as it was.
+	// The old snapshot's tree stays as it was. The next version's spares
+	// are made ready once this one's diagnostics are sent, or at once when
+	// they wait for the debounce (see prepareWhenIdle).
 	ed := pyast.NewEditor(d.snap.tree, d.snap.src)
+	ed.PrepareSparesLater()
 	mapper := d.snap.mapper
 	for _, c := range p.ContentChanges {
 		if c.Range == nil {
@@ -216,6 +219,9 @@ func (s *Server) didChange(params json.RawMessage) error {
 		d.snap.base.Store(base)
 	}
 	s.scheduleDiagnostics(d)
+	if s.editor.debounce > 0 && tree != nil {
+		tree.PrepareForEdits()
+	}
 	return nil
 }
 

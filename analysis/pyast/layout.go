@@ -360,7 +360,7 @@ func layOut(ts *sitter.Tree, src []byte, roomy bool) *Tree {
 	bases := freshBases(gs, src, 0)
 	mirrorAll(t, gs, src, func(i int) int { return bases[i] })
 	t.markErrors()
-	t.Src = t.fill(t.Root.End(), nil)
+	t.Src = t.fill(t.Root.End(), nil, false)
 	t.collect()
 	return t
 }
@@ -567,8 +567,9 @@ func Parallel(n int, do func(w int)) {
 //
 // It writes into a spare text of the layout's (see spare.go), or else a
 // copy of prev's (a tree of the same layout), and rewrites only the
-// segments that are not already there with the same spaces.
-func (t *Tree) fill(size int, prev *Tree) []byte {
+// segments that are not already there with the same spaces. With prepare,
+// it makes the spares of the next version ready (see PrepareForEdits).
+func (t *Tree) fill(size int, prev *Tree, prepare bool) []byte {
 	t.placed = make([]placedSegment, len(t.Segments))
 	for i, s := range t.Segments {
 		t.placed[i] = placedSegment{serial: s.serial, base: s.Base, end: t.segmentEnd(i)}
@@ -609,7 +610,7 @@ func (t *Tree) fill(size int, prev *Tree) []byte {
 		copy(out[at+pad:], s.text[s.padAt:])
 	}
 	t.spares.watch(out, t.placed)
-	if prev != nil {
+	if prev != nil && prepare {
 		// A buffer being edited. An open's spares would wait for an edit
 		// that may not come (opening fifty files filled the spares' whole
 		// budget, 64 MB, with texts no keystroke took): the server makes

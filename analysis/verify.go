@@ -1,8 +1,9 @@
 package analysis
 
 import (
-	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"sync"
 
@@ -54,11 +55,46 @@ func fixRegions(f *semantic.File, edits []Edit) []region {
 	return merged
 }
 
-// verdicts caches verification results across files and versions.
+// verdicts caches verification results across files and versions, by
+// verdictKeyOf.
 var verdicts = struct {
 	sync.Mutex
-	m map[[32]byte]error
-}{m: map[[32]byte]error{}}
+	m map[verdictKey]error
+}{m: map[verdictKey]error{}}
+
+// verdictKey identifies a region's text and the edits made in it: two
+// 64-bit hashes of them under independent seeds. Every version hashes the
+// regions of every fix of the rules that run over the whole file (a
+// Dataset's class and the loops it feeds, kilobytes each): with SHA-256
+// and the edits printed by fmt, that was a third of fix verification on a
+// 50,000-line file with 556 findings. Two texts share a key with a
+// chance of 2^-128.
+type verdictKey [2]uint64
+
+var verdictSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// verdictKeyOf is the key of text with edits (offsets local to it).
+func verdictKeyOf(text []byte, edits []Edit) verdictKey {
+	var key verdictKey
+	for i, seed := range verdictSeeds {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(text)))
+		h.Write(n[:])
+		h.Write(text)
+		for _, e := range edits {
+			var n [24]byte
+			binary.LittleEndian.PutUint64(n[0:], uint64(e.Start))
+			binary.LittleEndian.PutUint64(n[8:], uint64(e.End))
+			binary.LittleEndian.PutUint64(n[16:], uint64(len(e.NewText)))
+			h.Write(n[:])
+			h.WriteString(e.NewText)
+		}
+		key[i] = h.Sum64()
+	}
+	return key
+}
 
 const maxVerdicts = 1 << 14
 
@@ -117,12 +153,7 @@ func verifyFix(f *semantic.File, fix Fix, trees *regionTrees) error {
 				local = append(local, Edit{e.Start - r.start, e.End - r.start, e.NewText})
 			}
 		}
-		before := f.Src[r.start:r.end]
-		h := sha256.New()
-		h.Write(before)
-		fmt.Fprint(h, local)
-		var key [32]byte
-		copy(key[:], h.Sum(nil))
+		key := verdictKeyOf(f.Src[r.start:r.end], local)
 		verdicts.Lock()
 		err, ok := verdicts.m[key]
 		verdicts.Unlock()

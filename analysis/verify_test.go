@@ -87,3 +87,36 @@ func TestRegionsThatStartTogetherAreParsedApart(t *testing.T) {
 		trees.close()
 	}
 }
+
+// A fix verdict is remembered by its region's text and edits: any
+// difference in either, where one ends and the next begins included,
+// gives another key.
+func TestVerdictKeysTellTextsAndEditsApart(t *testing.T) {
+	cases := []struct {
+		text  string
+		edits []Edit
+	}{
+		{"x = f(a)\n", nil},
+		{"x = f(a)\n", []Edit{}},
+		{"x = f(b)\n", nil},
+		{"x = f(a)\n", []Edit{{Start: 4, End: 4, NewText: "g"}}},
+		{"x = f(a)\n", []Edit{{Start: 4, End: 5, NewText: "g"}}},
+		{"x = f(a)\n", []Edit{{Start: 5, End: 5, NewText: "g"}}},
+		{"x = f(a)\n", []Edit{{Start: 4, End: 4, NewText: "h"}}},
+		{"x = f(a)\n", []Edit{{Start: 4, End: 4, NewText: "g"}, {Start: 6, End: 6, NewText: ""}}},
+		{"x = f(a)\n", []Edit{{Start: 4, End: 4, NewText: "g\x00"}}},
+		{"x = f(a)\nx", nil},
+		{"", nil},
+	}
+	seen := map[verdictKey]int{}
+	for i, c := range cases {
+		key := verdictKeyOf([]byte(c.text), c.edits)
+		if again := verdictKeyOf([]byte(c.text), c.edits); again != key {
+			t.Fatalf("case %d: two keys for the same text and edits", i)
+		}
+		if j, ok := seen[key]; ok && !(len(cases[j].edits) == 0 && len(c.edits) == 0 && cases[j].text == c.text) {
+			t.Errorf("cases %d and %d share a key", j, i)
+		}
+		seen[key] = i
+	}
+}

@@ -556,17 +556,26 @@ func settledIn(seg *pyast.Segment, d Diagnostic) bool {
 	return settled && within(d, func(off int) bool { return off >= seg.Base && off < seg.Base+seg.Len() })
 }
 
-// movedBy returns d with every offset moved by shift; copies of its
-// related places and fixes, which other diagnostics may share.
+// movedBy returns d with every offset moved by shift. Unmoved, it shares
+// d's related places and fixes: nothing writes into a result's
+// diagnostics once it is made.
 func movedBy(d Diagnostic, shift int) Diagnostic {
 	if shift == 0 {
 		return d
 	}
-	d.Start, d.End = d.Start+shift, d.End+shift
+	return withOffsets(d, func(off int) int { return off + shift })
+}
+
+// withOffsets returns d with its offsets in this file (not those of
+// related places in other files) mapped by to; copies of its related
+// places and fixes, which other diagnostics may share.
+func withOffsets(d Diagnostic, to func(int) int) Diagnostic {
+	d.Start, d.End = to(d.Start), to(d.End)
 	related := slices.Clone(d.Related)
-	for j := range related {
-		related[j].Start += shift
-		related[j].End += shift
+	for j, r := range related {
+		if r.Path == "" {
+			related[j].Start, related[j].End = to(r.Start), to(r.End)
+		}
 	}
 	d.Related = related
 	fixes := slices.Clone(d.Fixes)
@@ -576,7 +585,7 @@ func movedBy(d Diagnostic, shift int) Diagnostic {
 		}
 		edits := make([]Edit, len(fix.Edits))
 		for k, e := range fix.Edits {
-			edits[k] = Edit{Start: e.Start + shift, End: e.End + shift, NewText: e.NewText}
+			edits[k] = Edit{Start: to(e.Start), End: to(e.End), NewText: e.NewText}
 		}
 		fixes[j].Edits = edits
 	}
@@ -769,30 +778,9 @@ func (res *Result) toSource() {
 }
 
 // sourceDiagnostic returns d, at offsets of f's laid-out text, at the
-// source's; copies of its related places and fixes, which other
-// diagnostics may share.
+// source's.
 func sourceDiagnostic(f *semantic.File, d Diagnostic) Diagnostic {
-	d.Start, d.End = f.ToSource(d.Start), f.ToSource(d.End)
-	related := slices.Clone(d.Related)
-	for j, r := range related {
-		if r.Path == "" {
-			related[j].Start, related[j].End = f.ToSource(r.Start), f.ToSource(r.End)
-		}
-	}
-	d.Related = related
-	fixes := slices.Clone(d.Fixes)
-	for j, fix := range fixes {
-		if fix.Edits == nil {
-			continue // display-only
-		}
-		edits := make([]Edit, len(fix.Edits))
-		for k, e := range fix.Edits {
-			edits[k] = Edit{Start: f.ToSource(e.Start), End: f.ToSource(e.End), NewText: e.NewText}
-		}
-		fixes[j].Edits = edits
-	}
-	d.Fixes = fixes
-	return d
+	return withOffsets(d, f.ToSource)
 }
 
 // runRule runs one rule, turning a panic into an error so that one broken

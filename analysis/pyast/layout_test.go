@@ -517,6 +517,45 @@ func TestSpareTextsArePreparedWhenNoneIsLeft(t *testing.T) {
 	}
 }
 
+// A version parsed while its spares are still being made waits for them
+// rather than copying the last text itself: every version of a buffer
+// edited with no pause, each prepared only after the last (as the server
+// does, see Editor.PrepareSparesLater), is written into a prepared spare.
+func TestAVersionWaitsForTheSpareBeingMade(t *testing.T) {
+	// Large enough (about 6 MB laid out) that its copy takes longer than
+	// the next edit's parse takes to need it.
+	src := []byte(strings.Repeat(threeFunctions, 4000))
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ReleaseMemory() // no spares, of this layout or any other
+	tree.PrepareForEdits()
+	took := tookSpare.Load()
+	for i := range 6 {
+		at := len(src) / 2
+		for at > 0 && src[at-1] != '\n' {
+			at--
+		}
+		ed := NewEditor(tree, src)
+		ed.PrepareSparesLater()
+		ed.Replace(at, at, []string{"x = 1\n", ""}[i%2])
+		if i%2 == 1 {
+			ed.Replace(at, at+len("x = 1\n"), "")
+		}
+		next, err := ed.Parse(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, src = next, ed.Text()
+		checkLayout(t, tree, src)
+		tree.PrepareForEdits()
+	}
+	if n := tookSpare.Load() - took; n != 6 {
+		t.Errorf("%d of 6 versions were written into a spare text, want all", n)
+	}
+}
+
 // A version's source is written into the source of an earlier version
 // that nothing reaches any more (see spare.go): each version's source is
 // the text as edited, and a source something still holds is never written

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 	"unicode/utf8"
 )
@@ -147,4 +148,42 @@ type Diagnostic struct {
 	// Fixes come safe first, then unsafe, then display-only; within a
 	// safety level in the rule's order. The first is the preferred one.
 	Fixes []Fix
+}
+
+// Ranges yields the byte ranges, start and end, that d has in its own
+// file: its own, its related places there, and its fixes' edits.
+func (d Diagnostic) Ranges() iter.Seq2[int, int] {
+	return func(yield func(start, end int) bool) {
+		if !yield(d.Start, d.End) {
+			return
+		}
+		for _, r := range d.Related {
+			if r.Path == "" && !yield(r.Start, r.End) {
+				return
+			}
+		}
+		for _, fix := range d.Fixes {
+			for _, e := range fix.Edits {
+				if !yield(e.Start, e.End) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// ReachesOtherFiles reports whether a related place or a fix of d is in
+// another file.
+func (d Diagnostic) ReachesOtherFiles() bool {
+	for _, r := range d.Related {
+		if r.Path != "" {
+			return true
+		}
+	}
+	for _, fix := range d.Fixes {
+		if len(fix.Others) > 0 {
+			return true
+		}
+	}
+	return false
 }

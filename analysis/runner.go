@@ -543,17 +543,12 @@ func (sf *segmentFindings) appendSource(out []Diagnostic, f *semantic.File, seg 
 // pyast.Segment.Settled), and within it as keepFindings sees it: a kept
 // finding whose offsets are settled needs no look at other segments.
 func settledIn(seg *pyast.Segment, d Diagnostic) bool {
-	settled := seg.Settled(d.Start) && seg.Settled(d.End)
-	for _, r := range d.Related {
-		settled = settled && r.Path == "" && seg.Settled(r.Start) && seg.Settled(r.End)
-	}
-	for _, fix := range d.Fixes {
-		settled = settled && len(fix.Others) == 0
-		for _, e := range fix.Edits {
-			settled = settled && seg.Settled(e.Start) && seg.Settled(e.End)
+	for start, end := range d.Ranges() {
+		if !seg.Settled(start) || !seg.Settled(end) {
+			return false
 		}
 	}
-	return settled && within(d, func(off int) bool { return off >= seg.Base && off < seg.Base+seg.Len() })
+	return within(d, func(off int) bool { return off >= seg.Base && off < seg.Base+seg.Len() })
 }
 
 // movedBy returns d with every offset moved by shift. Unmoved, it shares
@@ -672,22 +667,12 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 // within reports whether every offset of d (its range, its related
 // information and its fixes' edits) lies in this file where inside says.
 func within(d Diagnostic, inside func(off int) bool) bool {
-	if !inside(d.Start) || !inside(max(d.Start, d.End-1)) {
+	if d.ReachesOtherFiles() {
 		return false
 	}
-	for _, r := range d.Related {
-		if r.Path != "" || !inside(r.Start) || !inside(max(r.Start, r.End-1)) {
+	for start, end := range d.Ranges() {
+		if !inside(start) || !inside(max(start, end-1)) {
 			return false
-		}
-	}
-	for _, fix := range d.Fixes {
-		if len(fix.Others) > 0 {
-			return false
-		}
-		for _, e := range fix.Edits {
-			if !inside(e.Start) || !inside(max(e.Start, e.End-1)) {
-				return false
-			}
 		}
 	}
 	return true

@@ -199,23 +199,12 @@ func (e *sentDiagnostic) appendTo(b []byte, version int32) []byte {
 // offsetBounds returns the least and greatest offsets of d; ok is false
 // when d also points into other files.
 func offsetBounds(d analysis.Diagnostic) (lo, hi int, ok bool) {
-	lo, hi = min(d.Start, d.End), max(d.Start, d.End)
-	add := func(start, end int) {
+	if d.ReachesOtherFiles() {
+		return 0, 0, false
+	}
+	lo, hi = d.Start, d.Start
+	for start, end := range d.Ranges() {
 		lo, hi = min(lo, start, end), max(hi, start, end)
-	}
-	for _, r := range d.Related {
-		if r.Path != "" {
-			return 0, 0, false
-		}
-		add(r.Start, r.End)
-	}
-	for _, f := range d.Fixes {
-		if len(f.Others) > 0 {
-			return 0, 0, false
-		}
-		for _, e := range f.Edits {
-			add(e.Start, e.End)
-		}
 	}
 	return lo, hi, lo >= 0
 }

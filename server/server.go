@@ -369,14 +369,14 @@ func (s *Server) notify(method string, params any) {
 func (s *Server) publishDiagnostics(params protocol.PublishDiagnosticsParams) {
 	buf := encodeBuffers.Get().(*[]byte)
 	*buf = appendPublishDiagnostics((*buf)[:0], params)
-	s.sendEncoded(buf, "textDocument/publishDiagnostics")
+	s.sendDiagnostics(buf)
 }
 
-// sendEncoded writes a notification encoded into buf, a buffer of
-// encodeBuffers, which it gives back.
-func (s *Server) sendEncoded(buf *[]byte, method string) {
+// sendDiagnostics writes a publishDiagnostics notification encoded into
+// buf, a buffer of encodeBuffers, which it gives back.
+func (s *Server) sendDiagnostics(buf *[]byte) {
 	if _, err := s.stream.writeRaw(*buf); err != nil {
-		s.log.Printf("sending %s: %v", method, err)
+		s.log.Printf("sending textDocument/publishDiagnostics: %v", err)
 	}
 	if cap(*buf) <= maxEncodeBuffer {
 		encodeBuffers.Put(buf)

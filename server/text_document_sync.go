@@ -166,11 +166,13 @@ func (s *Server) didChange(params json.RawMessage) error {
 		s.log.Printf("%s: version went from %d to %d", d.uri, d.snap.version, version)
 	}
 	s.editing = d.uri
-	// The old snapshot's tree stays as it was. The next version's spares
-	// are made ready once this one's diagnostics are sent, or at once when
-	// they wait for the debounce (see prepareWhenIdle).
+	// The old snapshot's tree stays as it was. Analysed at once, the
+	// version's spares wait for its diagnostics to be sent (see
+	// prepareWhenIdle); with a debounce, they are made while it waits.
 	ed := pyast.NewEditor(d.snap.tree, d.snap.src)
-	ed.PrepareSparesLater()
+	if s.editor.debounce <= 0 {
+		ed.PrepareSparesLater()
+	}
 	mapper := d.snap.mapper
 	for _, c := range p.ContentChanges {
 		if c.Range == nil {
@@ -219,9 +221,6 @@ func (s *Server) didChange(params json.RawMessage) error {
 		d.snap.base.Store(base)
 	}
 	s.scheduleDiagnostics(d)
-	if s.editor.debounce > 0 && tree != nil {
-		tree.PrepareForEdits()
-	}
 	return nil
 }
 

@@ -100,7 +100,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		t.add(p)
 	}
 	t.markErrors()
-	t.Src = t.fill(root.End(), nil, false)
+	t.Src = t.fill(root.End(), nil)
 	t.collect()
 	return t
 }

@@ -146,5 +146,13 @@ func (e *Editor) Parse(ctx context.Context) (*Tree, error) {
 	case !e.changed:
 		return e.prev, nil
 	}
-	return reparse(ctx, e.prev, e.src, e.lo, e.hi, !e.sparesLater)
+	t, err := reparse(ctx, e.prev, e.src, e.lo, e.hi)
+	if err == nil && !e.sparesLater {
+		// A buffer being edited: its next version's spares, beside this
+		// one's analysis. (An open's would wait for an edit that may not
+		// come: opening fifty files filled the spares' whole budget, 64
+		// MB, with texts no keystroke took.)
+		t.PrepareForEdits()
+	}
+	return t, err
 }

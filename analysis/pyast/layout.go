@@ -360,7 +360,7 @@ func layOut(ts *sitter.Tree, src []byte, roomy bool) *Tree {
 	bases := freshBases(gs, src, 0)
 	mirrorAll(t, gs, src, func(i int) int { return bases[i] })
 	t.markErrors()
-	t.Src = t.fill(t.Root.End(), nil, false)
+	t.Src = t.fill(t.Root.End(), nil)
 	t.collect()
 	return t
 }
@@ -567,9 +567,8 @@ func Parallel(n int, do func(w int)) {
 //
 // It writes into a spare text of the layout's (see spare.go), or else a
 // copy of prev's (a tree of the same layout), and rewrites only the
-// segments that are not already there with the same spaces. With prepare,
-// it makes the spares of the next version ready (see PrepareForEdits).
-func (t *Tree) fill(size int, prev *Tree, prepare bool) []byte {
+// segments that are not already there with the same spaces.
+func (t *Tree) fill(size int, prev *Tree) []byte {
 	t.placed = make([]placedSegment, len(t.Segments))
 	for i, s := range t.Segments {
 		t.placed[i] = placedSegment{serial: s.serial, base: s.Base, end: t.segmentEnd(i)}
@@ -610,34 +609,22 @@ func (t *Tree) fill(size int, prev *Tree, prepare bool) []byte {
 		copy(out[at+pad:], s.text[s.padAt:])
 	}
 	t.spares.watch(out, t.placed)
-	if prev != nil && prepare {
-		// A buffer being edited. An open's spares would wait for an edit
-		// that may not come (opening fifty files filled the spares' whole
-		// budget, 64 MB, with texts no keystroke took): the server makes
-		// them ready for the buffer it sees edited (PrepareForEdits).
-		t.prepareForEdits(out)
-	}
 	return out
 }
 
 // PrepareForEdits makes ready, in the background, a spare text and a spare
 // source for the next version of t's buffer (t its latest version), where
-// the spares were let go (ReleaseMemory) or ran out. The server calls it
-// after giving memory back, for the buffer being typed in: the first
-// keystrokes after a pause otherwise copied a whole text and source into
-// memory the system had to map again, page by page.
+// the spares were let go (ReleaseMemory) or ran out. Editor.Parse calls it
+// for each version it makes (unless told PrepareSparesLater), and the
+// server after giving memory back, for the buffer being typed in: the
+// first keystrokes after a pause otherwise copied a whole text and source
+// into memory the system had to map again, page by page.
 func (t *Tree) PrepareForEdits() {
 	if t.spares == nil || t.placed == nil {
 		return
 	}
 	t.spares.keepAgain()
-	t.prepareForEdits(t.Src)
-}
-
-// prepareForEdits makes ready the spares of the version after t, whose
-// laid-out text is text (see prepare and prepareSource).
-func (t *Tree) prepareForEdits(text []byte) {
-	t.spares.prepare(text, t.placed)
+	t.spares.prepare(t.Src, t.placed)
 	t.spares.prepareSource(withRoom(len(t.src)))
 }
 

@@ -40,7 +40,7 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 	if tree.LaidOut() {
 		afresh := *tree
 		afresh.spares = nil // written into new memory
-		if !bytes.Equal(tree.Src, afresh.fill(tree.Root.End(), nil, false)) {
+		if !bytes.Equal(tree.Src, afresh.fill(tree.Root.End(), nil)) {
 			t.Fatal("Src, updated from the last version's or a spare, differs from one written afresh")
 		}
 	}

@@ -34,9 +34,8 @@ import (
 // error mends them too.
 
 // reparse builds the tree of src, prev's source with changes that wrote
-// or joined only the bytes [lo, hi) of src; with prepare, it makes the
-// next version's spares ready (see Editor.PrepareSparesLater).
-func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int, prepare bool) (*Tree, error) {
+// or joined only the bytes [lo, hi) of src.
+func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, error) {
 	n := len(prev.Segments)
 	if !prev.roomy || prev.Root.Kind() != "module" || n == 0 {
 		return ParseForEditing(ctx, src)
@@ -60,7 +59,7 @@ func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int, prepare bo
 		if first == 0 && last == n-1 {
 			return ParseForEditing(ctx, src)
 		}
-		t, err := spliceRegion(ctx, prev, src, first, last, delta, prepare)
+		t, err := spliceRegion(ctx, prev, src, first, last, delta)
 		if err != nil || t != nil {
 			return t, err
 		}
@@ -78,8 +77,7 @@ func (t *Tree) segmentOfSource(off int) int {
 // spliceRegion parses the text of segments first..last as changed in src
 // (delta bytes longer than prev's source) and puts its statements between
 // prev's segments around them. It returns nil when they do not fit there.
-// With prepare, the next version's spares are made ready (see fill).
-func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delta int, prepare bool) (*Tree, error) {
+func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delta int) (*Tree, error) {
 	n := len(prev.Segments)
 	start := prev.starts[first]
 	end := len(src)
@@ -203,7 +201,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		keepTree(t.Segments[first], ts)
 		kept = true
 	}
-	t.Src = t.fill(t.Root.End(), prev, prepare)
+	t.Src = t.fill(t.Root.End(), prev)
 	t.collect()
 	return t, nil
 }

@@ -1501,12 +1501,13 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	// asked for again (no later segment has their serial), so they are
 	// dropped only once maxStaleSerials segments have gone: finding them
 	// means testing every key, 0.15 ms a keystroke at 50,000 lines.
-	staleSerials := maps.Clone(prev.memos.staleSerials)
-	for serial := range gone {
+	staleSerials := prev.memos.staleSerials // never written once set
+	if len(gone) > 0 {
+		staleSerials = maps.Clone(staleSerials)
 		if staleSerials == nil {
-			staleSerials = map[string]bool{}
+			staleSerials = make(map[string]bool, len(gone))
 		}
-		staleSerials[serial] = true
+		maps.Copy(staleSerials, gone)
 	}
 	purge := len(staleSerials) >= maxStaleSerials
 	if !purge {

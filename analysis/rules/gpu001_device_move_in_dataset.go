@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -154,13 +155,54 @@ func runDeviceMoveInDataset(pass *analysis.Pass) {
 		if devices == nil {
 			devices = analysis.FactOf(pass, semantic.DeviceBindings)
 		}
-		fix := deviceMoveFix(pass, devices, wc, unsuppressed)
-		for _, move := range unsuppressed {
-			d := deviceMoveDiagnostic(pass, wc, move)
+		v := workerVerdictOf(pass, devices, wc, unsuppressed)
+		fix := v.fix
+		fix.Title = v.title.String(pass.File)
+		for _, d := range v.diags {
 			d.Fixes = []analysis.Fix{fix}
 			pass.Report(d)
 		}
 	}
+}
+
+// workerVerdict is what GPU001 reports on one function DataLoader workers
+// run, with what it was found from besides the code it read.
+type workerVerdict struct {
+	label   string
+	moves   []deviceMove // not under `# noqa`
+	loaders []*semantic.DataLoader
+	devices []*pyast.Node
+	diags   []analysis.Diagnostic // one a move, without the fix
+	fix     analysis.Fix          // shared by diags, titled by title
+	title   lineText
+}
+
+// workerVerdictOf returns GPU001's verdict on wc's moves. A large file has
+// hundreds of datasets, each fix follows its loaders through the file,
+// and a keystroke changes none of them: a version takes the last one's
+// verdict while the code it read is unchanged (see
+// semantic.RememberReading), and the loaders, moves and device variables
+// are the same. Not for code other files' DataLoaders run, whose files
+// the verdict reads too.
+func workerVerdictOf(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, moves []deviceMove) workerVerdict {
+	compute := func(reads *semantic.Reads) workerVerdict {
+		v := workerVerdict{label: wc.label, moves: moves, loaders: wc.loaders, devices: devices}
+		v.fix, v.title = deviceMoveFix(pass, devices, wc, moves, reads)
+		for _, move := range moves {
+			v.diags = append(v.diags, deviceMoveDiagnostic(pass, wc, move, reads))
+		}
+		return v
+	}
+	if len(wc.remote) > 0 {
+		return compute(nil)
+	}
+	holds := func(v workerVerdict) bool {
+		// A loader is described anew when a name is bound anew; what the
+		// verdict read of it is its call's code (see deviceMoveDiagnostic).
+		sameCalls := slices.EqualFunc(v.loaders, wc.loaders, func(a, b *semantic.DataLoader) bool { return a.Call == b.Call })
+		return sameCalls && v.label == wc.label && slices.Equal(v.moves, moves) && slices.Equal(v.devices, devices)
+	}
+	return semantic.RememberReading(pass.File, "GPU001 verdict", wc.fn, holds, compute)
 }
 
 // findWorkerCode lists the functions the file's DataLoaders run in workers
@@ -290,11 +332,14 @@ func deviceMovesIn(f *semantic.File, fn *pyast.Node) []deviceMove {
 	return moves
 }
 
-func deviceMoveDiagnostic(pass *analysis.Pass, wc workerCode, move deviceMove) analysis.Diagnostic {
+// deviceMoveDiagnostic reports one move, recording the code it reads in
+// reads (nil: not recorded).
+func deviceMoveDiagnostic(pass *analysis.Pass, wc workerCode, move deviceMove, reads *semantic.Reads) analysis.Diagnostic {
 	f := pass.File
 	d := analysis.Diagnostic{Start: move.start, End: move.end}
 	maxWorkers, unknown, pinned := 0, "", false
 	for _, l := range wc.loaders {
+		reads.Code(l.Call)
 		if n, ok := l.Workers(f.Src); ok {
 			maxWorkers = max(maxWorkers, n)
 		} else {

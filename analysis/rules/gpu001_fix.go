@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,14 +21,14 @@ import (
 // builds a DataLoader over it), and each can take the transfer; otherwise
 // it is display-only, with no edits, and its title says where the transfer
 // must go: removing the moves alone would feed CPU batches to a model on
-// the GPU.
-func deviceMoveFix(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, moves []deviceMove) analysis.Fix {
+// the GPU. The fix's title is returned apart (it may cite a line), and
+// what the fix read of the worker code's file is recorded in reads (nil:
+// not recorded).
+func deviceMoveFix(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, moves []deviceMove, reads *semantic.Reads) (analysis.Fix, lineText) {
 	f := pass.File
-	displayOnly := func(why string) analysis.Fix {
-		return analysis.Fix{
-			Title:         "Return CPU tensors from " + wc.label + " and move each batch where it is used (" + why + ")",
-			Applicability: analysis.DisplayOnly,
-		}
+	displayOnly := func(why lineText) (analysis.Fix, lineText) {
+		return analysis.Fix{Applicability: analysis.DisplayOnly},
+			why.within("Return CPU tensors from "+wc.label+" and move each batch where it is used (", ")")
 	}
 	var shape *batchShape
 	if len(moves) == len(wc.moves) {
@@ -41,7 +40,7 @@ func deviceMoveFix(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, mo
 		shape = movedShape(f, wc.fn, moves)
 	}
 	if shape == nil {
-		return displayOnly("the fix cannot tell which parts of a sample were moved")
+		return displayOnly(plainText("the fix cannot tell which parts of a sample were moved"))
 	}
 	wd := devicesOfMoves(f, moves)
 	// The loaders by the file they are in, this file first.
@@ -54,7 +53,7 @@ func deviceMoveFix(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, mo
 		other := f.Project.Model(r.Path)
 		loader := loaderAt(other, r.Start)
 		if loader == nil {
-			return displayOnly("the DataLoader in " + filepath.Base(r.Path) + " cannot be read")
+			return displayOnly(plainText("the DataLoader in " + filepath.Base(r.Path) + " cannot be read"))
 		}
 		if sites[len(sites)-1].file != other {
 			sites = append(sites, site{file: other})
@@ -65,15 +64,24 @@ func deviceMoveFix(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, mo
 	var others []analysis.FileEdits
 	anyLoop := false
 	for i, st := range sites {
-		sf, where := st.file, ""
+		sf, where, siteReads := st.file, "", reads
 		if i > 0 {
-			where = " in " + filepath.Base(sf.Path)
+			// Another file: its lines are told now, and what is read
+			// there is not this file's code (reads records this file's).
+			where, siteReads = " in "+filepath.Base(sf.Path), nil
+		}
+		// Cites a line of sf.
+		atLine := func(t lineText) lineText {
+			if i > 0 {
+				return plainText(t.String(sf))
+			}
+			return t
 		}
 		var loops []*pyast.Node
 		for _, loader := range st.loaders {
-			flow := followLoader(sf, loader)
+			flow := followLoader(sf, loader, siteReads)
 			if len(flow.escapes) > 0 {
-				return displayOnly("the DataLoader" + where + " cannot be followed: " + flow.escapes[0])
+				return displayOnly(atLine(flow.escapes[0]).within("the DataLoader"+where+" cannot be followed: ", ""))
 			}
 			loops = append(loops, flow.loops...)
 		}
@@ -83,9 +91,10 @@ func deviceMoveFix(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, mo
 		}
 		var siteEdits []analysis.Edit
 		for _, loop := range loops {
+			siteReads.Code(loop)
 			loopEdits, ok := moveBatchInLoop(sf, siteDevices, loop, shape, wd)
 			if !ok {
-				return displayOnly(fmt.Sprintf("the loop on line %d%s binds the batch in a way the fix cannot follow", sf.Mapper.LineOf(loop.Start())+1, where))
+				return displayOnly(atLine(lineText{"the loop on line ", loop.Start(), where + " binds the batch in a way the fix cannot follow"}))
 			}
 			siteEdits = append(siteEdits, loopEdits...)
 		}
@@ -106,15 +115,14 @@ func deviceMoveFix(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, mo
 		}
 	}
 	if !anyLoop {
-		return displayOnly("no loop over its batches in this file")
+		return displayOnly(plainText("no loop over its batches in this file"))
 	}
 	edits = append(removeMoves(f, moves), edits...)
 	return analysis.Fix{
-		Title:         "Move the device transfer into the training loop",
 		Applicability: analysis.Unsafe,
 		Edits:         edits,
 		Others:        others,
-	}
+	}, plainText("Move the device transfer into the training loop")
 }
 
 // loaderAt finds the DataLoader whose call starts at offset start of the

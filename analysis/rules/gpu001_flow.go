@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/semantic"
@@ -28,17 +29,47 @@ var iterWrappers = map[string]bool{"enumerate": true, "tqdm": true, "tqdm.tqdm":
 // loaderFlow is where one loader's batches go.
 type loaderFlow struct {
 	loops   []*pyast.Node // the for loops over it, in any function
-	escapes []string      // uses that cannot be followed, described
+	escapes []lineText    // uses that cannot be followed, described
+	// reads records the code the flow was followed through (nil: not
+	// recorded), see semantic.RememberReading.
+	reads *semantic.Reads
 }
 
-// followLoader finds the loops over a loader and the uses that escape.
-func followLoader(f *semantic.File, loader *semantic.DataLoader) loaderFlow {
-	var flow loaderFlow
+// lineText is a text that may cite a line of the file: before, the line
+// (counted from 1) of offset at, after; at < 0 cites none. GPU001's
+// verdicts keep their texts so, since a verdict carries over to versions
+// where lines above have come or gone.
+type lineText struct {
+	before string
+	at     int
+	after  string
+}
+
+func plainText(s string) lineText { return lineText{before: s, at: -1} }
+
+// String tells the text as it reads in f.
+func (t lineText) String(f *semantic.File) string {
+	if t.at < 0 {
+		return t.before + t.after
+	}
+	return t.before + strconv.Itoa(f.Mapper.LineOf(t.at)+1) + t.after
+}
+
+// within returns the text with before and after around it.
+func (t lineText) within(before, after string) lineText {
+	return lineText{before: before + t.before, at: t.at, after: t.after + after}
+}
+
+// followLoader finds the loops over a loader and the uses that escape,
+// recording what it reads in reads (nil for none).
+func followLoader(f *semantic.File, loader *semantic.DataLoader, reads *semantic.Reads) loaderFlow {
+	flow := loaderFlow{reads: reads}
 	seen := map[string]bool{}
+	reads.Code(loader.Call)
 	if loader.Var == "" {
 		flow.use(f, loader.Call, 0, seen)
 	} else {
-		for _, n := range occurrences(f, loader.Var, semantic.Scope(loader.Call), loader.Call) {
+		for _, n := range occurrences(f, loader.Var, semantic.Scope(loader.Call), loader.Call, reads) {
 			flow.use(f, n, 0, seen)
 		}
 	}
@@ -50,9 +81,8 @@ func followLoader(f *semantic.File, loader *semantic.DataLoader) loaderFlow {
 // use classifies one use n of the loader (a name, an attribute or the
 // DataLoader call itself).
 func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map[string]bool) {
-	line := f.Mapper.LineOf(n.Start()) + 1
 	if depth > maxCallDepth {
-		flow.escapes = append(flow.escapes, fmt.Sprintf("it passes through too many calls to follow, at line %d", line))
+		flow.escapes = append(flow.escapes, lineText{"it passes through too many calls to follow, at line ", n.Start(), ""})
 		return
 	}
 	p := n.Parent()
@@ -65,7 +95,7 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 		return // loader.dataset, loader.batch_size: no batch leaves
 	case p.Is("assignment") && p.Child("right") == n && p.Child("left").Is("identifier"):
 		// dl = loader: the same loader under another name.
-		for _, m := range occurrences(f, f.Text(p.Child("left")), semantic.Scope(p), n) {
+		for _, m := range occurrences(f, f.Text(p.Child("left")), semantic.Scope(p), n, flow.reads) {
 			flow.use(f, m, depth+1, seen)
 		}
 		return
@@ -77,6 +107,8 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 			break
 		}
 		name := f.Text(fn.Child("name"))
+		// Which functions have that name, and the calls of it, anywhere.
+		flow.reads.Name(name)
 		if len(f.Functions[name]) != 1 {
 			break
 		}
@@ -93,7 +125,7 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 			}
 		}
 		if !called {
-			flow.escapes = append(flow.escapes, fmt.Sprintf("it is returned from `%s`, which this file does not call", name))
+			flow.escapes = append(flow.escapes, plainText("it is returned from `"+name+"`, which this file does not call"))
 		}
 		return
 	case p.Is("argument_list") || p.Is("keyword_argument") && p.Child("value") == n:
@@ -116,12 +148,12 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 				flow.loops = append(flow.loops, outer.Parent())
 				return
 			}
-			flow.escapes = append(flow.escapes, fmt.Sprintf("it is passed to `%s` on line %d", callee, line))
+			flow.escapes = append(flow.escapes, lineText{"it is passed to `" + callee + "` on line ", n.Start(), ""})
 			return
 		}
-		def, param := calledParameter(f, call, n, keyword)
+		def, param := calledParameter(f, call, n, keyword, flow.reads)
 		if def == nil {
-			flow.escapes = append(flow.escapes, fmt.Sprintf("it is passed to `%s` on line %d", callee, line))
+			flow.escapes = append(flow.escapes, lineText{"it is passed to `" + callee + "` on line ", n.Start(), ""})
 			return
 		}
 		key := fmt.Sprintf("%d:%s", def.Start(), param)
@@ -129,27 +161,30 @@ func (flow *loaderFlow) use(f *semantic.File, n *pyast.Node, depth int, seen map
 			return
 		}
 		seen[key] = true
-		for _, m := range occurrences(f, param, def, nil) {
+		for _, m := range occurrences(f, param, def, nil, flow.reads) {
 			flow.use(f, m, depth+1, seen)
 		}
 		return
 	}
-	flow.escapes = append(flow.escapes, fmt.Sprintf("it is used on line %d", line))
+	flow.escapes = append(flow.escapes, lineText{"it is used on line ", n.Start(), ""})
 }
 
 // calledParameter resolves a call to a plain function defined in this
 // file (one definition of that name) and returns it with the name of the
-// parameter that receives arg; nil when it cannot be told.
-func calledParameter(f *semantic.File, call, arg *pyast.Node, keyword string) (*pyast.Node, string) {
+// parameter that receives arg; nil when it cannot be told. It records
+// the lookup of the function, and its code, in reads.
+func calledParameter(f *semantic.File, call, arg *pyast.Node, keyword string, reads *semantic.Reads) (*pyast.Node, string) {
 	fn := call.Child("function")
 	if !fn.Is("identifier") {
 		return nil, "" // methods and library calls are not followed
 	}
+	reads.Name(f.Text(fn)) // a definition added under that name changes the answer
 	defs := f.Functions[f.Text(fn)]
 	if len(defs) != 1 || !defs[0].Is("function_definition") || f.EnclosingClass(defs[0]) != nil {
 		return nil, ""
 	}
 	def := defs[0]
+	reads.Code(def)
 	params := parameterNames(f, def)
 	if params == nil {
 		return nil, ""
@@ -200,8 +235,10 @@ func parameterNames(f *semantic.File, def *pyast.Node) []string {
 // occurrences lists the uses of name in scope's code and in the functions
 // nested in it that do not bind name themselves: identifiers (or, for a
 // dotted name, attributes) that are not the assignment of value to name, a
-// parameter declaration, or the name part of an attribute or keyword.
-func occurrences(f *semantic.File, name string, scope, value *pyast.Node) []*pyast.Node {
+// parameter declaration, or the name part of an attribute or keyword. It
+// records what it reads in reads: scope's code, or for the module every
+// statement that mentions name.
+func occurrences(f *semantic.File, name string, scope, value *pyast.Node, reads *semantic.Reads) []*pyast.Node {
 	var out []*pyast.Node
 	kind := "identifier"
 	if slices.Contains([]byte(name), '.') {
@@ -210,6 +247,14 @@ func occurrences(f *semantic.File, name string, scope, value *pyast.Node) []*pya
 		if c := f.EnclosingClass(scope); c != nil {
 			scope = c.Node
 		}
+	}
+	switch {
+	case scope != f.Tree.Root:
+		reads.Code(scope)
+	case kind == "identifier":
+		reads.Name(name)
+	default:
+		reads.Whole() // an attribute chain at module level: not told by Name
 	}
 	visit := func(n *pyast.Node) bool {
 		if n != scope && n.Is("function_definition", "lambda") && kind == "identifier" && bindsLocally(f, n, name) {

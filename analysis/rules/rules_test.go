@@ -399,6 +399,79 @@ def train(model):
 	checkIncrementalSteps(t, base, steps)
 }
 
+// GPU001's verdict on a dataset (its findings and the fix they share) is
+// taken from the last version while what it read is unchanged
+// (semantic.RememberReading): the statements it followed its loaders
+// through, and the names it looked up across the file. Each step below
+// changes what a verdict reads in another statement than the dataset's:
+// defines, duplicates or calls a function the loader is passed to or
+// built by, uses a module-level loader in a new statement, moves lines
+// above a line the fix's title cites, adds a device variable the loop
+// sees, puts a move under noqa. Every version must analyse exactly as a
+// fresh file.
+func TestGPU001VerdictFollowsWhatItRead(t *testing.T) {
+	const base = `import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.zeros(4).cuda(), i
+
+
+class Clips(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.ones(4).cuda()
+
+
+def make_clips():
+    return DataLoader(Clips(), num_workers=2)
+
+
+clips = make_clips()
+frames = DataLoader(Frames(), num_workers=2)
+run(frames)
+
+
+def unrelated():
+    return 0
+
+
+for c in clips:
+    print(c)
+`
+	steps := []editStep{
+		// run() is defined: the loader is followed into it.
+		{"def unrelated():", "def run(loader):\n    for x, i in loader:\n        print(x)\n\n\ndef unrelated():"},
+		{"    return 0\n", "    return 1\n"}, // another statement: the verdicts carry over
+		// A second run(): which one runs cannot be told.
+		{"def unrelated():", "def run(loader, extra):\n    pass\n\n\ndef unrelated():"},
+		{"def run(loader, extra):\n    pass\n\n\n", ""},
+		// The builder is called once more, in a new function, and that
+		// loader escapes.
+		{"for c in clips:", "def other():\n    keep = make_clips()\n    save(keep)\n\n\nfor c in clips:"},
+		{"def other():\n    keep = make_clips()\n    save(keep)\n\n\n", ""},
+		// The module-level loader is used in a new statement.
+		{"for c in clips:", "next(iter(clips))\n\n\nfor c in clips:"},
+		// Lines above the statement the fix's title cites.
+		{"import torch\n", "import torch\n\n# a comment\n\n"},
+		{"next(iter(clips))\n\n\n", ""},
+		// A device variable the loops now see.
+		{"clips = make_clips()", "device = torch.device(\"cuda:1\")\nclips = make_clips()"},
+		// A move under noqa, and the loop's body edited.
+		{"return torch.zeros(4).cuda(), i", "return torch.zeros(4).cuda(), i  # noqa: GPU001"},
+		{"    print(c)", "    print(c, c)"},
+		{"frames = DataLoader(Frames(), num_workers=2)", "frames = DataLoader(Frames(), num_workers=0)"},
+	}
+	checkIncrementalSteps(t, base, steps)
+}
+
 // Module-level code is one scope across statements, so a local rule's
 // verdict on a module-level candidate is taken again on every version of
 // an edited buffer. Only candidates of the shape the rule looks for (a

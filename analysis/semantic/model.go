@@ -141,6 +141,16 @@ type File struct {
 		families *map[string][]string
 		removed  []*segmentIndex
 		fresh    []int
+		// gone are the indexes of the segments only that version had,
+		// kept for this version's life (removed is let go once Bindings
+		// patched its map): see unchangedFor.
+		gone []*segmentIndex
+	}
+	// touched are the indexes of carried.gone and of the segments in the
+	// focus, once listed (see touchedIndexes).
+	touched struct {
+		sync.Once
+		indexes []*segmentIndex
 	}
 	// tables are the answers of RememberEach by question (m), and those of
 	// the version the model was built from when it bound every name alike
@@ -149,6 +159,9 @@ type File struct {
 		sync.Mutex
 		m    map[string]any
 		last map[string]any
+		// lastReading are that version's tables whenever local rules
+		// may reuse its findings (Reanalysed), for RememberReading.
+		lastReading map[string]any
 	}
 	// workerMethods are the answer of WorkerMethods, once found; prev's
 	// when the version shares its classes (see NewModelFrom).

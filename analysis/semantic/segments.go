@@ -58,7 +58,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		f.indexes[fresh[k]] = newSegmentIndex(tree.Segments[fresh[k]], tree)
 	})
 	f.indexFunctions(prev, fresh, removed)
-	f.carried.removed, f.carried.fresh = removed, fresh
+	f.carried.removed, f.carried.fresh, f.carried.gone = removed, fresh, removed
 	if prev != nil {
 		f.carried.bindings = prev.bindings.built.Load()
 	}
@@ -137,6 +137,10 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh)
 		if f.carried.reusable {
 			f.carried.devices = prev.devices.Load()
+			// RememberReading's answers carry over even when names are
+			// bound anew: the focus has every segment whose code reads
+			// differently then (see unchangedFor).
+			f.tables.lastReading = prev.tablesSoFar()
 		}
 	}
 	return f

@@ -33,7 +33,8 @@ func (fc Focus) Has(seg *pyast.Segment) bool { return fc == nil || fc[seg] }
 func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.carried.reusable }
 
 // reanalyse returns the segments of f in which a local rule's findings may
-// differ from those in prev, the version f is built from.
+// differ from those in prev, the version f is built from; loaderCalls
+// are f's DataLoader calls.
 // Those are the segments prev lacks; and when names changed what they are
 // bound to, or functions what they do (see carryOver), the segments that
 // mention them and, since what a name is bound to or what a function does
@@ -44,9 +45,9 @@ func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.c
 // the imports, class headers, DataLoaders, set_grad_enabled switches, the
 // file's indentation or line endings (which fixes follow) differ, or which
 // calls of a function run under no-grad.
-func (f *File) reanalyse(prev *File, fresh []int) (focus Focus, ok bool) {
+func (f *File) reanalyse(prev *File, fresh []int, loaderCalls []*pyast.Node) (focus Focus, ok bool) {
 	if prev == nil || !f.carried.ok || f.indent != prev.indent || f.lineEnding() != prev.lineEnding() ||
-		!sameTexts(f, loaderCallsOf(f), prev, loaderCallsOf(prev)) || !sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
+		!sameTexts(f, loaderCalls, prev, loaderCallsOf(prev)) || !sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
 		return nil, false
 	}
 	focus = Focus{}

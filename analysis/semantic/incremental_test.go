@@ -43,7 +43,7 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		"device1 = torch.device(\"cuda\")\n", "y = torch.device(\"cpu\")\n", "device2 = f1(0)\n",
 		"class E(torch.utils.data.IterableDataset):\n    def __iter__(self):\n        yield 1\n",
 		"    def __getitem__(self, i):\n        return i\n", "def g(a):\r\n\treturn a\r\n", "\r",
-		"z = 3  # noqa: GPU002\n", "# NOQA\n"}
+		"z = 3  # noqa: GPU002\n", "# NOQA\n", "ds = C1(4)\n", "ds = C0(2)\n", "L2 = DataLoader(ds, num_workers=1)\n"}
 	rng := rand.New(rand.NewSource(7))
 	src := []byte(b.String())
 	tree, err := pyast.ParseForEditing(context.Background(), src)
@@ -114,6 +114,22 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 			t.Fatalf("edit %d: the grad switches %v and loaders %v differ from a fresh model's %v and %v",
 				i, got.gradSwitches, loaderCallsOf(got), want.gradSwitches, loaderCallsOf(want))
 		}
+		// What each loader was found to be (a version takes the last
+		// one's description where the names it mentions are bound alike).
+		loaders := func(f *File) (out []string) {
+			for _, d := range f.DataLoaders {
+				class := "none"
+				if d.DatasetClass != nil {
+					class = fmt.Sprint(d.DatasetClass.Node.Start())
+				}
+				out = append(out, fmt.Sprintf("%d %q %v %v %v class %s %q", d.Call.Start(), d.Var, d.Dataset, d.NumWorkers, d.PinMemory, class, d.DatasetType))
+			}
+			return out
+		}
+		if g, w := loaders(got), loaders(want); !reflect.DeepEqual(g, w) {
+			t.Fatalf("edit %d: the loaders %v differ from a fresh model's %v", i, g, w)
+		}
+
 		// Asked of every version, as GPU001 does, so that each carries
 		// its answers to the next.
 		if _, reusable := got.Reanalysed(); reusable && got.carried.devices != nil {
@@ -164,14 +180,14 @@ func checkSharedIndexes(t *testing.T, edit int, prev, f *File) {
 	if len(fresh) != len(f.carried.fresh) {
 		t.Fatalf("edit %d: %d segments are new, the model says %d", edit, len(fresh), len(f.carried.fresh))
 	}
-	if len(had) != len(f.carried.removed) {
-		t.Fatalf("edit %d: %d segments were removed, the model says %d", edit, len(had), len(f.carried.removed))
+	if len(had) != len(f.carried.gone) {
+		t.Fatalf("edit %d: %d segments were removed, the model says %d", edit, len(had), len(f.carried.gone))
 	}
 	onlyPrev := map[*segmentIndex]bool{}
 	for _, ix := range had { // what is left of had: prev's segments f lacks
 		onlyPrev[ix] = true
 	}
-	for _, ix := range f.carried.removed {
+	for _, ix := range f.carried.gone {
 		if !onlyPrev[ix] {
 			t.Fatalf("edit %d: the model says a segment was removed that the version has", edit)
 		}
@@ -761,6 +777,66 @@ class Model(nn.Module):
 	for name, c := range b.f.Classes {
 		if got, want := b.f.classKind(c), fresh.classKind(fresh.Classes[name]); got != want {
 			t.Errorf("class %s: kind %b, a fresh model's %b", name, got, want)
+		}
+	}
+}
+
+// A version takes the last one's description of a DataLoader where the
+// names its statement mentions are bound alike, even when other names are
+// bound anew: here the dataset variable one loader is built over is bound
+// to another class, which that loader's description follows, while the
+// other loader's is kept.
+func TestLoaderDescriptionsFollowTheirNames(t *testing.T) {
+	b := newBuffer(t, `import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class C0(Dataset):
+    pass
+
+
+class C1(Dataset):
+    pass
+
+
+ds = C0()
+x = 1
+
+
+def make():
+    return DataLoader(ds, num_workers=2)
+
+
+def other():
+    return DataLoader(C1(), num_workers=1)
+`)
+	for _, step := range []struct {
+		old, new     string
+		class        string // of the first loader's dataset
+		keptFirst    bool   // the first loader's description is the last version's
+		keptSecond   bool
+		namesChanged bool
+	}{
+		{"x = 1", "x = 2", "C0", true, true, true},
+		{"ds = C0()", "ds = C1()", "C1", false, true, true},
+		{"num_workers=1", "num_workers=3", "C1", true, false, false},
+	} {
+		had := b.f.DataLoaders
+		f := b.replace(step.old, step.new)
+		if len(f.DataLoaders) != 2 {
+			t.Fatalf("after %q: %d loaders", step.new, len(f.DataLoaders))
+		}
+		if got := f.DataLoaders[0].DatasetClass; got == nil || got.Name != step.class {
+			t.Errorf("after %q: the first loader's dataset class is %v, want %s", step.new, got, step.class)
+		}
+		if kept := f.DataLoaders[0] == had[0]; kept != step.keptFirst {
+			t.Errorf("after %q: first loader's description kept %v, want %v", step.new, kept, step.keptFirst)
+		}
+		if kept := f.DataLoaders[1] == had[1]; kept != step.keptSecond {
+			t.Errorf("after %q: second loader's description kept %v, want %v", step.new, kept, step.keptSecond)
+		}
+		if f.namesChanged() != step.namesChanged {
+			t.Errorf("after %q: names changed %v, want %v", step.new, f.namesChanged(), step.namesChanged)
 		}
 	}
 }

@@ -73,16 +73,35 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	// The structure ends with the project's part (see below), which
 	// changes when other files do.
 	project := f.projectStructure()
-	sameStructure := prev != nil && prev.Path == f.Path && prev.Project == f.Project &&
-		!holdStructure(removed) && !holdStructure(freshIndexes) &&
+	sameProject := prev != nil && prev.Path == f.Path && prev.Project == f.Project &&
 		prev.structure[strings.LastIndexByte(prev.structure, 0)+1:] == project
-	if sameStructure {
+	sameStructure := sameProject && !holdStructure(removed) && !holdStructure(freshIndexes)
+	switch {
+	case sameStructure:
 		f.Imports, f.Classes, f.structure = prev.Imports, prev.Classes, prev.structure
 		// The same classes, deriving from the same bases, with the same
 		// methods (the headers list them).
 		f.workerMethods.Store(prev.workerMethods.Load())
 		f.methodNames.Store(prev.methodNames.Load())
-	} else {
+	case sameProject && sameHeaders(removed, freshIndexes):
+		// An edit inside a class that leaves its header alone: the same
+		// structure, the edited classes' objects new.
+		sameStructure = true
+		f.Imports, f.structure = prev.Imports, prev.structure
+		f.Classes = maps.Clone(prev.Classes)
+		// The headers list the classes in order: the i-th removed is the
+		// i-th fresh one, edited.
+		replaced := map[*Class]*Class{}
+		fresh := classesOf(freshIndexes)
+		for i, old := range classesOf(removed) {
+			if prev.Classes[old.Name] == old {
+				f.Classes[old.Name] = fresh[i]
+				replaced[old] = fresh[i]
+			}
+		}
+		f.workerMethods.Store(prev.workerMethodsWith(replaced))
+		f.methodNames.Store(prev.methodNames.Load())
+	default:
 		var structure strings.Builder
 		for _, ix := range f.indexes {
 			for _, n := range ix.imports {
@@ -132,9 +151,11 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	if prev != nil && f.epoch == prev.epoch {
 		f.tables.last = prev.tablesSoFar()
 	}
+	if prev != nil {
+		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh, loaderCalls)
+	}
 	f.DataLoaders = f.dataLoaders(prev, loaderCalls)
 	if prev != nil {
-		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh)
 		if f.carried.reusable {
 			f.carried.devices = prev.devices.Load()
 			// RememberReading's answers carry over even when names are
@@ -308,11 +329,14 @@ func holdLoadersOrSwitches(f *File, indexes []*segmentIndex) bool {
 }
 
 // dataLoaders describes the DataLoader constructions calls, taking prev's
-// description of a call in a segment both versions share while no name
-// changed what it is bound to and the dataset's class is the same.
+// description of a call in a segment both versions share while the names
+// it mentions are bound alike (no name is bound anew, or the segment is
+// not in the focus, which has those that mention one: see reanalyse) and
+// the dataset's class is the same.
 func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
 	var had map[*pyast.Node]*DataLoader
-	if prev != nil && f.carried.ok && !f.namesChanged() {
+	namesChanged := f.namesChanged()
+	if prev != nil && f.carried.ok && (!namesChanged || f.carried.reusable) {
 		had = make(map[*pyast.Node]*DataLoader, len(prev.DataLoaders))
 		for _, d := range prev.DataLoaders {
 			had[d.Call] = d
@@ -320,13 +344,69 @@ func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
 	}
 	out := make([]*DataLoader, len(calls))
 	for i, call := range calls {
-		if d := had[call]; d != nil && (d.DatasetClass == nil || f.Classes[d.DatasetClass.Name] == d.DatasetClass) {
+		d := had[call]
+		if d != nil && (d.DatasetClass == nil || f.Classes[d.DatasetClass.Name] == d.DatasetClass) &&
+			(!namesChanged || !f.carried.focus[f.segmentOf(call)]) {
 			out[i] = d
 			continue
 		}
 		out[i] = f.newDataLoader(call)
 	}
 	return out
+}
+
+// sameHeaders reports whether the segments removed and those fresh hold
+// no imports and the same class headers, in the same order: an edit
+// inside classes that leaves the file's structure as it was.
+func sameHeaders(removed, fresh []*segmentIndex) bool {
+	headers := func(indexes []*segmentIndex) string {
+		var b strings.Builder
+		for _, ix := range indexes {
+			if len(ix.imports) > 0 {
+				return "\x00" // never equal to the other's
+			}
+			b.WriteString(ix.classHeaders)
+		}
+		return b.String()
+	}
+	had := headers(removed)
+	if had == "\x00" || had != headers(fresh) {
+		return false
+	}
+	// A header may span lines (class A(\n  Base)): the classes one by one.
+	olds, news := classesOf(removed), classesOf(fresh)
+	return slices.EqualFunc(olds, news, func(a, b *Class) bool { return a.Name == b.Name })
+}
+
+// classesOf lists the classes of indexes, in order.
+func classesOf(indexes []*segmentIndex) []*Class {
+	var out []*Class
+	for _, ix := range indexes {
+		out = append(out, ix.classes...)
+	}
+	return out
+}
+
+// workerMethodsWith returns f's WorkerMethods with the classes of
+// replaced (same headers, so the same datasets with the same methods) in
+// place of the ones they replace, for a version of f; nil when f has not
+// found them.
+func (f *File) workerMethodsWith(replaced map[*Class]*Class) *[]WorkerMethod {
+	had := f.workerMethods.Load()
+	if had == nil || len(replaced) == 0 {
+		return had
+	}
+	out := slices.Clone(*had)
+	for i, m := range out {
+		if c := replaced[m.Class]; c != nil {
+			fn := c.Methods[m.Name]
+			if fn == nil {
+				return nil // cannot be, with the same headers; found afresh
+			}
+			out[i] = WorkerMethod{Class: c, Name: m.Name, Fn: fn}
+		}
+	}
+	return &out
 }
 
 // bindingEpochs numbers what the names of a file are bound to, and its
@@ -1368,7 +1448,7 @@ func (f *File) bindingsMap() map[string][]*pyast.Node {
 			}
 		}
 	})
-	f.carried.bindings, f.carried.removed, f.carried.fresh = nil, nil, nil // hold no older version
+	f.carried.bindings, f.carried.removed = nil, nil // hold no older version (gone is kept for unchangedFor)
 	return m
 }
 

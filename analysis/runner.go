@@ -196,9 +196,12 @@ type Result struct {
 	otherModels map[string]*semantic.File // during the analysis
 	// local are the findings of the local rules, for the next version of
 	// an edited buffer (see Rule.Local); nil when not edited.
-	local   map[string]localFindings
-	dropped []droppedFix // during the analysis, see DroppedFixes
-	reused  int          // findings taken from the previous version
+	local map[string]localFindings
+	// verdicts are the verifications of its fixes, for the next version
+	// (see keptVerdict); nil when not edited.
+	verdicts map[*Edit]keptVerdict
+	dropped  []droppedFix // during the analysis, see DroppedFixes
+	reused   int          // findings taken from the previous version
 	// reexamined: segments the local rules analysed again (see
 	// Reexamined).
 	reexamined int
@@ -272,7 +275,7 @@ func (res *Result) Compact() {
 	if f == nil {
 		return
 	}
-	res.local = nil
+	res.local, res.verdicts = nil, nil
 	if len(res.Diagnostics) == 0 {
 		res.Src = nil
 		res.file = nil
@@ -434,7 +437,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 		o.to = len(res.Diagnostics)
 	}
 	start = time.Now()
-	res.verifyFixes()
+	res.verifyFixes(prev)
 	res.Timings.Fixes = time.Since(start)
 	// Safe fixes first, otherwise in the rule's order (its main fix first):
 	// the first fix is the one `check` shows and editors mark preferred.
@@ -680,26 +683,36 @@ func within(d Diagnostic, inside func(off int) bool) bool {
 
 // verifyFixes drops every fix whose result would have a syntax error the
 // source did not have: a fix is only offered if it leaves valid code.
-// Distinct fixes (several diagnostics often share one) are verified side
-// by side.
-func (res *Result) verifyFixes() {
+// Distinct fixes (several diagnostics often share one, the same edits) are
+// verified side by side; a fix prev verified, the same edits over the same
+// segments, is not verified again (see keptVerdict).
+func (res *Result) verifyFixes(prev *Result) {
 	f := res.file
-	index := map[string]int{} // a fix's edits -> its place in fixes
+	index := map[*Edit]int{} // a fix's edits -> its place in fixes
 	var fixes []Fix
-	at := make([][]int, len(res.Diagnostics)) // each diagnostic's fixes in fixes
+	at := make([][]int, len(res.Diagnostics)) // each diagnostic's fixes in fixes, -1: nothing to verify
 	for i, d := range res.Diagnostics {
 		for _, fix := range d.Fixes {
-			key := fix.EditsKey()
-			j, seen := index[key]
-			if !seen {
+			j := -1
+			if len(fix.Edits) > 0 {
+				var seen bool
+				if j, seen = index[&fix.Edits[0]]; !seen {
+					j = len(fixes)
+					index[&fix.Edits[0]] = j
+					fixes = append(fixes, fix)
+				}
+			} else if len(fix.Others) > 0 {
 				j = len(fixes)
-				index[key] = j
 				fixes = append(fixes, fix)
 			}
 			at[i] = append(at[i], j)
 		}
 	}
-	verdicts := make([]error, len(fixes))
+	verdicts := make([]keptVerdict, len(fixes))
+	var prevVerdicts map[*Edit]keptVerdict
+	if prev != nil && f.Tree.LaidOut() {
+		prevVerdicts = prev.verdicts
+	}
 	var trees regionTrees
 	defer trees.close()
 	otherTrees := map[string]*regionTrees{}
@@ -708,30 +721,106 @@ func (res *Result) verifyFixes() {
 		defer otherTrees[path].close()
 	}
 	semantic.InParallel(len(fixes), func(i int) {
-		verdicts[i] = verifyFix(f, fixes[i], &trees)
-		for _, o := range fixes[i].Others {
-			if verdicts[i] != nil {
-				break
-			}
-			if other := res.otherModels[o.Path]; other == nil {
-				verdicts[i] = fmt.Errorf("%s was not recorded with the fix", o.Path)
-			} else if err := verifyFix(other, Fix{Edits: fromSource(other, o.Edits)}, otherTrees[o.Path]); err != nil {
-				verdicts[i] = fmt.Errorf("in %s: %w", o.Path, err)
+		fix := fixes[i]
+		if len(fix.Edits) > 0 && len(fix.Others) == 0 {
+			if kept, ok := prevVerdicts[&fix.Edits[0]]; ok && kept.holdsFor(f, fix.Edits) {
+				verdicts[i] = kept
+				return
 			}
 		}
+		regions := fixRegions(f, fix.Edits)
+		v := keptVerdict{edits: len(fix.Edits), regions: regions, err: verifyFix(f, fix, regions, &trees)}
+		for _, o := range fix.Others {
+			if v.err != nil {
+				break
+			}
+			other := res.otherModels[o.Path]
+			if other == nil {
+				v.err = fmt.Errorf("%s was not recorded with the fix", o.Path)
+				break
+			}
+			edits := fromSource(other, o.Edits)
+			if err := verifyFix(other, Fix{Edits: edits}, fixRegions(other, edits), otherTrees[o.Path]); err != nil {
+				v.err = fmt.Errorf("in %s: %w", o.Path, err)
+			}
+		}
+		if f.Tree.LaidOut() && len(fix.Others) == 0 {
+			v.segments = segmentsOver(f, regions)
+		}
+		verdicts[i] = v
 	})
+	if f.Tree.LaidOut() {
+		res.verdicts = make(map[*Edit]keptVerdict, len(index))
+		for first, j := range index {
+			if verdicts[j].segments != nil {
+				res.verdicts[first] = verdicts[j]
+			}
+		}
+	}
 	for i := range res.Diagnostics {
 		d := &res.Diagnostics[i]
 		kept := d.Fixes[:0]
 		for k, fix := range d.Fixes {
-			if err := verdicts[at[i][k]]; err != nil {
-				res.dropped = append(res.dropped, droppedFix{at: d.Start, code: d.Code, title: fix.Title, err: err})
+			if j := at[i][k]; j >= 0 && verdicts[j].err != nil {
+				res.dropped = append(res.dropped, droppedFix{at: d.Start, code: d.Code, title: fix.Title, err: verdicts[j].err})
 				continue
 			}
 			kept = append(kept, fix)
 		}
 		d.Fixes = kept
 	}
+}
+
+// keptVerdict is a fix's verification, with what it was made over: the
+// regions of the text it parsed and the segments they lie in. A version
+// of the buffer whose rule hands back the same fix (the same edits, not
+// just equal ones: a remembered verdict, see semantic.RememberReading)
+// over the same segments, in the same places, would parse the same text
+// with the same edits.
+type keptVerdict struct {
+	edits    int // how many
+	regions  []region
+	segments []*pyast.Segment // the segments the regions overlap, in order
+	err      error
+}
+
+// holdsFor reports whether the verdict holds for edits, the same edits
+// the verdict was made for, in f: the segments its regions overlap are
+// the same ones.
+func (v keptVerdict) holdsFor(f *semantic.File, edits []Edit) bool {
+	if v.edits != len(edits) || v.segments == nil {
+		return false
+	}
+	k := 0
+	for _, r := range v.regions {
+		for i := f.Tree.SegmentNumber(r.start); i >= 0 && i < len(f.Tree.Segments); i++ {
+			seg := f.Tree.Segments[i]
+			if seg.Base >= r.end {
+				break
+			}
+			if k >= len(v.segments) || v.segments[k] != seg {
+				return false
+			}
+			k++
+		}
+	}
+	return k == len(v.segments)
+}
+
+// segmentsOver lists the segments regions overlap, in order (a segment
+// two regions overlap twice).
+func segmentsOver(f *semantic.File, regions []region) []*pyast.Segment {
+	out := []*pyast.Segment{}
+	for _, r := range regions {
+		for i := f.Tree.SegmentNumber(r.start); i >= 0 && i < len(f.Tree.Segments); i++ {
+			seg := f.Tree.Segments[i]
+			if seg.Base >= r.end {
+				break
+			}
+			out = append(out, seg)
+		}
+	}
+	return out
 }
 
 // fromSource converts edits to another file's source (see Pass.Other) to

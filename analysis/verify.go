@@ -142,11 +142,12 @@ func (rt *regionTrees) parse(src []byte, r region) (*regionTree, error) {
 	return t, nil
 }
 
-func verifyFix(f *semantic.File, fix Fix, trees *regionTrees) error {
+// verifyFix verifies fix's edits in f, grouped in regions (fixRegions).
+func verifyFix(f *semantic.File, fix Fix, regions []region, trees *regionTrees) error {
 	if _, err := sortEdits(len(f.Src), fix.Edits); err != nil {
 		return err
 	}
-	for _, r := range fixRegions(f, fix.Edits) {
+	for _, r := range regions {
 		var local []Edit
 		for _, e := range fix.Edits {
 			if r.start <= e.Start && e.End <= r.end {

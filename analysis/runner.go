@@ -107,7 +107,8 @@ func (p *Pass) Other(f *semantic.File) {
 // Suppressed reports whether a `# noqa` comment silences this rule at the
 // line holding offset. Fixes use it to leave suppressed code alone.
 func (p *Pass) Suppressed(offset int) bool {
-	return p.sup != nil && p.sup.line(p.Mapper.LineOf(offset), p.Rule.Code)
+	// Most files have no noqa comment: then no line is looked up.
+	return p.sup != nil && len(p.sup.lines) > 0 && p.sup.line(p.Mapper.LineOf(offset), p.Rule.Code)
 }
 
 // Report records a diagnostic of the running rule.
@@ -429,7 +430,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 		}
 		o.from = len(res.Diagnostics)
 		for _, d := range o.diags {
-			if sup.line(f.Mapper.LineOf(d.Start), d.Code) || o.focus != nil && !o.focus.Has(f.SegmentAt(d.Start)) {
+			if len(sup.lines) > 0 && sup.line(f.Mapper.LineOf(d.Start), d.Code) || o.focus != nil && !o.focus.Has(f.SegmentAt(d.Start)) {
 				continue
 			}
 			res.Diagnostics = append(res.Diagnostics, d)

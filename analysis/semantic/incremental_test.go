@@ -129,6 +129,18 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 		if g, w := loaders(got), loaders(want); !reflect.DeepEqual(g, w) {
 			t.Fatalf("edit %d: the loaders %v differ from a fresh model's %v", i, g, w)
 		}
+		for name, c := range want.Classes {
+			var g, w []int
+			for _, d := range got.LoadersOf(got.Classes[name]) {
+				g = append(g, d.Call.Start())
+			}
+			for _, d := range want.LoadersOf(c) {
+				w = append(w, d.Call.Start())
+			}
+			if !slices.Equal(g, w) {
+				t.Fatalf("edit %d: the loaders of %s are at %v, a fresh model's at %v", i, name, g, w)
+			}
+		}
 
 		// Asked of every version, as GPU001 does, so that each carries
 		// its answers to the next.

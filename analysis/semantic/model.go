@@ -1125,11 +1125,17 @@ func (f *File) WorkerMethods() []WorkerMethod {
 // LoadersOf returns the DataLoaders built over instances of class c.
 func (f *File) LoadersOf(c *Class) []*DataLoader {
 	// A large file has hundreds of datasets and loaders: one pass.
+	return slices.Clip(f.loadersByClass()[c])
+}
+
+// loadersByClass returns the DataLoaders by the class of their dataset,
+// found once.
+func (f *File) loadersByClass() map[*Class][]*DataLoader {
 	f.loadersOf.Do(func() {
 		f.loadersOf.m = map[*Class][]*DataLoader{}
 		for _, d := range f.DataLoaders {
 			f.loadersOf.m[d.DatasetClass] = append(f.loadersOf.m[d.DatasetClass], d)
 		}
 	})
-	return slices.Clip(f.loadersOf.m[c])
+	return f.loadersOf.m
 }

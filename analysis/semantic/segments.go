@@ -155,6 +155,10 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh, loaderCalls)
 	}
 	f.DataLoaders = f.dataLoaders(prev, loaderCalls)
+	if prev != nil && slices.Equal(f.DataLoaders, prev.DataLoaders) {
+		// The same loaders, over the same classes (see dataLoaders).
+		f.loadersOf.Do(func() { f.loadersOf.m = prev.loadersByClass() })
+	}
 	if prev != nil {
 		if f.carried.reusable {
 			f.carried.devices = prev.devices.Load()
@@ -334,17 +338,22 @@ func holdLoadersOrSwitches(f *File, indexes []*segmentIndex) bool {
 // not in the focus, which has those that mention one: see reanalyse) and
 // the dataset's class is the same.
 func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
-	var had map[*pyast.Node]*DataLoader
+	var had []*DataLoader // prev's, in offset order as calls are
 	namesChanged := f.namesChanged()
 	if prev != nil && f.carried.ok && (!namesChanged || f.carried.reusable) {
-		had = make(map[*pyast.Node]*DataLoader, len(prev.DataLoaders))
-		for _, d := range prev.DataLoaders {
-			had[d.Call] = d
-		}
+		had = prev.DataLoaders
 	}
 	out := make([]*DataLoader, len(calls))
+	j := 0 // had's first loader not before the call
 	for i, call := range calls {
-		d := had[call]
+		// A shared call keeps its offset: one walk over both lists.
+		for j < len(had) && had[j].Call.Start() < call.Start() {
+			j++
+		}
+		var d *DataLoader
+		if j < len(had) && had[j].Call == call {
+			d = had[j]
+		}
 		if d != nil && (d.DatasetClass == nil || f.Classes[d.DatasetClass.Name] == d.DatasetClass) &&
 			(!namesChanged || !f.carried.focus[f.segmentOf(call)]) {
 			out[i] = d

@@ -76,8 +76,10 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	sameProject := prev != nil && prev.Path == f.Path && prev.Project == f.Project &&
 		prev.structure[strings.LastIndexByte(prev.structure, 0)+1:] == project
 	sameStructure := sameProject && !holdStructure(removed) && !holdStructure(freshIndexes)
+	sameClasses := false // the very classes of prev
 	switch {
 	case sameStructure:
+		sameClasses = true
 		f.Imports, f.Classes, f.structure = prev.Imports, prev.Classes, prev.structure
 		// The same classes, deriving from the same bases, with the same
 		// methods (the headers list them).
@@ -126,9 +128,11 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	f.totals = totalsFrom(prev, f.indexes, freshIndexes, removed)
 	f.indent = f.totals.indent()
 	var loaderCalls []*pyast.Node
+	sameCalls := false // prev's loader calls
 	switch {
 	case sameStructure && !holdLoadersOrSwitches(prev, removed) && !holdLoadersOrSwitches(f, freshIndexes):
 		f.gradSwitches, loaderCalls = prev.gradSwitches, loaderCallsOf(prev)
+		sameCalls = true
 	case sameStructure && len(removedSegments) <= fewRemoved:
 		// An edit in a function that builds a DataLoader: the others'
 		// stay where they were.
@@ -154,7 +158,13 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	if prev != nil {
 		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh, loaderCalls)
 	}
-	f.DataLoaders = f.dataLoaders(prev, loaderCalls)
+	if sameClasses && sameCalls && f.carried.ok && (!f.namesChanged() || f.carried.reusable && !f.loadersIn(f.carried.focus)) {
+		// No loader's statement, dataset class or names changed (see
+		// dataLoaders): prev's loaders, without a look at each.
+		f.DataLoaders = prev.DataLoaders
+	} else {
+		f.DataLoaders = f.dataLoaders(prev, loaderCalls)
+	}
 	if prev != nil && slices.Equal(f.DataLoaders, prev.DataLoaders) {
 		// The same loaders, over the same classes (see dataLoaders).
 		f.loadersOf.Do(func() { f.loadersOf.m = prev.loadersByClass() })
@@ -362,6 +372,16 @@ func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
 		out[i] = f.newDataLoader(call)
 	}
 	return out
+}
+
+// loadersIn reports whether a segment of focus builds a DataLoader.
+func (f *File) loadersIn(focus Focus) bool {
+	for seg := range focus {
+		if i := f.segmentNumber(seg); i >= 0 && len(f.indexes[i].importFacts(f).dataLoaders) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // sameHeaders reports whether the segments removed and those fresh hold

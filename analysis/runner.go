@@ -200,7 +200,7 @@ type Result struct {
 	local map[string]localFindings
 	// verdicts are the verifications of its fixes, for the next version
 	// (see keptVerdict); nil when not edited.
-	verdicts map[*Edit]keptVerdict
+	verdicts map[editsID]keptVerdict
 	dropped  []droppedFix // during the analysis, see DroppedFixes
 	reused   int          // findings taken from the previous version
 	// reexamined: segments the local rules analysed again (see
@@ -689,7 +689,7 @@ func within(d Diagnostic, inside func(off int) bool) bool {
 // segments, is not verified again (see keptVerdict).
 func (res *Result) verifyFixes(prev *Result) {
 	f := res.file
-	index := map[*Edit]int{} // a fix's edits -> its place in fixes
+	index := map[editsID]int{} // a fix's edits -> its place in fixes
 	var fixes []Fix
 	at := make([][]int, len(res.Diagnostics)) // each diagnostic's fixes in fixes, -1: nothing to verify
 	for i, d := range res.Diagnostics {
@@ -697,9 +697,9 @@ func (res *Result) verifyFixes(prev *Result) {
 			j := -1
 			if len(fix.Edits) > 0 {
 				var seen bool
-				if j, seen = index[&fix.Edits[0]]; !seen {
+				if j, seen = index[idOf(fix.Edits)]; !seen {
 					j = len(fixes)
-					index[&fix.Edits[0]] = j
+					index[idOf(fix.Edits)] = j
 					fixes = append(fixes, fix)
 				}
 			} else if len(fix.Others) > 0 {
@@ -710,7 +710,7 @@ func (res *Result) verifyFixes(prev *Result) {
 		}
 	}
 	verdicts := make([]keptVerdict, len(fixes))
-	var prevVerdicts map[*Edit]keptVerdict
+	var prevVerdicts map[editsID]keptVerdict
 	if prev != nil && f.Tree.LaidOut() {
 		prevVerdicts = prev.verdicts
 	}
@@ -724,13 +724,13 @@ func (res *Result) verifyFixes(prev *Result) {
 	semantic.InParallel(len(fixes), func(i int) {
 		fix := fixes[i]
 		if len(fix.Edits) > 0 && len(fix.Others) == 0 {
-			if kept, ok := prevVerdicts[&fix.Edits[0]]; ok && kept.holdsFor(f, fix.Edits) {
+			if kept, ok := prevVerdicts[idOf(fix.Edits)]; ok && kept.holdsFor(f) {
 				verdicts[i] = kept
 				return
 			}
 		}
 		regions := fixRegions(f, fix.Edits)
-		v := keptVerdict{edits: len(fix.Edits), regions: regions, err: verifyFix(f, fix, regions, &trees)}
+		v := keptVerdict{regions: regions, err: verifyFix(f, fix, regions, &trees)}
 		for _, o := range fix.Others {
 			if v.err != nil {
 				break
@@ -751,10 +751,10 @@ func (res *Result) verifyFixes(prev *Result) {
 		verdicts[i] = v
 	})
 	if f.Tree.LaidOut() {
-		res.verdicts = make(map[*Edit]keptVerdict, len(index))
-		for first, j := range index {
+		res.verdicts = make(map[editsID]keptVerdict, len(index))
+		for id, j := range index {
 			if verdicts[j].segments != nil {
-				res.verdicts[first] = verdicts[j]
+				res.verdicts[id] = verdicts[j]
 			}
 		}
 	}
@@ -779,17 +779,24 @@ func (res *Result) verifyFixes(prev *Result) {
 // over the same segments, in the same places, would parse the same text
 // with the same edits.
 type keptVerdict struct {
-	edits    int // how many
 	regions  []region
 	segments []*pyast.Segment // the segments the regions overlap, in order
 	err      error
 }
 
-// holdsFor reports whether the verdict holds for edits, the same edits
-// the verdict was made for, in f: the segments its regions overlap are
-// the same ones.
-func (v keptVerdict) holdsFor(f *semantic.File, edits []Edit) bool {
-	if v.edits != len(edits) || v.segments == nil {
+// editsID is a fix's edits, the slice itself: the same one, not an equal
+// one.
+type editsID struct {
+	first *Edit
+	n     int
+}
+
+func idOf(edits []Edit) editsID { return editsID{&edits[0], len(edits)} }
+
+// holdsFor reports whether the verdict holds in f for the edits it was
+// made for: the segments its regions overlap are the same ones.
+func (v keptVerdict) holdsFor(f *semantic.File) bool {
+	if v.segments == nil {
 		return false
 	}
 	k := 0

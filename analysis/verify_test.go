@@ -171,7 +171,7 @@ func TestKeptVerdictsFollowTheirSegments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		had := res.verdicts[&remembered[0]]
+		had := res.verdicts[idOf(remembered)]
 		src, tree = ed.Text(), next
 		res = runner.AnalyzeTree(res, "v.py", src, tree, nil)
 		again := runner.AnalyzeTree(nil, "v.py", src, tree, nil) // verified afresh
@@ -181,7 +181,7 @@ func TestKeptVerdictsFollowTheirSegments(t *testing.T) {
 		if fixed := len(res.Diagnostics[0].Fixes) == 1; fixed != step.fixed {
 			t.Errorf("after %q: fix offered %v, want %v", step.new, fixed, step.fixed)
 		}
-		now := res.verdicts[&remembered[0]]
+		now := res.verdicts[idOf(remembered)]
 		if kept := len(now.regions) > 0 && &now.regions[0] == &had.regions[0]; kept != step.kept {
 			t.Errorf("after %q: the last version's verdict kept %v, want %v", step.new, kept, step.kept)
 		}

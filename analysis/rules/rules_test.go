@@ -783,3 +783,119 @@ func TestRandomEditsKeepFindingsExact(t *testing.T) {
 		t.Errorf("only %d findings reused over 300 versions: the local rules ran over the whole file", reused)
 	}
 }
+
+// Typing into a file of many datasets, as the benchmarks do: a training
+// function typed key by key between two blocks (intermediate syntax
+// errors and all), and a letter typed and taken back at the start of an
+// assignment in a Dataset's __init__ (a class attribute bound anew), and
+// the loop a leaky dataset's fix edits (in the function its loader is
+// passed to) rewritten and restored. Every
+// few versions, the incremental analysis (GPU001's remembered verdicts,
+// kept fix verdicts, kept loaders) must equal a fresh analysis of a fresh
+// laid-out parse. Versions whose fresh parse recovers from the syntax
+// error differently (its error takes in the statements after it, which
+// the incremental parse keeps apart) have other statements, so other
+// findings, and are not compared.
+func TestTypingAmongManyDatasetsMatchesFresh(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader, Dataset\n\ndevice = torch.device(\"cuda\")\n")
+	for i := range 24 {
+		move, kept := "x", "loss.item()"
+		if i%3 == 0 {
+			move = "x.cuda()"
+		}
+		if i%4 == 0 {
+			kept = "loss"
+		}
+		fmt.Fprintf(&b, `
+
+class Set%[1]d(Dataset):
+    def __init__(self, n):
+        self.x = torch.randn(n, 8)
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        x = self.x[i]
+        return %[2]s, i
+
+
+def fit%[1]d(model, epochs=2):
+    loader = DataLoader(Set%[1]d(64), batch_size=8, num_workers=2)
+    history = []
+    for epoch in range(epochs):
+        epoch%[1]d(model, loader, history)
+    return history
+
+
+def epoch%[1]d(model, loader, history):
+    for x, y in loader:
+        loss = model(x.to(device)).sum()
+        loss.backward()
+        history.append(%[3]s)
+`, i, move, kept)
+	}
+	const typed = "def typed(model, loader):\n    losses = []\n    for step, (x, y) in enumerate(loader):\n" +
+		"        loss = model(x.to(device)).sum()\n        losses.append(loss)\n        torch.cuda.empty_cache()\n    return losses\n\n\n"
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &analysis.Runner{Rules: rules.All()}
+	res := runner.AnalyzeTree(nil, "many.py", src, tree, nil)
+	type change struct {
+		at, end int
+		text    string
+	}
+	var changes []change
+	init := bytes.Index(src, []byte("        self.x = torch.randn(n, 8)")) + len("        ")
+	for i := range 6 {
+		if i%2 == 0 {
+			changes = append(changes, change{init, init, "z"})
+		} else {
+			changes = append(changes, change{init, init + 1, ""})
+		}
+	}
+	// The loop a leaky dataset's fix moves the batch in, in the function
+	// its loader is passed to, rebound and back: that dataset's verdict
+	// reads it.
+	epoch3 := bytes.Index(src, []byte("def epoch3("))
+	loop := epoch3 + bytes.Index(src[epoch3:], []byte("for x, y in loader:")) + len("for ")
+	changes = append(changes, change{loop, loop + len("x, y"), "xy"}, change{loop, loop + len("xy"), "x, y"}, change{loop, loop, "("}, change{loop, loop + 1, ""})
+	at := bytes.Index(src[len(src)/2:], []byte("\n\n\nclass ")) + len(src)/2 + 3
+	for _, r := range typed {
+		changes = append(changes, change{at, at, string(r)})
+		at += utf8.RuneLen(r)
+	}
+	compared := 0
+	for i, c := range changes {
+		ed := pyast.NewEditor(tree, src)
+		ed.Replace(c.at, c.end, c.text)
+		next, err := ed.Parse(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, tree = ed.Text(), next
+		res = runner.AnalyzeTree(res, "many.py", src, tree, nil)
+		if i%3 != 0 && i >= 10 && i != len(changes)-1 {
+			continue // the first ten (the rebindings and the loop) each
+		}
+		freshTree, err := pyast.ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(freshTree.Statements) != len(tree.Statements) {
+			continue // recovered from the syntax error otherwise (see above)
+		}
+		compared++
+		fresh := runner.AnalyzeTree(nil, "many.py", src, freshTree, nil)
+		if !reflect.DeepEqual(res.Diagnostics, fresh.Diagnostics) || !reflect.DeepEqual(res.DroppedFixes, fresh.DroppedFixes) {
+			t.Fatalf("change %d (%q): the findings differ from a fresh analysis's:\n%s", i, c.text, onlyIn(res.Diagnostics, fresh.Diagnostics)+onlyIn(fresh.Diagnostics, res.Diagnostics))
+		}
+	}
+	if compared < len(changes)/4 {
+		t.Fatalf("only %d versions compared", compared)
+	}
+}

@@ -191,6 +191,24 @@ func workerVerdictOf(pass *analysis.Pass, devices []*pyast.Node, wc workerCode, 
 		for _, move := range moves {
 			v.diags = append(v.diags, deviceMoveDiagnostic(pass, wc, move, reads))
 		}
+		// The offsets are kept: each must lie in a statement read (an
+		// insertion after the last line of a loop's function lies in the
+		// next statement, which may move), else the verdict is not kept.
+		settled := true
+		for _, d := range v.diags {
+			for start, end := range d.Ranges() {
+				settled = settled && reads.Settled(start) && reads.Settled(end)
+			}
+		}
+		for _, e := range v.fix.Edits {
+			settled = settled && reads.Settled(e.Start) && reads.Settled(e.End)
+		}
+		if v.title.at >= 0 {
+			settled = settled && reads.Settled(v.title.at)
+		}
+		if !settled {
+			reads.Whole()
+		}
 		return v
 	}
 	if len(wc.remote) > 0 {

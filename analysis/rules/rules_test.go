@@ -899,3 +899,38 @@ def epoch%[1]d(model, loader, history):
 		t.Fatalf("only %d versions compared", compared)
 	}
 }
+
+// A remembered GPU001 verdict keeps its offsets, which hold in a later
+// version only inside the statements it read: an insertion after a
+// function's last line is at the start of the next statement, which the
+// verdict did not read. Here the batch is unpacked on the last line of the
+// function the loader is passed to, so the fix inserts the transfer after
+// it; the statement after that function then grows, and shrinks. Every
+// version must analyse exactly as a fresh file.
+func TestGPU001VerdictKeepsNoOffsetOutsideWhatItRead(t *testing.T) {
+	const base = `import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.zeros(4).cuda(), i
+
+
+def run(loader):
+    for batch in loader:
+        x, i = batch
+after = 1
+frames = DataLoader(Frames(), num_workers=2)
+run(frames)
+`
+	steps := []editStep{
+		{"after = 1", "after = [" + strings.Repeat("1, ", 400) + "1]"},
+		{"run(frames)", "run(frames)\nx = 2"},
+		{"after = [", "after = 1\nnope = ["},
+	}
+	checkIncrementalSteps(t, base, steps)
+}

@@ -51,6 +51,24 @@ func (r *Reads) Name(name string) {
 	}
 }
 
+// Settled reports whether off, an offset of the file's text, lies in the
+// text of a statement the answer read (before the spaces the layout puts
+// after it, see pyast.Segment.Settled): only such an offset holds in a
+// later version that takes the answer. An offset at the start of the next
+// statement (an insertion after a function's last line) moves with that
+// statement. A nil Reads says true.
+func (r *Reads) Settled(off int) bool {
+	if r == nil {
+		return true
+	}
+	for _, seg := range r.segments {
+		if seg.Settled(off) {
+			return true
+		}
+	}
+	return false
+}
+
 // Whole records that the answer read the file in a way Code and Name do
 // not describe: it is not kept for the next version.
 func (r *Reads) Whole() {
@@ -94,7 +112,9 @@ func (t *readingTable[T]) put(n *pyast.Node, a readAnswer[T]) {
 // defines a name it looked up (Reads.Name) added, removed or changed, and
 // holds, the asker's check of what it passes in (say the DataLoaders it
 // found), true of it. compute records what it reads in r; the statement
-// of n is recorded already. An answer must not be changed once returned.
+// of n is recorded already. An answer that keeps offsets of the text must
+// call Whole when one is not Settled. An answer must not be changed once
+// returned.
 func RememberReading[T any](f *File, name string, n *pyast.Node, holds func(T) bool, compute func(r *Reads) T) T {
 	f.tables.Lock()
 	table, _ := f.tables.m[name].(*readingTable[T])

@@ -399,6 +399,20 @@ def train(model):
 	checkIncrementalSteps(t, base, steps)
 }
 
+// framesDataset starts the GPU001 tests' programs: a Dataset that moves
+// its samples to the GPU.
+const framesDataset = `import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.zeros(4).cuda(), i
+`
+
 // GPU001's verdict on a dataset (its findings and the fix they share) is
 // taken from the last version while what it read is unchanged
 // (semantic.RememberReading): the statements it followed its loaders
@@ -410,17 +424,7 @@ def train(model):
 // sees, puts a move under noqa. Every version must analyse exactly as a
 // fresh file.
 func TestGPU001VerdictFollowsWhatItRead(t *testing.T) {
-	const base = `import torch
-from torch.utils.data import DataLoader, Dataset
-
-
-class Frames(Dataset):
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        return torch.zeros(4).cuda(), i
-
+	const base = framesDataset + `
 
 class Clips(Dataset):
     def __len__(self):
@@ -908,17 +912,7 @@ def epoch%[1]d(model, loader, history):
 // it; the statement after that function then grows, and shrinks. Every
 // version must analyse exactly as a fresh file.
 func TestGPU001VerdictKeepsNoOffsetOutsideWhatItRead(t *testing.T) {
-	const base = `import torch
-from torch.utils.data import DataLoader, Dataset
-
-
-class Frames(Dataset):
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        return torch.zeros(4).cuda(), i
-
+	const base = framesDataset + `
 
 def run(loader):
     for batch in loader:

@@ -928,3 +928,47 @@ run(frames)
 	}
 	checkIncrementalSteps(t, base, steps)
 }
+
+// The same for GPU001's kept verdicts, which record the names they looked
+// up (the function each loader is passed to): a verdict lasts across many
+// versions, and a name that were a view of the text of the version that
+// found it would keep that whole text alive. Each version edits the
+// function one dataset's loader is passed to, so that version finds that
+// dataset's verdict anew.
+func TestKeptVerdictsKeepNoOldVersionAlive(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\nfrom torch.utils.data import DataLoader, Dataset\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "\n\nclass Set%[1]d(Dataset):\n    def __getitem__(self, i):\n        return torch.zeros(4).cuda(), i\n\n\n"+
+			"def fit%[1]d(model):\n    loader = DataLoader(Set%[1]d(), num_workers=2)\n    epoch%[1]d(model, loader)\n\n\n"+
+			"def epoch%[1]d(model, loader):\n    for x, y in loader:\n        model(x)\n", i)
+	}
+	src := []byte(b.String())
+	runner := &analysis.Runner{Rules: rules.All()}
+	tree, _ := pyast.ParseForEditing(context.Background(), src)
+	res := runner.AnalyzeTree(nil, "sets.py", src, tree, nil)
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	one := heap()
+	for i := range 300 {
+		epoch := bytes.Index(src, []byte(fmt.Sprintf("def epoch%d(", i%100)))
+		at := epoch + bytes.Index(src[epoch:], []byte("model(x)"))
+		var next []byte
+		tree, next = edited(t, tree, src, at, at, "v")
+		res = runner.AnalyzeTree(res, "sets.py", next, tree, nil)
+		src = next
+	}
+	if len(res.Diagnostics) != 100 {
+		t.Fatalf("%d diagnostics, want one a dataset", len(res.Diagnostics))
+	}
+	after := heap()
+	t.Logf("heap after one version: %.1f MB, after 300: %.1f MB", float64(one)/1e6, float64(after)/1e6)
+	if after > 3*one {
+		t.Errorf("after 300 versions the heap holds %d MB; after one it held %d MB", after>>20, one>>20)
+	}
+	runtime.KeepAlive(res)
+}

@@ -2,6 +2,7 @@ package semantic
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -47,7 +48,9 @@ func (r *Reads) Code(n *pyast.Node) {
 // it, the ones there are and any added.
 func (r *Reads) Name(name string) {
 	if r != nil && !slices.Contains(r.names, name) {
-		r.names = append(r.names, name)
+		// A copy: name is often a view of this version's text, which a
+		// kept answer would otherwise keep alive for many versions.
+		r.names = append(r.names, strings.Clone(name))
 	}
 }
 

@@ -82,7 +82,7 @@ func (r *Reads) Whole() {
 
 // readingTable is what one version remembered for a question of
 // RememberReading, by node. The next version reads it (see
-// File.tables.last) while this one may still add to it.
+// File.tables.lastReading) while this one may still add to it.
 type readingTable[T any] struct {
 	mu sync.Mutex
 	m  map[*pyast.Node]readAnswer[T]
@@ -111,10 +111,9 @@ func (t *readingTable[T]) put(n *pyast.Node, a readAnswer[T]) {
 // n, computing it on the first ask, or taking the last version's answer
 // while it still holds: none of the statements it read changed
 // (Reads.Code) or reads differently (a name it mentions bound anew, see
-// Reanalysed), no statement that mentions or
-// defines a name it looked up (Reads.Name) added, removed or changed, and
-// holds, the asker's check of what it passes in (say the DataLoaders it
-// found), true of it. compute records what it reads in r; the statement
+// Reanalysed), no statement that mentions or defines a name it looked up
+// (Reads.Name) added, removed or changed, and holds, the asker's check of
+// what it passes in (say the DataLoaders it found), true of it. compute records what it reads in r; the statement
 // of n is recorded already. An answer that keeps offsets of the text must
 // call Whole when one is not Settled. An answer must not be changed once
 // returned.

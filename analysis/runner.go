@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"maps"
 	"runtime/debug"
 	"slices"
@@ -107,8 +108,7 @@ func (p *Pass) Other(f *semantic.File) {
 // Suppressed reports whether a `# noqa` comment silences this rule at the
 // line holding offset. Fixes use it to leave suppressed code alone.
 func (p *Pass) Suppressed(offset int) bool {
-	// Most files have no noqa comment: then no line is looked up.
-	return p.sup != nil && len(p.sup.lines) > 0 && p.sup.line(p.Mapper.LineOf(offset), p.Rule.Code)
+	return p.sup != nil && p.sup.at(p.File, offset, p.Rule.Code)
 }
 
 // Report records a diagnostic of the running rule.
@@ -430,7 +430,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 		}
 		o.from = len(res.Diagnostics)
 		for _, d := range o.diags {
-			if len(sup.lines) > 0 && sup.line(f.Mapper.LineOf(d.Start), d.Code) || o.focus != nil && !o.focus.Has(f.SegmentAt(d.Start)) {
+			if sup.at(f, d.Start, d.Code) || o.focus != nil && !o.focus.Has(f.SegmentAt(d.Start)) {
 				continue
 			}
 			res.Diagnostics = append(res.Diagnostics, d)
@@ -746,7 +746,7 @@ func (res *Result) verifyFixes(prev *Result) {
 			}
 		}
 		if f.Tree.LaidOut() && len(fix.Others) == 0 {
-			v.segments = segmentsOver(f, regions)
+			v.segments = slices.AppendSeq([]*pyast.Segment{}, segmentsOver(f, regions)) // not nil: kept
 		}
 		verdicts[i] = v
 	})
@@ -800,35 +800,31 @@ func (v keptVerdict) holdsFor(f *semantic.File) bool {
 		return false
 	}
 	k := 0
-	for _, r := range v.regions {
-		for i := f.Tree.SegmentNumber(r.start); i >= 0 && i < len(f.Tree.Segments); i++ {
-			seg := f.Tree.Segments[i]
-			if seg.Base >= r.end {
-				break
-			}
-			if k >= len(v.segments) || v.segments[k] != seg {
-				return false
-			}
-			k++
+	for seg := range segmentsOver(f, v.regions) {
+		if k >= len(v.segments) || v.segments[k] != seg {
+			return false
 		}
+		k++
 	}
 	return k == len(v.segments)
 }
 
-// segmentsOver lists the segments regions overlap, in order (a segment
+// segmentsOver yields the segments regions overlap, in order (a segment
 // two regions overlap twice).
-func segmentsOver(f *semantic.File, regions []region) []*pyast.Segment {
-	out := []*pyast.Segment{}
-	for _, r := range regions {
-		for i := f.Tree.SegmentNumber(r.start); i >= 0 && i < len(f.Tree.Segments); i++ {
-			seg := f.Tree.Segments[i]
-			if seg.Base >= r.end {
-				break
+func segmentsOver(f *semantic.File, regions []region) iter.Seq[*pyast.Segment] {
+	return func(yield func(*pyast.Segment) bool) {
+		for _, r := range regions {
+			for i := f.Tree.SegmentNumber(r.start); i >= 0 && i < len(f.Tree.Segments); i++ {
+				seg := f.Tree.Segments[i]
+				if seg.Base >= r.end {
+					break
+				}
+				if !yield(seg) {
+					return
+				}
 			}
-			out = append(out, seg)
 		}
 	}
-	return out
 }
 
 // fromSource converts edits to another file's source (see Pass.Other) to

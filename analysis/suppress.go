@@ -65,8 +65,14 @@ func parseSuppressions(f *semantic.File) *suppressions {
 
 func (s *suppressions) file(code string) bool { return s.fileAll || s.fileCodes[code] }
 
-func (s *suppressions) line(line int, code string) bool {
-	set, ok := s.lines[line]
+// at reports whether code is suppressed on the line of offset off of f's
+// text. Most files have no noqa comment: then no line is looked up (every
+// finding of every rule asks, on every version).
+func (s *suppressions) at(f *semantic.File, off int, code string) bool {
+	if len(s.lines) == 0 {
+		return false
+	}
+	set, ok := s.lines[f.Mapper.LineOf(off)]
 	return ok && (set == nil || set[code])
 }
 

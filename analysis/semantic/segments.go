@@ -158,13 +158,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	if prev != nil {
 		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh, loaderCalls)
 	}
-	if sameClasses && sameCalls && f.carried.ok && (!f.namesChanged() || f.carried.reusable && !f.loadersIn(f.carried.focus)) {
-		// No loader's statement, dataset class or names changed (see
-		// dataLoaders): prev's loaders, without a look at each.
-		f.DataLoaders = prev.DataLoaders
-	} else {
-		f.DataLoaders = f.dataLoaders(prev, loaderCalls)
-	}
+	f.DataLoaders = f.dataLoaders(prev, loaderCalls, sameClasses && sameCalls)
 	if prev != nil && slices.Equal(f.DataLoaders, prev.DataLoaders) {
 		// The same loaders, over the same classes (see dataLoaders).
 		f.loadersOf.Do(func() { f.loadersOf.m = prev.loadersByClass() })
@@ -346,11 +340,16 @@ func holdLoadersOrSwitches(f *File, indexes []*segmentIndex) bool {
 // description of a call in a segment both versions share while the names
 // it mentions are bound alike (no name is bound anew, or the segment is
 // not in the focus, which has those that mention one: see reanalyse) and
-// the dataset's class is the same.
-func (f *File) dataLoaders(prev *File, calls []*pyast.Node) []*DataLoader {
+// the dataset's class is the same. With sameCalls (prev's very classes
+// and loader calls) and no loader's segment in the focus, that is every
+// description: prev's list, without a look at each.
+func (f *File) dataLoaders(prev *File, calls []*pyast.Node, sameCalls bool) []*DataLoader {
 	var had []*DataLoader // prev's, in offset order as calls are
 	namesChanged := f.namesChanged()
 	if prev != nil && f.carried.ok && (!namesChanged || f.carried.reusable) {
+		if sameCalls && (!namesChanged || !f.loadersIn(f.carried.focus)) {
+			return prev.DataLoaders
+		}
 		had = prev.DataLoaders
 	}
 	out := make([]*DataLoader, len(calls))

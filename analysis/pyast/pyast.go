@@ -474,7 +474,10 @@ func ParseTree(old *sitter.Tree, src []byte) (*sitter.Tree, error) {
 }
 
 // ErrorCount counts the syntax errors (ERROR and MISSING nodes) of a
-// tree-sitter tree, descending only into subtrees that contain one.
+// tree-sitter tree, descending only into subtrees that contain one. A
+// MISSING token of a hidden rule (the line break between two statements
+// on one line: `z = T.ones(3).to(DEVICE)  x`) is no child a node lists,
+// though the node has an error: such a node counts as one.
 func ErrorCount(n *sitter.Node) int {
 	if !n.HasError() {
 		return 0
@@ -486,5 +489,5 @@ func ErrorCount(n *sitter.Node) int {
 	for i := 0; i < int(n.ChildCount()); i++ {
 		count += ErrorCount(n.Child(i))
 	}
-	return count
+	return max(count, 1)
 }

@@ -216,3 +216,29 @@ func TestStatementsOfConcurrentParsesFindTheirRoot(t *testing.T) {
 		}
 	}
 }
+
+// Two statements on one line without ";" between them: the parser may put
+// in a MISSING line break, a token of a hidden rule that no node lists as
+// a child; ErrorCount must count it all the same, or fix verification
+// would let a fix write `z = T.ones(3).to(DEVICE)  x`.
+func TestErrorCountSeesHiddenMissingTokens(t *testing.T) {
+	for _, src := range []string{
+		"z = T.ones(3).to(\"cuda:1\", non_blocking=True)  x# the comment\n",
+		"def f():\n    z = T.ones(3).to(DEVICE)  x# the comment\n    w = 2\n",
+		"x = f()  y\n",
+		"x = 1\n",
+	} {
+		tree, err := ParseTree(nil, []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 1
+		if src == "x = 1\n" {
+			want = 0
+		}
+		if got := ErrorCount(tree.RootNode()); got != want || tree.RootNode().HasError() != (want > 0) {
+			t.Errorf("%q: ErrorCount %d, HasError %v; want %d: %s", src, got, tree.RootNode().HasError(), want, tree.RootNode())
+		}
+		tree.Close()
+	}
+}

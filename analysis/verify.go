@@ -148,11 +148,15 @@ func verifyFix(f *semantic.File, fix Fix, regions []region, trees *regionTrees) 
 		return err
 	}
 	for _, r := range regions {
-		var local []Edit
+		var inRegion, local []Edit
 		for _, e := range fix.Edits {
 			if r.start <= e.Start && e.End <= r.end {
+				inRegion = append(inRegion, e)
 				local = append(local, Edit{e.Start - r.start, e.End - r.start, e.NewText})
 			}
+		}
+		if verifyAlone(f, inRegion) {
+			continue
 		}
 		key := verdictKeyOf(f.Src[r.start:r.end], local)
 		verdicts.Lock()

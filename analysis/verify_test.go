@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // verifyRegion reparses a region incrementally after a fix's edits; its
@@ -184,6 +185,211 @@ func TestKeptVerdictsFollowTheirSegments(t *testing.T) {
 		now := res.verdicts[idOf(remembered)]
 		if kept := len(now.regions) > 0 && &now.regions[0] == &had.regions[0]; kept != step.kept {
 			t.Errorf("after %q: the last version's verdict kept %v, want %v", step.new, kept, step.kept)
+		}
+	}
+}
+
+// A fix verified statement by statement (verifyAlone) is accepted only
+// where the region's parse accepts it too, for edits of every shape
+// (indentation, line continuations, brackets and strings left open, line
+// breaks of every kind, whole lines taken out and put in as fixes do) in
+// the rules' test programs and in statements written to be hard to take
+// out alone, laid out for editing or not; and it leaves to the region's
+// parse a share of them, those it cannot judge.
+func TestStatementsVerifiedAloneAgreeWithTheirRegion(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("rules", "testdata", "*", "*.py"))
+	sources := []string{
+		"class A:\n    def f(self):\n        s = '''\nno indent\n'''\n        return s\n\n    @property\n    def g(self):\n        return 1  # one\n",
+		"def f(x):\n\tif x:\n\t\ty = x \\\n\t\t\t+ 1\n\t\treturn y\r\n\treturn (x,\n  2)\n",
+		"def f(x):\n    match x:\n        case 1:\n            return 2\n        case _:\n            pass\n    a = 1; b = 2\n    if a: b = 3\n",
+		"def f():\r\n    for i in range(3):\r\n        g(i)\r\n    return 1\r\n",
+		"def f():\n    x = [1,\n# comment at the margin\n         2]\n    try:\n        pass\n    except E:\n        pass\n    finally:\n        y = 1\n",
+		"def f():\n    x = (\n    def g():\n        return 1\n",
+	}
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, string(src))
+	}
+	accepted, declined, declinedValid := checkAloneAgainstRegion(t, sources, 400, rand.New(rand.NewSource(2)))
+	if accepted < 1500 || declinedValid < 1000 {
+		t.Errorf("%d edit sets accepted alone, %d left to the region (%d of them valid)", accepted, declined, declinedValid)
+	}
+}
+
+// TestStatementsVerifiedAloneOnRealCode is the same check on real files,
+// those of the projects the ecosystem check downloads (see
+// TestIncrementalMatchesFreshOnRealCode in the rules: CI sets
+// $VRAMLINT_REAL_SOURCES after that check; the test skips without it).
+func TestStatementsVerifiedAloneOnRealCode(t *testing.T) {
+	root := os.Getenv("VRAMLINT_REAL_SOURCES")
+	if root == "" {
+		t.Skip("VRAMLINT_REAL_SOURCES is not set (CI sets it to the ecosystem check's downloads)")
+	}
+	var paths []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".py" {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(12))
+	rng.Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
+	var sources []string
+	for _, p := range paths {
+		if src, err := os.ReadFile(p); err == nil && len(src) < 60<<10 {
+			sources = append(sources, string(src))
+		}
+		if len(sources) == 150 {
+			break
+		}
+	}
+	accepted, declined, declinedValid := checkAloneAgainstRegion(t, sources, 100, rng)
+	if len(sources) < 100 || accepted < 2000 {
+		t.Errorf("%d files, %d edit sets accepted alone, %d left to the region (%d of them valid)", len(sources), accepted, declined, declinedValid)
+	}
+}
+
+// checkAloneAgainstRegion makes n random fixes in each source (one to two
+// edits within one region) and fails t where verifyAlone accepts one the
+// region's parse rejects. It returns how many it accepted and left to the
+// region, and how many of those the region accepts.
+func checkAloneAgainstRegion(t *testing.T, sources []string, n int, rng *rand.Rand) (accepted, declined, declinedValid int) {
+	t.Helper()
+	texts := []string{"", "", "", "x", "x", ".item()", "\n", "\n    ", "\n        y = 1", "    ", "\t", "\\", "\\\n", "(", ")", "]", "'''", "'", "f'{", ":", ":\n", "else:", "#", "\r", "\r\n", ".item()", "return", "\n\n", "数"}
+	lines := []string{"x = 1\n", "pass\n", "return y\n", "else:\n", "for b in c:\n", "y = (\n", "z\n", "\n", "torch.cuda.empty_cache()\n", "x = 1", "# note\n"}
+	for i, src := range sources {
+		for _, forEditing := range []bool{false, true} {
+			parse := pyast.Parse
+			if forEditing {
+				parse = pyast.ParseForEditing
+			}
+			tree, err := parse(context.Background(), []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := semantic.NewFile("t.py", []byte(src), tree)
+			for range n {
+				var edits []Edit
+				at := 0
+				for k := 1 + rng.Intn(2); k > 0 && at < len(f.Src); k-- {
+					start := at + rng.Intn(len(f.Src)-at)
+					end := min(len(f.Src), start+rng.Intn(2)*rng.Intn(6))
+					text := texts[rng.Intn(len(texts))]
+					if rng.Intn(3) == 0 {
+						// Whole lines, as fixes write them: one taken out,
+						// or one put in before a line, indented anyhow.
+						start = bytes.LastIndexByte(f.Src[:start], '\n') + 1
+						end = start
+						if rng.Intn(2) == 0 {
+							end = min(len(f.Src), start+bytes.IndexByte(f.Src[start:], '\n')+1)
+						}
+						text = ""
+						if start == end || rng.Intn(2) == 0 {
+							text = strings.Repeat(" ", rng.Intn(13)) + lines[rng.Intn(len(lines))]
+						}
+					}
+					edits = append(edits, Edit{start, end, text})
+					at = end + 1
+				}
+				regions := fixRegions(f, edits)
+				if len(regions) != 1 {
+					continue
+				}
+				var trees regionTrees
+				local := make([]Edit, len(edits))
+				for k, e := range edits {
+					local[k] = Edit{e.Start - regions[0].start, e.End - regions[0].start, e.NewText}
+				}
+				inRegion := verifyRegion(f.Src, regions[0], local, &trees)
+				trees.close()
+				switch {
+				case !verifyAlone(f, edits):
+					declined++
+					if inRegion == nil {
+						declinedValid++
+					}
+				case inRegion != nil:
+					t.Errorf("source %d (laid out: %v): edits %+v accepted alone, but the region's parse says %v", i, forEditing, edits, inRegion)
+				default:
+					accepted++
+				}
+			}
+		}
+	}
+	t.Logf("%d edit sets accepted alone, %d left to the region (%d of them valid)", accepted, declined, declinedValid)
+	return accepted, declined, declinedValid
+}
+
+// verifyAlone takes the fixes rules write (a call wrapped, a line taken
+// out of a loop and put after it, a line put at the top of a loop) on the
+// lines they edit, and leaves to the region's parse the edits that read
+// differently alone than in the file: each trap below is accepted by a
+// parse of the edited lines without the check that catches it.
+func TestVerifyAloneTakesFixesAndLeavesTraps(t *testing.T) {
+	const train = "def train(loader):\n    for epoch in range(3):\n        for x, y in loader:\n            loss = step(x, y)\n            history.append(loss)\n            torch.cuda.empty_cache()\n    return history\n"
+	at := func(src, s string) int {
+		i := strings.Index(src, s)
+		if i < 0 {
+			t.Fatalf("%q not in the program", s)
+		}
+		return i
+	}
+	emptyCache := at(train, "            torch.cuda.empty_cache()\n")
+	afterLoops := at(train, "    return history")
+	cases := []struct {
+		name, src string
+		edits     []Edit
+		alone     bool
+	}{
+		{"a call wrapped", train, []Edit{{Start: at(train, "loss)\n") + 4, End: at(train, "loss)\n") + 4, NewText: ".detach()"}}, true},
+		{"a line moved out of the loops", train, []Edit{
+			{Start: emptyCache, End: afterLoops, NewText: ""},
+			{Start: afterLoops, End: afterLoops, NewText: "        torch.cuda.empty_cache()\n"},
+		}, true}, // both in the lines of the inner loop, whose column the moved line has
+		{"a line taken out of the loop", train, []Edit{{Start: emptyCache, End: afterLoops, NewText: ""}}, true},
+		{"a line put at the top of the loop", train, []Edit{{Start: at(train, "            loss ="), End: at(train, "            loss ="), NewText: "            x = x.cuda(non_blocking=True)\n"}}, true},
+		// Traps.
+		{"a decorated definition made something else", "class A:\n    @property\n    def g(self):\n        return 1\n", []Edit{{Start: 31, End: 31, NewText: "#"}}, false},
+		{"else between two levels", "def f(a, b):\n    if a:\n        if b:\n            g()\n        h()\n", []Edit{{Start: 59, End: 59, NewText: "      else:\n"}}, false},
+		{"a line joined to the next", "def f():\n    x = 1\n    return x\n", []Edit{{Start: 15, End: 19, NewText: ""}}, false},
+		{"text put before the next line", "def f():\n    x = 1\n    return x\n", []Edit{{Start: 19, End: 19, NewText: "y"}}, false},
+		{"a line continued into the next", "def f():\n    x = 1\n    return x\n", []Edit{{Start: 18, End: 18, NewText: " \\"}}, false},
+		{"a lone carriage return", "def f():\n    x = 1\n    return x\n", []Edit{{Start: 18, End: 18, NewText: "\ry = 2"}}, false},
+	}
+	for _, c := range cases {
+		tree, err := pyast.Parse(context.Background(), []byte(c.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := semantic.NewFile("t.py", []byte(c.src), tree)
+		if got := verifyAlone(f, c.edits); got != c.alone {
+			after, _ := ApplyEdits(f.Src, c.edits)
+			t.Errorf("%s: verifyAlone = %v, want %v; the edited program:\n%s", c.name, got, c.alone, after)
+		}
+	}
+}
+
+// ParsesCleanly holds Python's rules on indentation that tree-sitter lets
+// pass.
+func TestParsesCleanlyChecksIndentation(t *testing.T) {
+	for src, want := range map[string]bool{
+		"if a:\n    if b:\n        g()\n  else:\n    h()\n":       false, // else between two levels
+		"if a:\n    g()\n  h()\n":                                 false, // a block's lines at two columns
+		"try:\n    g()\n  except E:\n    pass\n":                  false,
+		"if a:\n    if b:\n        g()\n    else:\n        h()\n": true,
+		"if a: g(); h()\nelse:\n    k()\n":                        true,
+		"x = [1,\n  2]\ny = 3\n":                                  true,
+		"def f():\n    s = '''\nmargin\n'''\n    return s\n":      true,
+		"x = (1\n": false,
+	} {
+		if got := pyast.ParsesCleanly([]byte(src)); got != want {
+			t.Errorf("ParsesCleanly(%q) = %v, want %v", src, got, want)
 		}
 	}
 }

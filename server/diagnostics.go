@@ -104,7 +104,11 @@ func (s *Server) prepareWhenIdle(d *document, snap *snapshot) {
 // is writing them. faults is how many minor page faults the process has
 // taken so far (on Unix; 0 elsewhere): the difference between two lines
 // is the pages the system had to map for the versions between them and
-// the work beside them, about a microsecond each.
+// the work beside them, about a microsecond each. gcCycles and gcAssist
+// are the collections the process has finished so far and the CPU its
+// goroutines spent helping the collector mark (ms): a slow version whose
+// line differs from the last one's there was analysed while a collection
+// ran, and paid for what it allocated meanwhile.
 type phaseTrace struct {
 	URI      string  `json:"uri"`
 	Version  int32   `json:"version"`
@@ -120,6 +124,8 @@ type phaseTrace struct {
 	Send     float64 `json:"send"`
 	Total    float64 `json:"total"`
 	Faults   int64   `json:"faults"`
+	GCCycles uint64  `json:"gcCycles"`
+	GCAssist float64 `json:"gcAssist"`
 }
 
 // tracePhases writes snap's phaseTrace. Call with s.mu held.
@@ -131,7 +137,7 @@ func (s *Server) tracePhases(snap *snapshot, res *analysis.Result, started, anal
 		// save): it starts with the analysis.
 		received, parsing, parsed = started, started, started
 	}
-	line, err := json.Marshal(phaseTrace{
+	trace := phaseTrace{
 		URI: snap.uri, Version: snap.version, Bytes: len(snap.src),
 		Change:   ms(parsing.Sub(received)),
 		Parse:    ms(parsed.Sub(parsing)),
@@ -144,7 +150,9 @@ func (s *Server) tracePhases(snap *snapshot, res *analysis.Result, started, anal
 		Send:     ms(sent.Sub(converted)),
 		Total:    ms(sent.Sub(received)),
 		Faults:   minorFaults(),
-	})
+	}
+	trace.GCCycles, trace.GCAssist = collectorSoFar()
+	line, err := json.Marshal(trace)
 	if err == nil {
 		_, err = s.opts.PhaseTrace.Write(append(line, '\n'))
 	}

@@ -27,6 +27,7 @@ func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
 	uri := "file:///work/train.py"
 	c.open(uri, leakyDataset)
 	c.diagnostics(uri, 1)
+	runtime.GC() // between the two versions' lines: a collection the second one counts
 	c.change(uri, 0, lspTextEdit{Range: lspRange{Start: lspPosition{0, 0}, End: lspPosition{0, 0}}, NewText: "# a comment\n"})
 	c.diagnostics(uri, 2)
 	next := func(version int32) phaseTrace {
@@ -42,6 +43,8 @@ func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
 		return tr
 	}
 	var faults int64 // the process's so far, never fewer
+	var cycles uint64
+	var assist float64
 	for i, size := range []int{len(leakyDataset), len(leakyDataset) + len("# a comment\n")} {
 		version := int32(i + 1)
 		tr := next(version)
@@ -49,6 +52,10 @@ func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
 			t.Errorf("v%d: %d page faults so far, after %d", version, tr.Faults, faults)
 		}
 		faults = tr.Faults
+		if version == 2 && tr.GCCycles <= cycles || tr.GCAssist < assist {
+			t.Errorf("v%d: %d collections and %.3f ms of assists so far, after %d and %.3f", version, tr.GCCycles, tr.GCAssist, cycles, assist)
+		}
+		cycles, assist = tr.GCCycles, tr.GCAssist
 		if tr.URI != uri || tr.Version != version || tr.Bytes != size {
 			t.Errorf("trace of %s v%d (%d bytes), want %s v%d (%d bytes)", tr.URI, tr.Version, tr.Bytes, uri, version, size)
 		}

@@ -76,3 +76,21 @@ func collectIfDue() bool {
 	runtime.GC()
 	return true
 }
+
+// collectorSoFar returns how many collections the process has finished and
+// the milliseconds of CPU its goroutines spent helping them mark (see
+// phaseTrace).
+func collectorSoFar() (cycles uint64, assistMs float64) {
+	samples := []metrics.Sample{
+		{Name: "/gc/cycles/total:gc-cycles"},
+		{Name: "/cpu/classes/gc/mark/assist:cpu-seconds"},
+	}
+	metrics.Read(samples)
+	if samples[0].Value.Kind() == metrics.KindUint64 {
+		cycles = samples[0].Value.Uint64()
+	}
+	if samples[1].Value.Kind() == metrics.KindFloat64 {
+		assistMs = samples[1].Value.Float64() * 1000
+	}
+	return cycles, assistMs
+}

@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -743,5 +746,76 @@ func TestSegmentOwnViewsOnlyItsOwnText(t *testing.T) {
 	other := strings.Clone("torch")
 	if got := tree.Segments[0].Own(other, tree.Src); got != other || unsafe.StringData(got) == unsafe.StringData(other) {
 		t.Errorf("Own of a string from elsewhere: %q, not a copy", got)
+	}
+}
+
+// A file opened with a bracket left open in its middle parses, whole, to
+// an ERROR root over the statements before the error and the error, which
+// takes in the rest of the file. An edit among the statements before it
+// that leaves them without an error is reparsed alone, as in any file (it
+// parsed the whole file again before: 470 ms a keystroke at 10,000
+// lines), and gives the tree a whole parse gives; an edit that writes an
+// error there, or reaches the error, parses the whole file again.
+func TestEditsBeforeASwallowingErrorAreReparsedAlone(t *testing.T) {
+	// lspbench's generated training file, with `broken = foo(` put
+	// before the middle dataset.
+	src, err := os.ReadFile(filepath.Join("testdata", "swallowing_error.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Root.Kind() != "ERROR" || !tree.Segments[len(tree.Segments)-1].hasError || tree.Segments[0].hasError {
+		t.Fatalf("root %s, %d segments: not the case this test is about", tree.Root.Kind(), len(tree.Segments))
+	}
+	sameAsWholeParse := func(tree *Tree, src []byte) {
+		t.Helper()
+		checkLayout(t, tree, src)
+		fresh, err := ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := tree.Root.Kind()+renderStatements(tree), fresh.Root.Kind()+renderStatements(fresh); got != want {
+			t.Fatalf("the edited tree differs from a whole parse\ngot  %s\nwant %s", got, want)
+		}
+	}
+	reused := func(next, prev *Tree) int {
+		n := 0
+		for _, s := range next.Segments {
+			if slices.Contains(prev.Segments, s) {
+				n++
+			}
+		}
+		return n
+	}
+	// A name typed longer in train0, before the error: alone.
+	at := bytes.Index(src, []byte("history = []")) + 1
+	next, nsrc := edit(t, tree, src, at, at, "y")
+	sameAsWholeParse(next, nsrc)
+	if n := reused(next, tree); n != len(tree.Segments)-1 {
+		t.Errorf("%d of %d segments kept: the edit was not parsed alone", n, len(tree.Segments))
+	}
+	// A bracket opened in train0 as well: the whole file again.
+	at = bytes.Index(nsrc, []byte("return history")) + len("return history")
+	broken, bsrc := edit(t, next, nsrc, at, at, " + (")
+	sameAsWholeParse(broken, bsrc)
+	if n := reused(broken, next); n != 0 {
+		t.Errorf("%d segments kept by an edit that wrote a second error", n)
+	}
+	// The bracket closed: the whole file again, which is a module now.
+	at = bytes.Index(nsrc, []byte("foo(")) + len("foo(")
+	mended, msrc := edit(t, next, nsrc, at, at, ")")
+	sameAsWholeParse(mended, msrc)
+	if mended.Root.Kind() != "module" || mended.HasError() {
+		t.Errorf("the mended file's root is %s (error: %v)", mended.Root.Kind(), mended.HasError())
+	}
+	// An edit inside the error: the whole file again.
+	at = bytes.LastIndex(nsrc, []byte("history = []")) + 1
+	inside, isrc := edit(t, next, nsrc, at, at, "y")
+	sameAsWholeParse(inside, isrc)
+	if n := reused(inside, next); n != 0 {
+		t.Errorf("%d segments kept by an edit inside the error", n)
 	}
 }

@@ -3,6 +3,7 @@ package pyast
 import (
 	"bytes"
 	"context"
+	"errors"
 	"runtime"
 	"sync/atomic"
 
@@ -32,14 +33,24 @@ import (
 // while they type, as it would in a whole parse. The statements next to a
 // segment with an error are parsed with it, so that the edit that mends the
 // error mends them too.
+//
+// A whole parse whose error did swallow the rest of the file (a file
+// opened with a bracket left open) may not parse as a module at all: its
+// root is an ERROR, over the statements before the error and the error
+// itself. An edit among the statements before it, leaving them without an
+// error, leaves that root as it is, and is reparsed alone like any other;
+// an edit that reaches the segments with the error, or writes one, parses
+// the whole file again. Every edit parsed the whole file again before:
+// at 10,000 lines with `x = foo(` in the middle, 470 ms a keystroke.
 
 // reparse builds the tree of src, prev's source with changes that wrote
 // or joined only the bytes [lo, hi) of src.
 func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, error) {
 	n := len(prev.Segments)
-	if !prev.roomy || prev.Root.Kind() != "module" || n == 0 {
+	if !prev.roomy || n == 0 {
 		return ParseForEditing(ctx, src)
 	}
+	errorRoot := prev.Root.Kind() != "module"
 	old := prev.src
 	delta := len(src) - len(old)
 	oldHi := hi - delta // the end of the changed bytes in prev's source
@@ -56,10 +67,13 @@ func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, er
 		for last < n-1 && prev.Segments[last+1].hasError {
 			last++
 		}
-		if first == 0 && last == n-1 {
+		if first == 0 && last == n-1 || errorRoot && anyError(prev.Segments[first:last+1]) {
 			return ParseForEditing(ctx, src)
 		}
-		t, err := spliceRegion(ctx, prev, src, first, last, delta)
+		t, err := spliceRegion(ctx, prev, src, first, last, delta, errorRoot)
+		if err == errNotClean {
+			return ParseForEditing(ctx, src)
+		}
 		if err != nil || t != nil {
 			return t, err
 		}
@@ -74,10 +88,25 @@ func (t *Tree) segmentOfSource(off int) int {
 	return t.segmentAt(off, func(i int) int { return t.starts[i] })
 }
 
+// anyError reports whether one of segs holds a syntax error.
+func anyError(segs []*Segment) bool {
+	for _, seg := range segs {
+		if seg.hasError {
+			return true
+		}
+	}
+	return false
+}
+
+// errNotClean is spliceRegion's answer when it was asked for a region
+// without a syntax error and the new statements have one.
+var errNotClean = errors.New("the region has a syntax error")
+
 // spliceRegion parses the text of segments first..last as changed in src
 // (delta bytes longer than prev's source) and puts its statements between
-// prev's segments around them. It returns nil when they do not fit there.
-func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delta int) (*Tree, error) {
+// prev's segments around them. It returns nil when they do not fit there,
+// and errNotClean, with clean, when they hold a syntax error.
+func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delta int, clean bool) (*Tree, error) {
 	n := len(prev.Segments)
 	start := prev.starts[first]
 	end := len(src)
@@ -108,6 +137,9 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 			free(ts)
 		}
 	}()
+	if clean && ts.RootNode().HasError() {
+		return nil, errNotClean
+	}
 	var tops []top
 	if ts.RootNode().Type() == "module" {
 		tops = topLevel(ts, start)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/semantic"
+	"github.com/vramlint/vramlint/internal/realsources"
 )
 
 // verifyRegion reparses a region incrementally after a fix's edits; its
@@ -224,20 +225,7 @@ func TestStatementsVerifiedAloneAgreeWithTheirRegion(t *testing.T) {
 // TestIncrementalMatchesFreshOnRealCode in the rules: CI sets
 // $VRAMLINT_REAL_SOURCES after that check; the test skips without it).
 func TestStatementsVerifiedAloneOnRealCode(t *testing.T) {
-	root := os.Getenv("VRAMLINT_REAL_SOURCES")
-	if root == "" {
-		t.Skip("VRAMLINT_REAL_SOURCES is not set (CI sets it to the ecosystem check's downloads)")
-	}
-	var paths []string
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Ext(p) == ".py" {
-			paths = append(paths, p)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, paths := realsources.Paths(t)
 	rng := rand.New(rand.NewSource(12))
 	rng.Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
 	var sources []string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/rules"
+	"github.com/vramlint/vramlint/internal/realsources"
 )
 
 // TestIncrementalMatchesFreshOnRealCode runs FuzzIncremental's edits over
@@ -21,21 +22,8 @@ import (
 // carrying over leak into another version (see semantic.NewModelFrom),
 // happens only in real code.
 func TestIncrementalMatchesFreshOnRealCode(t *testing.T) {
-	root := os.Getenv("VRAMLINT_REAL_SOURCES")
-	if root == "" {
-		t.Skip("VRAMLINT_REAL_SOURCES is not set (CI sets it to the ecosystem check's downloads)")
-	}
-	var paths []string
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Ext(p) == ".py" {
-			paths = append(paths, p)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// WalkDir walks in lexical order: the same files and scripts every run.
+	root, paths := realsources.Paths(t)
+	// The same files and scripts every run.
 	rng := rand.New(rand.NewSource(11))
 	rng.Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
 	runner := &analysis.Runner{Rules: rules.All()}

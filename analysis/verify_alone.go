@@ -82,7 +82,9 @@ func verifyAlone(f *semantic.File, edits []Edit) bool {
 func blocksAround(src []byte, n *pyast.Node) []byte {
 	var outer []*pyast.Node
 	for p := n.Parent(); p != nil; p = p.Parent() {
-		if inBlock(p) || p.Parent() != nil && p.Parent().Is("module") {
+		// A top-level statement's parent is the root, a module or, in a file
+		// whose error took in the rest of it, an ERROR.
+		if inBlock(p) || p.Parent() != nil && p.Parent().Parent() == nil {
 			outer = append(outer, p)
 		}
 	}

@@ -381,3 +381,34 @@ func TestParsesCleanlyChecksIndentation(t *testing.T) {
 		}
 	}
 }
+
+// The "if 1:" lines in front of a statement verified alone stand for
+// every statement that holds it, the top-level one included, also where
+// the root is an ERROR (a file whose error took in the rest of it).
+func TestBlocksAroundAStatementReachTheTopLevel(t *testing.T) {
+	broken, err := os.ReadFile(filepath.Join("pyast", "testdata", "swallowing_error.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range [][]byte{broken, []byte("def train0(epochs=3):\n    history = []\n    for epoch in range(epochs):\n        history = []\n")} {
+		tree, err := pyast.ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := semantic.NewFile("t.py", src, tree)
+		at := f.Tree.Virtual(bytes.Index(src, []byte("    history = []")) + 4)
+		var stmt *pyast.Node
+		f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+			if n.Start() == at && n.Kind() == "expression_statement" {
+				stmt = n
+			}
+			return stmt == nil
+		})
+		if stmt == nil {
+			t.Fatalf("no statement at %d (root %s)", at, f.Tree.Root.Kind())
+		}
+		if got := string(blocksAround(f.Src, stmt)); got != "if 1:\n" {
+			t.Errorf("root %s: blocks around `history = []` in train0: %q, want one line", f.Tree.Root.Kind(), got)
+		}
+	}
+}

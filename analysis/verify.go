@@ -60,10 +60,38 @@ func fixRegions(f *semantic.File, edits []Edit) []region {
 
 // verdicts caches verification results across files and versions, by
 // verdictKeyOf.
-var verdicts = struct {
-	sync.Mutex
-	m map[verdictKey]error
-}{m: map[verdictKey]error{}}
+var verdicts = newVerdictCache[error]()
+
+// verdictCache holds verdicts by key for the whole process, side by side
+// for fixes verified at once; it forgets them all once it holds
+// maxVerdicts.
+type verdictCache[V any] struct {
+	mu sync.Mutex
+	m  map[verdictKey]V
+}
+
+func newVerdictCache[V any]() *verdictCache[V] {
+	return &verdictCache[V]{m: map[verdictKey]V{}}
+}
+
+// get returns the verdict of key, computing it with verify (outside the
+// lock) when the cache has none.
+func (c *verdictCache[V]) get(key verdictKey, verify func() V) V {
+	c.mu.Lock()
+	v, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = verify()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxVerdicts {
+		clear(c.m)
+	}
+	c.m[key] = v
+	return v
+}
 
 // verdictKey identifies a region's text and the edits made in it: two
 // 64-bit hashes of them under independent seeds. Every version hashes the
@@ -161,19 +189,9 @@ func verifyFix(f *semantic.File, fix Fix, regions []region, trees *regionTrees) 
 		if verifyAlone(f, inRegion) {
 			continue
 		}
-		key := verdictKeyOf(f.Src[r.start:r.end], local)
-		verdicts.Lock()
-		err, ok := verdicts.m[key]
-		verdicts.Unlock()
-		if !ok {
-			err = verifyRegion(f.Src, r, local, trees)
-			verdicts.Lock()
-			if len(verdicts.m) >= maxVerdicts {
-				clear(verdicts.m)
-			}
-			verdicts.m[key] = err
-			verdicts.Unlock()
-		}
+		err := verdicts.get(verdictKeyOf(f.Src[r.start:r.end], local), func() error {
+			return verifyRegion(f.Src, r, local, trees)
+		})
 		if err != nil {
 			return err
 		}

@@ -2,10 +2,7 @@ package analysis
 
 import (
 	"bytes"
-	"encoding/binary"
-	"hash/maphash"
 	"sort"
-	"sync"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/semantic"
@@ -37,8 +34,11 @@ import (
 type editedStatement struct {
 	node *pyast.Node
 	// The statement's lines, [lineStart, linesEnd) of the text, line break
-	// included, are what is parsed, after the blocks around them.
+	// included, are what is parsed, after blocks: an "if 1:" line at the
+	// column of each statement that holds it, outermost first (the
+	// indentation the parser has at the statement, see alone).
 	lineStart, linesEnd int
+	blocks              []byte
 	edits               []Edit // at the text's offsets
 }
 
@@ -69,78 +69,24 @@ func verifyAlone(f *semantic.File, edits []Edit) bool {
 		if !indentedBy(after, f.Src[s.lineStart:s.node.Start()]) || !keepsItsLines(after) {
 			return false
 		}
-		if !parsesAlone(append(blocksAround(f.Src, s.node), after...)) {
+		if !parsesAlone(append(s.blocks, after...)) {
 			return false
 		}
 	}
 	return true
 }
 
-// blocksAround returns an "if 1:" line at the column of each statement
-// that holds n, outermost first: the indentation the parser has at n (alone
-// has checked that each starts its line).
-func blocksAround(src []byte, n *pyast.Node) []byte {
-	var outer []*pyast.Node
-	for p := n.Parent(); p != nil; p = p.Parent() {
-		// A top-level statement's parent is the root, a module or, in a file
-		// whose error took in the rest of it, an ERROR.
-		if inBlock(p) || p.Parent() != nil && p.Parent().Parent() == nil {
-			outer = append(outer, p)
-		}
-	}
-	var b []byte
-	for i := len(outer) - 1; i >= 0; i-- {
-		start := outer[i].Start()
-		b = append(b, src[bytes.LastIndexByte(src[:start], '\n')+1:start]...)
-		b = append(b, "if 1:\n"...)
-	}
-	return b
-}
-
 // aloneVerdicts caches parsesAlone by the text's key: the statements of a
 // buffer's fixes are verified again on every version that does not keep
 // their verdict (see keptVerdict), and the same statements recur across
 // versions and files.
-var aloneVerdicts = struct {
-	sync.Mutex
-	m map[verdictKey]bool
-}{m: map[verdictKey]bool{}}
+var aloneVerdicts = newVerdictCache[bool]()
 
 // parsesAlone reports whether text, a statement's lines after the blocks
-// around it (blocksAround), parses without a syntax error and indented as
+// around it (see alone), parses without a syntax error and indented as
 // Python requires (pyast.ParsesCleanly).
 func parsesAlone(text []byte) bool {
-	key := aloneKeyOf(text)
-	aloneVerdicts.Lock()
-	clean, ok := aloneVerdicts.m[key]
-	aloneVerdicts.Unlock()
-	if ok {
-		return clean
-	}
-	clean = pyast.ParsesCleanly(text)
-	aloneVerdicts.Lock()
-	defer aloneVerdicts.Unlock()
-	if len(aloneVerdicts.m) >= maxVerdicts {
-		clear(aloneVerdicts.m)
-	}
-	aloneVerdicts.m[key] = clean
-	return clean
-}
-
-// aloneKeyOf is the key of a statement's text for aloneVerdicts: two
-// 64-bit hashes under independent seeds, as verdictKeyOf.
-func aloneKeyOf(text []byte) verdictKey {
-	var key verdictKey
-	for i, seed := range verdictSeeds {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(text)))
-		var h maphash.Hash
-		h.SetSeed(seed)
-		h.Write(n[:])
-		h.Write(text)
-		key[i] = h.Sum64()
-	}
-	return key
+	return aloneVerdicts.get(verdictKeyOf(text, nil), func() bool { return pyast.ParsesCleanly(text) })
 }
 
 // editedStatements finds, for each edit, the innermost statement in a
@@ -199,8 +145,8 @@ func innermostAlone(f *semantic.File, e Edit) (s editedStatement, ok bool) {
 		n = in
 	}
 	for k := len(holding) - 1; k >= 0; k-- {
-		if lineStart, ok := alone(f.Src, holding[k]); ok {
-			return editedStatement{node: holding[k], lineStart: lineStart, linesEnd: linesEnd(f.Src, holding[k]), edits: []Edit{e}}, true
+		if lineStart, blocks, ok := alone(f.Src, holding[k]); ok {
+			return editedStatement{node: holding[k], lineStart: lineStart, linesEnd: linesEnd(f.Src, holding[k]), blocks: blocks, edits: []Edit{e}}, true
 		}
 	}
 	return s, false
@@ -223,21 +169,30 @@ func inBlock(n *pyast.Node) bool {
 	return n.Parent().Is("block") && !n.Is("case_clause", "comment")
 }
 
-// alone reports whether n's lines can be parsed without the rest of src
-// (see blocksAround): only indentation before it on its first line, every
-// line after starting with that indentation (or blank), every statement
-// holding it starting a line, no syntax error in it, and its lines those
-// the parser sees (keepsItsLines). It returns the start of n's first line.
-func alone(src []byte, n *pyast.Node) (lineStart int, ok bool) {
+// alone reports whether n's lines can be parsed without the rest of src:
+// only indentation before it on its first line, every line after starting
+// with that indentation (or blank), every statement holding it starting a
+// line, no syntax error in it, and its lines those the parser sees
+// (keepsItsLines). It returns the start of n's first line, and the blocks
+// to parse its lines after: an "if 1:" line at the column of each
+// statement that holds it, outermost first.
+func alone(src []byte, n *pyast.Node) (lineStart int, blocks []byte, ok bool) {
 	lineStart = bytes.LastIndexByte(src[:n.Start()], '\n') + 1
 	indent := src[lineStart:n.Start()]
 	end := linesEnd(src, n)
 	if !isIndentation(indent) || !indentedBy(src[lineStart:end], indent) || !keepsItsLines(src[lineStart:end]) {
-		return 0, false
+		return 0, nil, false
 	}
+	var columns [][]byte // of the statements that hold n, innermost first
 	for p := n.Parent(); p != nil; p = p.Parent() {
-		if start := p.Start(); inBlock(p) && !isIndentation(src[bytes.LastIndexByte(src[:start], '\n')+1:start]) {
-			return 0, false
+		// A top-level statement's parent is the root, a module or, in a file
+		// whose error took in the rest of it, an ERROR.
+		if inBlock(p) || p.Parent() != nil && p.Parent().Parent() == nil {
+			column := src[bytes.LastIndexByte(src[:p.Start()], '\n')+1 : p.Start()]
+			if !isIndentation(column) {
+				return 0, nil, false
+			}
+			columns = append(columns, column)
 		}
 	}
 	clean := true
@@ -247,7 +202,13 @@ func alone(src []byte, n *pyast.Node) (lineStart int, ok bool) {
 		}
 		return clean
 	})
-	return lineStart, clean
+	if !clean {
+		return 0, nil, false
+	}
+	for i := len(columns) - 1; i >= 0; i-- {
+		blocks = append(append(blocks, columns[i]...), "if 1:\n"...)
+	}
+	return lineStart, blocks, true
 }
 
 // isIndentation reports whether b is nothing but spaces and tabs (and form

@@ -407,8 +407,9 @@ func TestBlocksAroundAStatementReachTheTopLevel(t *testing.T) {
 		if stmt == nil {
 			t.Fatalf("no statement at %d (root %s)", at, f.Tree.Root.Kind())
 		}
-		if got := string(blocksAround(f.Src, stmt)); got != "if 1:\n" {
-			t.Errorf("root %s: blocks around `history = []` in train0: %q, want one line", f.Tree.Root.Kind(), got)
+		_, blocks, ok := alone(f.Src, stmt)
+		if got := string(blocks); !ok || got != "if 1:\n" {
+			t.Errorf("root %s: blocks around `history = []` in train0: %q (alone: %v), want one line", f.Tree.Root.Kind(), got, ok)
 		}
 	}
 }

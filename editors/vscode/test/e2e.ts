@@ -56,6 +56,21 @@ async function waitFor<T>(what: string, timeoutMs: number, probe: () => T | unde
   }
 }
 
+/**
+ * A probe for waitFor: the text of file once it passes `saved` and reads the
+ * same at two polls in a row. VS Code writes a save by truncating the file
+ * first, and a read between the two saw it empty (a CI run failed so).
+ */
+function savedText(file: string, saved: (text: string) => boolean): () => string | undefined {
+  let last: string | undefined;
+  return () => {
+    const t = fs.readFileSync(file, "utf8");
+    const settled = saved(t) && t === last;
+    last = t;
+    return settled ? t : undefined;
+  };
+}
+
 /** What `vramlint check` writes for these arguments, on a copy of src. */
 function fixedByCheck(src: string, ...args: string[]): string {
   const dir = fs.mkdtempSync(path.join(artifacts, "check-"));
@@ -209,10 +224,7 @@ async function main(): Promise<void> {
     // save (safe fixes only).
     const wantArticle = fixedByCheck(fixedByCheck(article, "--fix", "--unsafe-fixes", "--select", "GPU001"), "--fix");
     assert(wantArticle !== article, "the GPU001 fix changes nothing: the test would prove nothing");
-    const gotArticle = await waitFor("train.py saved", 30_000, () => {
-      const t = fs.readFileSync(path.join(ws, "train.py"), "utf8");
-      return t !== article ? t : undefined;
-    });
+    const gotArticle = await waitFor("train.py saved", 30_000, savedText(path.join(ws, "train.py"), (t) => t !== article));
     await shot(page, "saved");
     assert(gotArticle === wantArticle, `train.py after the quick fix and save:\n${gotArticle}\nwant:\n${wantArticle}`);
 
@@ -226,10 +238,7 @@ async function main(): Promise<void> {
     const wantSecond = fixedByCheck(edited, "--fix");
     assert(wantSecond !== edited, "second.py has no safe fix: the test would prove nothing");
     assert(wantSecond !== fixedByCheck(edited, "--fix", "--unsafe-fixes"), "second.py has no unsafe fix to leave alone");
-    const gotSecond = await waitFor("second.py saved", 30_000, () => {
-      const t = fs.readFileSync(path.join(ws, "second.py"), "utf8");
-      return t.startsWith("# saved\n") ? t : undefined;
-    });
+    const gotSecond = await waitFor("second.py saved", 30_000, savedText(path.join(ws, "second.py"), (t) => t.startsWith("# saved\n")));
     await shot(page, "fix-all-on-save");
     assert(gotSecond === wantSecond, `second.py after fix-all on save:\n${gotSecond}\nwant:\n${wantSecond}`);
 

@@ -19,15 +19,17 @@ import (
 // reparseSegment): the first edit inside it is parsed incrementally too,
 // rather than the whole statement again.
 //
-// A cut is made only at a line that may start a statement (cutAfter: not
-// a clause such as `else:` that continues the one before, not after a
+// A cut is made only at a line that may start a statement (startsChunk:
+// not a clause such as `else:` that continues the one before, not after a
 // decorator, a trailing backslash, comma or bracket), and it is safe when
 // the side before it parses without a syntax error: an open bracket or
 // string, or anything else the text before the cut leaves unfinished,
 // shows up as one there. So the chunks up to the first one with an error
-// are kept, and the rest of the file, from that chunk's cut, is parsed as
-// one region, errors and all (parseChunk's rest); with an error in the first
-// chunk, the file is parsed whole.
+// are kept, and the file from that chunk's cut is parsed as one region,
+// errors and all (parseChunk's rest), up to the next definition that
+// shows a bracket was left open (see statementStarts' recoveries), where
+// chunks start again; or to the end of the file. With an error in the
+// first chunk and no such definition after it, the file is parsed whole.
 
 // minChunk is the smallest chunk worth a core of its own: a file of 1,000
 // lines (36 KB) opened in 1.8 times its parse when parsed whole, 1.4 times
@@ -36,15 +38,16 @@ const minChunk = 8 << 10
 
 // parseChunked parses src in chunks on several cores, or returns nil when
 // src is too small for that (and has no large statement, which is a chunk
-// of its own however small the file) or a chunk has a syntax error.
+// of its own however small the file, and no recovery) or is to be parsed
+// whole for a syntax error.
 func parseChunked(ctx context.Context, src []byte) *Tree {
 	// A chunk a core: more, smaller chunks measured slower.
 	workers := min(runtime.GOMAXPROCS(0), 8)
 	n := min(workers, len(src)/minChunk)
-	if n < 2 && len(src) < keepTreeFrom {
+	starts, recoveries := statementStarts(src)
+	if n < 2 && len(src) < keepTreeFrom && len(recoveries) == 0 {
 		return nil
 	}
-	starts := statementStarts(src)
 	cuts := []int{0}
 	// About equal shares, each cut at the first statement past its share.
 	for i := 1; i < n; i++ {
@@ -55,6 +58,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		cuts = append(cuts, starts[k])
 	}
 	cuts = append(cuts, aroundLargeStatements(starts, len(src))...)
+	cuts = append(cuts, recoveries...)
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
 	if cuts[len(cuts)-1] == len(src) {
@@ -80,24 +84,40 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		}
 	})
 	t := &Tree{Root: root, rootNumber: rootNumber, roomy: true, src: src, spares: newSpares()}
-	for k, p := range parts {
-		if p == nil || p.broken {
-			// The chunks before this one parsed without an error, so
-			// its cut is where a statement starts: the rest of the file
-			// parses alone as it does in the whole file, syntax errors
-			// and all, rather than the whole file again.
-			if k == 0 {
-				return nil
-			}
-			rest := parseChunk(ctx, src, cuts[k], len(src), rootNumber, &scratch{}, true)
-			if rest == nil || rest.broken {
-				return nil
-			}
-			t.hasError = rest.hasError
-			t.add(rest)
-			break
+	for k := 0; k < len(parts); {
+		if p := parts[k]; p != nil && !p.broken {
+			t.add(p)
+			k++
+			continue
 		}
-		t.add(p)
+		// The chunks before this one parsed without an error, or it
+		// starts at a recovery: its cut is where a statement starts, and
+		// the file from there up to a recovery parses alone as it does in
+		// the whole file, syntax errors and all. The first recovery after
+		// the cut, or when the statements before it cannot end a chunk
+		// (see parseChunk), the next one; the end of the file at last.
+		if k == 0 && !slices.ContainsFunc(recoveries, func(r int) bool { return r > 0 }) {
+			return nil // the whole file: parsed whole, as it always was
+		}
+		var rest *chunk
+		for j := k + 1; j < len(cuts); j++ {
+			if j < len(cuts)-1 && !slices.Contains(recoveries, cuts[j]) {
+				continue
+			}
+			rest = parseChunk(ctx, src, cuts[k], cuts[j], rootNumber, &scratch{}, true)
+			if rest == nil {
+				return nil
+			}
+			if !rest.broken {
+				k = j
+				break
+			}
+		}
+		if rest == nil || rest.broken {
+			return nil
+		}
+		t.hasError = t.hasError || rest.hasError
+		t.add(rest)
 	}
 	t.markErrors()
 	t.Src = t.fill(root.End(), nil)
@@ -122,10 +142,12 @@ type chunk struct {
 }
 
 // parseChunk parses and mirrors src[start:end] under the Root numbered
-// root, or returns nil when the parse fails. The rest of a file (rest: end
-// is the file's end, start a statement's, see parseChunked) may have
+// root, or returns nil when the parse fails. A rest (rest: start is a
+// statement's, end the file's or a recovery's, see parseChunked) may have
 // syntax errors, which hasError then says; any other chunk with one is
-// broken.
+// broken. A rest that ends at a recovery may also not parse as a module:
+// its statements are then its root's children, as in a whole parse with
+// such a root (see layOut).
 func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf *scratch, rest bool) *chunk {
 	ts, err := parse(ctx, src[start:end])
 	if err != nil {
@@ -139,7 +161,8 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf
 	}()
 	c := &chunk{hasError: ts.RootNode().HasError()}
 	tops := topLevel(ts, start)
-	if ts.RootNode().Type() != "module" || c.hasError && !rest || len(tops) == 0 || tops[0].start != start && start > 0 {
+	module := ts.RootNode().Type() == "module" || rest && end < len(src)
+	if !module || c.hasError && !rest || len(tops) == 0 || tops[0].start != start && start > 0 {
 		c.broken = true
 		return c
 	}
@@ -163,27 +186,89 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf
 		keepTree(c.segments[0], ts)
 		kept = true
 	}
+	if c.hasError && !slices.ContainsFunc(c.segments, func(s *Segment) bool { return s.hasError }) {
+		// An error no statement holds (see markErrors): the rest's
+		// segments say so, so that an edit near them takes them all in.
+		for _, s := range c.segments {
+			s.hasError = true
+		}
+	}
 	return c
 }
 
 // statementStarts lists the lines of src that look like the start of a
-// top-level statement: at column 0 (see cutAfter) and outside strings and
-// brackets. A line inside a string or brackets may look like a statement
-// (a docstring's lines at column 0): the chunk after a cut there is all
-// syntax errors, and tree-sitter's error recovery on it took 100 times the
-// parse of the whole file.
-func statementStarts(src []byte) []int {
-	var starts []int
+// top-level statement: at column 0 (see startsChunk) and outside strings
+// and brackets. A line inside a string or brackets may look like a
+// statement (a docstring's lines at column 0): the chunk after a cut there
+// is all syntax errors, and tree-sitter's error recovery on it took 100
+// times the parse of the whole file.
+//
+// recoveries are those of them where a bracket left open before them
+// ends: a definition at column 0 (see definitionAt), which Python never
+// reads inside brackets, with the decorators right above it. The text
+// before such a line has a syntax error whatever follows, and parseChunked
+// parses what follows alone, as an edit that left the bracket open would
+// (see reparse): a bracket left open does not take in the rest of the file.
+func statementStarts(src []byte) (starts, recoveries []int) {
 	var lex lexState // of src[:scanned]
 	scanned := 0
-	for at := 0; ; {
-		if at = cutAfter(src, at); at < 0 {
-			return starts
+	for off := 0; ; {
+		i := bytes.IndexByte(src[off:], '\n')
+		if i < 0 || off+i+1 >= len(src) {
+			return starts, recoveries
 		}
-		if lex, scanned = lex.scan(src[scanned:at]), at; lex.atStatement() {
-			starts = append(starts, at)
+		off += i + 1
+		if c := src[off]; c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '#' {
+			continue
+		}
+		lex, scanned = lex.scan(src[scanned:off]), off
+		switch {
+		case lex.atStatement():
+			if startsChunk(src, off) {
+				starts = append(starts, off)
+			}
+		case lex.quote == 0 && lex.depth > 0 && definitionAt(src[off:]):
+			at := decoratorsAbove(src, off)
+			if len(starts) > 0 && at <= starts[len(starts)-1] {
+				at = off
+			}
+			starts, recoveries = append(starts, at), append(recoveries, at)
+			lex = lexState{}
 		}
 	}
+}
+
+// definitionAt reports whether line starts with `def`, `class` or `async
+// def` and a space: a statement that cannot be inside brackets.
+func definitionAt(line []byte) bool {
+	if rest, ok := bytes.CutPrefix(line, []byte("async")); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+		line = bytes.TrimLeft(rest, " \t")
+	}
+	for _, kw := range []string{"def", "class"} {
+		if bytes.HasPrefix(line, []byte(kw)) && len(line) > len(kw) && (line[len(kw)] == ' ' || line[len(kw)] == '\t') {
+			return true
+		}
+	}
+	return false
+}
+
+// decoratorsAbove returns the start of the first of the decorator lines
+// at column 0 right above the line at off (blank and comment lines may
+// come between), or off when there are none.
+func decoratorsAbove(src []byte, off int) int {
+	at := off
+	for line := off; line > 0; {
+		start := bytes.LastIndexByte(src[:line-1], '\n') + 1
+		text := bytes.TrimRight(src[start:line], " \t\f\r\n")
+		switch {
+		case len(text) > 0 && text[0] == '@':
+			at = start
+		case len(bytes.TrimLeft(text, " \t\f")) > 0 && bytes.TrimLeft(text, " \t\f")[0] != '#':
+			return at
+		}
+		line = start
+	}
+	return at
 }
 
 // aroundLargeStatements returns where to cut a text of size bytes, whose
@@ -208,34 +293,22 @@ func aroundLargeStatements(starts []int, size int) []int {
 	return cuts
 }
 
-// cutAfter returns the start of the first line at or after off that can
-// start a chunk: a line that starts at column 0 with a statement (not a
-// comment, not a clause continuing the statement before it), or -1.
-func cutAfter(src []byte, off int) int {
-	for {
-		i := bytes.IndexByte(src[off:], '\n')
-		if i < 0 {
-			return -1
-		}
-		off += i + 1
-		if off >= len(src) {
-			return -1
-		}
-		switch c := src[off]; {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '#' || c == ')' || c == ']' || c == '}' || c == '@':
-			continue
-		}
-		line := src[off:min(len(src), off+10)]
-		continuation := false
-		for _, kw := range []string{"else", "elif", "except", "finally"} {
-			if bytes.HasPrefix(line, []byte(kw)) && (len(line) == len(kw) || !isNameByte(line[len(kw)])) {
-				continuation = true
-			}
-		}
-		if !continuation && !continues(src[:off]) {
-			return off
+// startsChunk reports whether the line at off, which starts at column 0
+// with code, can start a chunk: a statement (not a clause such as `else:`
+// that continues the one before, not a closing bracket or a decorator's
+// line), after a line that does not go on into it (see continues).
+func startsChunk(src []byte, off int) bool {
+	switch src[off] {
+	case ')', ']', '}', '@':
+		return false
+	}
+	line := src[off:min(len(src), off+10)]
+	for _, kw := range []string{"else", "elif", "except", "finally"} {
+		if bytes.HasPrefix(line, []byte(kw)) && (len(line) == len(kw) || !isNameByte(line[len(kw)])) {
+			return false
 		}
 	}
+	return !continues(src[:off])
 }
 
 // continues reports whether the last line of code in before (past blank

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,7 +40,7 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 		{"s = '''\n" + strings.Repeat("def inside_a_string(): pass\n", 8000) + "'''\n", true, false}, // cut after it
 		{"s = f(\n" + strings.Repeat("x\n+ 1,\n", 12000) + ")\n", true, false},                       // cut after the call
 		{"t = (\n" + strings.Repeat("1,\n", 20000) + ")\n", true, false},                             // no cut after a comma
-		{"u = (\n" + strings.Repeat("1,\n", 20000), false, false},                                    // never closed
+		{"u = (\n" + strings.Repeat("1,\n", 20000), true, false},                                     // never closed: parsed apart from the classes after it (see TestChunkedParseWithSyntaxErrors)
 		{"if x:\n    pass\n" + strings.Repeat("elif y:\n    pass\n", 4000) + "else:\n    pass\n", true, false},
 		{"@decorator\n" + strings.Repeat("# between\n", 8000) + "def decorated():\n    pass\n", true, false}, // not cut from its decorator
 		{"def broken(:\n    pass\n", true, false},                                                            // a syntax error: the clean chunks before it, then the rest as one
@@ -55,7 +56,8 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, _ := Parse(context.Background(), src)
-		if got.Root.Kind() != want.Root.Kind() || renderStatements(got) != renderStatements(want) {
+		wantRender, _, _, _ := piecewise(t, src)
+		if got.Root.Kind() != want.Root.Kind() || renderStatements(got) != wantRender {
 			t.Errorf("case %d: the tree differs from a whole parse", i)
 		}
 		if chunked := parseChunked(context.Background(), src) != nil; chunked != c.chunked {
@@ -75,23 +77,29 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 }
 
 // A file opened with a syntax error keeps the chunks before the first one
-// that has an error and parses the rest as one region: the tree, its
-// errors and the segments that hold them are those of a whole parse,
-// wherever the error is and however the file is cut.
-func TestChunkedParseWithSyntaxErrorsEqualsWholeParse(t *testing.T) {
-	broken := []string{
-		"def broken(:\n    pass\n",
-		"x = (1,\ny = 2\n",
-		"    indented = 1\n",
-		"else:\n    pass\n",
-		"class C:\n    def f(self):\n        return [\n",
-		"print('unterminated\n",
-		"def f():\nreturn 1\n",
-		"@decorator\n",
-		")\n",
-		"x = 1 +\n",
-		"def g(): pass; def h(): pass\n",
-		"s = \"\"\"never closed\n",
+// that has an error and parses the rest as one region, up to a definition
+// that shows a bracket was left open (a recovery, see statementStarts):
+// the tree, its errors and the segments that hold them are those of a
+// whole parse of each part of the file between recoveries, wherever the
+// error is and however the file is cut.
+func TestChunkedParseWithSyntaxErrors(t *testing.T) {
+	broken := []struct {
+		text      string
+		recovered bool // a bracket is left open before the next definition
+	}{
+		{"def broken(:\n    pass\n", true},
+		{"x = (1,\ny = 2\n", true},
+		{"    indented = 1\n", false},
+		{"else:\n    pass\n", false},
+		{"class C:\n    def f(self):\n        return [\n", true},
+		{"print('unterminated\n", true},
+		{"def f():\nreturn 1\n", false},
+		{"@decorator\n", false},
+		{")\n", false},
+		{"x = 1 +\n", false},
+		{"def g(): pass; def h(): pass\n", false},
+		{"s = \"\"\"never closed\n", false},
+		{"broken = foo(\n@decorator(x)\n# between\n@another\n", true},
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, procs := range []int{2, 4} {
@@ -104,24 +112,49 @@ func TestChunkedParseWithSyntaxErrorsEqualsWholeParse(t *testing.T) {
 					from := int(float64(len(src)) * at)
 					cut = from + bytes.IndexByte(src[from:], '\n') + 1
 				}
-				src = append(append(append([]byte{}, src[:cut]...), bad...), src[cut:]...)
+				src = append(append(append([]byte{}, src[:cut]...), bad.text...), src[cut:]...)
 				got, err := ParseForEditing(context.Background(), src)
 				if err != nil {
 					t.Fatal(err)
 				}
-				whole := layOutWhole(t, src)
-				if got.Root.Kind() != whole.Root.Kind() || renderStatements(got) != renderStatements(whole) || got.HasError() != whole.HasError() {
-					t.Errorf("GOMAXPROCS %d, error %d at %.0f%%: the tree differs from a whole parse", procs, i, at*100)
+				want, wantFlags, recoveries, wantError := piecewise(t, src)
+				if recovered := len(recoveries) > 0; recovered != (bad.recovered && at < 1) {
+					t.Errorf("GOMAXPROCS %d, error %d at %.0f%%: recovered at %v", procs, i, at*100, recoveries)
+				}
+				if got.Root.Kind() != "module" && len(recoveries) > 0 || renderStatements(got) != want || got.HasError() != wantError {
+					t.Errorf("GOMAXPROCS %d, error %d at %.0f%%: the tree differs from a whole parse of each part", procs, i, at*100)
 					continue
 				}
-				if flags(got) != flags(whole) {
-					t.Errorf("GOMAXPROCS %d, error %d at %.0f%%: segments with errors at %s, a whole parse's at %s", procs, i, at*100, flags(got), flags(whole))
+				if len(recoveries) == 0 {
+					if whole := layOutWhole(t, src); got.Root.Kind() != whole.Root.Kind() {
+						t.Errorf("GOMAXPROCS %d, error %d at %.0f%%: root %s, a whole parse's %s", procs, i, at*100, got.Root.Kind(), whole.Root.Kind())
+					}
+				}
+				if flags(got, 0) != wantFlags {
+					t.Errorf("GOMAXPROCS %d, error %d at %.0f%%: segments with errors at %s, the parts' at %s", procs, i, at*100, flags(got, 0), wantFlags)
 				}
 				next, nsrc := edit(t, got, src, cut, cut, "\n\nz = 1\n")
 				checkLayout(t, next, nsrc)
 			}
 		}
 	}
+}
+
+// piecewise renders src's statements, and lists where its segments with
+// errors start, as whole parses of the parts of src between its
+// recoveries (see statementStarts) give them, and whether one of them
+// has a syntax error.
+func piecewise(t *testing.T, src []byte) (render, errorsAt string, recoveries []int, hasError bool) {
+	t.Helper()
+	_, recoveries = statementStarts(src)
+	cuts := append(append([]int{0}, recoveries...), len(src))
+	for i := 1; i < len(cuts); i++ {
+		part := layOutWhole(t, src[cuts[i-1]:cuts[i]])
+		render += renderStatementsFrom(part, cuts[i-1])
+		errorsAt += flags(part, cuts[i-1])
+		hasError = hasError || part.HasError()
+	}
+	return render, errorsAt, recoveries, hasError
 }
 
 // layOutWhole parses src whole and lays it out for editing, as
@@ -138,12 +171,52 @@ func layOutWhole(t *testing.T, src []byte) *Tree {
 
 // flags lists where the segments that hold a syntax error start in the
 // source.
-func flags(t *Tree) string {
+func flags(t *Tree, origin int) string {
 	var b strings.Builder
 	for i, seg := range t.Segments {
 		if seg.hasError {
-			fmt.Fprintf(&b, "%d ", t.starts[i])
+			fmt.Fprintf(&b, "%d ", origin+t.starts[i])
 		}
 	}
 	return b.String()
+}
+
+// A definition at column 0 inside brackets ends them: the file is cut
+// there (with the decorators right above it), and nowhere else a bracket,
+// a string or a continued line holds.
+func TestRecoveriesAreDefinitionsInsideBrackets(t *testing.T) {
+	cases := []struct {
+		src  string
+		want []string // the lines where a recovery starts
+	}{
+		{"x = foo(\nclass C:\n    pass\n", []string{"class C:"}},
+		{"x = foo(\ndef f():\n    pass\n", []string{"def f():"}},
+		{"x = [1,\nasync  def f():\n    pass\n", []string{"async  def f():"}},
+		{"x = {\n\n@dec(1)\n# why\n\n@other\ndef f():\n    pass\n", []string{"@dec(1)"}},
+		{"x = foo(\ny = 2\nz = 3\nclass C: pass\ndef g(): pass\n", []string{"class C: pass"}},
+		{"x = foo(\nclassy = 1\ndefault = 2\n", nil},                               // names that start with a keyword
+		{"x = (a\n@ b)\ndef f(): pass\n", nil},                                     // a matrix product continued: the brackets close
+		{"s = '''\ndef in_a_string(): pass\n'''\n", nil},                           // a string, not brackets
+		{"x = foo(  # a comment (\n    1)\ndef f(): pass\n", nil},                  // closed
+		{"x = foo(\n    def_ = 1,\n    class_ = 2,\n)\n", nil},                     // indented and not definitions
+		{"x = foo(\ndef f(\nclass C:\n    pass\n", []string{"def f(", "class C:"}}, // each one a recovery
+	}
+	for i, c := range cases {
+		src := []byte(c.src)
+		starts, recoveries := statementStarts(src)
+		var got []string
+		for _, r := range recoveries {
+			line, _, _ := strings.Cut(string(src[r:]), "\n")
+			got = append(got, line)
+			if !slices.Contains(starts, r) {
+				t.Errorf("case %d: recovery at %d is not among the starts %v", i, r, starts)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("case %d: recoveries at %q, want %q", i, got, c.want)
+		}
+		if !slices.IsSorted(starts) {
+			t.Errorf("case %d: starts %v are not in order", i, starts)
+		}
+	}
 }

@@ -763,22 +763,28 @@ func TestEditsBeforeASwallowingErrorAreReparsedAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Parsed whole, as ParseForEditing parses a file it cannot cut (a
+	// small one, or one with no definition after the error, see
+	// parseChunked); this one it opens in parts (see
+	// TestEditsAfterABracketLeftOpenAreReparsedAlone).
+	tree := layOutWhole(t, src)
 	if tree.Root.Kind() != "ERROR" || !tree.Segments[len(tree.Segments)-1].hasError || tree.Segments[0].hasError {
 		t.Fatalf("root %s, %d segments: not the case this test is about", tree.Root.Kind(), len(tree.Segments))
 	}
-	sameAsWholeParse := func(tree *Tree, src []byte) {
+	// An edit reparsed alone keeps the whole parse's tree; one that
+	// parses the whole file again gets ParseForEditing's.
+	sameAs := func(tree *Tree, src []byte, whole bool) {
 		t.Helper()
 		checkLayout(t, tree, src)
 		fresh, err := ParseForEditing(context.Background(), src)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if whole {
+			fresh = layOutWhole(t, src)
+		}
 		if got, want := tree.Root.Kind()+renderStatements(tree), fresh.Root.Kind()+renderStatements(fresh); got != want {
-			t.Fatalf("the edited tree differs from a whole parse\ngot  %s\nwant %s", got, want)
+			t.Fatalf("the edited tree differs from a fresh parse\ngot  %s\nwant %s", got, want)
 		}
 	}
 	reused := func(next, prev *Tree) int {
@@ -793,29 +799,98 @@ func TestEditsBeforeASwallowingErrorAreReparsedAlone(t *testing.T) {
 	// A name typed longer in train0, before the error: alone.
 	at := bytes.Index(src, []byte("history = []")) + 1
 	next, nsrc := edit(t, tree, src, at, at, "y")
-	sameAsWholeParse(next, nsrc)
+	sameAs(next, nsrc, true)
 	if n := reused(next, tree); n != len(tree.Segments)-1 {
 		t.Errorf("%d of %d segments kept: the edit was not parsed alone", n, len(tree.Segments))
 	}
 	// A bracket opened in train0 as well: the whole file again.
 	at = bytes.Index(nsrc, []byte("return history")) + len("return history")
 	broken, bsrc := edit(t, next, nsrc, at, at, " + (")
-	sameAsWholeParse(broken, bsrc)
+	sameAs(broken, bsrc, false)
 	if n := reused(broken, next); n != 0 {
 		t.Errorf("%d segments kept by an edit that wrote a second error", n)
 	}
 	// The bracket closed: the whole file again, which is a module now.
 	at = bytes.Index(nsrc, []byte("foo(")) + len("foo(")
 	mended, msrc := edit(t, next, nsrc, at, at, ")")
-	sameAsWholeParse(mended, msrc)
+	sameAs(mended, msrc, false)
 	if mended.Root.Kind() != "module" || mended.HasError() {
 		t.Errorf("the mended file's root is %s (error: %v)", mended.Root.Kind(), mended.HasError())
 	}
 	// An edit inside the error: the whole file again.
 	at = bytes.LastIndex(nsrc, []byte("history = []")) + 1
 	inside, isrc := edit(t, next, nsrc, at, at, "y")
-	sameAsWholeParse(inside, isrc)
+	sameAs(inside, isrc, false)
 	if n := reused(inside, next); n != 0 {
 		t.Errorf("%d segments kept by an edit inside the error", n)
+	}
+}
+
+// A file opened with a bracket left open before a definition is parsed in
+// parts (see statementStarts' recoveries): an edit after the error, next
+// to it or far from it, is parsed alone and leaves the definitions after
+// the error as they were, and the edit that closes the bracket mends the
+// file.
+func TestEditsAfterABracketLeftOpenAreReparsedAlone(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "swallowing_error.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errorAt := bytes.Index(src, []byte("broken = foo("))
+	data7 := bytes.Index(src, []byte("class Data7"))
+	k := tree.segmentOfSource(errorAt)
+	if tree.Root.Kind() != "module" || !tree.Segments[k].hasError || tree.starts[k+1] != data7 || tree.Segments[k+1].hasError {
+		t.Fatalf("root %s, %d segments: the file was not opened in parts", tree.Root.Kind(), len(tree.Segments))
+	}
+	sameAsFresh := func(tree *Tree, src []byte) {
+		t.Helper()
+		checkLayout(t, tree, src)
+		fresh, err := ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := tree.Root.Kind()+renderStatements(tree), fresh.Root.Kind()+renderStatements(fresh); got != want {
+			t.Fatalf("the edited tree differs from a fresh parse\ngot  %s\nwant %s", got, want)
+		}
+	}
+	kept := func(next, prev *Tree) int {
+		n := 0
+		for _, s := range next.Segments {
+			if slices.Contains(prev.Segments, s) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		name string
+		at   int
+	}{
+		{"in the definition right after the error", bytes.Index(src[data7:], []byte("self.x = ")) + data7 + 1},
+		{"far after it", bytes.LastIndex(src, []byte("history = []")) + 1},
+	} {
+		next, nsrc := edit(t, tree, src, c.at, c.at, "y")
+		sameAsFresh(next, nsrc)
+		if n := kept(next, tree); n != len(tree.Segments)-1 {
+			t.Errorf("%s: %d of %d segments kept: the edit was not parsed alone", c.name, n, len(tree.Segments))
+		}
+		if next.Statements[k+1].Kind() != "class_definition" || next.Segments[k+1].hasError {
+			t.Errorf("%s: the class after the error is now a %s", c.name, next.Statements[k+1].Kind())
+		}
+	}
+	// The bracket closed: a file without an error, as a fresh parse
+	// gives it, from the segments around the error.
+	at := errorAt + len("broken = foo(")
+	mended, msrc := edit(t, tree, src, at, at, ")")
+	sameAsFresh(mended, msrc)
+	if mended.HasError() {
+		t.Error("the mended file has an error")
+	}
+	if n := kept(mended, tree); n < len(tree.Segments)-3 {
+		t.Errorf("%d of %d segments kept by the edit that closed the bracket", n, len(tree.Segments))
 	}
 }

@@ -53,11 +53,15 @@ func render(t *Tree, ts *sitter.Tree) string {
 }
 
 // renderStatements renders the statements below the root.
-func renderStatements(t *Tree) string {
+func renderStatements(t *Tree) string { return renderStatementsFrom(t, 0) }
+
+// renderStatementsFrom is renderStatements for a tree of a text that
+// starts at origin in a file: offsets are the file's.
+func renderStatementsFrom(t *Tree, origin int) string {
 	var b strings.Builder
 	var walk func(*Node)
 	walk = func(n *Node) {
-		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field(), n.Kind(), t.Real(n.Start()), t.Real(n.End()), n.Named)
+		fmt.Fprintf(&b, "(%s:%s %d-%d %v", n.Field(), n.Kind(), origin+t.Real(n.Start()), origin+t.Real(n.End()), n.Named)
 		for c := range n.Children() {
 			if c.Parent() != n {
 				b.WriteString("!parent")

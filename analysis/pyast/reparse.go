@@ -34,8 +34,16 @@ import (
 // segment with an error are parsed with it, so that the edit that mends the
 // error mends them too.
 //
-// A whole parse whose error did swallow the rest of the file (a file
-// opened with a bracket left open) may not parse as a module at all: its
+// A file opened with a bracket left open before a definition at column 0
+// is parsed in parts, cut at the definition (see statementStarts'
+// recoveries), as if the bracket had been opened by an edit: the error
+// stays in the statements before the definition, and an edit after it is
+// parsed alone (see recovers). Before, a whole parse of such a file took
+// the rest of it into the error, and every edit after the error parsed the
+// whole file again: at 10,000 lines, 400 ms a keystroke, 2 s at 50,000.
+//
+// A whole parse whose error did swallow the rest of the file (one parsed
+// whole, see parseChunked) may not parse as a module at all: its
 // root is an ERROR, over the statements before the error and the error
 // itself. An edit among the statements before it, leaving them without an
 // error, leaves that root as it is, and is reparsed alone like any other;
@@ -61,7 +69,7 @@ func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, er
 	last := max(first, prev.segmentOfSource(oldHi))
 	for width := 0; ; width = max(1, 2*width) {
 		first, last = max(0, first-width), min(n-1, last+width)
-		for first > 0 && prev.Segments[first-1].hasError {
+		for first > 0 && prev.Segments[first-1].hasError && !recovers(prev.Segments[first-1], prev.Segments[first]) {
 			first--
 		}
 		for last < n-1 && prev.Segments[last+1].hasError {
@@ -86,6 +94,22 @@ func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, er
 // source.
 func (t *Tree) segmentOfSource(off int) int {
 	return t.segmentAt(off, func(i int) int { return t.starts[i] })
+}
+
+// recovers reports whether seg, after a segment before with an error,
+// starts where a bracket the segment before left open ends: with a
+// definition, which Python never reads inside brackets (see
+// statementStarts' recoveries). No edit of seg can then mend the error
+// before by joining the two, and seg is parsed alone, as the file was
+// opened, rather than taken into the error. An error of another kind (a
+// string left open, a decorator with nothing after it) may be mended by
+// what follows, and takes seg in.
+func recovers(before, seg *Segment) bool {
+	if !definitionAt(seg.text) {
+		return false
+	}
+	end := lexState{}.scan(before.text)
+	return end.quote == 0 && end.depth > 0
 }
 
 // anyError reports whether one of segs holds a syntax error.

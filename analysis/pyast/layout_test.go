@@ -894,3 +894,54 @@ func TestEditsAfterABracketLeftOpenAreReparsedAlone(t *testing.T) {
 		t.Errorf("%d of %d segments kept by the edit that closed the bracket", n, len(tree.Segments))
 	}
 }
+
+// Text typed in one segment that completes the statement starting the
+// next one, or that an edit in the next one completes, joins them: a
+// file without a syntax error gets the tree of a fresh parse, whichever
+// segments the keys went to.
+func TestTypingThatJoinsSegments(t *testing.T) {
+	const base = "import torch\n\nx = 1\n\n\ndef f():\n    return torch.zeros(1)\n\n\ny = 2\n"
+	cases := []struct {
+		name string
+		keys []struct {
+			before string // typed just before the first occurrence of this
+			text   string
+		}
+	}{
+		{"a decorator on the blank line above a function", []struct{ before, text string }{
+			{"\ndef f", "@torch.no_grad()"},
+		}},
+		{"a decorator typed at the start of the function's line", []struct{ before, text string }{
+			{"def f", "@torch.no_grad()\n"},
+		}},
+		{"a string opened above a function and closed after it", []struct{ before, text string }{
+			{"\ndef f", "s = \"\"\""},
+			{"\n\n\ny = 2", "\n\"\"\""},
+		}},
+	}
+	for _, c := range cases {
+		src := []byte(base)
+		tree, err := ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range c.keys {
+			at := bytes.Index(src, []byte(k.before))
+			for _, r := range k.text { // one key at a time
+				tree, src = edit(t, tree, src, at, at, string(r))
+				checkLayout(t, tree, src)
+				at += len(string(r))
+			}
+		}
+		fresh, err := ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fresh.HasError() {
+			t.Fatalf("%s: %q has a syntax error: not the case this test is about", c.name, src)
+		}
+		if tree.HasError() || renderStatements(tree) != renderStatements(fresh) {
+			t.Errorf("%s: %q typed key by key differs from a fresh parse (error: %v)", c.name, src, tree.HasError())
+		}
+	}
+}

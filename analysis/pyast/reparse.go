@@ -176,8 +176,11 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	region := lineGroups(tops, src)
 	region[0].start, region[len(region)-1].end = start, end
 	region = mergeUnpaddable(mergeIndented(region, src), src)
-	if end < len(src) && endsInBackslash(src[start:end]) {
-		return nil, nil // its last line goes on into the next segment's
+	if end < len(src) && (endsInBackslash(src[start:end]) || endsInDecorator(src[start:end])) {
+		// Its last line goes on into the next segment's, or decorates
+		// the definition that starts it (a decorator typed on the line
+		// above a function).
+		return nil, nil
 	}
 
 	// The whole file as groups: prev's segments before and after the
@@ -311,6 +314,21 @@ func reparseSegment(ctx context.Context, old *Segment, text []byte) (*sitter.Tre
 
 // reparsed counts the incremental parses of kept trees (for tests).
 var reparsed atomic.Int64
+
+// endsInDecorator reports whether the last line of code in text (past
+// blank and comment lines) is a decorator at column 0.
+func endsInDecorator(text []byte) bool {
+	for len(text) > 0 {
+		end := len(text)
+		start := bytes.LastIndexAny(text[:end-1], "\r\n") + 1
+		line := bytes.TrimRight(text[start:end], " \t\f\r\n")
+		text = text[:start]
+		if code := bytes.TrimLeft(line, " \t\f"); len(code) > 0 && code[0] != '#' {
+			return line[0] == '@'
+		}
+	}
+	return false
+}
 
 // endsInBackslash reports whether the last line of code in text (past
 // blank lines) ends in a backslash, which joins it to the line after.

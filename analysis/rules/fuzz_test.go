@@ -1,8 +1,11 @@
 package rules_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -67,16 +70,21 @@ var fragments = []string{
 	"for x in loader:\n    ", "with torch.no_grad():\n    ", "def f(self, i):\n    ", ".cuda()",
 	"class D(Dataset):\n    def __getitem__(self, i):\n        return x.cuda()\n", "model.eval()\n",
 	"device = torch.device(\"cuda\")\n", ".to(device)", "loader = DataLoader(D(), num_workers=2)\n",
+	"@torch.no_grad()\n", "\ndef evaluate(model):\n    ",
 }
 
 // Random edit sequences applied as the server applies them (reparsing what
 // they touched, reusing the previous version's model) give the analysis of
 // a fresh model of the same tree, and, where the text has no syntax
-// error, that of a fresh parse.
+// error, that of a fresh parse, and a tree without one.
 func FuzzIncremental(f *testing.F) {
 	for _, src := range analysistest.Sources(f, fixtures) {
 		f.Add(src, []byte{3, 1, 0, 17, 200, 0, 5, 40, 90, 2, 1, 19})
 	}
+	// A decorator typed on the blank line above a function.
+	above := "import torch\n\n\ndef evaluate(model):\n    return model(torch.zeros(1))\n"
+	at := strings.Index(above, "def") - 1
+	f.Add([]byte(above), []byte{byte((at*256 + len(above) - 1) / len(above)), 0, byte(slices.Index(fragments, "@torch.no_grad()\n"))})
 	runner := &analysis.Runner{Rules: rules.All()}
 	f.Fuzz(func(t *testing.T, src []byte, script []byte) {
 		editIncrementally(t, runner, src, script)
@@ -129,7 +137,16 @@ func editIncrementally(t *testing.T, runner *analysis.Runner, src, script []byte
 		// What was carried from the last version's model: the same as
 		// a fresh analysis of this tree.
 		compareResults(t, "after an edit", got, runner.AnalyzeTree(nil, "inc.py", src, tree, nil))
-		if !tree.HasError() {
+		valid := pyast.ParsesCleanly(src)
+		if valid && tree.HasError() && pythonAccepts(t, src) {
+			// Text typed in one segment that completes another (a
+			// decorator above a function, a string closed after it)
+			// must join them. (Tree-sitter takes some text Python
+			// rejects, such as `d.` and a name on the next line; an
+			// edit that splits them may leave an error.)
+			t.Error("the text is Python, its tree after the edits has a syntax error")
+		}
+		if valid || !tree.HasError() {
 			// Without a syntax error the tree is the one of a fresh
 			// parse (with one, the error stays near the edit).
 			want, err := runner.Run(context.Background(), "inc.py", src, nil)
@@ -147,4 +164,18 @@ func editIncrementally(t *testing.T, runner *analysis.Runner, src, script []byte
 		}
 		prev = got
 	}
+}
+
+// pythonAccepts reports whether Python compiles src; false when there is
+// no python3 to ask.
+func pythonAccepts(t *testing.T, src []byte) bool {
+	t.Helper()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Log("no python3: a tree with an error for a text that parses cleanly is not checked against Python")
+		return false
+	}
+	cmd := exec.Command(python, "-c", "import sys; compile(sys.stdin.buffer.read(), 'inc.py', 'exec')")
+	cmd.Stdin = bytes.NewReader(src)
+	return cmd.Run() == nil
 }

@@ -51,6 +51,7 @@ func main() {
 	opens := flag.Int("opens", 1, "how many times the first file is opened (closed in between, its first line different each time): the open's p50 over them, beside tree-sitter's parse of the same texts in this process")
 	gap := flag.Duration("gap", 0, "pause after each edit's diagnostics before the next edit or key (not timed): 0 sends the next one as soon as the diagnostics arrive, the harshest case; a person typing leaves 50-300 ms, in which a server may do work off the path to the diagnostics")
 	keys := flag.String("keys", "", "write each key of the typing session to this file: its number, latency in ms and the text typed so far on its line (to find the slow keys)")
+	leftOpen := flag.Bool("left-open", false, "with --lines, leave a bracket open in each file (`broken = foo(` before the first class past the middle), as in a file saved mid-edit")
 	flag.Parse()
 
 	var paths []string
@@ -63,6 +64,10 @@ func main() {
 			path := filepath.Join(dir, fmt.Sprintf("generated_%d_%d.py", *lines, i))
 			// Each copy its own text, as different files have.
 			text := fmt.Sprintf("# copy %d\n", i) + generate(*lines)
+			if k := strings.Index(text[len(text)/2:], "\nclass "); *leftOpen && k >= 0 {
+				at := len(text)/2 + k + 1
+				text = text[:at] + "broken = foo(\n" + text[at:]
+			}
 			check(os.WriteFile(path, []byte(text), 0o644))
 			paths = append(paths, path)
 		}

@@ -80,7 +80,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 	Parallel(min(workers, len(parts)), func(int) {
 		var buf scratch
 		for i := range next {
-			parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], rootNumber, &buf, false)
+			parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], rootNumber, &buf, noErrors)
 		}
 	})
 	t := &Tree{Root: root, rootNumber: rootNumber, roomy: true, src: src, spares: newSpares()}
@@ -104,7 +104,15 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 			if j < len(cuts)-1 && !slices.Contains(recoveries, cuts[j]) {
 				continue
 			}
-			rest = parseChunk(ctx, src, cuts[k], cuts[j], rootNumber, &scratch{}, true)
+			// A part between recoveries, or after one, is not what a
+			// whole parse of the file would give anyway: its root may
+			// be an ERROR. Only the rest of a file with no recovery
+			// before it is held to the whole parse's root.
+			allow := someErrors
+			if cuts[j] < len(src) || slices.ContainsFunc(recoveries, func(r int) bool { return r <= cuts[k] }) {
+				allow = anyRoot
+			}
+			rest = parseChunk(ctx, src, cuts[k], cuts[j], rootNumber, &scratch{}, allow)
 			if rest == nil {
 				return nil
 			}
@@ -141,14 +149,24 @@ type chunk struct {
 	segments []*Segment
 }
 
+// chunkErrors is what a chunk may hold (see parseChunk).
+type chunkErrors int
+
+const (
+	noErrors   chunkErrors = iota // any syntax error breaks it
+	someErrors                    // a rest: syntax errors, under a module root
+	anyRoot                       // a rest of a file cut at recoveries: its root may be an ERROR too
+)
+
 // parseChunk parses and mirrors src[start:end] under the Root numbered
-// root, or returns nil when the parse fails. A rest (rest: start is a
+// root, or returns nil when the parse fails. A rest (start is a
 // statement's, end the file's or a recovery's, see parseChunked) may have
 // syntax errors, which hasError then says; any other chunk with one is
-// broken. A rest that ends at a recovery may also not parse as a module:
-// its statements are then its root's children, as in a whole parse with
-// such a root (see layOut).
-func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf *scratch, rest bool) *chunk {
+// broken. With anyRoot it may also not parse as a module: its statements
+// are then its root's children, as in a whole parse with such a root (see
+// layOut).
+func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf *scratch, allow chunkErrors) *chunk {
+	rest := allow != noErrors
 	ts, err := parse(ctx, src[start:end])
 	if err != nil {
 		return nil
@@ -161,7 +179,7 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf
 	}()
 	c := &chunk{hasError: ts.RootNode().HasError()}
 	tops := topLevel(ts, start)
-	module := ts.RootNode().Type() == "module" || rest && end < len(src)
+	module := ts.RootNode().Type() == "module" || allow == anyRoot
 	if !module || c.hasError && !rest || len(tops) == 0 || tops[0].start != start && start > 0 {
 		c.broken = true
 		return c

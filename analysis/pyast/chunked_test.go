@@ -140,6 +140,27 @@ func TestChunkedParseWithSyntaxErrors(t *testing.T) {
 	}
 }
 
+// After a recovery, the file goes on in parts whatever its next error: a
+// second one at its end (a class left with a bracket open there makes the
+// last part's root an ERROR) keeps the first recovery.
+func TestChunkedParseWithTwoSyntaxErrors(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for i, bad := range []string{"y = [\n", "def broken(:\n    pass\n", "class C:\n    def f(self):\n        return [\n", "else:\n  pass\n", "s = '''\nabc\n"} {
+		src := bigSource(120<<10, "")
+		cut := len(src) * 3 / 10
+		cut += bytes.IndexByte(src[cut:], '\n') + 1
+		src = append(append(append(append([]byte{}, src[:cut]...), "broken = foo(\n"...), src[cut:]...), bad...)
+		got, err := ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantFlags, recoveries, _ := piecewise(t, src)
+		if len(recoveries) == 0 || got.Root.Kind() != "module" || renderStatements(got) != want || !got.HasError() || flags(got, 0) != wantFlags {
+			t.Errorf("error %d at the end: the tree differs from a whole parse of each part (root %s, recoveries at %v)", i, got.Root.Kind(), recoveries)
+		}
+	}
+}
+
 // piecewise renders src's statements, and lists where its segments with
 // errors start, as whole parses of the parts of src between its
 // recoveries (see statementStarts) give them, and whether one of them

@@ -246,7 +246,10 @@ func loneCR(src []byte, i int, b byte) bool {
 }
 
 // Parse parses src from scratch and mirrors it with the source's own
-// offsets (Tree.Src is src).
+// offsets (Tree.Src is src), but for a file with a bracket left open
+// before a definition: that one is parsed in parts, as the server opens
+// it (see statementStarts' recoveries), and laid out as ParseForEditing
+// lays it out, so that `check` and the server see the same statements.
 func Parse(ctx context.Context, src []byte) (*Tree, error) {
 	if len(src) > maxLaidOut {
 		return nil, tooLarge(src)
@@ -256,6 +259,11 @@ func Parse(ctx context.Context, src []byte) (*Tree, error) {
 		return nil, err
 	}
 	defer freeLater(ts)
+	if ts.RootNode().HasError() {
+		if _, recoveries := statementStarts(src); len(recoveries) > 0 {
+			return ParseForEditing(ctx, src)
+		}
+	}
 	return layOut(ts, src, false), nil
 }
 

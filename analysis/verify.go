@@ -200,7 +200,8 @@ func verifyFix(f *semantic.File, fix Fix, regions []region, trees *regionTrees) 
 }
 
 // verifyRegion reports an error when edits (offsets local to region r of
-// src) would give the region more syntax errors than it has.
+// src) would give the region more syntax errors than it has, or leave the
+// blocks they edit misaligned where they were not.
 func verifyRegion(src []byte, r region, edits []Edit, trees *regionTrees) error {
 	before := src[r.start:r.end]
 	after, err := ApplyEdits(before, edits)
@@ -216,12 +217,15 @@ func verifyRegion(src []byte, r region, edits []Edit, trees *regionTrees) error 
 	for i, e := range sorted {
 		replacements[i] = pyast.Replacement{Start: e.Start, End: e.End, Text: e.NewText}
 	}
-	errs, err := bt.ErrorsAfter(after, replacements)
+	errs, aligned, err := bt.ErrorsAfter(after, replacements)
 	if err != nil {
 		return err
 	}
 	if errs > bt.Errors() {
 		return fmt.Errorf("the result would not parse")
+	}
+	if !aligned && bt.AlignedAround(replacements) {
+		return fmt.Errorf("the result would not be indented as Python requires")
 	}
 	return nil
 }

@@ -19,36 +19,60 @@ func ParsesCleanly(src []byte) bool {
 	}
 	defer tree.Close()
 	root := tree.RootNode()
-	return !root.HasError() && alignedBlocks(root, src)
+	return !root.HasError() && alignedBlocks(root, src, nil)
 }
 
-// alignedBlocks checks the alignment ParsesCleanly describes below n.
-func alignedBlocks(n *sitter.Node, src []byte) bool {
+// BlocksAligned reports whether src's blocks are aligned as ParsesCleanly
+// requires, syntax errors or not.
+func BlocksAligned(src []byte) bool {
+	tree, err := ParseTree(nil, src)
+	if err != nil {
+		return false
+	}
+	defer tree.Close()
+	return alignedBlocks(tree.RootNode(), src, nil)
+}
+
+// alignedBlocks checks the alignment ParsesCleanly describes below n;
+// with spans, only in the blocks that hold one of them (byte ranges, ends
+// included): the rest of a region a fix edits is as it was.
+func alignedBlocks(n *sitter.Node, src []byte, spans [][2]int) bool {
 	column := -1 // of the block's statements that start a line
 	for i := 0; i < int(n.NamedChildCount()); i++ {
 		c := n.NamedChild(i)
-		if c.Type() == "comment" || !startsLine(c, src) {
-			if !alignedBlocks(c, src) {
-				return false
-			}
-			continue
-		}
-		switch col := int(c.StartPoint().Column); {
-		case n.Type() == "block" || n.Type() == "module":
-			if column >= 0 && col != column {
-				return false
-			}
-			column = col
-		case isClause(c.Type()):
-			if col != int(n.StartPoint().Column) || !startsLine(n, src) {
-				return false
+		if c.Type() != "comment" && startsLine(c, src) {
+			switch col := int(c.StartPoint().Column); {
+			case n.Type() == "block" || n.Type() == "module":
+				if column >= 0 && col != column {
+					return false
+				}
+				column = col
+			case isClause(c.Type()):
+				if col != int(n.StartPoint().Column) || !startsLine(n, src) {
+					return false
+				}
 			}
 		}
-		if !alignedBlocks(c, src) {
+		if touches(c, spans) && !alignedBlocks(c, src, spans) {
 			return false
 		}
 	}
 	return true
+}
+
+// touches reports whether n's bytes meet one of spans; with none, every
+// node does.
+func touches(n *sitter.Node, spans [][2]int) bool {
+	if spans == nil {
+		return true
+	}
+	start, end := int(n.StartByte()), int(n.EndByte())
+	for _, s := range spans {
+		if start <= s[1] && s[0] <= end {
+			return true
+		}
+	}
+	return false
 }
 
 // isClause reports whether kind is a clause of a compound statement that

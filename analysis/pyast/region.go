@@ -39,21 +39,49 @@ func (r *Region) Close() { free(r.tree) }
 
 // ErrorsAfter returns the number of syntax errors in after, the region's
 // text with the replacements (sorted, not overlapping) applied, parsed
-// incrementally from a copy of the region's tree.
-func (r *Region) ErrorsAfter(after []byte, sorted []Replacement) (int, error) {
+// incrementally from a copy of the region's tree, and whether the blocks
+// that hold the replacements are aligned there as Python requires (see
+// ParsesCleanly), which tree-sitter does not check.
+func (r *Region) ErrorsAfter(after []byte, sorted []Replacement) (errors int, aligned bool, err error) {
 	edited := track(r.tree.Copy())
 	defer free(edited)
 	shift := 0
-	for _, e := range sorted {
+	spans := make([][2]int, len(sorted))
+	for i, e := range sorted {
 		editTree(edited, after[:e.Start+shift], r.src[e.Start:e.End], []byte(e.Text))
+		spans[i] = [2]int{e.Start + shift, nextLineEnd(after, e.Start+shift+len(e.Text))}
 		shift += len(e.Text) - (e.End - e.Start)
 	}
 	at, err := parseFrom(context.Background(), edited, after)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer free(at)
-	return ErrorCount(at.RootNode()), nil
+	return ErrorCount(at.RootNode()), alignedBlocks(at.RootNode(), after, spans), nil
+}
+
+// AlignedAround reports whether the blocks of the region that hold the
+// replacements' ranges are aligned as Python requires: a fix that leaves
+// them as unaligned as they were makes nothing worse.
+func (r *Region) AlignedAround(sorted []Replacement) bool {
+	spans := make([][2]int, len(sorted))
+	for i, e := range sorted {
+		spans[i] = [2]int{e.Start, nextLineEnd(r.src, e.End)}
+	}
+	return alignedBlocks(r.tree.RootNode(), r.src, spans)
+}
+
+// nextLineEnd returns the end of the line after the one holding off in
+// text: a block a replacement opens starts there, past the replacement.
+func nextLineEnd(text []byte, off int) int {
+	for range 2 {
+		i := bytes.IndexAny(text[min(off, len(text)):], "\r\n")
+		if i < 0 {
+			return len(text)
+		}
+		off += i + 1
+	}
+	return off
 }
 
 // editTree tells t, before it is parsed again, that the bytes removed of

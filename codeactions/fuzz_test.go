@@ -20,7 +20,8 @@ func parses(t *testing.T, src []byte) bool {
 	return !tree.HasError()
 }
 
-// Every offered fix applies, and on a file that parses leaves it parsing;
+// Every offered fix applies, and on a file that parses leaves it parsing
+// (and aligned as Python requires, where it was);
 // fix-all reaches a fixed point, and applying it again changes nothing.
 func FuzzFixes(f *testing.F) {
 	for _, src := range analysistest.Sources(f, filepath.Join(fixtures, "*", "*.py")) {
@@ -35,7 +36,10 @@ func FuzzFixes(f *testing.F) {
 		// On a file that parses, no fix may break the syntax. (On one that
 		// does not, tree-sitter's error recovery is not local: fixes are
 		// checked region by region, see analysis/verify.go.)
+		// Nor, on one that Python's indentation rules accept too, the
+		// indentation tree-sitter does not check.
 		parsed := !res.Model().Tree.HasError()
+		clean := parsed && pyast.ParsesCleanly(src)
 		for _, d := range res.Diagnostics {
 			for _, fix := range d.Fixes {
 				fixed, err := analysis.ApplyEdits(src, fix.Edits)
@@ -44,6 +48,9 @@ func FuzzFixes(f *testing.F) {
 				}
 				if parsed && !parses(t, fixed) {
 					t.Fatalf("%s fix %q breaks the syntax:\n%s", d.Code, fix.Title, fixed)
+				}
+				if clean && !pyast.ParsesCleanly(fixed) {
+					t.Fatalf("%s fix %q breaks the indentation:\n%s", d.Code, fix.Title, fixed)
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"time"
 )
 
@@ -20,11 +21,36 @@ import (
 // frequent before memory use gets out of hand. GOGC and GOMEMLIMIT in the
 // environment win. `vramlint server` calls it, and so do the benchmarks,
 // which measure the server as it runs.
+//
+// It also gives the scheduler spareProcs more Ps than the cores, unless
+// GOMAXPROCS is set. A keystroke's parse and mirror are calls into C, and
+// a goroutine coming back from one needs a P: with one P a core, the P it
+// left may meanwhile run a background goroutine (the collector's worker,
+// a tree being freed in C, a spare text being copied), and the keystroke
+// waited for it, up to the scheduler's 10 ms time slice. At 50,000 lines
+// one or two of 20 edits after an open took 10-13 ms in their parse alone
+// (instead of under 1 ms), which put the edits' 99th percentile over 15
+// ms; with two spare Ps none did in four sessions, the kernel sharing the
+// cores among the threads in finer slices (see docs/PERFORMANCE.md). The
+// work an open spreads over GOMAXPROCS goroutines (its parse in chunks,
+// their mirrors) is spread over the spare Ps too: that measured no slower,
+// and spread over the cores alone, the slow parses came back.
 func TuneRuntime() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(2 << 30)
 	}
+	addSpareProcs.Do(func() {
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + spareProcs)
+		}
+	})
 }
+
+// addSpareProcs adds the spare Ps once, however often TuneRuntime runs.
+var addSpareProcs sync.Once
+
+// spareProcs is how many Ps TuneRuntime adds to one a core.
+const spareProcs = 2
 
 // A collection's mark takes one of the machine's cores (on two, half of
 // it) for its whole length, 10-20 ms with a 50,000-line file open, and a

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strings"
 	"sync"
@@ -185,5 +187,27 @@ func TestLargeOpenPreparesItsSpares(t *testing.T) {
 	}
 	if !wasPrepared(currentTree(c, large)) {
 		t.Error("opening a large document made no spares ready")
+	}
+}
+
+// The server runs with spare Ps beyond the cores, added once however often
+// it is tuned, and none when GOMAXPROCS is set.
+func TestTuneRuntimeAddsSpareProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	cores := runtime.GOMAXPROCS(0)
+	for _, set := range []string{"", fmt.Sprint(cores)} {
+		runtime.GOMAXPROCS(cores)
+		addSpareProcs = sync.Once{}
+		t.Setenv("GOMAXPROCS", set)
+		TuneRuntime()
+		TuneRuntime()
+		want := cores + spareProcs
+		if set != "" {
+			want = cores
+		}
+		if got := runtime.GOMAXPROCS(0); got != want {
+			t.Errorf("GOMAXPROCS=%q in the environment: %d Ps, want %d", set, got, want)
+		}
 	}
 }

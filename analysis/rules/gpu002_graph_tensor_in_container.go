@@ -30,8 +30,11 @@ var GraphTensorInContainer = &analysis.Rule{
 			"outputs, loss terms, layers), loops over layers, files or configurations, containers that reach " +
 			"`.backward()` (`torch.stack(losses).sum().backward()`, REINFORCE log-probabilities, " +
 			"`accelerator.backward(losses[i])`), objects of other classes (a metric's `add()` may convert), " +
-			"and the list a batched forward helper returns. Values passed through `.item()`, `.detach()`, " +
-			"`float()`, `.tolist()` or `.numpy()` carry no history.",
+			"the list a batched forward helper returns, and containers whose tensors are joined and passed to " +
+			"`.numpy()` undetached (`torch.cat(feats).numpy()` raises on tensors that require grad, so code " +
+			"that runs keeps none there). Values passed through `.item()`, `.detach()`, `float()`, " +
+			"`.tolist()` or `.numpy()`, and gradients from `torch.autograd.grad` without `create_graph`, carry " +
+			"no history.",
 		Why: "A tensor produced with autograd on holds its `grad_fn`, and through it the graph of the " +
 			"step that made it. Stored in a list, it keeps that graph alive for as long as the list lives. " +
 			"For a model output (`preds.append(logits)`) that is the tensor itself on the GPU plus, unless " +
@@ -123,7 +126,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		name := f.Text(container)
 		readsWholeFile(pass, stmt, name, scope)
 		if !taint.Tainted(value) || !builtinContainer(f, name, scope, stmt) || f.AssignedIn(name, loop.Child("body")) ||
-			f.ReachesBackward(name, scope) {
+			f.ReachesBackward(name, scope) || joinedIntoNumPy(f, name, scope) {
 			return
 		}
 		// A batched forward helper (`for i in range(n_batches):
@@ -177,6 +180,42 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 	for _, a := range pass.CandidateAssignments(stores) {
 		check(a)
 	}
+}
+
+// joinedIntoNumPy reports whether scope joins the container's tensors
+// (`torch.cat(xs)`, `torch.stack(xs)`) and calls `.numpy()` on the result
+// with nothing that detaches in between: `.numpy()` raises on a tensor
+// that requires grad, so code that runs stores none with a graph there
+// (a model whose parameters do not require grad, outputs computed
+// elsewhere under no_grad).
+func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool {
+	for _, call := range f.CallsIn(scope) {
+		if f.MethodName(call) != "numpy" || !semantic.InScope(call, scope) {
+			continue
+		}
+		x := semantic.Receiver(call)
+		for x.Is("call") && keepsRequiresGrad[f.MethodName(x)] {
+			x = semantic.Receiver(x)
+		}
+		if !x.Is("call") {
+			continue
+		}
+		switch f.QualifiedName(x.Child("function")) {
+		case "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack":
+			if arg := f.Arg(x, "tensors", 0); arg.Is("identifier") && f.Text(arg) == container {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keepsRequiresGrad are the tensor methods whose result requires grad
+// when their receiver does.
+var keepsRequiresGrad = map[string]bool{
+	"cpu": true, "cuda": true, "to": true, "float": true, "double": true, "half": true, "squeeze": true,
+	"unsqueeze": true, "reshape": true, "view": true, "flatten": true, "contiguous": true, "clone": true,
+	"permute": true, "transpose": true, "t": true,
 }
 
 // evalModeIn reports whether scope puts something in eval mode

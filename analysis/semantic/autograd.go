@@ -422,6 +422,11 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 		}
 		t.ask(e)
 		q := f.QualifiedName(fn)
+		if q == "torch.autograd.grad" && !mayCreateGraph(f, e) {
+			// Gradients are computed without a graph of their own unless
+			// create_graph is set, whatever their inputs carry.
+			return false
+		}
 		if f.CallsClass(e) && !strings.HasPrefix(q, "torch.distributions.") {
 			// Building an object (a module, an optimizer, a process) is not
 			// computing a tensor; distributions built from tensors keep
@@ -489,6 +494,30 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 		return t.Tainted(e.Child("value"))
 	}
 	return false
+}
+
+// mayCreateGraph reports whether a torch.autograd.grad call may build a
+// graph for the gradients it returns: create_graph set to anything but
+// False, or positional arguments reaching it (the fifth).
+func mayCreateGraph(f *File, call *pyast.Node) bool {
+	args := call.Child("arguments")
+	if args == nil {
+		return false
+	}
+	positional := 0
+	for _, a := range args.NamedChildren() {
+		switch {
+		case a.Kind() == "keyword_argument":
+			if f.Text(a.Child("name")) == "create_graph" && f.Text(a.Child("value")) != "False" {
+				return true
+			}
+		case a.Kind() == "list_splat" || a.Kind() == "dictionary_splat":
+			return true
+		default:
+			positional++
+		}
+	}
+	return positional >= 5
 }
 
 // historyFreeAttributes are the tensor attributes that carry no autograd

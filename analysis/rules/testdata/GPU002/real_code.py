@@ -110,3 +110,23 @@ def train_global(model, criterion, loader, optimizer):
         loss.backward()
         optimizer.step()
         all_losses.append(loss)  # want: GPU002
+
+
+def features_detached_too_late(loader, net):
+    # numpy() after a detach proves nothing about what the list holds.
+    feats = []
+    for x, _ in loader:
+        feats.append(net(x))  # want: GPU002
+    return torch.cat(feats).detach().numpy()
+
+
+def gradient_penalty(model, loader, criterion):
+    # create_graph=True: the gradients keep a graph (to backpropagate a
+    # penalty through them).
+    penalties = []
+    for x, y in loader:
+        x.requires_grad_()
+        loss = criterion(model(x), y)
+        g = torch.autograd.grad(loss, x, create_graph=True)[0]
+        penalties.append(g.pow(2).sum())  # want: GPU002
+    return penalties

@@ -1,0 +1,43 @@
+# Tensors that cannot hold a graph: code that runs proves it, or autograd
+# builds none for them.
+import torch
+import torch.nn as nn
+from torch.autograd import grad
+
+
+def create_rocket_features(dl, model):
+    # Features of a model whose parameters do not require grad: numpy()
+    # would raise on the joined outputs if they did.
+    x_out, y_out = [], []
+    for i, (xb, yb) in enumerate(dl):
+        x_out.append(model(xb).cpu())
+        y_out.append(yb.cpu())
+    return torch.cat(x_out).numpy(), torch.cat(y_out).numpy()
+
+
+def stacked_features(loader, net):
+    feats = []
+    for x, _ in loader:
+        feats.append(net(x))
+    return torch.stack(feats).cpu().squeeze().numpy()
+
+
+def influence(model, src):
+    # Gradients computed without create_graph carry no history.
+    x = src.clone().requires_grad_()
+    out = model(x).sum(dim=-1)
+    influences = []
+    for j in range(src.size(0)):
+        influence = grad([out[j]], [x], retain_graph=True)[0].abs().sum(dim=-1)
+        influences.append(influence / influence.sum())
+    return torch.stack(influences, dim=0)
+
+
+def input_gradients(model, loader, criterion):
+    saliency = []
+    for x, y in loader:
+        x.requires_grad_()
+        loss = criterion(model(x), y)
+        g = torch.autograd.grad(loss, x, create_graph=False)[0]
+        saliency.append(g.abs())
+    return saliency

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -419,4 +420,30 @@ func TestBlocksAroundAStatementReachTheTopLevel(t *testing.T) {
 			t.Errorf("root %s: blocks around `history = []` in train0: %q (alone: %v), want one line", f.Tree.Root.Kind(), got, ok)
 		}
 	}
+}
+
+// Fixes are verified side by side, and their regions' trees are shared:
+// the check of the blocks around a fix's edits walks one of them, and must
+// not race with another fix's walk or copy of it.
+func TestSharedRegionsAreVerifiedSideBySide(t *testing.T) {
+	src := []byte("for b in loader:\n    step(b)\n    torch.cuda.empty_cache()\n    log(b)\n")
+	r := region{0, len(src)}
+	at := strings.Index(string(src), "    log")
+	var trees regionTrees
+	defer trees.close()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				// A line put at column 1, 2 or 3 of a block at 4: every
+				// verification walks the region's tree.
+				column := 1 + (w+i)%3
+				edits := []Edit{{Start: at, End: at + 4, NewText: strings.Repeat(" ", column)}}
+				if err := verifyRegion(src, r, edits, &trees); err == nil {
+					t.Errorf("a line at column %d of a block at 4 was taken", column)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

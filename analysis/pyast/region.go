@@ -3,6 +3,7 @@ package pyast
 import (
 	"bytes"
 	"context"
+	"sync"
 
 	sitter "github.com/smacker/go-tree-sitter"
 )
@@ -14,6 +15,9 @@ type Region struct {
 	src    []byte
 	tree   *sitter.Tree
 	errors int
+	// walking guards walks of tree: fixes are verified side by side, and
+	// the binding's nodes cache themselves in a map of their tree.
+	walking sync.Mutex
 }
 
 // Replacement replaces the bytes [Start, End) of a region with Text.
@@ -43,7 +47,9 @@ func (r *Region) Close() { free(r.tree) }
 // that hold the replacements are aligned there as Python requires (see
 // ParsesCleanly), which tree-sitter does not check.
 func (r *Region) ErrorsAfter(after []byte, sorted []Replacement) (errors int, aligned bool, err error) {
+	r.walking.Lock()
 	edited := track(r.tree.Copy())
+	r.walking.Unlock()
 	defer free(edited)
 	shift := 0
 	spans := make([][2]int, len(sorted))
@@ -68,6 +74,8 @@ func (r *Region) AlignedAround(sorted []Replacement) bool {
 	for i, e := range sorted {
 		spans[i] = [2]int{e.Start, nextLineEnd(r.src, e.End)}
 	}
+	r.walking.Lock()
+	defer r.walking.Unlock()
 	return alignedBlocks(r.tree.RootNode(), r.src, spans)
 }
 

@@ -787,27 +787,18 @@ func TestEditsBeforeASwallowingErrorAreReparsedAlone(t *testing.T) {
 			t.Fatalf("the edited tree differs from a fresh parse\ngot  %s\nwant %s", got, want)
 		}
 	}
-	reused := func(next, prev *Tree) int {
-		n := 0
-		for _, s := range next.Segments {
-			if slices.Contains(prev.Segments, s) {
-				n++
-			}
-		}
-		return n
-	}
 	// A name typed longer in train0, before the error: alone.
 	at := bytes.Index(src, []byte("history = []")) + 1
 	next, nsrc := edit(t, tree, src, at, at, "y")
 	sameAs(next, nsrc, true)
-	if n := reused(next, tree); n != len(tree.Segments)-1 {
+	if n := keptSegments(next, tree); n != len(tree.Segments)-1 {
 		t.Errorf("%d of %d segments kept: the edit was not parsed alone", n, len(tree.Segments))
 	}
 	// A bracket opened in train0 as well: the whole file again.
 	at = bytes.Index(nsrc, []byte("return history")) + len("return history")
 	broken, bsrc := edit(t, next, nsrc, at, at, " + (")
 	sameAs(broken, bsrc, false)
-	if n := reused(broken, next); n != 0 {
+	if n := keptSegments(broken, next); n != 0 {
 		t.Errorf("%d segments kept by an edit that wrote a second error", n)
 	}
 	// The bracket closed: the whole file again, which is a module now.
@@ -821,7 +812,7 @@ func TestEditsBeforeASwallowingErrorAreReparsedAlone(t *testing.T) {
 	at = bytes.LastIndex(nsrc, []byte("history = []")) + 1
 	inside, isrc := edit(t, next, nsrc, at, at, "y")
 	sameAs(inside, isrc, false)
-	if n := reused(inside, next); n != 0 {
+	if n := keptSegments(inside, next); n != 0 {
 		t.Errorf("%d segments kept by an edit inside the error", n)
 	}
 }
@@ -857,15 +848,6 @@ func TestEditsAfterABracketLeftOpenAreReparsedAlone(t *testing.T) {
 			t.Fatalf("the edited tree differs from a fresh parse\ngot  %s\nwant %s", got, want)
 		}
 	}
-	kept := func(next, prev *Tree) int {
-		n := 0
-		for _, s := range next.Segments {
-			if slices.Contains(prev.Segments, s) {
-				n++
-			}
-		}
-		return n
-	}
 	for _, c := range []struct {
 		name string
 		at   int
@@ -875,7 +857,7 @@ func TestEditsAfterABracketLeftOpenAreReparsedAlone(t *testing.T) {
 	} {
 		next, nsrc := edit(t, tree, src, c.at, c.at, "y")
 		sameAsFresh(next, nsrc)
-		if n := kept(next, tree); n != len(tree.Segments)-1 {
+		if n := keptSegments(next, tree); n != len(tree.Segments)-1 {
 			t.Errorf("%s: %d of %d segments kept: the edit was not parsed alone", c.name, n, len(tree.Segments))
 		}
 		if next.Statements[k+1].Kind() != "class_definition" || next.Segments[k+1].hasError {
@@ -890,7 +872,7 @@ func TestEditsAfterABracketLeftOpenAreReparsedAlone(t *testing.T) {
 	if mended.HasError() {
 		t.Error("the mended file has an error")
 	}
-	if n := kept(mended, tree); n < len(tree.Segments)-3 {
+	if n := keptSegments(mended, tree); n < len(tree.Segments)-3 {
 		t.Errorf("%d of %d segments kept by the edit that closed the bracket", n, len(tree.Segments))
 	}
 }
@@ -944,4 +926,16 @@ func TestTypingThatJoinsSegments(t *testing.T) {
 			t.Errorf("%s: %q typed key by key differs from a fresh parse (error: %v)", c.name, src, tree.HasError())
 		}
 	}
+}
+
+// keptSegments counts the segments of next that prev has too: the
+// statements an edit left alone.
+func keptSegments(next, prev *Tree) int {
+	n := 0
+	for _, s := range next.Segments {
+		if slices.Contains(prev.Segments, s) {
+			n++
+		}
+	}
+	return n
 }

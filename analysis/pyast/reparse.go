@@ -318,29 +318,31 @@ var reparsed atomic.Int64
 // endsInDecorator reports whether the last line of code in text (past
 // blank and comment lines) is a decorator at column 0.
 func endsInDecorator(text []byte) bool {
-	for len(text) > 0 {
-		end := len(text)
-		start := bytes.LastIndexAny(text[:end-1], "\r\n") + 1
-		line := bytes.TrimRight(text[start:end], " \t\f\r\n")
-		text = text[:start]
-		if code := bytes.TrimLeft(line, " \t\f"); len(code) > 0 && code[0] != '#' {
-			return line[0] == '@'
-		}
-	}
-	return false
+	line := lastLine(text, func(line []byte) bool {
+		code := bytes.TrimLeft(line, " \t\f")
+		return len(code) > 0 && code[0] != '#'
+	})
+	return len(line) > 0 && line[0] == '@'
 }
 
 // endsInBackslash reports whether the last line of code in text (past
 // blank lines) ends in a backslash, which joins it to the line after.
 func endsInBackslash(text []byte) bool {
+	line := lastLine(text, func(line []byte) bool { return len(line) > 0 })
+	return len(line) > 0 && line[len(line)-1] == '\\'
+}
+
+// lastLine returns the last line of text that counts, without its line
+// break and trailing spaces; nil when none does.
+func lastLine(text []byte, counts func(line []byte) bool) []byte {
 	for len(text) > 0 {
 		end := len(text)
 		start := bytes.LastIndexAny(text[:end-1], "\r\n") + 1
 		line := bytes.TrimRight(text[start:end], " \t\f\r\n")
 		text = text[:start]
-		if len(line) > 0 {
-			return line[len(line)-1] == '\\'
+		if counts(line) {
+			return line
 		}
 	}
-	return false
+	return nil
 }

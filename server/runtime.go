@@ -30,8 +30,9 @@ import (
 // waited for it, up to the scheduler's 10 ms time slice. At 50,000 lines
 // one or two of 20 edits after an open took 10-13 ms in their parse alone
 // (instead of under 1 ms), which put the edits' 99th percentile over 15
-// ms; with two spare Ps none did in four sessions, the kernel sharing the
-// cores among the threads in finer slices (see docs/PERFORMANCE.md). The
+// ms in half the sessions; with two spare Ps none did in seven sessions of
+// eight, the kernel sharing the cores among the threads in finer slices
+// (see docs/PERFORMANCE.md). The
 // work an open spreads over GOMAXPROCS goroutines (its parse in chunks,
 // their mirrors) is spread over the spare Ps too: that measured no slower,
 // and spread over the cores alone, the slow parses came back.

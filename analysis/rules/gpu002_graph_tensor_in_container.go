@@ -162,7 +162,13 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			d.Detail += " `.cpu()` copies but does not detach."
 		}
 		// `.detach()` and `.item()` exist on tensors only: no fix for a
-		// model output of unknown structure, a tuple or a list.
+		// model output of unknown structure, a tuple or a list. Whether
+		// a call's result is one tensor reads what it calls (a model's
+		// forward, a helper), which may be in another statement: an edit
+		// there changes the fixes here.
+		if hasCall(value) {
+			pass.ReadsOutside(stmt)
+		}
 		if (!stmt.Is("call") || f.MethodName(stmt) != "extend") && taint.IsTensor(value) {
 			d.Fixes = containerFixes(f, value, name, scope, taint.IsScalarLoss(value))
 		}
@@ -216,6 +222,16 @@ var keepsRequiresGrad = map[string]bool{
 	"cpu": true, "cuda": true, "to": true, "float": true, "double": true, "half": true, "squeeze": true,
 	"unsqueeze": true, "reshape": true, "view": true, "flatten": true, "contiguous": true, "clone": true,
 	"permute": true, "transpose": true, "t": true,
+}
+
+// hasCall reports whether e is or holds a call.
+func hasCall(e *pyast.Node) bool {
+	found := false
+	pyast.Walk(e, func(n *pyast.Node) bool {
+		found = found || n.Is("call")
+		return !found
+	})
+	return found
 }
 
 // evalModeIn reports whether scope puts something in eval mode

@@ -92,8 +92,12 @@ func (f *File) constructsModule(e *pyast.Node) bool {
 		f.derivesFromProject(f.Path, q, map[string]bool{}, 0, isModuleBase):
 		// A model class of another module of the project.
 		return !strings.HasSuffix(q, "Loss")
+	case q == "torch.compile":
+		// A model compiled, not a function of this file.
+		arg := compiledArg(f, e)
+		return arg == nil || len(f.Functions[f.Text(arg)]) == 0
 	case strings.HasPrefix(q, "torchvision.models."), strings.HasPrefix(q, "timm."),
-		q == "torch.compile", q == "torch.nn.parallel.DistributedDataParallel":
+		q == "torch.nn.parallel.DistributedDataParallel":
 		return true
 	case strings.HasSuffix(q, ".from_pretrained"):
 		// AutoModel.from_pretrained builds a model; AutoTokenizer's and

@@ -55,8 +55,15 @@ func (f *File) resolveCall(call *pyast.Node) *pyast.Node {
 	switch {
 	case fn.Is("identifier"):
 		defs := f.Functions[f.Text(fn)]
-		if len(defs) == 0 || len(f.BindingsOf(fn)) > 0 {
-			return nil // no such function, or a name bound to a value
+		if len(defs) == 0 {
+			return nil // no such function
+		}
+		for _, b := range f.BindingsOf(fn) {
+			// A name bound to a value, unless the value is the function
+			// compiled (`update = torch.compile(update)`).
+			if arg := compiledArg(f, b); arg == nil || f.Text(arg) != f.Text(fn) {
+				return nil
+			}
 		}
 		// A bare name calls a function, not a method of some class.
 		for i := len(defs) - 1; i >= 0; i-- {
@@ -77,6 +84,21 @@ func (f *File) resolveCall(call *pyast.Node) *pyast.Node {
 			c = f.classOfInstance(recv, 0)
 		}
 		return f.methodOf(c, name, 0)
+	}
+	return nil
+}
+
+// compiledArg returns the name e compiles (`update` in
+// `torch.compile(update)` or `torch.jit.script(update)`), or nil.
+func compiledArg(f *File, e *pyast.Node) *pyast.Node {
+	if !e.Is("call") {
+		return nil
+	}
+	switch f.QualifiedName(e.Child("function")) {
+	case "torch.compile", "torch.jit.script":
+		if arg := f.Arg(e, "model", 0); arg.Is("identifier") {
+			return arg
+		}
 	}
 	return nil
 }

@@ -41,3 +41,25 @@ def input_gradients(model, loader, criterion):
         g = torch.autograd.grad(loss, x, create_graph=False)[0]
         saliency.append(g.abs())
     return saliency
+
+
+def train_compiled(cfg, loss_module, optim, collector, data_buffer):
+    # A step function compiled with torch.compile returns what it
+    # returns: detached losses (torchrl's sota-implementations).
+    def update(batch):
+        loss = loss_module(batch)
+        loss_sum = loss["loss_critic"] + loss["loss_objective"]
+        loss_sum.backward()
+        optim.step()
+        optim.zero_grad(set_to_none=True)
+        return loss.select("loss_critic", "loss_objective").detach()
+
+    if cfg.compile:
+        update = torch.compile(update, mode="reduce-overhead")
+
+    for data in collector:
+        losses = []
+        for batch in data_buffer:
+            loss = update(batch).clone()
+            losses.append(loss)
+        losses = torch.stack(losses).float().mean()

@@ -84,7 +84,7 @@ type stepFact struct {
 
 func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 	body := loop.Child("body")
-	if body == nil || RunsOnce(loop) {
+	if body == nil || RunsOnce(loop) || overLiterals(loop) {
 		return NotStepLoop
 	}
 	scope := Scope(loop)
@@ -251,6 +251,45 @@ func (f *File) bindsBatch(loop *pyast.Node) bool {
 		return batchName.MatchString(f.Text(left))
 	}
 	return left.Is("pattern_list", "tuple_pattern", "tuple") && len(left.NamedChildren()) >= 2
+}
+
+// overLiterals reports whether loop is a for loop over a list, tuple or set
+// written out of constants (`for reg in [None, "l1", "l2"]`): a sweep over
+// configurations, each iteration a run of its own, as many as the
+// literal's items.
+func overLiterals(loop *pyast.Node) bool {
+	if !loop.Is("for_statement") {
+		return false
+	}
+	items := loop.Child("right")
+	if !items.Is("list", "tuple", "set") || len(items.NamedChildren()) == 0 {
+		return false
+	}
+	for _, item := range items.NamedChildren() {
+		if !constant(item) {
+			return false
+		}
+	}
+	return true
+}
+
+// constant reports whether e is a literal: a string, a number, None, True
+// or False, or a tuple of literals.
+func constant(e *pyast.Node) bool {
+	switch {
+	case e.Is("string", "concatenated_string", "integer", "float", "none", "true", "false"):
+		return true
+	case e.Is("unary_operator"):
+		return constant(e.FirstNamed())
+	case e.Is("tuple", "parenthesized_expression"):
+		for _, c := range e.NamedChildren() {
+			if !constant(c) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // RunsOnce reports whether a loop's body ends in an unconditional break,

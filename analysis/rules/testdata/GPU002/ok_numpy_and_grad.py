@@ -63,3 +63,15 @@ def train_compiled(cfg, loss_module, optim, collector, data_buffer):
             loss = update(batch).clone()
             losses.append(loss)
         losses = torch.stack(losses).float().mean()
+
+
+def test_regularizers(train, batch_for, model_for):
+    # A sweep over configurations written out: four runs, one loss each.
+    regularizer_losses = []
+    for regularization_type in [None, "l1", "l2", "l1_l2"]:
+        model = model_for(regularization_type)
+        model.train(training_set=batch_for(regularization_type))
+        loss = model.model.train_loss(batch_for(regularization_type), regularization_type)
+        loss.backward()
+        regularizer_losses.append(loss)
+    assert min(regularizer_losses) == regularizer_losses[0]

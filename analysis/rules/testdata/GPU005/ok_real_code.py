@@ -73,3 +73,15 @@ def tokenize_all(texts):
     for text in texts:
         ids = tokenizer(text)["input_ids"]
         torch.cuda.empty_cache()
+
+
+def benchmark_backends(bench_one, device):
+    # A sweep over configurations written out: each iteration is a whole
+    # benchmark, and the cache is emptied between them.
+    for backend in ["cudnn", "scan", "pytorch"]:
+        for compile_mode in ("default", "max-autotune"):
+            try:
+                loss = bench_one(backend, compile_mode)
+                loss.backward()
+            finally:
+                torch.cuda.empty_cache()

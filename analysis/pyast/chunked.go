@@ -96,7 +96,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		// the whole file, syntax errors and all. The first recovery after
 		// the cut, or when the statements before it cannot end a chunk
 		// (see parseChunk), the next one; the end of the file at last.
-		if k == 0 && !slices.ContainsFunc(recoveries, func(r int) bool { return r > 0 }) {
+		if k == 0 && len(recoveries) == 0 {
 			return nil // the whole file: parsed whole, as it always was
 		}
 		var rest *chunk
@@ -257,17 +257,12 @@ func statementStarts(src []byte) (starts, recoveries []int) {
 }
 
 // definitionAt reports whether line starts with `def`, `class` or `async
-// def` and a space: a statement that cannot be inside brackets.
+// def`: a statement that cannot be inside brackets.
 func definitionAt(line []byte) bool {
-	if rest, ok := bytes.CutPrefix(line, []byte("async")); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
-		line = bytes.TrimLeft(rest, " \t")
+	if keywordAt(line, "async") {
+		line = bytes.TrimLeft(line[len("async"):], " \t")
 	}
-	for _, kw := range []string{"def", "class"} {
-		if bytes.HasPrefix(line, []byte(kw)) && len(line) > len(kw) && (line[len(kw)] == ' ' || line[len(kw)] == '\t') {
-			return true
-		}
-	}
-	return false
+	return keywordAt(line, "def", "class")
 }
 
 // decoratorsAbove returns the start of the first of the decorator lines
@@ -277,11 +272,10 @@ func decoratorsAbove(src []byte, off int) int {
 	at := off
 	for line := off; line > 0; {
 		start := bytes.LastIndexByte(src[:line-1], '\n') + 1
-		text := bytes.TrimRight(src[start:line], " \t\f\r\n")
-		switch {
-		case len(text) > 0 && text[0] == '@':
+		switch text := src[start:line]; {
+		case text[0] == '@':
 			at = start
-		case len(bytes.TrimLeft(text, " \t\f")) > 0 && bytes.TrimLeft(text, " \t\f")[0] != '#':
+		case isCodeLine(text):
 			return at
 		}
 		line = start
@@ -320,34 +314,52 @@ func startsChunk(src []byte, off int) bool {
 	case ')', ']', '}', '@':
 		return false
 	}
-	line := src[off:min(len(src), off+10)]
-	for _, kw := range []string{"else", "elif", "except", "finally"} {
-		if bytes.HasPrefix(line, []byte(kw)) && (len(line) == len(kw) || !isNameByte(line[len(kw)])) {
-			return false
-		}
-	}
-	return !continues(src[:off])
+	return !keywordAt(src[off:], "else", "elif", "except", "finally") && !continues(src[:off])
 }
 
 // continues reports whether the last line of code in before (past blank
 // and comment lines) goes on into the next line: a decorator, a trailing
 // backslash, comma or opening bracket.
 func continues(before []byte) bool {
-	for len(before) > 0 {
-		end := len(before)
-		start := bytes.LastIndexByte(before[:end-1], '\n') + 1
-		line := bytes.TrimSpace(before[start:end])
-		before = before[:start]
-		if len(line) == 0 || line[0] == '#' {
-			continue
+	line := bytes.TrimLeft(lastLine(before, isCodeLine), " \t\f")
+	if len(line) > 0 && line[0] == '@' {
+		return true
+	}
+	if i := bytes.IndexByte(line, '#'); i >= 0 && !bytes.ContainsAny(line[:i], "'\"") {
+		line = bytes.TrimSpace(line[:i])
+	}
+	return len(line) > 0 && strings.IndexByte(`\,([{`, line[len(line)-1]) >= 0
+}
+
+// isCodeLine reports whether line holds code: neither blank nor a
+// comment.
+func isCodeLine(line []byte) bool {
+	code := bytes.TrimLeft(line, " \t\f\r\n")
+	return len(code) > 0 && code[0] != '#'
+}
+
+// lastLine returns the last line of text that counts, without its line
+// break and trailing spaces; nil when none does.
+func lastLine(text []byte, counts func(line []byte) bool) []byte {
+	for len(text) > 0 {
+		end := len(text)
+		start := bytes.LastIndexAny(text[:end-1], "\r\n") + 1
+		line := bytes.TrimRight(text[start:end], " \t\f\r\n")
+		text = text[:start]
+		if counts(line) {
+			return line
 		}
-		if line[0] == '@' {
+	}
+	return nil
+}
+
+// keywordAt reports whether line starts with one of keywords as a whole
+// word.
+func keywordAt(line []byte, keywords ...string) bool {
+	for _, kw := range keywords {
+		if bytes.HasPrefix(line, []byte(kw)) && (len(line) == len(kw) || !isNameByte(line[len(kw)])) {
 			return true
 		}
-		if i := bytes.IndexByte(line, '#'); i >= 0 && !bytes.ContainsAny(line[:i], "'\"") {
-			line = bytes.TrimSpace(line[:i])
-		}
-		return len(line) > 0 && strings.IndexByte(`\,([{`, line[len(line)-1]) >= 0
 	}
 	return false
 }

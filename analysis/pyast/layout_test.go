@@ -773,45 +773,31 @@ func TestEditsBeforeASwallowingErrorAreReparsedAlone(t *testing.T) {
 	}
 	// An edit reparsed alone keeps the whole parse's tree; one that
 	// parses the whole file again gets ParseForEditing's.
-	sameAs := func(tree *Tree, src []byte, whole bool) {
-		t.Helper()
-		checkLayout(t, tree, src)
-		fresh, err := ParseForEditing(context.Background(), src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if whole {
-			fresh = layOutWhole(t, src)
-		}
-		if got, want := tree.Root.Kind()+renderStatements(tree), fresh.Root.Kind()+renderStatements(fresh); got != want {
-			t.Fatalf("the edited tree differs from a fresh parse\ngot  %s\nwant %s", got, want)
-		}
-	}
 	// A name typed longer in train0, before the error: alone.
 	at := bytes.Index(src, []byte("history = []")) + 1
 	next, nsrc := edit(t, tree, src, at, at, "y")
-	sameAs(next, nsrc, true)
+	sameTree(t, next, layOutWhole(t, nsrc))
 	if n := keptSegments(next, tree); n != len(tree.Segments)-1 {
 		t.Errorf("%d of %d segments kept: the edit was not parsed alone", n, len(tree.Segments))
 	}
 	// A bracket opened in train0 as well: the whole file again.
 	at = bytes.Index(nsrc, []byte("return history")) + len("return history")
 	broken, bsrc := edit(t, next, nsrc, at, at, " + (")
-	sameAs(broken, bsrc, false)
+	sameTree(t, broken, parseForEditing(t, bsrc))
 	if n := keptSegments(broken, next); n != 0 {
 		t.Errorf("%d segments kept by an edit that wrote a second error", n)
 	}
 	// The bracket closed: the whole file again, which is a module now.
 	at = bytes.Index(nsrc, []byte("foo(")) + len("foo(")
 	mended, msrc := edit(t, next, nsrc, at, at, ")")
-	sameAs(mended, msrc, false)
+	sameTree(t, mended, parseForEditing(t, msrc))
 	if mended.Root.Kind() != "module" || mended.HasError() {
 		t.Errorf("the mended file's root is %s (error: %v)", mended.Root.Kind(), mended.HasError())
 	}
 	// An edit inside the error: the whole file again.
 	at = bytes.LastIndex(nsrc, []byte("history = []")) + 1
 	inside, isrc := edit(t, next, nsrc, at, at, "y")
-	sameAs(inside, isrc, false)
+	sameTree(t, inside, parseForEditing(t, isrc))
 	if n := keptSegments(inside, next); n != 0 {
 		t.Errorf("%d segments kept by an edit inside the error", n)
 	}
@@ -837,17 +823,6 @@ func TestEditsAfterABracketLeftOpenAreReparsedAlone(t *testing.T) {
 	if tree.Root.Kind() != "module" || !tree.Segments[k].hasError || tree.starts[k+1] != data7 || tree.Segments[k+1].hasError {
 		t.Fatalf("root %s, %d segments: the file was not opened in parts", tree.Root.Kind(), len(tree.Segments))
 	}
-	sameAsFresh := func(tree *Tree, src []byte) {
-		t.Helper()
-		checkLayout(t, tree, src)
-		fresh, err := ParseForEditing(context.Background(), src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := tree.Root.Kind()+renderStatements(tree), fresh.Root.Kind()+renderStatements(fresh); got != want {
-			t.Fatalf("the edited tree differs from a fresh parse\ngot  %s\nwant %s", got, want)
-		}
-	}
 	for _, c := range []struct {
 		name string
 		at   int
@@ -856,7 +831,7 @@ func TestEditsAfterABracketLeftOpenAreReparsedAlone(t *testing.T) {
 		{"far after it", bytes.LastIndex(src, []byte("history = []")) + 1},
 	} {
 		next, nsrc := edit(t, tree, src, c.at, c.at, "y")
-		sameAsFresh(next, nsrc)
+		sameTree(t, next, parseForEditing(t, nsrc))
 		if n := keptSegments(next, tree); n != len(tree.Segments)-1 {
 			t.Errorf("%s: %d of %d segments kept: the edit was not parsed alone", c.name, n, len(tree.Segments))
 		}
@@ -868,7 +843,7 @@ func TestEditsAfterABracketLeftOpenAreReparsedAlone(t *testing.T) {
 	// gives it, from the segments around the error.
 	at := errorAt + len("broken = foo(")
 	mended, msrc := edit(t, tree, src, at, at, ")")
-	sameAsFresh(mended, msrc)
+	sameTree(t, mended, parseForEditing(t, msrc))
 	if mended.HasError() {
 		t.Error("the mended file has an error")
 	}
@@ -938,4 +913,24 @@ func keptSegments(next, prev *Tree) int {
 		}
 	}
 	return n
+}
+
+// sameTree fails unless the edited tree got (whose layout it checks) has
+// want's root and statements.
+func sameTree(t *testing.T, got, want *Tree) {
+	t.Helper()
+	checkLayout(t, got, got.src)
+	if g, w := got.Root.Kind()+renderStatements(got), want.Root.Kind()+renderStatements(want); g != w {
+		t.Fatalf("the edited tree differs from a fresh parse\ngot  %s\nwant %s", g, w)
+	}
+}
+
+// parseForEditing is ParseForEditing, failing t on an error.
+func parseForEditing(t *testing.T, src []byte) *Tree {
+	t.Helper()
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
 }

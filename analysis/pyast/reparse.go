@@ -1,7 +1,6 @@
 package pyast
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"runtime"
@@ -318,10 +317,7 @@ var reparsed atomic.Int64
 // endsInDecorator reports whether the last line of code in text (past
 // blank and comment lines) is a decorator at column 0.
 func endsInDecorator(text []byte) bool {
-	line := lastLine(text, func(line []byte) bool {
-		code := bytes.TrimLeft(line, " \t\f")
-		return len(code) > 0 && code[0] != '#'
-	})
+	line := lastLine(text, isCodeLine)
 	return len(line) > 0 && line[0] == '@'
 }
 
@@ -330,19 +326,4 @@ func endsInDecorator(text []byte) bool {
 func endsInBackslash(text []byte) bool {
 	line := lastLine(text, func(line []byte) bool { return len(line) > 0 })
 	return len(line) > 0 && line[len(line)-1] == '\\'
-}
-
-// lastLine returns the last line of text that counts, without its line
-// break and trailing spaces; nil when none does.
-func lastLine(text []byte, counts func(line []byte) bool) []byte {
-	for len(text) > 0 {
-		end := len(text)
-		start := bytes.LastIndexAny(text[:end-1], "\r\n") + 1
-		line := bytes.TrimRight(text[start:end], " \t\f\r\n")
-		text = text[:start]
-		if counts(line) {
-			return line
-		}
-	}
-	return nil
 }

@@ -143,13 +143,19 @@ func returnedVia(f *semantic.File, name string, scope *pyast.Node, depth int) bo
 	if found || strings.Contains(name, ".") {
 		return found
 	}
-	// out = torch.cat(outs); return out. Only the scope's own assignments:
-	// for the module, AssignmentsIn is every assignment of the file.
+	// out = torch.cat(outs); return out. Or a field of a result object:
+	// res.scores = torch.cat(outs); return res. Only the scope's own
+	// assignments: for the module, AssignmentsIn is every assignment of
+	// the file.
 	for _, a := range f.AssignmentsIn(scope) {
 		if !semantic.InScope(a, scope) {
 			continue
 		}
-		if r, l := a.Child("right"), a.Child("left"); r != nil && l.Is("identifier") && f.Text(l) != name &&
+		r, l := a.Child("right"), a.Child("left")
+		if l.Is("attribute") && l.Child("object").Is("identifier") && f.Text(l.Child("object")) != "self" {
+			l = l.Child("object")
+		}
+		if r != nil && l.Is("identifier") && f.Text(l) != name &&
 			semantic.MentionsName(f, r, name) && returnedVia(f, f.Text(l), scope, depth+1) {
 			return true
 		}

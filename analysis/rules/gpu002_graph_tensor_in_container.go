@@ -30,10 +30,13 @@ var GraphTensorInContainer = &analysis.Rule{
 			"outputs, loss terms, layers), loops over layers, files or configurations, containers that reach " +
 			"`.backward()` (`torch.stack(losses).sum().backward()`, REINFORCE log-probabilities, " +
 			"`accelerator.backward(losses[i])`), objects of other classes (a metric's `add()` may convert), " +
-			"the list a batched forward helper returns, and containers whose tensors are joined and passed to " +
+			"the list a batched forward helper returns (also when it returns it in a result object, `res.scores = " +
+			"torch.cat(scores); return res`), and containers whose tensors are joined and passed to " +
 			"`.numpy()` undetached (`torch.cat(feats).numpy()` raises on tensors that require grad, so code " +
 			"that runs keeps none there). Values passed through `.item()`, `.detach()`, `float()`, " +
-			"`.tolist()` or `.numpy()`, and gradients from `torch.autograd.grad` without `create_graph`, carry " +
+			"`.tolist()` or `.numpy()`, the elements without history of a tuple a helper of the file returns " +
+			"(`loss, acc = step(batch)` where `acc` is an argmax accuracy), and gradients from " +
+			"`torch.autograd.grad` without `create_graph`, carry " +
 			"no history.",
 		Why: "A tensor produced with autograd on holds its `grad_fn`, and through it the graph of the " +
 			"step that made it. Stored in a list, it keeps that graph alive for as long as the list lives. " +

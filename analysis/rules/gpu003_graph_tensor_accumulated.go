@@ -24,7 +24,9 @@ var GraphTensorAccumulated = &analysis.Rule{
 			"gradient accumulation, where the total reaches `.backward()` (or `accelerator.backward()`); " +
 			"residual streams (`h = h + layer(h)`) and loss terms summed in `forward` or a loss function; " +
 			"`outputs += [h]` (a list extend); a loss computed from detached predictions; a total reset on " +
-			"every iteration; and the sum a batched helper returns.",
+			"every iteration; the elements without history of a tuple a helper returns (`loss, acc = " +
+			"step(batch)`, then `n_acc += acc` where `acc` is an argmax accuracy); and the sum a batched " +
+			"helper returns.",
 		Why: "Adding a tensor that requires grad makes the total a tensor with its own `grad_fn`, whose " +
 			"graph links the graphs of every iteration so far. Nothing of it can be freed while the total " +
 			"lives, so memory grows with every step (the PyTorch FAQ's first example of \"accumulating " +

@@ -28,9 +28,10 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"the function, a project wrapper named `*no_grad`, `*inference_mode` or `eval_mode`, or a caller: " +
 			"a function every call of which in this file runs under no-grad runs without autograd too, and so " +
 			"does the body of a context manager of this file that wraps its `yield` in no-grad. " +
-			"Loops over configuration constants (`cfg.DATASETS.TEST`), loops whose model's parameters were " +
-			"frozen (`requires_grad = False`), loops that ask for input gradients, loops that run once (their " +
-			"body ends in `break`) and probes of a few inputs outside loops over batches or steps are not reported.",
+			"Loops over configuration constants (`cfg.DATASETS.TEST`), loops in a module's `forward`, loops " +
+			"that run part of their body under no-grad themselves, loops whose model's parameters were frozen " +
+			"(`requires_grad = False`), loops that ask for input gradients, loops that run once (their body ends " +
+			"in `break`) and probes of a few inputs outside loops over batches or steps are not reported.",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
 			"it needs for a backward pass that never comes. That costs memory (peak usage can be several " +
@@ -144,8 +145,9 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 		kind = f.StepLoopKind(loop)
 	}
 	switch {
-	case kind == semantic.TrainingLoop, semantic.RunsOnce(loop), frozenBefore(f, loop), f.LoopBodyHasBackward(loop),
-		needsInputGrad(f, loop), calledUnderNoGrad(f, loop):
+	case kind == semantic.TrainingLoop, kind == semantic.RunLoop, f.InForward(loop), semantic.RunsOnce(loop),
+		frozenBefore(f, loop), f.LoopBodyHasBackward(loop), noGradInside(f, loop), needsInputGrad(f, loop),
+		calledUnderNoGrad(f, loop):
 		return false
 	case sign.data:
 		return true
@@ -286,6 +288,28 @@ func needsInputGrad(f *semantic.File, loop *pyast.Node) bool {
 			found = true
 		case n.Is("assignment") && n.Child("left").Is("attribute") && f.Text(n.Child("left").Child("attribute")) == "requires_grad":
 			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// noGradInside reports whether the loop turns autograd off for part of its
+// body (`with torch.no_grad(): pred = model(x)`): its author chose what
+// runs without autograd, and what runs outside (a metric, a loss on
+// detached outputs) runs there on purpose.
+func noGradInside(f *semantic.File, loop *pyast.Node) bool {
+	found := false
+	pyast.Walk(loop.Child("body"), func(n *pyast.Node) bool {
+		switch {
+		case found || n.Is("function_definition", "lambda", "class_definition"):
+			return false
+		case n.Is("with_statement"):
+			for _, item := range n.ChildOfKind("with_clause").NamedChildren() {
+				if f.IsNoGradContext(item.Child("value")) {
+					found = true
+				}
+			}
 		}
 		return !found
 	})

@@ -24,8 +24,8 @@ var EmptyCacheInLoop = &analysis.Rule{
 			"handler) or in the `try` of an out-of-memory retry loop, under a step-interval condition such as " +
 			"`if step % 100 == 0`, in a branch that leaves the loop, once after the loop, once per epoch (after " +
 			"the batch loop, or in a loop over epochs), and in loops that are not per batch: over experiments " +
-			"whose training runs in a called function, over checkpoints, files or labels, or over the chunks " +
-			"of one forward pass.",
+			"whose training runs in a called function (one that loops over its own steps), over checkpoints, " +
+			"files or labels, or over the chunks of one forward pass.",
 		Why: "`empty_cache()` returns only the *unoccupied* blocks of PyTorch's caching allocator to the " +
 			"driver. It does not free a single tensor that is still referenced, so it cannot stop memory " +
 			"that grows because tensors are kept alive; it only makes the growth harder to see in " +
@@ -74,8 +74,8 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 		// checkpoints, experiments, labels or the chunks of one forward.
 		loops := semantic.EnclosingLoops(call)
 		step := f.InnermostStepLoop(call)
-		if step == nil || offNormalPath(f, call, loops[0]) || phaseBoundary(f, call, loops[0]) ||
-			exitBranch(f, call, loops[0]) || retryLoop(f, call, step) {
+		if step == nil || f.StepLoopKind(step) == semantic.RunLoop || offNormalPath(f, call, loops[0]) ||
+			phaseBoundary(f, call, loops[0]) || exitBranch(f, call, loops[0]) || retryLoop(f, call, step) {
 			continue
 		}
 		reported = append(reported, semantic.LoopCall{Call: call, Loop: loops[0]})

@@ -329,14 +329,88 @@ def fit(model, loader, opt):
 	checkIncrementalSteps(t, base, steps)
 }
 
+// The same for what this session's facts add: which elements of a
+// returned tuple carry history, whether a helper trains in a loop of its
+// own (the caller's loop is then over runs), and whether self.m names a
+// method of the class or a model.
+func TestIncrementalTupleAndRunFactsFollowTheirInputs(t *testing.T) {
+	const base = `import torch
+
+
+def step(model, x, y):
+    out = model(x)
+    hits = (out.argmax(1) == y).sum()
+    return (out - y).pow(2).mean(), hits
+
+
+def run_once(model, loader, opt):
+    for x, y in loader:
+        (model(x) - y).sum().backward()
+        opt.step()
+
+
+def fit(model, loader, opt):
+    total_hits = 0
+    history = []
+    for x, y in loader:
+        loss, hits = step(model, x, y)
+        total_hits += hits
+        loss.backward()
+        opt.step()
+        history.append(loss)
+    return total_hits, history
+
+
+def sweep(model, loader, opt, configs):
+    for cfg in configs:
+        run_once(model, loader, opt)
+        torch.cuda.empty_cache()
+
+
+class Runner:
+    def __init__(self, model):
+        self.model = model
+
+    def eval_model(self, x):
+        with torch.no_grad():
+            return self.model(x)
+
+    def evaluate(self, sets):
+        self.model.eval()
+        out = []
+        for name, x in sets:
+            out.append(self.eval_model(x))
+        return out
+`
+	steps := []editStep{
+		{"return (out - y).pow(2).mean(), hits", "return (out - y).pow(2).mean(), out.sum()"}, // the second element gains history
+		{"return (out - y).pow(2).mean(), out.sum()", "return (out - y).pow(2).mean(), hits"},
+		{"    return (out - y).pow(2).mean(), hits", "    if y is None:\n        return None\n    return (out - y).pow(2).mean(), hits"}, // not always a tuple
+		{"    if y is None:\n        return None\n    return (out - y).pow(2).mean(), hits", "    return (out - y).pow(2).mean(), hits"},
+		{"    for x, y in loader:\n        (model(x) - y).sum().backward()", "    if loader:\n        (model(x) - y).sum().backward()"}, // the helper trains once: the sweep trains per config
+		{"    if loader:\n        (model(x) - y).sum().backward()", "    for x, y in loader:\n        (model(x) - y).sum().backward()"},
+		{"    def eval_model(self, x):", "    def eval_model_(self, x):"}, // self.eval_model is no longer a method
+		{"    def eval_model_(self, x):", "    def eval_model(self, x):"},
+	}
+	counts := checkIncrementalSteps(t, base, steps)
+	// Each edit that changes a fact must change the findings, and its
+	// undoing bring them back: otherwise the steps test nothing.
+	for i := 1; i < len(counts); i += 2 {
+		if counts[i] == counts[0] || counts[i+1] != counts[0] {
+			t.Errorf("step %d: %d findings, then %d (the base has %d)", i-1, counts[i], counts[i+1], counts[0])
+		}
+	}
+}
+
 // editStep replaces the first occurrence of old with new.
 type editStep struct{ old, new string }
 
 // checkIncrementalSteps applies each step to base as an editor would and
 // checks that analysing the new version from the previous one's result
 // (its model's answers, its local rules' findings) equals a fresh
-// analysis.
-func checkIncrementalSteps(t *testing.T, base string, steps []editStep) {
+// analysis. It returns how many findings each version has, the base's
+// first.
+func checkIncrementalSteps(t *testing.T, base string, steps []editStep) []int {
 	t.Helper()
 	runner := &analysis.Runner{Rules: rules.All()}
 	src := []byte(base)
@@ -346,6 +420,7 @@ func checkIncrementalSteps(t *testing.T, base string, steps []editStep) {
 		t.Fatal("the base program should have findings for the steps to change")
 	}
 	prev := first
+	counts := []int{len(first.Diagnostics)}
 	for i, step := range steps {
 		at := bytes.Index(src, []byte(step.old))
 		if at < 0 {
@@ -357,7 +432,9 @@ func checkIncrementalSteps(t *testing.T, base string, steps []editStep) {
 		want, _ := runner.Run(context.Background(), "inc.py", next, nil)
 		compareResults(t, "step "+strconv.Itoa(i)+" ("+step.new+")", got, want)
 		prev, src = got, next
+		counts = append(counts, len(got.Diagnostics))
 	}
+	return counts
 }
 
 // What GPU001 found in a dataset is remembered across versions while no

@@ -196,10 +196,36 @@ func hasForwardInput(call *pyast.Node) bool {
 // attribute chain) names a model: bound to an nn.Module in this file, or
 // named like one (model, net, self.encoder, ...).
 func (f *File) NamesModule(fn *pyast.Node) bool {
-	if !fn.Is("identifier", "attribute") {
+	if !fn.Is("identifier", "attribute") || f.ownMethod(fn) {
 		return false
 	}
 	return f.memo(&f.memos.module, f.NameKey(fn), func() bool { return f.namesModule(fn) })
+}
+
+// ownMethod reports whether fn is `self.m` (or `cls.m`) for a method m the
+// enclosing class defines (or a class of this file it derives from), not
+// as a property: `self.eval_model(data)` runs the method, whatever its name
+// says; its summary tells what it does. Judged on every question, not
+// remembered with NamesModule's answer: a method may come or go without
+// the name's bindings changing.
+func (f *File) ownMethod(fn *pyast.Node) bool {
+	if !fn.Is("attribute") {
+		return false
+	}
+	recv, name := fn.Child("object"), f.Text(fn.Child("attribute"))
+	if !recv.Is("identifier") || f.Text(recv) != "self" && f.Text(recv) != "cls" || !f.hasMethod(name) {
+		return false
+	}
+	def := f.methodOf(f.EnclosingClass(fn), name, 0)
+	if def == nil {
+		return false
+	}
+	for _, d := range DecoratorsOf(def) {
+		if n := f.LastName(d); n == "property" || n == "cached_property" {
+			return false // self.model(x) calls what the property returns
+		}
+	}
+	return true
 }
 
 func (f *File) namesModule(fn *pyast.Node) bool {
@@ -344,14 +370,65 @@ func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 		if len(names) != 1 {
 			value = nil
 		}
-		for _, name := range names {
+		// loss, acc = step(batch), where step returns `loss, acc` and only
+		// loss has history: element-wise too.
+		var returned TupleGraph
+		if tainted && len(names) > 1 && flatTargets(left, len(names)) {
+			returned = t.returnedTuple(right)
+		}
+		for i, name := range names {
 			// loss, n_samples = model.forward_loss(batch): a count beside
 			// the loss is a number.
 			graph := tainted && !(len(names) > 1 && countName.MatchString(name[strings.LastIndexByte(name, '.')+1:]))
+			if element, ok := returned.Element(i, len(names)); ok {
+				graph = element
+			}
 			t.add(name, taintEvent{at: at, tainted: graph, scalarLoss: scalar && len(names) == 1, value: value, from: a.Start()})
 		}
 	}
 	return t
+}
+
+// flatTargets reports whether left is a tuple of n plain targets (names
+// or attributes, no nested tuple, no starred name): then target i takes
+// element i.
+func flatTargets(left *pyast.Node, n int) bool {
+	if !left.Is("pattern_list", "tuple_pattern") {
+		return false
+	}
+	elems := left.NamedChildren()
+	if len(elems) != n {
+		return false
+	}
+	for _, e := range elems {
+		if !e.Is("identifier", "attribute") {
+			return false
+		}
+	}
+	return true
+}
+
+// returnedTuple is what the function a call runs returns, element by
+// element (see Summary.Returned), when its summary is what makes the
+// call's value tainted (see Tainted); the zero TupleGraph otherwise.
+func (t *Taint) returnedTuple(call *pyast.Node) TupleGraph {
+	f := t.f
+	if !call.Is("call") || t.plain {
+		return TupleGraph{}
+	}
+	if m := f.MethodName(call); m != "" && t.Tainted(Receiver(call)) {
+		return TupleGraph{}
+	}
+	if f.CallsClass(call) || f.IsModelCall(call) || f.IsLossCall(call) {
+		return TupleGraph{}
+	}
+	if def := f.resolveCall(call); def != nil {
+		return f.summary(def).Returned
+	}
+	if facts, ok := f.projectCall(call); ok {
+		return facts.Returned
+	}
+	return TupleGraph{}
 }
 
 // targetNames lists the names (identifiers and attribute chains such as

@@ -139,6 +139,8 @@ func (f *File) derivesFromProject(from, qualified string, seen map[string]bool, 
 // FunctionFacts are the parts of a Summary other files use.
 type FunctionFacts struct {
 	ReturnsGraph, Trains, RunsModel bool
+	Returned                        TupleGraph // see Summary
+	TrainsInLoop                    bool
 	// ReturnsTensor: every return statement returns one tensor (what the
 	// .item() and .detach() fixes need to know of a call's value).
 	ReturnsTensor bool
@@ -147,7 +149,8 @@ type FunctionFacts struct {
 // factsOf is the FunctionFacts of a definition of f.
 func (f *File) factsOf(def *pyast.Node) FunctionFacts {
 	s := f.summary(def)
-	return FunctionFacts{ReturnsGraph: s.ReturnsGraph, Trains: s.Trains, RunsModel: s.RunsModel, ReturnsTensor: f.returnsTensor(def, 0)}
+	return FunctionFacts{ReturnsGraph: s.ReturnsGraph, Trains: s.Trains, RunsModel: s.RunsModel,
+		Returned: s.Returned, TrainsInLoop: s.TrainsInLoop, ReturnsTensor: f.returnsTensor(def, 0)}
 }
 
 // FactsOf summarises the top-level function name of f, or the method

@@ -1847,7 +1847,7 @@ func sameSummaries(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
 		}
 		s := f.summary(b[i])
 		if s.ReturnsGraph != old.ReturnsGraph || s.Trains != old.Trains || s.RunsModel != old.RunsModel ||
-			!sameQuestions(s.asked, old.asked) {
+			s.Returned != old.Returned || s.TrainsInLoop != old.TrainsInLoop || !sameQuestions(s.asked, old.asked) {
 			return false
 		}
 	}

@@ -52,6 +52,11 @@ const (
 	// model(load(path))`), and its body runs a model, outside a module's
 	// own code and without loading weights on each iteration.
 	ModelLoop
+	// RunLoop: each iteration runs whole training runs or epochs in
+	// functions that loop over their own steps (`for cfg in configs:
+	// bench_one(cfg)`); the loop itself neither iterates a loader nor
+	// counts steps or binds a batch.
+	RunLoop
 )
 
 // IsStepLoop reports whether loop (a for or while statement) runs training
@@ -107,20 +112,22 @@ func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 			}
 		}
 	}
-	runsModel, feedsModel := false, false
+	runsModel, feedsModel, runs := false, false, false
 	for _, c := range calls {
 		reads.call(f, c)
 		if def := f.resolveCall(c); def != nil {
 			s := f.summary(def)
 			reads.summary(s)
-			if s.Trains {
+			if s.Trains && !s.TrainsInLoop {
 				return TrainingLoop
 			}
+			runs = runs || s.Trains
 			runsModel = runsModel || s.RunsModel
 		} else if facts, ok := f.projectCall(c); ok {
-			if facts.Trains {
+			if facts.Trains && !facts.TrainsInLoop {
 				return TrainingLoop
 			}
+			runs = runs || facts.Trains
 			runsModel = runsModel || facts.RunsModel
 		}
 		if ConventionalStepCall(f, c) {
@@ -130,6 +137,15 @@ func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 			runsModel = true
 			feedsModel = feedsModel || f.fedFromLoop(loop, c)
 		}
+	}
+	if runs {
+		// Training runs in called functions' own loops: this loop is over
+		// runs or epochs, unless it hands them batches or counts steps.
+		if loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, reads) ||
+			f.countsSteps(loop) || f.bindsBatch(loop) || pullsBatches(f, calls) {
+			return TrainingLoop
+		}
+		return RunLoop
 	}
 	switch {
 	case loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, reads):
@@ -227,6 +243,17 @@ func (f *File) inModuleCode(n *pyast.Node) bool {
 		}
 	}
 	return false
+}
+
+// InForward reports whether n is inside the forward method of a module
+// (see inModuleCode): code that runs as one step of whoever calls the
+// module, never a loop over batches of its own.
+func (f *File) InForward(n *pyast.Node) bool {
+	fn := n.Ancestor("function_definition")
+	for fn != nil && fn.Ancestor("function_definition") != nil {
+		fn = fn.Ancestor("function_definition")
+	}
+	return fn != nil && f.Text(fn.Child("name")) == "forward" && f.inModuleCode(n)
 }
 
 // bindsBatch reports whether a for loop binds what a batch looks like: an

@@ -27,6 +27,13 @@ type Summary struct {
 	Trains bool
 	// RunsModel: it calls a model with autograd on.
 	RunsModel bool
+	// Returned says, for a function whose every return statement returns
+	// a tuple of the same length (`return loss, acc`), which elements carry
+	// history, so that `loss, acc = step(b)` taints only loss.
+	Returned TupleGraph
+	// TrainsInLoop: it runs a backward pass or an optimizer step inside a
+	// loop of its own (a whole training run or epoch, not one step).
+	TrainsInLoop bool
 
 	name      string
 	asked     asked // what its taint and its calls read
@@ -44,9 +51,27 @@ func (f *File) SummaryOfCall(call *pyast.Node) *Summary {
 		return f.summary(def)
 	}
 	if facts, ok := f.projectCall(call); ok {
-		return &Summary{ReturnsGraph: facts.ReturnsGraph, Trains: facts.Trains, RunsModel: facts.RunsModel}
+		return &Summary{ReturnsGraph: facts.ReturnsGraph, Trains: facts.Trains, RunsModel: facts.RunsModel,
+			Returned: facts.Returned, TrainsInLoop: facts.TrainsInLoop}
 	}
 	return nil
+}
+
+// TupleGraph describes the tuples a function returns: Len elements (0:
+// not always a tuple of one length), element i carrying history when bit
+// i of Graph is set.
+type TupleGraph struct {
+	Len   uint8
+	Graph uint64
+}
+
+// Element reports whether element i of an n-tuple the function returns
+// carries history; ok is false when its returns are not all n-tuples.
+func (g TupleGraph) Element(i, n int) (graph, ok bool) {
+	if n < 2 || int(g.Len) != n || i >= n {
+		return false, false
+	}
+	return g.Graph&(1<<i) != 0, true
 }
 
 // resolveCall finds the definition a call runs, or nil.
@@ -169,12 +194,16 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 		s.asked.call(f, c)
 		if isBackwardCall(f, c) || isOptimizerStep(f, c) {
 			s.Trains = true
+			s.TrainsInLoop = s.TrainsInLoop || inLoopOf(c, def)
 		}
 		if !s.RunsModel && f.IsModelCall(c) && !f.InNoGrad(c) {
 			s.RunsModel = true
 		}
 	}
 	s.ReturnsGraph = eachReturn(def, func(v *pyast.Node) bool { return t.Tainted(v) }) > 0
+	if s.ReturnsGraph {
+		s.Returned = returnedTuples(def, t)
+	}
 	s.signature = askedSignatureOf(s.asked)
 	return s
 }
@@ -189,6 +218,66 @@ func (f *File) returnsTensor(def *pyast.Node, depth int) bool {
 	t := f.plainTaintOf(def)
 	returns := eachReturn(def, func(*pyast.Node) bool { return true })
 	return returns > 0 && eachReturn(def, func(v *pyast.Node) bool { return t.isTensor(v, depth+1) }) == returns
+}
+
+// returnedTuples finds whether every return statement of def's own body
+// returns a tuple of one length, and which of its elements are tainted.
+// A generator (a yield anywhere) returns no tuple.
+func returnedTuples(def *pyast.Node, t *Taint) TupleGraph {
+	var g TupleGraph
+	ok := true
+	pyast.Walk(def.Child("body"), func(x *pyast.Node) bool {
+		if !ok {
+			return false
+		}
+		switch x.Kind() {
+		case "function_definition", "lambda", "class_definition":
+			return false
+		case "yield":
+			ok = false
+			return false
+		case "return_statement":
+			v := x.NamedChildren()
+			if len(v) != 1 || !v[0].Is("expression_list", "tuple") {
+				ok = false
+				return false
+			}
+			elems := v[0].NamedChildren()
+			if len(elems) < 2 || len(elems) > 64 || g.Len != 0 && int(g.Len) != len(elems) {
+				ok = false
+				return false
+			}
+			g.Len = uint8(len(elems))
+			for i, e := range elems {
+				if e.Is("list_splat", "parenthesized_list_splat") {
+					ok = false
+					return false
+				}
+				if t.Tainted(e) {
+					g.Graph |= 1 << i
+				}
+			}
+			return false
+		}
+		return true
+	})
+	if !ok {
+		return TupleGraph{}
+	}
+	return g
+}
+
+// inLoopOf reports whether n sits in a for or while loop of def's own body.
+func inLoopOf(n, def *pyast.Node) bool {
+	for p := n.Parent(); p != nil && p != def; p = p.Parent() {
+		switch p.Kind() {
+		case "for_statement", "while_statement":
+			return true
+		case "function_definition", "lambda", "class_definition":
+			return false
+		}
+	}
+	return false
 }
 
 // eachReturn counts the return and yield statements of def's own body

@@ -84,3 +84,31 @@ def count_samples(model, loader, optimizer):
         total_samples += n_samples
         total_loss += loss.item()
     return total_loss / total_samples
+
+
+def accuracy(predictions, targets):
+    predictions = predictions.argmax(dim=1).view(targets.shape)
+    return (predictions == targets).sum().float() / targets.size(0)
+
+
+def fast_adapt(model, batch, criterion):
+    data, labels = batch
+    logits = model(data)
+    loss = criterion(logits, labels)
+    acc = accuracy(logits, labels)
+    return loss, acc
+
+
+def meta_train(model, loader, optimizer, criterion):
+    # Only the first element of what fast_adapt returns has history: the
+    # accuracy of an argmax has none.
+    n_acc = 0
+    n_loss = 0.0
+    for batch in loader:
+        loss, acc = fast_adapt(model, batch, criterion)
+        n_acc += acc
+        n_loss += loss.item()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return n_acc, n_loss

@@ -35,3 +35,24 @@ torch.cuda.empty_cache()
 
 def cleanup():
     torch.cuda.empty_cache()
+
+
+def train_microbatches(batch, optimizer):
+    for part in batch.chunk(4):
+        model(part).sum().backward()
+    optimizer.step()
+
+
+def train(loader, optimizer):
+    # The helper loops over micro-batches, but this loop hands it batches:
+    # still once per batch.
+    for batch in loader:
+        train_microbatches(batch, optimizer)
+        torch.cuda.empty_cache()  # want: GPU005
+
+
+def train_steps(data_iter, optimizer, n_steps):
+    # Batches pulled with next() and handed over: once per step too.
+    for step in range(n_steps):
+        train_microbatches(next(data_iter), optimizer)
+        torch.cuda.empty_cache()  # want: GPU005

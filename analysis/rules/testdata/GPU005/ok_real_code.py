@@ -85,3 +85,22 @@ def benchmark_backends(bench_one, device):
                 loss.backward()
             finally:
                 torch.cuda.empty_cache()
+
+
+def bench_one(backend, warmup):
+    net = torch.nn.Linear(8, 8).cuda()
+    for _ in range(warmup):
+        net(torch.randn(4, 8, device="cuda")).sum().backward()
+    net(torch.randn(4, 8, device="cuda")).sum().backward()
+    return torch.cuda.max_memory_allocated()
+
+
+def sweep(backends, modes):
+    # A sweep: each iteration is a whole benchmark run, which loops over
+    # its own steps in bench_one.
+    for backend in backends:
+        for mode in modes:
+            try:
+                bench_one(backend, mode)
+            finally:
+                torch.cuda.empty_cache()

@@ -371,8 +371,8 @@ func TestVerifyAloneTakesFixesAndLeavesTraps(t *testing.T) {
 	}
 }
 
-// ParsesCleanly holds Python's rules on indentation that tree-sitter lets
-// pass.
+// ParsesCleanly holds Python's rules on indentation and keywords that
+// tree-sitter lets pass.
 func TestParsesCleanlyChecksIndentation(t *testing.T) {
 	for src, want := range map[string]bool{
 		"if a:\n    if b:\n        g()\n  else:\n    h()\n":       false, // else between two levels
@@ -383,6 +383,11 @@ func TestParsesCleanlyChecksIndentation(t *testing.T) {
 		"x = [1,\n  2]\ny = 3\n":                                  true,
 		"def f():\n    s = '''\nmargin\n'''\n    return s\n":      true,
 		"x = (1\n": false,
+		// A second else after a for loop's: tree-sitter reads `else: c`
+		// as an annotated assignment to a name else.
+		"for i in x:\n    a\nelse:\n    b\nelse:\n    c\n": false,
+		"else = 1\n":            false,
+		"match = 1\ncase = 2\n": true, // soft keywords are names
 	} {
 		if got := pyast.ParsesCleanly([]byte(src)); got != want {
 			t.Errorf("ParsesCleanly(%q) = %v, want %v", src, got, want)

@@ -11,7 +11,10 @@ import (
 // statement's. Tree-sitter takes `else:` two columns left of the block
 // it ends, between two levels, as the else of the statement at the outer
 // one; Python rejects it ("unindent does not match any outer indentation
-// level"), and so does an incremental reparse now and then.
+// level"), and so does an incremental reparse now and then. Nor may a
+// keyword stand for a name: tree-sitter reads a second `else:` after a
+// for loop's else clause, its body on the next line, as an annotated
+// assignment to a variable named else.
 func ParsesCleanly(src []byte) bool {
 	tree, err := ParseTree(nil, src)
 	if err != nil {
@@ -40,6 +43,9 @@ func alignedBlocks(n *sitter.Node, src []byte, spans [][2]int) bool {
 	column := -1 // of the block's statements that start a line
 	for i := 0; i < int(n.NamedChildCount()); i++ {
 		c := n.NamedChild(i)
+		if c.Type() == "identifier" && hardKeywords[string(src[c.StartByte():c.EndByte()])] {
+			return false
+		}
 		if c.Type() != "comment" && startsLine(c, src) {
 			switch col := int(c.StartPoint().Column); {
 			case n.Type() == "block" || n.Type() == "module":
@@ -58,6 +64,16 @@ func alignedBlocks(n *sitter.Node, src []byte, spans [][2]int) bool {
 		}
 	}
 	return true
+}
+
+// hardKeywords are Python's reserved words, never names (the soft ones,
+// match, case, type and _, are names outside their statements).
+var hardKeywords = map[string]bool{
+	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
+	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
+	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
+	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
+	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
 }
 
 // touches reports whether n's bytes meet one of spans; with none, every

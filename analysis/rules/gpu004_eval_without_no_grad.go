@@ -30,7 +30,9 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"does the body of a context manager of this file that wraps its `yield` in no-grad. " +
 			"Loops over configuration constants (`cfg.DATASETS.TEST`), loops in a module's `forward`, loops " +
 			"that run part of their body under no-grad themselves, loops whose model's parameters were frozen " +
-			"(`requires_grad = False`), loops that ask for input gradients, loops that run once (their body ends " +
+			"(`requires_grad = False`, also by a context manager of the file around the loop), loops over " +
+			"datasets that call a function named for evaluation which runs the model in a loop of its own " +
+			"(that loop is reported), loops that ask for input gradients, loops that run once (their body ends " +
 			"in `break`) and probes of a few inputs outside loops over batches or steps are not reported.",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
@@ -195,26 +197,33 @@ func runsModel(f *semantic.File, call *pyast.Node) bool {
 		return true
 	}
 	if s := f.SummaryOfCall(call); s != nil {
-		return s.RunsModel
+		// A function named for evaluation that runs the model in a loop of
+		// its own is the evaluation loop, reported there: the loop calling
+		// it goes over datasets (`for loader in self.evalloaders:`).
+		name := f.LastName(call.Child("function"))
+		if s.Def != nil {
+			name = f.Text(s.Def.Child("name"))
+		}
+		return s.RunsModel && !(s.RunsModelInLoop && evalFunctionName.MatchString(name))
 	}
 	return semantic.ConventionalStepCall(f, call)
 }
 
 // frozenBefore reports whether, before loop in its function, the code
 // turns gradients off for parameters (`p.requires_grad = False`,
-// `model.requires_grad_(False)`): then the forward records no graph.
-// Only the scope's own code counts: for a loop at module level,
-// AssignmentsIn and CallsIn give the functions' too.
+// `model.requires_grad_(False)`), or the loop runs in a context manager of
+// the project that does (`with frozen(model):`): then the forward records
+// no graph of the weights, and what autograd still does is asked for
+// (forces as gradients of an energy). Only the scope's own code counts:
+// for a loop at module level, AssignmentsIn and CallsIn give the
+// functions' too.
 func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
 	scope := semantic.Scope(loop)
 	for _, a := range f.AssignmentsIn(scope) {
 		if a.Start() >= loop.Start() {
 			break
 		}
-		if !semantic.InScope(a, scope) {
-			continue
-		}
-		if l := a.Child("left"); l.Is("attribute") && f.Text(l.Child("attribute")) == "requires_grad" && f.Text(a.Child("right")) == "False" {
+		if semantic.InScope(a, scope) && semantic.FreezesParameters(f, a) {
 			return true
 		}
 	}
@@ -222,8 +231,25 @@ func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
 		if c.Start() >= loop.Start() {
 			break
 		}
-		if semantic.InScope(c, scope) && f.MethodName(c) == "requires_grad_" && f.Text(f.Arg(c, "requires_grad", 0)) == "False" {
+		if semantic.InScope(c, scope) && semantic.FreezesParameters(f, c) {
 			return true
+		}
+	}
+	for p := loop.Parent(); p != nil && p != scope; p = p.Parent() {
+		if !p.Is("with_statement") || !p.Child("body").Contains(loop) {
+			continue
+		}
+		for _, item := range p.ChildOfKind("with_clause").NamedChildren() {
+			v := item.Child("value")
+			if v.Is("as_pattern") && v.FirstNamed() != nil {
+				v = v.FirstNamed()
+			}
+			if !v.Is("call") {
+				continue
+			}
+			if s := f.SummaryOfCall(v); s != nil && s.FreezesParameters {
+				return true
+			}
 		}
 	}
 	return false

@@ -331,10 +331,13 @@ def fit(model, loader, opt):
 
 // The same for what this session's facts add: which elements of a
 // returned tuple carry history, whether a helper trains in a loop of its
-// own (the caller's loop is then over runs), and whether self.m names a
-// method of the class or a model.
+// own (the caller's loop is then over runs), whether self.m names a
+// method of the class or a model, and whether a context manager freezes
+// the parameters.
 func TestIncrementalTupleAndRunFactsFollowTheirInputs(t *testing.T) {
-	const base = `import torch
+	const base = `import contextlib
+
+import torch
 
 
 def step(model, x, y):
@@ -367,6 +370,20 @@ def sweep(model, loader, opt, configs):
         torch.cuda.empty_cache()
 
 
+@contextlib.contextmanager
+def frozen(model):
+    for p in model.parameters():
+        p.requires_grad = False
+    yield
+
+
+def validate(model, val_loader):
+    model.eval()
+    with frozen(model):
+        for x in val_loader:
+            model(x)
+
+
 class Runner:
     def __init__(self, model):
         self.model = model
@@ -391,6 +408,8 @@ class Runner:
 		{"    if loader:\n        (model(x) - y).sum().backward()", "    for x, y in loader:\n        (model(x) - y).sum().backward()"},
 		{"    def eval_model(self, x):", "    def eval_model_(self, x):"}, // self.eval_model is no longer a method
 		{"    def eval_model_(self, x):", "    def eval_model(self, x):"},
+		{"        p.requires_grad = False", "        p.requires_grad = True"}, // the context manager no longer freezes
+		{"        p.requires_grad = True", "        p.requires_grad = False"},
 	}
 	counts := checkIncrementalSteps(t, base, steps)
 	// Each edit that changes a fact must change the findings, and its

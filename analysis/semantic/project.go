@@ -140,7 +140,8 @@ func (f *File) derivesFromProject(from, qualified string, seen map[string]bool, 
 type FunctionFacts struct {
 	ReturnsGraph, Trains, RunsModel bool
 	Returned                        TupleGraph // see Summary
-	TrainsInLoop                    bool
+	RunsModelInLoop, TrainsInLoop   bool
+	FreezesParameters               bool
 	// ReturnsTensor: every return statement returns one tensor (what the
 	// .item() and .detach() fixes need to know of a call's value).
 	ReturnsTensor bool
@@ -150,7 +151,8 @@ type FunctionFacts struct {
 func (f *File) factsOf(def *pyast.Node) FunctionFacts {
 	s := f.summary(def)
 	return FunctionFacts{ReturnsGraph: s.ReturnsGraph, Trains: s.Trains, RunsModel: s.RunsModel,
-		Returned: s.Returned, TrainsInLoop: s.TrainsInLoop, ReturnsTensor: f.returnsTensor(def, 0)}
+		RunsModelInLoop: s.RunsModelInLoop, Returned: s.Returned, TrainsInLoop: s.TrainsInLoop, FreezesParameters: s.FreezesParameters,
+		ReturnsTensor: f.returnsTensor(def, 0)}
 }
 
 // FactsOf summarises the top-level function name of f, or the method

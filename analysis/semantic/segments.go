@@ -1847,7 +1847,9 @@ func sameSummaries(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
 		}
 		s := f.summary(b[i])
 		if s.ReturnsGraph != old.ReturnsGraph || s.Trains != old.Trains || s.RunsModel != old.RunsModel ||
-			s.Returned != old.Returned || s.TrainsInLoop != old.TrainsInLoop || !sameQuestions(s.asked, old.asked) {
+			s.RunsModelInLoop != old.RunsModelInLoop || s.Returned != old.Returned || s.TrainsInLoop != old.TrainsInLoop ||
+			s.FreezesParameters != old.FreezesParameters ||
+			!sameQuestions(s.asked, old.asked) {
 			return false
 		}
 	}

@@ -50,7 +50,8 @@ const (
 	// range(n)`), binds a batch (`for x, y in data`), pulls batches with
 	// next(), or feeds the model what it iterates (`for path in paths:
 	// model(load(path))`), and its body runs a model, outside a module's
-	// own code and without loading weights on each iteration.
+	// own code and without loading weights or building a DataLoader on
+	// each iteration.
 	ModelLoop
 	// RunLoop: each iteration runs whole training runs or epochs in
 	// functions that loop over their own steps (`for cfg in configs:
@@ -150,7 +151,7 @@ func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 	switch {
 	case loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, reads):
 		return LoaderLoop
-	case runsModel && !f.inModuleCode(loop) && !loadsWeights(f, calls) &&
+	case runsModel && !f.inModuleCode(loop) && !loadsWeights(f, calls) && !buildsLoader(f, calls) &&
 		(f.countsSteps(loop) || f.bindsBatch(loop) || pullsBatches(f, calls) || feedsModel):
 		// Inside a module's own code, what it calls are its submodules; a
 		// loop that loads weights each time is over checkpoints or models.
@@ -211,6 +212,18 @@ func loadsWeights(f *File, calls []*pyast.Node) bool {
 			return true
 		}
 		if f.Callee(c) == "torch.load" {
+			return true
+		}
+	}
+	return false
+}
+
+// buildsLoader reports whether one of calls builds a DataLoader: a loop
+// that builds one on each iteration (and pulls a batch from it) runs the
+// model over a dataset or a configuration at a time, not over batches.
+func buildsLoader(f *File, calls []*pyast.Node) bool {
+	for _, c := range calls {
+		if f.LastName(c.Child("function")) == "DataLoader" {
 			return true
 		}
 	}

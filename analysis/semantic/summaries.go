@@ -25,8 +25,9 @@ type Summary struct {
 	ReturnsGraph bool
 	// Trains: it runs a backward pass or an optimizer step.
 	Trains bool
-	// RunsModel: it calls a model with autograd on.
-	RunsModel bool
+	// RunsModel: it calls a model with autograd on; RunsModelInLoop: inside
+	// a loop of its own (it runs a whole evaluation, not one step).
+	RunsModel, RunsModelInLoop bool
 	// Returned says, for a function whose every return statement returns
 	// a tuple of the same length (`return loss, acc`), which elements carry
 	// history, so that `loss, acc = step(b)` taints only loss.
@@ -34,6 +35,10 @@ type Summary struct {
 	// TrainsInLoop: it runs a backward pass or an optimizer step inside a
 	// loop of its own (a whole training run or epoch, not one step).
 	TrainsInLoop bool
+	// FreezesParameters: it turns gradients off for parameters
+	// (`p.requires_grad = False`, `m.requires_grad_(False)`); as a context
+	// manager, the model in its body records no graph of its weights.
+	FreezesParameters bool
 
 	name      string
 	asked     asked // what its taint and its calls read
@@ -52,7 +57,8 @@ func (f *File) SummaryOfCall(call *pyast.Node) *Summary {
 	}
 	if facts, ok := f.projectCall(call); ok {
 		return &Summary{ReturnsGraph: facts.ReturnsGraph, Trains: facts.Trains, RunsModel: facts.RunsModel,
-			Returned: facts.Returned, TrainsInLoop: facts.TrainsInLoop}
+			RunsModelInLoop: facts.RunsModelInLoop, Returned: facts.Returned, TrainsInLoop: facts.TrainsInLoop,
+			FreezesParameters: facts.FreezesParameters}
 	}
 	return nil
 }
@@ -196,9 +202,14 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 			s.Trains = true
 			s.TrainsInLoop = s.TrainsInLoop || inLoopOf(c, def)
 		}
-		if !s.RunsModel && f.IsModelCall(c) && !f.InNoGrad(c) {
+		if !s.RunsModelInLoop && f.IsModelCall(c) && !f.InNoGrad(c) {
 			s.RunsModel = true
+			s.RunsModelInLoop = inLoopOf(c, def)
 		}
+		s.FreezesParameters = s.FreezesParameters || FreezesParameters(f, c)
+	}
+	for _, a := range f.AssignmentsIn(def) {
+		s.FreezesParameters = s.FreezesParameters || InScope(a, def) && FreezesParameters(f, a)
 	}
 	s.ReturnsGraph = eachReturn(def, func(v *pyast.Node) bool { return t.Tainted(v) }) > 0
 	if s.ReturnsGraph {
@@ -218,6 +229,20 @@ func (f *File) returnsTensor(def *pyast.Node, depth int) bool {
 	t := f.plainTaintOf(def)
 	returns := eachReturn(def, func(*pyast.Node) bool { return true })
 	return returns > 0 && eachReturn(def, func(v *pyast.Node) bool { return t.isTensor(v, depth+1) }) == returns
+}
+
+// FreezesParameters reports whether n, a call or an assignment, turns
+// gradients off for parameters: `p.requires_grad = False` or
+// `model.requires_grad_(False)`.
+func FreezesParameters(f *File, n *pyast.Node) bool {
+	switch n.Kind() {
+	case "assignment":
+		l := n.Child("left")
+		return l.Is("attribute") && f.Text(l.Child("attribute")) == "requires_grad" && f.Text(n.Child("right")) == "False"
+	case "call":
+		return f.MethodName(n) == "requires_grad_" && f.Text(f.Arg(n, "requires_grad", 0)) == "False"
+	}
+	return false
 }
 
 // returnedTuples finds whether every return statement of def's own body

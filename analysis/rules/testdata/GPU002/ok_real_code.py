@@ -230,3 +230,14 @@ class CorefScorer:
         res = Result()
         res.coref_scores = torch.cat(scores, dim=0)
         return res
+
+
+def outputs_per_head(model, heads, make_data):
+    # One dataset and one batch per head: a loop over configurations.
+    outputs = {}
+    for head in heads:
+        loader = torch.utils.data.DataLoader(make_data(head), batch_size=1)
+        batch = next(iter(loader))
+        outputs[head] = model(batch)
+    for head in heads:
+        assert outputs[head].shape[0] == 1

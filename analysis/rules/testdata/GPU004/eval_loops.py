@@ -68,3 +68,16 @@ def finetune_head(net):
 model.eval()
 for x, y in val_loader:  # want: GPU004
     model(x)
+
+
+def evaluate_one(model, loader):
+    for x, y in loader:  # want: GPU004
+        model(x)
+
+
+def evaluate_all(model, loaders):
+    # A loop over datasets: the evaluation loop is evaluate_one's, reported
+    # there.
+    model.eval()
+    for loader in loaders:
+        evaluate_one(model, loader)

@@ -1,3 +1,5 @@
+import contextlib
+
 import torch
 import torch.nn as nn
 
@@ -126,3 +128,24 @@ class Trainer:
         for name, data in eval_sets:
             results[name] = self.eval_model(data)
         return results
+
+
+@contextlib.contextmanager
+def preserve_grad_state(model):
+    backup = {p: p.requires_grad for p in model.parameters()}
+    try:
+        for p in model.parameters():
+            p.requires_grad = False
+        yield
+    finally:
+        for p, requires_grad in backup.items():
+            p.requires_grad = requires_grad
+
+
+def evaluate_forces(model, val_loader):
+    # The weights are frozen around the loop: what autograd still does is
+    # asked for (forces are gradients of the energy by the positions).
+    model.eval()
+    with preserve_grad_state(model):
+        for batch in val_loader:
+            model(batch, compute_force=True)

@@ -35,7 +35,9 @@ var GraphTensorInContainer = &analysis.Rule{
 			"`.numpy()` undetached (`torch.cat(feats).numpy()` raises on tensors that require grad, so code " +
 			"that runs keeps none there). Values passed through `.item()`, `.detach()`, `float()`, " +
 			"`.tolist()` or `.numpy()`, the elements without history of a tuple a helper of the file returns " +
-			"(`loss, acc = step(batch)` where `acc` is an argmax accuracy), and gradients from " +
+			"(`loss, acc = step(batch)` where `acc` is an argmax accuracy), a loss of values computed under " +
+			"no-grad (`with torch.no_grad(): logits = model(x)`, then `criterion(logits[:, :-1], y)`), and " +
+			"gradients from " +
 			"`torch.autograd.grad` without `create_graph`, carry " +
 			"no history.",
 		Why: "A tensor produced with autograd on holds its `grad_fn`, and through it the graph of the " +

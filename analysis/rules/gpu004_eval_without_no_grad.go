@@ -32,7 +32,8 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"that run part of their body under no-grad themselves, loops whose model's parameters were frozen " +
 			"(`requires_grad = False`, also by a context manager of the file around the loop), loops over " +
 			"datasets that call a function named for evaluation which runs the model in a loop of its own " +
-			"(that loop is reported), loops that ask for input gradients, loops that run once (their body ends " +
+			"(that loop is reported), loops that take derivatives (directly or through a function of the file: " +
+			"`torch.func` transforms, `torch.autograd.functional`, Jacobians or Hessians), loops that ask for input gradients, loops that run once (their body ends " +
 			"in `break`) and probes of a few inputs outside loops over batches or steps are not reported.",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
@@ -149,7 +150,7 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 	switch {
 	case kind == semantic.TrainingLoop, kind == semantic.RunLoop, f.InForward(loop), semantic.RunsOnce(loop),
 		frozenBefore(f, loop), f.LoopBodyHasBackward(loop), noGradInside(f, loop), needsInputGrad(f, loop),
-		calledUnderNoGrad(f, loop):
+		differentiates(f, loop), calledUnderNoGrad(f, loop):
 		return false
 	case sign.data:
 		return true
@@ -318,6 +319,29 @@ func needsInputGrad(f *semantic.File, loop *pyast.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// differentiates reports whether the loop takes derivatives, itself or
+// through a function it calls (Jacobians for a Laplace approximation,
+// forces as gradients of an energy): its forward passes need autograd.
+func differentiates(f *semantic.File, loop *pyast.Node) bool {
+	body := loop.Child("body")
+	if body == nil {
+		return false
+	}
+	scope := semantic.Scope(loop)
+	for _, c := range f.CallsIn(body) {
+		if !semantic.InScope(c, scope) {
+			continue
+		}
+		if semantic.Differentiates(f, c) {
+			return true
+		}
+		if s := f.SummaryOfCall(c); s != nil && s.Differentiates {
+			return true
+		}
+	}
+	return false
 }
 
 // noGradInside reports whether the loop turns autograd off for part of its

@@ -332,8 +332,8 @@ def fit(model, loader, opt):
 // The same for what this session's facts add: which elements of a
 // returned tuple carry history, whether a helper trains in a loop of its
 // own (the caller's loop is then over runs), whether self.m names a
-// method of the class or a model, and whether a context manager freezes
-// the parameters.
+// method of the class or a model, whether a context manager freezes the
+// parameters, and whether a helper takes derivatives.
 func TestIncrementalTupleAndRunFactsFollowTheirInputs(t *testing.T) {
 	const base = `import contextlib
 
@@ -384,6 +384,17 @@ def validate(model, val_loader):
             model(x)
 
 
+def jac(model, x):
+    return torch.func.jacrev(model)(x)
+
+
+def curvature(model, val_loader):
+    model.eval()
+    for x in val_loader:
+        jac(model, x)
+        model(x)
+
+
 class Runner:
     def __init__(self, model):
         self.model = model
@@ -410,6 +421,8 @@ class Runner:
 		{"    def eval_model_(self, x):", "    def eval_model(self, x):"},
 		{"        p.requires_grad = False", "        p.requires_grad = True"}, // the context manager no longer freezes
 		{"        p.requires_grad = True", "        p.requires_grad = False"},
+		{"    return torch.func.jacrev(model)(x)", "    return model(x)"}, // the helper no longer differentiates
+		{"    return model(x)", "    return torch.func.jacrev(model)(x)"},
 	}
 	counts := checkIncrementalSteps(t, base, steps)
 	// Each edit that changes a fact must change the findings, and its

@@ -232,6 +232,9 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 	if f.QualifiedName(fn) != "" {
 		return false // torch.relu, np.mean, ...: an imported function
 	}
+	if fn.Is("attribute") && pydanticMethods[f.Text(fn.Child("attribute"))] {
+		return false // Spec.model_validate(cfg): pydantic's model_* methods
+	}
 	if fn.Is("identifier") && len(f.Functions[f.Text(fn)]) > 0 && len(f.BindingsOf(fn)) == 0 {
 		return false // a function defined in this file; its summary tells what it does
 	}
@@ -245,6 +248,14 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 		criterion = criterion || f.constructsCriterion(b)
 	}
 	return !criterion && modelName.MatchString(f.LastName(fn))
+}
+
+// pydanticMethods are the methods pydantic gives its models, which the
+// name pattern `model_*` would take for models.
+var pydanticMethods = map[string]bool{
+	"model_validate": true, "model_validate_json": true, "model_validate_strings": true, "model_dump": true,
+	"model_dump_json": true, "model_copy": true, "model_construct": true, "model_json_schema": true,
+	"model_rebuild": true, "model_post_init": true, "model_parametrized_name": true,
 }
 
 // IsLossCall reports whether call computes a loss: a criterion object, an
@@ -664,23 +675,44 @@ func (t *Taint) detachedInputs(call *pyast.Node) bool {
 		if t.Tainted(a) {
 			return false
 		}
-		detached = detached || provablyDetached(t.f, a)
+		detached = detached || t.provablyDetached(a, 0)
 	}
 	return detached
 }
 
 // provablyDetached reports whether e has no history whatever it was
-// computed from: `.detach()`, `.item()`, a copy or view of such a value.
-func provablyDetached(f *File, e *pyast.Node) bool {
-	if e.Is("call") {
+// computed from: `.detach()`, `.item()`, a copy, view or slice of such a
+// value, or a name last assigned under no-grad (`with torch.no_grad():
+// logits = model(x)`) or from such a value.
+func (t *Taint) provablyDetached(e *pyast.Node, depth int) bool {
+	f := t.f
+	if depth > 8 {
+		return false
+	}
+	switch e.Kind() {
+	case "call":
 		m := f.MethodName(e)
 		if detachingMethods[m] {
 			return true
 		}
 		switch m {
 		case "cpu", "to", "float", "double", "half", "long", "view", "reshape", "squeeze", "unsqueeze", "flatten", "contiguous":
-			return provablyDetached(f, Receiver(e))
+			return t.provablyDetached(Receiver(e), depth+1)
 		}
+	case "subscript":
+		return t.provablyDetached(e.Child("value"), depth+1)
+	case "identifier", "attribute":
+		ev, ok := t.last(f.Text(e), e.Start())
+		if !ok {
+			if e.Is("attribute") {
+				return t.provablyDetached(e.Child("object"), depth+1) // out.logits
+			}
+			return false
+		}
+		if ev.value == nil || ev.aug || ev.tainted {
+			return false
+		}
+		return t.inNoGrad(ev.value) || t.provablyDetached(ev.value, depth+1)
 	}
 	return false
 }

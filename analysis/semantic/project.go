@@ -138,10 +138,10 @@ func (f *File) derivesFromProject(from, qualified string, seen map[string]bool, 
 
 // FunctionFacts are the parts of a Summary other files use.
 type FunctionFacts struct {
-	ReturnsGraph, Trains, RunsModel bool
-	Returned                        TupleGraph // see Summary
-	RunsModelInLoop, TrainsInLoop   bool
-	FreezesParameters               bool
+	ReturnsGraph, Trains, RunsModel   bool
+	Returned                          TupleGraph // see Summary
+	RunsModelInLoop, TrainsInLoop     bool
+	FreezesParameters, Differentiates bool
 	// ReturnsTensor: every return statement returns one tensor (what the
 	// .item() and .detach() fixes need to know of a call's value).
 	ReturnsTensor bool
@@ -152,7 +152,8 @@ func (f *File) factsOf(def *pyast.Node) FunctionFacts {
 	s := f.summary(def)
 	return FunctionFacts{ReturnsGraph: s.ReturnsGraph, Trains: s.Trains, RunsModel: s.RunsModel,
 		RunsModelInLoop: s.RunsModelInLoop, Returned: s.Returned, TrainsInLoop: s.TrainsInLoop, FreezesParameters: s.FreezesParameters,
-		ReturnsTensor: f.returnsTensor(def, 0)}
+		Differentiates: s.Differentiates,
+		ReturnsTensor:  f.returnsTensor(def, 0)}
 }
 
 // FactsOf summarises the top-level function name of f, or the method

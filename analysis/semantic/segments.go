@@ -1848,7 +1848,7 @@ func sameSummaries(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
 		s := f.summary(b[i])
 		if s.ReturnsGraph != old.ReturnsGraph || s.Trains != old.Trains || s.RunsModel != old.RunsModel ||
 			s.RunsModelInLoop != old.RunsModelInLoop || s.Returned != old.Returned || s.TrainsInLoop != old.TrainsInLoop ||
-			s.FreezesParameters != old.FreezesParameters ||
+			s.FreezesParameters != old.FreezesParameters || s.Differentiates != old.Differentiates ||
 			!sameQuestions(s.asked, old.asked) {
 			return false
 		}

@@ -35,6 +35,9 @@ type Summary struct {
 	// TrainsInLoop: it runs a backward pass or an optimizer step inside a
 	// loop of its own (a whole training run or epoch, not one step).
 	TrainsInLoop bool
+	// Differentiates: it takes derivatives (see Differentiates): its
+	// forward passes need autograd, in an evaluation loop or not.
+	Differentiates bool
 	// FreezesParameters: it turns gradients off for parameters
 	// (`p.requires_grad = False`, `m.requires_grad_(False)`); as a context
 	// manager, the model in its body records no graph of its weights.
@@ -58,7 +61,7 @@ func (f *File) SummaryOfCall(call *pyast.Node) *Summary {
 	if facts, ok := f.projectCall(call); ok {
 		return &Summary{ReturnsGraph: facts.ReturnsGraph, Trains: facts.Trains, RunsModel: facts.RunsModel,
 			RunsModelInLoop: facts.RunsModelInLoop, Returned: facts.Returned, TrainsInLoop: facts.TrainsInLoop,
-			FreezesParameters: facts.FreezesParameters}
+			FreezesParameters: facts.FreezesParameters, Differentiates: facts.Differentiates}
 	}
 	return nil
 }
@@ -207,6 +210,7 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 			s.RunsModelInLoop = inLoopOf(c, def)
 		}
 		s.FreezesParameters = s.FreezesParameters || FreezesParameters(f, c)
+		s.Differentiates = s.Differentiates || Differentiates(f, c)
 	}
 	for _, a := range f.AssignmentsIn(def) {
 		s.FreezesParameters = s.FreezesParameters || InScope(a, def) && FreezesParameters(f, a)
@@ -229,6 +233,29 @@ func (f *File) returnsTensor(def *pyast.Node, depth int) bool {
 	t := f.plainTaintOf(def)
 	returns := eachReturn(def, func(*pyast.Node) bool { return true })
 	return returns > 0 && eachReturn(def, func(v *pyast.Node) bool { return t.isTensor(v, depth+1) }) == returns
+}
+
+// Differentiates reports whether call takes derivatives: a backward pass,
+// torch.autograd.grad and torch.autograd.functional's Jacobians and
+// Hessians, torch.func's transforms (grad, jacrev, jacfwd, jvp, vjp,
+// hessian), or a method named for Jacobians or Hessians (a curvature
+// backend's `jacobians(x)`).
+func Differentiates(f *File, call *pyast.Node) bool {
+	if isBackwardCall(f, call) {
+		return true
+	}
+	q := f.Callee(call)
+	switch {
+	case strings.HasPrefix(q, "torch.autograd.functional."), strings.HasPrefix(q, "torch.autograd.forward_ad."):
+		return true
+	case strings.HasPrefix(q, "torch.func.") || strings.HasPrefix(q, "functorch."):
+		switch q[strings.LastIndexByte(q, '.')+1:] {
+		case "grad", "grad_and_value", "jacrev", "jacfwd", "jvp", "vjp", "hessian", "linearize":
+			return true
+		}
+	}
+	name := strings.ToLower(f.LastName(call.Child("function")))
+	return strings.Contains(name, "jacobian") || strings.Contains(name, "hessian")
 }
 
 // FreezesParameters reports whether n, a call or an assignment, turns

@@ -241,3 +241,25 @@ def outputs_per_head(model, heads, make_data):
         outputs[head] = model(batch)
     for head in heads:
         assert outputs[head].shape[0] == 1
+
+
+def perplexity(model, data, n_samples, seqlen):
+    # The logits come from a no_grad block: the loss of a slice of them
+    # has no history.
+    nlls = []
+    for i in range(n_samples):
+        batch = data[:, i * seqlen:(i + 1) * seqlen]
+        with torch.no_grad():
+            logits = model(batch).logits
+        shift_logits = logits[:, :-1, :].contiguous().float()
+        loss = F.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)), batch[:, 1:].reshape(-1))
+        nlls.append(loss.float() * seqlen)
+    print(torch.exp(torch.stack(nlls).sum() / (n_samples * seqlen)).item())
+
+
+def resolve_specs(spec_cls, spaces, config):
+    # pydantic's model_validate builds a configuration, not a tensor.
+    resolved = {}
+    for agent_id, space in spaces.items():
+        resolved[agent_id] = spec_cls.model_validate({**config, "space": space})
+    config["net_config"] = resolved

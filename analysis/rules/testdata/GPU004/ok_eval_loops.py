@@ -149,3 +149,17 @@ def evaluate_forces(model, val_loader):
     with preserve_grad_state(model):
         for batch in val_loader:
             model(batch, compute_force=True)
+
+
+def jacobian_features(model, x):
+    params = dict(model.named_parameters())
+    return torch.func.jacrev(lambda p: torch.func.functional_call(model, p, (x,)))(params)
+
+
+def fit_laplace(model, train_loader):
+    # Curvature from Jacobians after eval(): the forward passes need
+    # autograd.
+    model.eval()
+    for x, y in train_loader:
+        jacobian_features(model, x)
+        model(x)

@@ -251,11 +251,72 @@ func (f *File) inModuleCode(n *pyast.Node) bool {
 		return true
 	}
 	for _, b := range c.Bases {
-		if moduleBaseName.MatchString(f.LastName(b)) {
+		if f.moduleLikeBase(b, 0) {
 			return true
 		}
 	}
 	return false
+}
+
+// moduleLikeBase reports whether the base class expression b makes a class
+// module-like by name: a base of this file or of the project is followed
+// to its own bases, and a base outside them (a library's) counts when it
+// is named like a module. So mmdet's `AutoAssignHead(FCOSHead)` is a
+// module (FCOSHead's bases end in mmengine's BaseModule), and DeepChem's
+// `TorchModel(Model)`, a wrapper around a model, is not (its Model
+// derives from object).
+func (f *File) moduleLikeBase(b *pyast.Node, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	if b.Is("identifier") {
+		if c := f.Classes[f.Text(b)]; c != nil {
+			for _, cb := range c.Bases {
+				if f.moduleLikeBase(cb, depth+1) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	if q := f.QualifiedName(b); q != "" && f.Project != nil {
+		if known, like := f.moduleLikeProjectBase(f.Path, q, depth); known {
+			return like
+		}
+	}
+	return moduleBaseName.MatchString(f.LastName(b))
+}
+
+// moduleLikeProjectBase is moduleLikeBase for a base qualified as the file
+// at from sees it; known is false when it is not a class of the project.
+func (f *File) moduleLikeProjectBase(from, q string, depth int) (known, like bool) {
+	if depth > 8 {
+		return false, false
+	}
+	path, name, ok := f.Project.Resolve(from, q)
+	if !ok {
+		return false, false
+	}
+	bases, ok := f.Project.ClassBases(path, name)
+	if !ok {
+		return false, false
+	}
+	for _, b := range bases {
+		b = canonical(b)
+		if isModuleBase(b) {
+			return true, true
+		}
+		if known, like := f.moduleLikeProjectBase(path, b, depth+1); known {
+			if like {
+				return true, true
+			}
+			continue
+		}
+		if moduleBaseName.MatchString(b[strings.LastIndexByte(b, '.')+1:]) {
+			return true, true
+		}
+	}
+	return true, false
 }
 
 // InForward reports whether n is inside the forward method of a module

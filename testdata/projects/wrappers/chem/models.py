@@ -1,0 +1,5 @@
+class Model(object):
+    """The base of every model wrapper: fit, predict, save."""
+
+    def fit(self, dataset):
+        raise NotImplementedError

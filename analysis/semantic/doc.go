@@ -16,10 +16,15 @@
 //     what builds an object (IsModelCall, CallsClass), what reaches a
 //     backward pass (ReachesBackward);
 //   - functions (summaries.go): for each function or method of the file,
-//     whether it returns history, returns one tensor, trains, runs the
-//     model;
+//     whether it returns history (and, for a tuple returned on every path,
+//     which elements do), returns one tensor, trains or runs the model
+//     (and whether in a loop of its own), takes derivatives, freezes
+//     parameters; a method named like a model (self.eval_model(x)) is the
+//     method, not a model;
 //   - lifetimes (steps.go): which loops run training or evaluation steps,
-//     the loops a container or a total must outlive to grow memory;
+//     the loops a container or a total must outlive to grow memory, and
+//     which loops go over whole runs (a sweep whose every iteration calls a
+//     function that trains in its own loop);
 //   - the file's text style (text.go): line ending, indentation.
 //
 // Names follow Python's scopes where values are concerned: a plain name

@@ -33,7 +33,7 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"(`requires_grad = False`, also by a context manager of the file around the loop), loops over " +
 			"datasets that call a function named for evaluation which runs the model in a loop of its own " +
 			"(that loop is reported), loops that take derivatives (directly or through a function of the file: " +
-			"`torch.func` transforms, `torch.autograd.functional`, Jacobians or Hessians), loops that ask for input gradients, loops that run once (their body ends " +
+			"`torch.func` transforms, `torch.autograd.functional`, Jacobians or Hessians), loops that ask for input gradients (or run an adversarial attack's `perturb`), loops that run once (their body ends " +
 			"in `break`) and probes of a few inputs outside loops over batches or steps are not reported.",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
@@ -304,11 +304,14 @@ func iteratesEvalData(f *semantic.File, iterables []*pyast.Node) bool {
 
 // needsInputGrad reports whether the loop asks for gradients explicitly
 // (saliency maps, adversarial examples): requires_grad_() or
-// requires_grad=True.
+// requires_grad=True, or an adversarial attack's `perturb` or `attack`
+// (advertorch's and ART's attacks differentiate the model inside).
 func needsInputGrad(f *semantic.File, loop *pyast.Node) bool {
 	found := false
 	pyast.Walk(loop.Child("body"), func(n *pyast.Node) bool {
 		switch {
+		case n.Is("call") && attackName.MatchString(f.LastName(n.Child("function"))):
+			found = true
 		case n.Is("call") && f.MethodName(n) == "requires_grad_":
 			found = true
 		case n.Is("keyword_argument") && f.Text(n.Child("name")) == "requires_grad" && f.Text(n.Child("value")) == "True":
@@ -343,6 +346,11 @@ func differentiates(f *semantic.File, loop *pyast.Node) bool {
 	}
 	return false
 }
+
+// attackName: the methods adversarial attacks run (advertorch's
+// perturb, torchattacks' and foolbox's attack, ART's generate on an
+// attack object is too common a name to count).
+var attackName = regexp.MustCompile(`^(perturb|attack|run_attack|adversarial_attack)$`)
 
 // noGradInside reports whether the loop turns autograd off for part of its
 // body (`with torch.no_grad(): pred = model(x)`): its author chose what

@@ -22,7 +22,7 @@ var EmptyCacheInLoop = &analysis.Rule{
 			"every iteration of a loop that runs training or evaluation steps (see GPU002), or of a loop " +
 			"nested in one. Deliberately not reported: a call in an `except` branch (an out-of-memory " +
 			"handler) or in the `try` of an out-of-memory retry loop, under a step-interval condition such as " +
-			"`if step % 100 == 0`, in a branch that leaves the loop, once after the loop, once per epoch (after " +
+			"`if step % 100 == 0` or on one iteration (`if step == 0`), in a branch that leaves the loop, once after the loop, once per epoch (after " +
 			"the batch loop, or in a loop over epochs), and in loops that are not per batch: over experiments " +
 			"whose training runs in a called function (one that loops over its own steps), over checkpoints, " +
 			"files or labels, or over the chunks of one forward pass.",
@@ -179,7 +179,7 @@ func offNormalPath(f *semantic.File, call, loop *pyast.Node) bool {
 			}
 			interval := false
 			pyast.Walk(cond, func(n *pyast.Node) bool {
-				if n.Kind() == "binary_operator" && f.Text(n.Child("operator")) == "%" {
+				if n.Kind() == "binary_operator" && f.Text(n.Child("operator")) == "%" || firstIteration(f, n, loop) {
 					interval = true
 				}
 				return !interval
@@ -190,6 +190,23 @@ func offNormalPath(f *semantic.File, call, loop *pyast.Node) bool {
 		}
 	}
 	return false
+}
+
+// firstIteration reports whether cond compares the loop's variable with a
+// number (`if step == 0:`): the branch runs on one iteration, not on
+// every one.
+func firstIteration(f *semantic.File, cond, loop *pyast.Node) bool {
+	left := loop.Child("left")
+	if !cond.Is("comparison_operator") || left == nil || !left.Is("identifier") {
+		return false
+	}
+	operands := cond.NamedChildren()
+	if len(operands) != 2 || strings.TrimSpace(string(f.Src[operands[0].End():operands[1].Start()])) != "==" {
+		return false
+	}
+	a, b := operands[0], operands[1]
+	return a.Is("identifier") && f.Text(a) == f.Text(left) && b.Is("integer") ||
+		b.Is("identifier") && f.Text(b) == f.Text(left) && a.Is("integer")
 }
 
 // inLoopBody reports whether call is a statement of loop's body itself,

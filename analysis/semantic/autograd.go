@@ -235,6 +235,9 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 	if fn.Is("attribute") && pydanticMethods[f.Text(fn.Child("attribute"))] {
 		return false // Spec.model_validate(cfg): pydantic's model_* methods
 	}
+	if makerName.MatchString(f.LastName(fn)) {
+		return false // model_loader(cfg), net_builder(...): they make models
+	}
 	if fn.Is("identifier") && len(f.Functions[f.Text(fn)]) > 0 && len(f.BindingsOf(fn)) == 0 {
 		return false // a function defined in this file; its summary tells what it does
 	}
@@ -249,6 +252,10 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 	}
 	return !criterion && modelName.MatchString(f.LastName(fn))
 }
+
+// makerName: `model_loader`, `net_factory`, `model_cls`: names the model
+// name patterns match that load, build or name models rather than run one.
+var makerName = regexp.MustCompile(`(?i)^(model|net)_(loader|load|builder|build|factory|fn_factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter)s?$`)
 
 // pydanticMethods are the methods pydantic gives its models, which the
 // name pattern `model_*` would take for models.

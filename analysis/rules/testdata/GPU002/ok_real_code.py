@@ -263,3 +263,11 @@ def resolve_specs(spec_cls, spaces, config):
     for agent_id, space in spaces.items():
         resolved[agent_id] = spec_cls.model_validate({**config, "space": space})
     config["net_config"] = resolved
+
+
+class Ensemble:
+    def __init__(self, task_configs, model_loader):
+        # model_loader loads models; it does not run one.
+        self.tasks2models = {}
+        for tasks, config in task_configs.items():
+            self.tasks2models[tasks] = model_loader(config)

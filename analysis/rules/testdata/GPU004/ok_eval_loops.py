@@ -163,3 +163,12 @@ def fit_laplace(model, train_loader):
     for x, y in train_loader:
         jacobian_features(model, x)
         model(x)
+
+
+def attack_stability(model, adversary, cln_data, true_label, situations):
+    # An adversarial attack differentiates the model inside perturb.
+    model.eval()
+    for offset, minus_max in situations:
+        model.offset, model.minus_max = offset, minus_max
+        adv = adversary.perturb(cln_data, true_label)
+        model(adv)

@@ -104,3 +104,13 @@ def sweep(backends, modes):
                 bench_one(backend, mode)
             finally:
                 torch.cuda.empty_cache()
+
+
+def measure_vram(unet, optimizer, dummy_input):
+    # Once, after the first step: not on every iteration.
+    for step in range(20):
+        optimizer.zero_grad()
+        unet(dummy_input).sum().backward()
+        optimizer.step()
+        if step == 0:
+            torch.cuda.empty_cache()

@@ -13,7 +13,11 @@ import (
 var (
 	// Names a model object goes by. A bare suffix (`...model`) is not
 	// enough: `extract_from_model` is a function.
-	modelName     = regexp.MustCompile(`(?i)^(model|net|network|module|encoder|decoder|classifier|backbone|generator|discriminator|policy|critic|actor|teacher|student|head|ddp_model|unet|transformer|vae|gan)s?$|^[a-z0-9]*_(model|net)$|^(model|net)_[a-z0-9_]*$|^[a-z]{0,6}model$`)
+	modelName = regexp.MustCompile(`(?i)^(model|net|network|module|encoder|decoder|classifier|backbone|generator|discriminator|policy|critic|actor|teacher|student|head|ddp_model|unet|transformer|vae|gan)s?$|^[a-z0-9]*_(model|net)$|^(model|net)_[a-z0-9_]*$|^[a-z]{0,6}model$`)
+	// notModelName: names modelName matches that load, build or name
+	// models (model_loader, net_builder, model_cls) or are pydantic's
+	// methods (Spec.model_validate(cfg), cfg.model_dump()), not models.
+	notModelName  = regexp.MustCompile(`(?i)^(model|net)_(loader|load|builder|build|factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter)s?$|^model_(validate|validate_json|validate_strings|dump|dump_json|copy|construct|json_schema|rebuild|post_init|parametrized_name)$`)
 	criterionName = regexp.MustCompile(`(?i)^(criterion|loss_fn|loss_func|loss_function|lossfn|objective)$|_(criterion|loss_fn|loss_func)$|^criterion_`)
 	// Loss functions in torch.nn.functional that are not named *loss*.
 	functionalLosses = map[string]bool{
@@ -232,12 +236,6 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 	if f.QualifiedName(fn) != "" {
 		return false // torch.relu, np.mean, ...: an imported function
 	}
-	if fn.Is("attribute") && pydanticMethods[f.Text(fn.Child("attribute"))] {
-		return false // Spec.model_validate(cfg): pydantic's model_* methods
-	}
-	if makerName.MatchString(f.LastName(fn)) {
-		return false // model_loader(cfg), net_builder(...): they make models
-	}
 	if fn.Is("identifier") && len(f.Functions[f.Text(fn)]) > 0 && len(f.BindingsOf(fn)) == 0 {
 		return false // a function defined in this file; its summary tells what it does
 	}
@@ -250,19 +248,8 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 		}
 		criterion = criterion || f.constructsCriterion(b)
 	}
-	return !criterion && modelName.MatchString(f.LastName(fn))
-}
-
-// makerName: `model_loader`, `net_factory`, `model_cls`: names the model
-// name patterns match that load, build or name models rather than run one.
-var makerName = regexp.MustCompile(`(?i)^(model|net)_(loader|load|builder|build|factory|fn_factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter)s?$`)
-
-// pydanticMethods are the methods pydantic gives its models, which the
-// name pattern `model_*` would take for models.
-var pydanticMethods = map[string]bool{
-	"model_validate": true, "model_validate_json": true, "model_validate_strings": true, "model_dump": true,
-	"model_dump_json": true, "model_copy": true, "model_construct": true, "model_json_schema": true,
-	"model_rebuild": true, "model_post_init": true, "model_parametrized_name": true,
+	last := f.LastName(fn)
+	return !criterion && modelName.MatchString(last) && !notModelName.MatchString(last)
 }
 
 // IsLossCall reports whether call computes a loss: a criterion object, an

@@ -138,10 +138,7 @@ func (f *File) derivesFromProject(from, qualified string, seen map[string]bool, 
 
 // FunctionFacts are the parts of a Summary other files use.
 type FunctionFacts struct {
-	ReturnsGraph, Trains, RunsModel   bool
-	Returned                          TupleGraph // see Summary
-	RunsModelInLoop, TrainsInLoop     bool
-	FreezesParameters, Differentiates bool
+	Behaviour
 	// ReturnsTensor: every return statement returns one tensor (what the
 	// .item() and .detach() fixes need to know of a call's value).
 	ReturnsTensor bool
@@ -150,10 +147,7 @@ type FunctionFacts struct {
 // factsOf is the FunctionFacts of a definition of f.
 func (f *File) factsOf(def *pyast.Node) FunctionFacts {
 	s := f.summary(def)
-	return FunctionFacts{ReturnsGraph: s.ReturnsGraph, Trains: s.Trains, RunsModel: s.RunsModel,
-		RunsModelInLoop: s.RunsModelInLoop, Returned: s.Returned, TrainsInLoop: s.TrainsInLoop, FreezesParameters: s.FreezesParameters,
-		Differentiates: s.Differentiates,
-		ReturnsTensor:  f.returnsTensor(def, 0)}
+	return FunctionFacts{Behaviour: s.Behaviour, ReturnsTensor: f.returnsTensor(def, 0)}
 }
 
 // FactsOf summarises the top-level function name of f, or the method

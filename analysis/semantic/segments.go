@@ -1846,10 +1846,7 @@ func sameSummaries(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
 			return false
 		}
 		s := f.summary(b[i])
-		if s.ReturnsGraph != old.ReturnsGraph || s.Trains != old.Trains || s.RunsModel != old.RunsModel ||
-			s.RunsModelInLoop != old.RunsModelInLoop || s.Returned != old.Returned || s.TrainsInLoop != old.TrainsInLoop ||
-			s.FreezesParameters != old.FreezesParameters || s.Differentiates != old.Differentiates ||
-			!sameQuestions(s.asked, old.asked) {
+		if s.Behaviour != old.Behaviour || !sameQuestions(s.asked, old.asked) {
 			return false
 		}
 	}

@@ -233,10 +233,7 @@ func buildsLoader(f *File, calls []*pyast.Node) bool {
 // inModuleCode reports whether n is in a method of an nn.Module subclass
 // or of a class with a forward method.
 func (f *File) inModuleCode(n *pyast.Node) bool {
-	fn := n.Ancestor("function_definition")
-	for fn != nil && fn.Ancestor("function_definition") != nil {
-		fn = fn.Ancestor("function_definition")
-	}
+	fn := outermostFunction(n)
 	if fn == nil {
 		return false
 	}
@@ -323,11 +320,18 @@ func (f *File) moduleLikeProjectBase(from, q string, depth int) (known, like boo
 // (see inModuleCode): code that runs as one step of whoever calls the
 // module, never a loop over batches of its own.
 func (f *File) InForward(n *pyast.Node) bool {
+	fn := outermostFunction(n)
+	return fn != nil && f.Text(fn.Child("name")) == "forward" && f.inModuleCode(n)
+}
+
+// outermostFunction returns the outermost function definition holding n
+// (a method, for code in a class), or nil.
+func outermostFunction(n *pyast.Node) *pyast.Node {
 	fn := n.Ancestor("function_definition")
 	for fn != nil && fn.Ancestor("function_definition") != nil {
 		fn = fn.Ancestor("function_definition")
 	}
-	return fn != nil && f.Text(fn.Child("name")) == "forward" && f.inModuleCode(n)
+	return fn
 }
 
 // bindsBatch reports whether a for loop binds what a batch looks like: an

@@ -21,6 +21,18 @@ import (
 // Summary describes a function defined in this file.
 type Summary struct {
 	Def *pyast.Node // the function_definition (nil: another file's, see SummaryOfCall)
+	Behaviour
+
+	name      string
+	asked     asked // what its taint and its calls read
+	signature askedSignature
+}
+
+// Behaviour is what a function does, as seen from a call to it: what a
+// Summary finds in its body, and what other files learn of it (see
+// FunctionFacts). Comparable: a summary that changes any of it changes
+// the answers of its callers (see sameSummaries).
+type Behaviour struct {
 	// ReturnsGraph: some value it returns carries autograd history.
 	ReturnsGraph bool
 	// Trains: it runs a backward pass or an optimizer step.
@@ -42,10 +54,6 @@ type Summary struct {
 	// (`p.requires_grad = False`, `m.requires_grad_(False)`); as a context
 	// manager, the model in its body records no graph of its weights.
 	FreezesParameters bool
-
-	name      string
-	asked     asked // what its taint and its calls read
-	signature askedSignature
 }
 
 // SummaryOfCall returns the summary of the function call calls, when the
@@ -59,9 +67,7 @@ func (f *File) SummaryOfCall(call *pyast.Node) *Summary {
 		return f.summary(def)
 	}
 	if facts, ok := f.projectCall(call); ok {
-		return &Summary{ReturnsGraph: facts.ReturnsGraph, Trains: facts.Trains, RunsModel: facts.RunsModel,
-			RunsModelInLoop: facts.RunsModelInLoop, Returned: facts.Returned, TrainsInLoop: facts.TrainsInLoop,
-			FreezesParameters: facts.FreezesParameters, Differentiates: facts.Differentiates}
+		return &Summary{Behaviour: facts.Behaviour}
 	}
 	return nil
 }
@@ -203,11 +209,11 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 		s.asked.call(f, c)
 		if isBackwardCall(f, c) || isOptimizerStep(f, c) {
 			s.Trains = true
-			s.TrainsInLoop = s.TrainsInLoop || inLoopOf(c, def)
+			s.TrainsInLoop = s.TrainsInLoop || len(EnclosingLoops(c)) > 0
 		}
 		if !s.RunsModelInLoop && f.IsModelCall(c) && !f.InNoGrad(c) {
 			s.RunsModel = true
-			s.RunsModelInLoop = inLoopOf(c, def)
+			s.RunsModelInLoop = len(EnclosingLoops(c)) > 0
 		}
 		s.FreezesParameters = s.FreezesParameters || FreezesParameters(f, c)
 		s.Differentiates = s.Differentiates || Differentiates(f, c)
@@ -317,19 +323,6 @@ func returnedTuples(def *pyast.Node, t *Taint) TupleGraph {
 		return TupleGraph{}
 	}
 	return g
-}
-
-// inLoopOf reports whether n sits in a for or while loop of def's own body.
-func inLoopOf(n, def *pyast.Node) bool {
-	for p := n.Parent(); p != nil && p != def; p = p.Parent() {
-		switch p.Kind() {
-		case "for_statement", "while_statement":
-			return true
-		case "function_definition", "lambda", "class_definition":
-			return false
-		}
-	}
-	return false
 }
 
 // eachReturn counts the return and yield statements of def's own body

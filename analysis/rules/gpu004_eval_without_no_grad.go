@@ -394,9 +394,14 @@ func calledUnderNoGrad(f *semantic.File, loop *pyast.Node) bool {
 // noGradFixes wraps loop in `with torch.no_grad():`, indenting it one level
 // in the file's own style. It needs `import torch` (under any alias).
 func noGradFixes(f *semantic.File, loop *pyast.Node) []analysis.Fix {
-	torch := f.TorchName()
-	if torch == "" {
+	if f.TorchName() == "" {
 		return nil
+	}
+	// A file that imports torch only in the functions that use it (an
+	// optional dependency) gets the import where the loop runs.
+	torch, importIt := f.TorchNameAt(loop), false
+	if torch == "" {
+		torch, importIt = "torch", true
 	}
 	// Lines that start inside a multi-line string are the string's content:
 	// indenting them would change it.
@@ -419,6 +424,11 @@ func noGradFixes(f *semantic.File, loop *pyast.Node) []analysis.Fix {
 	start, _ := f.LineBounds(loop.Start())
 	indent, unit, eol := f.IndentAt(loop.Start()), f.IndentUnit(), f.LineEnding()
 	var b strings.Builder
+	title := "Wrap the loop in `with " + torch + ".no_grad():`"
+	if importIt {
+		b.WriteString(indent + "import torch" + eol)
+		title = "Import torch and wrap the loop in `with torch.no_grad():`"
+	}
 	b.WriteString(indent + "with " + torch + ".no_grad():" + eol)
 	for off := start; off < loop.End(); {
 		_, next := f.LineBounds(off)
@@ -430,7 +440,7 @@ func noGradFixes(f *semantic.File, loop *pyast.Node) []analysis.Fix {
 		off = next
 	}
 	return []analysis.Fix{{
-		Title:         "Wrap the loop in `with " + torch + ".no_grad():`",
+		Title:         title,
 		Applicability: analysis.Unsafe,
 		Edits:         []analysis.Edit{{Start: start, End: loop.End(), NewText: b.String()}},
 	}}

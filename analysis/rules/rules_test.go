@@ -434,6 +434,32 @@ class Runner:
 	}
 }
 
+// Where torch is imported decides what the GPU004 fix writes (see
+// TorchNameAt): an edit that moves the import in or out of `if
+// TYPE_CHECKING:` or a function, in another statement, changes the fix.
+func TestIncrementalFixesFollowWhereTorchIsImported(t *testing.T) {
+	const base = `from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+
+def predict(model, loader):
+    model.eval()
+    out = []
+    for x in loader:
+        out.append(model(x).detach())
+    return out
+`
+	steps := []editStep{
+		{"if TYPE_CHECKING:\n    import torch", "import torch"},
+		{"import torch", "if TYPE_CHECKING:\n    import torch"},
+		{"if TYPE_CHECKING:\n    import torch", "def load():\n    import torch"},
+		{"def load():\n    import torch", "import torch"},
+	}
+	checkIncrementalSteps(t, base, steps)
+}
+
 // editStep replaces the first occurrence of old with new.
 type editStep struct{ old, new string }
 

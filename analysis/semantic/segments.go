@@ -109,6 +109,12 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 			for _, n := range ix.imports {
 				if n.Kind() == "import_statement" {
 					f.addImport(n)
+					// Where a module is bound matters to the fixes that
+					// name it (see TorchNameAt): an import that moves into
+					// a function or under TYPE_CHECKING changes them.
+					if EnclosingFunction(n) != nil || typeCheckingOnly(f, n) {
+						structure.WriteString("inner " + f.Text(n) + ";")
+					}
 				} else {
 					f.addFromImport(n)
 				}

@@ -84,8 +84,49 @@ func (f *File) StatementLines(stmt *pyast.Node) (start, lastEnd, next int) {
 	return start, f.Mapper.LineEnd(last), next
 }
 
-// TorchName is the local name torch is imported as ("" when the file has
-// no `import torch`).
+// TorchNameAt is the local name the torch module is bound to where n
+// runs: by an import at module level that runs (not one under `if
+// TYPE_CHECKING:`), or by one earlier in a function around n. It is ""
+// when none is: a library that keeps torch optional imports it inside the
+// functions that use it, so another function of the file may not see it.
+func (f *File) TorchNameAt(n *pyast.Node) string {
+	name := ""
+	for _, ix := range f.indexes {
+		for _, imp := range ix.imports {
+			if imp.Kind() != "import_statement" || typeCheckingOnly(f, imp) {
+				continue
+			}
+			if fn := EnclosingFunction(imp); fn != nil && (!fn.Contains(n) || imp.Start() > n.Start()) {
+				continue
+			}
+			for _, c := range imp.ChildrenOf("name") {
+				switch {
+				case c.Is("dotted_name") && (f.Text(c) == "torch" || strings.HasPrefix(f.Text(c), "torch.")):
+					return "torch" // `import torch.nn` binds torch too
+				case c.Is("aliased_import") && f.Text(c.Child("name")) == "torch":
+					name = f.Text(c.Child("alias"))
+				}
+			}
+		}
+	}
+	return name
+}
+
+// typeCheckingOnly reports whether n is in the body of an `if
+// TYPE_CHECKING:` (or `if typing.TYPE_CHECKING:`), which runs only for
+// type checkers.
+func typeCheckingOnly(f *File, n *pyast.Node) bool {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		if p.Is("if_statement") && p.Child("consequence").Contains(n) &&
+			strings.HasSuffix(f.Text(p.Child("condition")), "TYPE_CHECKING") {
+			return true
+		}
+	}
+	return false
+}
+
+// TorchName is the local name torch is imported as anywhere in the file
+// ("" when the file has no `import torch`).
 func (f *File) TorchName() string {
 	if _, ok := f.Imports["torch"]; ok && f.Imports["torch"] == "torch" {
 		return "torch"

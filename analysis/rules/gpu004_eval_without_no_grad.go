@@ -337,10 +337,35 @@ func differentiates(f *semantic.File, loop *pyast.Node) bool {
 		if !semantic.InScope(c, scope) {
 			continue
 		}
-		if semantic.Differentiates(f, c) {
+		if differentiatingCall(f, c, 1) {
 			return true
 		}
-		if s := f.SummaryOfCall(c); s != nil && s.Differentiates {
+	}
+	return false
+}
+
+// differentiatingCall reports whether call takes derivatives: itself, in
+// a function of the file it calls, or in the forward of a model of a class
+// of the file (forces as gradients of an energy, gradient matching); and,
+// depth levels down, in what those call.
+func differentiatingCall(f *semantic.File, call *pyast.Node, depth int) bool {
+	if semantic.Differentiates(f, call) {
+		return true
+	}
+	s := f.SummaryOfCall(call)
+	if s == nil {
+		s = f.ForwardSummaryOfCall(call)
+	}
+	switch {
+	case s == nil:
+		return false
+	case s.Differentiates:
+		return true
+	case depth == 0 || s.Def == nil:
+		return false
+	}
+	for _, c := range f.CallsIn(s.Def) {
+		if semantic.InScope(c, s.Def) && differentiatingCall(f, c, depth-1) {
 			return true
 		}
 	}

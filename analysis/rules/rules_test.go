@@ -409,6 +409,22 @@ class Runner:
         for name, x in sets:
             out.append(self.eval_model(x))
         return out
+
+
+def energy_gradient(energy, positions):
+    return torch.autograd.grad(energy.sum(), positions)[0]
+
+
+class ForceField(torch.nn.Module):
+    def forward(self, positions):
+        return energy_gradient(self.energy(positions), positions)
+
+
+def test_forces(loader):
+    field = ForceField()
+    field.eval()
+    for positions in loader:
+        field(positions)
 `
 	steps := []editStep{
 		{"return (out - y).pow(2).mean(), hits", "return (out - y).pow(2).mean(), out.sum()"}, // the second element gains history
@@ -423,6 +439,8 @@ class Runner:
 		{"        p.requires_grad = True", "        p.requires_grad = False"},
 		{"    return torch.func.jacrev(model)(x)", "    return model(x)"}, // the helper no longer differentiates
 		{"    return model(x)", "    return torch.func.jacrev(model)(x)"},
+		{"    return torch.autograd.grad(energy.sum(), positions)[0]", "    return energy.sum()"}, // the model's forward no longer differentiates
+		{"    return energy.sum()", "    return torch.autograd.grad(energy.sum(), positions)[0]"},
 	}
 	counts := checkIncrementalSteps(t, base, steps)
 	// Each edit that changes a fact must change the findings, and its

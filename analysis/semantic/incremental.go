@@ -38,8 +38,8 @@ func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.c
 // Those are the segments prev lacks; and when names changed what they are
 // bound to, or functions what they do (see carryOver), the segments that
 // mention them and, since what a name is bound to or what a function does
-// may follow from those, the names bound and the functions defined in such
-// a segment, to a fixed point. Verdicts on module-level code, which is one
+// may follow from those, the names bound and the functions and classes
+// defined in such a segment, to a fixed point. Verdicts on module-level code, which is one
 // scope across segments, are the rules' to recompute (see
 // analysis.Pass.ReadsOutside). ok is false when any finding may differ:
 // the imports, class headers, DataLoaders, set_grad_enabled switches, the
@@ -117,6 +117,12 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 				focus[seg] = true
 				for _, d := range ix.functions {
 					add(d.name)
+				}
+				// What a class's methods do is what calls to its
+				// instances do (a model's forward, see
+				// ForwardSummaryOfCall): those mention the class.
+				for _, c := range ix.classes {
+					add(c.Name)
 				}
 			}
 			for _, b := range ix.bindings {

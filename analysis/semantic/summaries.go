@@ -72,6 +72,23 @@ func (f *File) SummaryOfCall(call *pyast.Node) *Summary {
 	return nil
 }
 
+// ForwardSummaryOfCall returns the summary of the forward method that
+// call runs when its callee is an instance of a class of this file
+// (`field = ForceField()`, then `field(x)`), or nil.
+func (f *File) ForwardSummaryOfCall(call *pyast.Node) *Summary {
+	if !f.hasMethod("forward") {
+		return nil
+	}
+	fn := call.Child("function")
+	if !fn.Is("identifier", "attribute") {
+		return nil
+	}
+	if def := f.methodOf(f.classOfInstance(fn, 0), "forward", 0); def != nil {
+		return f.summary(def)
+	}
+	return nil
+}
+
 // TupleGraph describes the tuples a function returns: Len elements (0:
 // not always a tuple of one length), element i carrying history when bit
 // i of Graph is set.

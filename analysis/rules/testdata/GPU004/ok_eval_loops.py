@@ -172,3 +172,42 @@ def attack_stability(model, adversary, cln_data, true_label, situations):
         model.offset, model.minus_max = offset, minus_max
         adv = adversary.perturb(cln_data, true_label)
         model(adv)
+
+
+class ForceField(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.energy = nn.Linear(3, 1)
+
+    def forward(self, positions):
+        positions.requires_grad_(True)
+        energy = self.energy(positions).sum()
+        forces = -torch.autograd.grad(energy, positions, create_graph=self.training)[0]
+        return energy, forces
+
+
+def test_forces(loader):
+    # The model's forward takes the gradient of its energy: it needs
+    # autograd after eval() too.
+    field = ForceField()
+    field.eval()
+    for positions in loader:
+        energy, forces = field(positions)
+
+
+class PoisoningAttack:
+    def poison(self, classifier, loader):
+        def weight_grad(x, y):
+            loss = criterion(classifier(x), y)
+            grads = torch.autograd.grad(loss, list(classifier.parameters()), create_graph=True)
+            return torch.cat([g.flatten() for g in grads])
+
+        class Backdoor(nn.Module):
+            def forward(self, x, y):
+                return weight_grad(x, y).norm()
+
+        self.backdoor_model = Backdoor()
+        self.backdoor_model.eval()
+        for x, y in loader:
+            # Gradient matching: the forward differentiates the classifier.
+            self.backdoor_model(x, y)

@@ -13,8 +13,9 @@ var GraphTensorInContainer = &analysis.Rule{
 	Name:            "graph-tensor-in-container",
 	Summary:         "A tensor with autograd history is kept in a list, dict or set across loop iterations",
 	DefaultSeverity: analysis.SeverityWarning,
-	SeverityWhen: "info when the stored value is a loss after its `backward()`: the graph's activations " +
-		"are freed and only a small block a step stays",
+	SeverityWhen: "info when the stored value is a loss the step's `backward()` runs through (before the " +
+		"store or after it, in the same iteration): the graph's activations are freed and only its nodes and a " +
+		"small block a step stay",
 	Fixable: analysis.FixSometimes,
 	Doc: analysis.Doc{
 		What: "Finds `xs.append(t)`, `xs.extend(...)`, `xs.insert(i, t)`, `s.add(t)` and `d[k] = t` inside a " +
@@ -30,22 +31,24 @@ var GraphTensorInContainer = &analysis.Rule{
 			"outputs, loss terms, layers), loops over layers, files or configurations, containers that reach " +
 			"`.backward()` (`torch.stack(losses).sum().backward()`, REINFORCE log-probabilities, " +
 			"`accelerator.backward(losses[i])`), objects of other classes (a metric's `add()` may convert), " +
-			"the list a batched forward helper returns (also when it returns it in a result object, `res.scores = " +
+			"queues and windows a loop takes elements out of (`outputs.pop(0)`: a pipeline schedule's activations " +
+			"waiting for their backward), the list a batched forward helper returns (also when it returns it in a result object, `res.scores = " +
 			"torch.cat(scores); return res`), and containers whose tensors are joined and passed to " +
 			"`.numpy()` undetached (`torch.cat(feats).numpy()` raises on tensors that require grad, so code " +
 			"that runs keeps none there). Values passed through `.item()`, `.detach()`, `float()`, " +
 			"`.tolist()` or `.numpy()`, the elements without history of a tuple a helper of the file returns " +
 			"(`loss, acc = step(batch)` where `acc` is an argmax accuracy), a loss of values computed under " +
 			"no-grad (`with torch.no_grad(): logits = model(x)`, then `criterion(logits[:, :-1], y)`), and " +
-			"gradients from " +
-			"`torch.autograd.grad` without `create_graph`, carry " +
+			"gradients from `torch.autograd.grad` without `create_graph=True` (an option's value there, such as " +
+			"`create_graph=self.create_graph`, is the caller's choice: off by default, and wanted when on), carry " +
 			"no history.",
 		Why: "A tensor produced with autograd on holds its `grad_fn`, and through it the graph of the " +
 			"step that made it. Stored in a list, it keeps that graph alive for as long as the list lives. " +
 			"For a model output (`preds.append(logits)`) that is the tensor itself on the GPU plus, unless " +
 			"`backward()` ran through it, every activation the graph saved: memory grows each step until it " +
-			"runs out. For a scalar loss appended after `backward()` the saved tensors are already freed, and " +
-			"what remains is the `grad_fn` chain and a small GPU block per step, a slow leak. `.cpu()` copies " +
+			"runs out. When the step's `backward()` runs through the stored tensor (a loss appended after it, " +
+			"or a loss or output the step backpropagates through later), the saved tensors are freed, and " +
+			"what remains is the `grad_fn` chain (and, for a loss, a small GPU block) per step, a slow leak. `.cpu()` copies " +
 			"but does not detach: the copy keeps the graph too.\n\n" +
 			"Store `loss.item()` (a Python float; it waits for the GPU, so in hot loops prefer accumulating " +
 			"`loss.detach()` on the device and calling `.item()` when you log) or `t.detach()` / " +
@@ -131,7 +134,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		name := f.Text(container)
 		readsWholeFile(pass, stmt, name, scope)
 		if !taint.Tainted(value) || !builtinContainer(f, name, scope, stmt) || f.AssignedIn(name, loop.Child("body")) ||
-			f.ReachesBackward(name, scope) || joinedIntoNumPy(f, name, scope) {
+			f.ReachesBackward(name, scope) || joinedIntoNumPy(f, name, scope) || poppedInLoop(f, name, scope) {
 			return
 		}
 		// A batched forward helper (`for i in range(n_batches):
@@ -146,22 +149,32 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			return analysis.ShortestFit(who+" keeps "+val+" "+what+"; store "+analysis.Code(f.Text(value)+store),
 				who+" keeps "+val+" "+what+"; store its `"+store+"`", who+" keeps a tensor "+what+"; store its `"+store+"`")
 		}
-		if taint.IsScalarLoss(value) {
-			if backwardBefore(f, value, loop, stmt) {
-				d.Severity = analysis.SeverityInfo
-				d.Message = keeps("with its autograd history", ".item()")
-				d.Detail = "`backward()` has freed the graph's activations, but each stored loss still holds its " +
-					"`grad_fn` chain and a small GPU block, so memory creeps up every step."
-			} else {
-				d.Message = keeps("with its graph and activations alive", ".item()")
-				d.Detail = "The stored loss keeps its autograd graph, and with it every activation the step saved " +
-					"for backward, alive across iterations."
-			}
-			d.Detail += " `.item()` (a Python number) or `.detach()` (a tensor without history) keeps the value only."
-		} else {
+		// The step's backward pass, before the store or after it, frees
+		// the activations the graph saved: what stays is its nodes.
+		freed := backwardBefore(f, value, loop, stmt) ||
+			value.Is("identifier") && f.FreedByBackward(f.Text(value), loop.Child("body"))
+		switch {
+		case taint.IsScalarLoss(value) && freed:
+			d.Severity = analysis.SeverityInfo
+			d.Message = keeps("with its autograd history", ".item()")
+			d.Detail = "The step's `backward()` frees the graph's activations, but each stored loss still holds its " +
+				"`grad_fn` chain and a small GPU block, so memory creeps up every step."
+		case taint.IsScalarLoss(value):
+			d.Message = keeps("with its graph and activations alive", ".item()")
+			d.Detail = "The stored loss keeps its autograd graph, and with it every activation the step saved " +
+				"for backward, alive across iterations."
+		case freed:
+			d.Message = keeps("with its autograd history", ".detach()")
+			d.Detail = "The step's `backward()` frees the activations its graph saved, but each stored tensor " +
+				"stays in memory with its `grad_fn` chain until " + who + " is dropped. `.detach()` (or " +
+				"`.detach().cpu()`) keeps the values without the history."
+		default:
 			d.Message = keeps("with its autograd graph alive", ".detach()")
 			d.Detail = "The tensor and the activations its graph saved stay in memory until " + who +
 				" is dropped. `.detach()` (or `.detach().cpu()`) keeps the values without the graph."
+		}
+		if taint.IsScalarLoss(value) {
+			d.Detail += " `.item()` (a Python number) or `.detach()` (a tensor without history) keeps the value only."
 		}
 		if onlyMovedToCPU(f, value) {
 			d.Detail += " `.cpu()` copies but does not detach."
@@ -195,13 +208,24 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 
 // joinedIntoNumPy reports whether scope joins the container's tensors
 // (`torch.cat(xs)`, `torch.stack(xs)`) and calls `.numpy()` on the result
-// with nothing that detaches in between: `.numpy()` raises on a tensor
-// that requires grad, so code that runs stores none with a graph there
-// (a model whose parameters do not require grad, outputs computed
-// elsewhere under no_grad).
+// with nothing that detaches in between, or hands the container to NumPy
+// (`np.concatenate(xs)`, `np.array(xs)`, which convert each element with
+// its `.numpy()`): `.numpy()` raises on a tensor that requires grad, so
+// code that runs stores none with a graph there (a model whose parameters
+// do not require grad, outputs computed elsewhere under no_grad, a model
+// wrapper that returns arrays).
 func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool {
 	for _, call := range f.CallsIn(scope) {
-		if f.MethodName(call) != "numpy" || !semantic.InScope(call, scope) {
+		if !semantic.InScope(call, scope) {
+			continue
+		}
+		switch f.QualifiedName(call.Child("function")) {
+		case "numpy.concatenate", "numpy.stack", "numpy.vstack", "numpy.hstack", "numpy.array", "numpy.asarray":
+			if arg := call.Child("arguments").FirstNamed(); arg.Is("identifier") && f.Text(arg) == container {
+				return true
+			}
+		}
+		if f.MethodName(call) != "numpy" {
 			continue
 		}
 		x := semantic.Receiver(call)
@@ -214,6 +238,22 @@ func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool
 		switch f.QualifiedName(x.Child("function")) {
 		case "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack":
 			if arg := f.Arg(x, "tensors", 0); arg.Is("identifier") && f.Text(arg) == container {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// poppedInLoop reports whether a loop of scope takes elements out of the
+// container (`outputs.pop(0)`, `queue.popleft()`): a queue of a few steps
+// in flight (a pipeline schedule's activations, waiting for their
+// backward) or a window of the last few, not a history that grows.
+func poppedInLoop(f *semantic.File, container string, scope *pyast.Node) bool {
+	for _, c := range f.CallsIn(scope) {
+		switch f.MethodName(c) {
+		case "pop", "popleft":
+			if f.Text(semantic.Receiver(c)) == container && semantic.InScope(c, scope) && len(semantic.EnclosingLoops(c)) > 0 {
 				return true
 			}
 		}

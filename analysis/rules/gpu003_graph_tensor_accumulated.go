@@ -25,13 +25,16 @@ var GraphTensorAccumulated = &analysis.Rule{
 			"residual streams (`h = h + layer(h)`) and loss terms summed in `forward` or a loss function; " +
 			"`outputs += [h]` (a list extend); a loss computed from detached predictions; a total reset on " +
 			"every iteration; the elements without history of a tuple a helper returns (`loss, acc = " +
-			"step(batch)`, then `n_acc += acc` where `acc` is an argmax accuracy); and the sum a batched " +
-			"helper returns.",
+			"step(batch)`, then `n_acc += acc` where `acc` is an argmax accuracy); gradients whose " +
+			"`create_graph` is an option (`create_graph=self.create_graph`: SmoothGrad's average); and the sum " +
+			"a batched helper returns.",
 		Why: "Adding a tensor that requires grad makes the total a tensor with its own `grad_fn`, whose " +
 			"graph links the graphs of every iteration so far. Nothing of it can be freed while the total " +
 			"lives, so memory grows with every step (the PyTorch FAQ's first example of \"accumulating " +
-			"history across your training loop\"). Add `loss.item()` (a float; it waits for the GPU) or " +
-			"`loss.detach()` (stays on the device, no wait) instead.",
+			"history across your training loop\"); when the step's `backward()` runs through the loss, the " +
+			"activations are freed, and what stays is every step's `grad_fn` nodes, a slower leak. Add " +
+			"`loss.item()` (a float; it waits for the GPU) or `loss.detach()` (stays on the device, no wait) " +
+			"instead.",
 		Example: `import torch
 
 model = torch.nn.Linear(8, 1)
@@ -145,7 +148,17 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 				fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
 			}
 		}
+		// The step's backward pass, before the sum or after it, frees the
+		// activations: what the total links is the graphs' nodes.
+		freed := backwardBefore(f, value, loop, a) ||
+			value.Is("identifier") && f.FreedByBackward(f.Text(value), loop.Child("body"))
+		// A warning either way, as in the PyTorch FAQ's example: the nodes
+		// of every step stay, however small.
 		detail := "`" + name + "` becomes a tensor whose graph links every iteration's graph and keeps them all alive"
+		if freed {
+			detail = "The step's `backward()` frees the activations, but `" + name + "` becomes a tensor whose " +
+				"`grad_fn` chain links every iteration's graph nodes and keeps them alive"
+		}
 		if reset != nil {
 			detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, loop)
 		}

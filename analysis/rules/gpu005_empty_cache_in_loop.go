@@ -24,7 +24,8 @@ var EmptyCacheInLoop = &analysis.Rule{
 			"handler) or in the `try` of an out-of-memory retry loop, under a step-interval condition such as " +
 			"`if step % 100 == 0` or on one iteration (`if step == 0`), in a branch that leaves the loop, once after the loop, once per epoch (after " +
 			"the batch loop, or in a loop over epochs), and in loops that are not per batch: over experiments " +
-			"whose training runs in a called function (one that loops over its own steps), over checkpoints, " +
+			"whose training runs in a called function (one that loops over its own steps) or over datasets each put " +
+			"in a DataLoader of their own, over models built in the loop, over checkpoints, " +
 			"files or labels, or over the chunks of one forward pass.",
 		Why: "`empty_cache()` returns only the *unoccupied* blocks of PyTorch's caching allocator to the " +
 			"driver. It does not free a single tensor that is still referenced, so it cannot stop memory " +
@@ -75,7 +76,8 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 		loops := semantic.EnclosingLoops(call)
 		step := f.InnermostStepLoop(call)
 		if step == nil || f.StepLoopKind(step) == semantic.RunLoop || offNormalPath(f, call, loops[0]) ||
-			phaseBoundary(f, call, loops[0]) || exitBranch(f, call, loops[0]) || retryLoop(f, call, step) {
+			phaseBoundary(f, call, loops[0]) || exitBranch(f, call, loops[0]) || retryLoop(f, call, step) ||
+			buildsModelEachIteration(f, step) {
 			continue
 		}
 		reported = append(reported, semantic.LoopCall{Call: call, Loop: loops[0]})
@@ -145,6 +147,28 @@ func retryLoop(f *semantic.File, call, loop *pyast.Node) bool {
 			if strings.Contains(head, "OutOfMemoryError") || strings.Contains(head, "RuntimeError") {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// buildsModelEachIteration reports whether loop binds, in its body, a
+// model it runs (`model = model_fn().cuda()`, then `model(x)`): a loop
+// over models or configurations (a test over a zoo of them), each
+// iteration a whole run of its own, not a batch.
+func buildsModelEachIteration(f *semantic.File, loop *pyast.Node) bool {
+	body := loop.Child("body")
+	scope := semantic.Scope(loop)
+	for _, c := range f.CallsIn(body) {
+		if !semantic.InScope(c, scope) || !f.IsModelCall(c) {
+			continue
+		}
+		fn := c.Child("function")
+		if f.MethodName(c) == "forward" {
+			fn = semantic.Receiver(c)
+		}
+		if fn.Is("identifier", "attribute") && f.AssignedIn(f.Text(fn), body) {
+			return true
 		}
 	}
 	return false

@@ -583,8 +583,11 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 }
 
 // mayCreateGraph reports whether a torch.autograd.grad call may build a
-// graph for the gradients it returns: create_graph set to anything but
-// False, or positional arguments reaching it (the fifth).
+// graph for the gradients it returns: create_graph set to True, or
+// positional or unpacked arguments that may reach it. A name or an
+// expression there (`create_graph=self.training`, an option of the
+// caller's) is left to whoever sets it: code written for its default keeps
+// no graph, and one asked for is the point.
 func mayCreateGraph(f *File, call *pyast.Node) bool {
 	args := call.Child("arguments")
 	if args == nil {
@@ -594,7 +597,7 @@ func mayCreateGraph(f *File, call *pyast.Node) bool {
 	for _, a := range args.NamedChildren() {
 		switch {
 		case a.Kind() == "keyword_argument":
-			if f.Text(a.Child("name")) == "create_graph" && f.Text(a.Child("value")) != "False" {
+			if f.Text(a.Child("name")) == "create_graph" && f.Text(a.Child("value")) == "True" {
 				return true
 			}
 		case a.Kind() == "list_splat" || a.Kind() == "dictionary_splat":
@@ -784,6 +787,35 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 		scope = f.Tree.Root
 		name = name[strings.LastIndexByte(name, '.')+1:]
 	}
+	return f.backwardThrough(name, scope, func(call *pyast.Node) bool { return isBackwardCall(f, call) })
+}
+
+// FreedByBackward reports whether a backward pass within scope (a step
+// loop's body) runs through the value held in name, or a value computed
+// from it, and frees its graph's saved tensors: `.backward()`,
+// `accelerator.backward(loss)` or `manual_backward`, neither retaining the
+// graph nor creating one (torch.autograd.grad is left out: it keeps them
+// with create_graph).
+func (f *File) FreedByBackward(name string, scope *pyast.Node) bool {
+	return f.backwardThrough(name, scope, func(call *pyast.Node) bool {
+		switch f.MethodName(call) {
+		case "backward", "manual_backward":
+			return f.falseOrAbsent(f.Arg(call, "retain_graph", -1)) && f.falseOrAbsent(f.Arg(call, "create_graph", -1))
+		}
+		return false
+	})
+}
+
+// falseOrAbsent reports whether an argument is missing, False or None.
+func (f *File) falseOrAbsent(arg *pyast.Node) bool {
+	return arg == nil || f.Text(arg) == "False" || f.Text(arg) == "None"
+}
+
+// backwardThrough reports whether a call within scope that backward says
+// is a backward pass takes (as its receiver or an argument) the value held
+// in name or one derived from it: assigned from it, a loop variable over
+// it, or a container filled from it.
+func (f *File) backwardThrough(name string, scope *pyast.Node, backward func(call *pyast.Node) bool) bool {
 	derived := map[string]bool{name: true}
 	uses := func(e *pyast.Node) bool {
 		found := false
@@ -825,7 +857,7 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 	for _, call := range f.CallsIn(scope) {
 		// loss.backward(), accelerator.backward(loss),
 		// self.manual_backward(loss), torch.autograd.grad(loss, ...).
-		if isBackwardCall(f, call) && (uses(call.Child("arguments")) || f.MethodName(call) == "backward" && uses(Receiver(call))) {
+		if backward(call) && (uses(call.Child("arguments")) || f.MethodName(call) == "backward" && uses(Receiver(call))) {
 			return true
 		}
 	}

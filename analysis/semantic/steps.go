@@ -142,8 +142,10 @@ func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 	if runs {
 		// Training runs in called functions' own loops: this loop is over
 		// runs or epochs, unless it hands them batches or counts steps.
-		if loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, reads) ||
-			f.countsSteps(loop) || f.bindsBatch(loop) || pullsBatches(f, calls) {
+		// One that builds a DataLoader for them is over datasets (data
+		// files loaded one by one), whatever it iterates.
+		if !buildsLoader(f, calls) && (loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, reads) ||
+			f.countsSteps(loop) || f.bindsBatch(loop) || pullsBatches(f, calls)) {
 			return TrainingLoop
 		}
 		return RunLoop

@@ -67,3 +67,17 @@ def evaluate():
 
 # Outside any loop.
 single = [criterion(model(torch.randn(4, 8)), torch.randn(4, 2))]
+
+
+def one_forward_one_backward(model, microbatches, warmup, backward_step):
+    # A pipeline schedule: activations wait in a queue for their backward,
+    # a few steps in flight.
+    inputs, outputs = [], []
+    for x in microbatches[:warmup]:
+        inputs.append(x)
+        outputs.append(model(x))
+    for x in microbatches[warmup:]:
+        out = model(x)
+        inputs.append(x)
+        outputs.append(out)
+        backward_step(inputs.pop(0), outputs.pop(0))

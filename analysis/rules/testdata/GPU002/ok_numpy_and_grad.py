@@ -1,5 +1,6 @@
 # Tensors that cannot hold a graph: code that runs proves it, or autograd
 # builds none for them.
+import numpy as np
 import torch
 import torch.nn as nn
 from torch.autograd import grad
@@ -75,3 +76,15 @@ def test_regularizers(train, batch_for, model_for):
         loss.backward()
         regularizer_losses.append(loss)
     assert min(regularizer_losses) == regularizer_losses[0]
+
+
+def masked_values(masked_model, mask_sets, batch_size):
+    # NumPy joins the outputs: it would raise on tensors that require grad
+    # (the wrapper returns arrays).
+    svals = []
+    for masks in mask_sets:
+        values = []
+        for j in range(0, len(masks), batch_size):
+            values.append(masked_model(masks[j : j + batch_size]))
+        svals.append(np.concatenate(values).mean())
+    print(svals)

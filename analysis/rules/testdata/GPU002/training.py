@@ -35,3 +35,29 @@ for step, (x, y) in enumerate(loader):
     seen.add(F.cross_entropy(logits, y))  # want: GPU002 "every activation"
     history.extend([logits[0], logits[1]])  # want: GPU002
     history.insert(0, loss * 2)  # want: GPU002
+
+# The step's backward runs through what is stored, after the store: the
+# activations are freed, the history (grad_fn nodes) stays.
+certified_history = []
+for x, y in loader:
+    certified = criterion(net(x), y) * 0.5
+    certified_history.append(certified)  # want: GPU002 "step's .backward\(\). frees the graph's activations"
+    total = certified + criterion(net(x), y)
+    optimizer.zero_grad()
+    total.backward()
+    optimizer.step()
+
+# A backward that keeps the graph frees nothing.
+kept_outputs = []
+for x, y in loader:
+    out = net(x)
+    kept_outputs.append(out)  # want: GPU002 "activations its graph saved stay in memory"
+    criterion(out, y).backward(retain_graph=True)
+    optimizer.step()
+
+outputs = []
+for x, y in loader:
+    out = net(x)
+    outputs.append(out)  # want: GPU002 "step's .backward\(\). frees the activations its graph saved"
+    criterion(out, y).backward()
+    optimizer.step()

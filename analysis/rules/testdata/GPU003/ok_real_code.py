@@ -112,3 +112,23 @@ def meta_train(model, loader, optimizer, criterion):
         loss.backward()
         optimizer.step()
     return n_acc, n_loss
+
+
+class SmoothGrad:
+    # Gradients with a graph only when the caller asks for one
+    # (create_graph is an option): averaging them keeps nothing otherwise.
+    def __init__(self, model, n_iter=20, create_graph=False):
+        self.model, self.n_iter, self.create_graph = model, n_iter, create_graph
+
+    def grad(self, x):
+        x.requires_grad_(True)
+        out = self.model(x)
+        (gradient,) = torch.autograd.grad(out.sum(), x, create_graph=self.create_graph)
+        return out, gradient
+
+    def attribute(self, x):
+        result = torch.zeros_like(x)
+        for n in range(self.n_iter):
+            out, gradient = self.grad(x + torch.randn_like(x))
+            result += gradient / self.n_iter
+        return result

@@ -24,7 +24,7 @@ def fit(model, loader, optimizer, log_interval):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        total += loss  # want: GPU003 "keeps them all alive. Add"
+        total += loss  # want: GPU003 "keeps them alive. Add"
         # A periodic reset bounds the growth but does not remove it.
         running += loss  # want: GPU003 "until `running = 0.0` resets it every `log_interval` iterations"
         if i % log_interval == 0:

@@ -114,3 +114,32 @@ def measure_vram(unet, optimizer, dummy_input):
         optimizer.step()
         if step == 0:
             torch.cuda.empty_cache()
+
+
+class Potential:
+    def train_one_epoch(self, loader):
+        for batch in loader:
+            self.loss(batch).backward()
+            self.optimizer.step()
+
+    def train(self, dataloader, epochs):
+        # The data comes in files, each loaded, put in a DataLoader of its
+        # own and trained on for an epoch: one call a file.
+        for epoch in range(epochs):
+            for idx, data_path in enumerate(dataloader):
+                data = torch.load(data_path)
+                loader = torch.utils.data.DataLoader(data, batch_size=32)
+                self.train_one_epoch(loader)
+                del loader, data
+                torch.cuda.empty_cache()
+
+
+def check_model_zoo(zoo):
+    # A test over a zoo of models: each iteration builds its model and runs
+    # one step.
+    for name, (model_fn, data_fn, loss_fn) in zoo.items():
+        model = model_fn().cuda()
+        ddp_model = torch.nn.parallel.DistributedDataParallel(model)
+        output = ddp_model(**data_fn())
+        loss_fn(output).backward()
+        torch.cuda.empty_cache()

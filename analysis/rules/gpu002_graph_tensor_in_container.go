@@ -38,7 +38,9 @@ var GraphTensorInContainer = &analysis.Rule{
 			"that runs keeps none there). Values passed through `.item()`, `.detach()`, `float()`, " +
 			"`.tolist()` or `.numpy()`, the elements without history of a tuple a helper of the file returns " +
 			"(`loss, acc = step(batch)` where `acc` is an argmax accuracy), a loss of values computed under " +
-			"no-grad (`with torch.no_grad(): logits = model(x)`, then `criterion(logits[:, :-1], y)`), and " +
+			"no-grad (`with torch.no_grad(): logits = model(x)`, then `criterion(logits[:, :-1], y)`), values " +
+			"that tensor operations compute under no-grad from tensors with history (`torch.softmax(out)`, " +
+			"arithmetic; not moves, casts or in-place methods, which may return the tensor itself), and " +
 			"gradients from `torch.autograd.grad` without `create_graph=True` (an option's value there, such as " +
 			"`create_graph=self.create_graph`, is the caller's choice: off by default, and wanted when on), carry " +
 			"no history.",

@@ -33,7 +33,9 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"(`requires_grad = False`, also by a context manager of the file around the loop), loops over " +
 			"datasets that call a function named for evaluation which runs the model in a loop of its own " +
 			"(that loop is reported), loops that take derivatives (directly or through a function of the file: " +
-			"`torch.func` transforms, `torch.autograd.functional`, Jacobians or Hessians), loops that ask for input gradients (or run an adversarial attack's `perturb`), loops that run once (their body ends " +
+			"`torch.func` transforms, `torch.autograd.functional`, Jacobians or Hessians; or in the `forward` of " +
+			"a model of the file) or read derivatives a model computes (`out[\"forces\"]`, `result[\"grad\"]`, " +
+			"`pred.stress` of a value computed in the loop: an interatomic potential), loops that ask for input gradients (or run an adversarial attack's `perturb`), loops that run once (their body ends " +
 			"in `break`) and probes of a few inputs outside loops over batches or steps are not reported.",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
@@ -150,7 +152,7 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 	switch {
 	case kind == semantic.TrainingLoop, kind == semantic.RunLoop, f.InForward(loop), semantic.RunsOnce(loop),
 		frozenBefore(f, loop), f.LoopBodyHasBackward(loop), noGradInside(f, loop), needsInputGrad(f, loop),
-		differentiates(f, loop), calledUnderNoGrad(f, loop):
+		differentiates(f, loop), readsDerivatives(f, loop), calledUnderNoGrad(f, loop):
 		return false
 	case sign.data:
 		return true
@@ -342,6 +344,42 @@ func differentiates(f *semantic.File, loop *pyast.Node) bool {
 		}
 	}
 	return false
+}
+
+// derivativeKey names the outputs a model computes as derivatives of its
+// own output: an interatomic potential's forces and stress (gradients of
+// the energy by positions and cell), gradients, Hessians.
+var derivativeKey = regexp.MustCompile(`(?i)^(forces?|stress(es)?|virials?|grads?|gradients?|hessians?|jacobians?)$`)
+
+// readsDerivatives reports whether the loop reads such an output of a value
+// it computes (`out["forces"]`, `result["grad"]`, `pred.stress`): the
+// model takes derivatives in its forward, which needs autograd, in a class
+// of another file or one loaded from a checkpoint.
+func readsDerivatives(f *semantic.File, loop *pyast.Node) bool {
+	body := loop.Child("body")
+	if body == nil {
+		return false
+	}
+	found := false
+	pyast.Walk(body, func(n *pyast.Node) bool {
+		var obj *pyast.Node
+		switch {
+		case found || n.Is("function_definition", "lambda", "class_definition"):
+			return false
+		case n.Is("subscript"):
+			if key := n.Child("subscript"); key.Is("string") && derivativeKey.MatchString(strings.Trim(f.Text(key), `"'`)) {
+				obj = n.Child("value")
+			}
+		case n.Is("attribute") && f.Text(n.Child("attribute")) != "grad":
+			// `.grad` of a tensor is what a backward pass filled.
+			if derivativeKey.MatchString(f.Text(n.Child("attribute"))) {
+				obj = n.Child("object")
+			}
+		}
+		found = obj.Is("identifier") && f.AssignedIn(f.Text(obj), body)
+		return !found
+	})
+	return found
 }
 
 // differentiatingCall reports whether call takes derivatives: itself, in

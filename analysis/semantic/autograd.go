@@ -500,7 +500,7 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 				return false
 			}
 			if t.Tainted(Receiver(e)) {
-				return true
+				return sameObjectMethods[m] || strings.HasSuffix(m, "_") || !t.inNoGrad(e)
 			}
 		}
 		if fn.Is("identifier") && plainBuiltins[f.Text(fn)] {
@@ -551,7 +551,7 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 			return !t.inNoGrad(e)
 		}
 		// A torch function (torch.stack, F.softmax, Categorical(...)) of a
-		// tainted tensor is tainted.
+		// tainted tensor is tainted, unless computed under no_grad.
 		if strings.HasPrefix(q, "torch.") {
 			if args := e.Child("arguments"); args != nil {
 				for _, a := range args.NamedChildren() {
@@ -559,7 +559,7 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 						a = a.Child("value")
 					}
 					if t.Tainted(a) {
-						return true
+						return sameObjectFunctions[q] || !t.inNoGrad(e)
 					}
 				}
 			}
@@ -572,7 +572,9 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 				continue // the condition
 			}
 			if t.Tainted(c) {
-				return true
+				// Arithmetic under no_grad makes a new tensor without
+				// history; the other forms hold the tensors themselves.
+				return !e.Is("binary_operator", "unary_operator") || !t.inNoGrad(e)
 			}
 		}
 		return false
@@ -608,6 +610,20 @@ func mayCreateGraph(f *File, call *pyast.Node) bool {
 	}
 	return positional >= 5
 }
+
+// Calls that may return the very object they are given (so its history
+// too), even under no_grad: moves and casts that are no-ops when nothing
+// changes, in-place methods (`x.add_(y)`, any method ending in `_`), and
+// container lookups. Every other tensor operation under no_grad makes a
+// tensor without history.
+var (
+	sameObjectMethods = map[string]bool{
+		"to": true, "cpu": true, "cuda": true, "float": true, "double": true, "half": true, "bfloat16": true,
+		"int": true, "long": true, "type": true, "type_as": true, "contiguous": true, "pin_memory": true,
+		"get": true, "pop": true, "popitem": true, "setdefault": true, "values": true, "items": true, "copy": true,
+	}
+	sameObjectFunctions = map[string]bool{"torch.as_tensor": true, "torch.asarray": true}
+)
 
 // historyFreeAttributes are the tensor attributes that carry no autograd
 // history (`.data`, `.shape`).

@@ -131,7 +131,9 @@ func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 			runs = runs || facts.Trains
 			runsModel = runsModel || facts.RunsModel
 		}
-		if ConventionalStepCall(f, c) {
+		// `for model in self.members: model.loss(x, y)` sums an ensemble's
+		// losses in one step, as a loop over layers runs a forward.
+		if ConventionalStepCall(f, c) && !f.isLoopVar(loop, Receiver(c)) {
 			return TrainingLoop
 		}
 		if f.IsModelCall(c) && !f.loopVarCalled(loop, c) {
@@ -436,12 +438,17 @@ func pullsBatches(f *File, calls []*pyast.Node) bool {
 // loopVarCalled reports whether call calls the loop's own variable
 // (`for layer in self.layers: x = layer(x)`).
 func (f *File) loopVarCalled(loop, call *pyast.Node) bool {
-	left := loop.Child("left")
 	fn := call.Child("function")
 	if f.MethodName(call) == "forward" {
 		fn = Receiver(call)
 	}
-	return left != nil && fn.Is("identifier") && MentionsName(f, left, f.Text(fn))
+	return f.isLoopVar(loop, fn)
+}
+
+// isLoopVar reports whether e is a name the loop binds.
+func (f *File) isLoopVar(loop, e *pyast.Node) bool {
+	left := loop.Child("left")
+	return left != nil && e.Is("identifier") && MentionsName(f, left, f.Text(e))
 }
 
 // countsSteps reports whether a loop's variable or bound is named like

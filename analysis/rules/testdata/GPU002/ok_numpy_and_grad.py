@@ -88,3 +88,18 @@ def masked_values(masked_model, mask_sets, batch_size):
             values.append(masked_model(masks[j : j + batch_size]))
         svals.append(np.concatenate(values).mean())
     print(svals)
+
+
+def rerank(model, batches):
+    # Scores computed under no_grad from outputs that keep their graph for
+    # a Grad-CAM backward: new tensors, without history.
+    scores, margins = [], []
+    for images in batches:
+        output = model(images)
+        output[:, 1].sum().backward()
+        with torch.no_grad():
+            score = torch.softmax(output, dim=1)
+            margin = output[:, 1] - output[:, 0]
+        scores.append(score)
+        margins.append(margin.abs())
+    return scores, margins

@@ -61,3 +61,13 @@ for x, y in loader:
     outputs.append(out)  # want: GPU002 "step's .backward\(\). frees the activations its graph saved"
     criterion(out, y).backward()
     optimizer.step()
+
+# Under no_grad, a move to where the tensor already is returns the tensor
+# itself, graph and all.
+aliases = []
+for x, y in loader:
+    out = net(x)
+    criterion(out, y).backward()
+    with torch.no_grad():
+        same = out.to("cuda")
+    aliases.append(same)  # want: GPU002

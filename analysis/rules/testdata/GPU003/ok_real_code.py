@@ -132,3 +132,20 @@ class SmoothGrad:
             out, gradient = self.grad(x + torch.randn_like(x))
             result += gradient / self.n_iter
         return result
+
+
+class Ensemble(nn.Module):
+    # The loss of one step: the members' losses summed over the members,
+    # returned for the caller's backward.
+    def __init__(self, members):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def loss(self, inputs, targets):
+        total = 0.0
+        meta = {}
+        for i, model in enumerate(self.members):
+            loss, info = model.loss(inputs[i], targets[i])
+            meta[f"model_{i}"] = info
+            total += loss
+        return total / len(self.members), meta

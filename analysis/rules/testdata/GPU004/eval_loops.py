@@ -81,3 +81,14 @@ def evaluate_all(model, loaders):
     model.eval()
     for loader in loaders:
         evaluate_one(model, loader)
+
+
+def validate_energies(net, val_loader, criterion, device):
+    # The targets' forces are read, not the model's: nothing says the
+    # model differentiates.
+    net.eval()
+    val_loss = 0.0
+    for graph, target in val_loader:  # want: GPU004
+        result = net(graph.to(device))
+        val_loss += criterion(result["energy"], target).item()
+        print(graph.forces.shape)

@@ -211,3 +211,14 @@ class PoisoningAttack:
         for x, y in loader:
             # Gradient matching: the forward differentiates the classifier.
             self.backdoor_model(x, y)
+
+
+def validate_potential(net, val_loader, criterion, device):
+    # An interatomic potential (another file's class): its forces and
+    # stress are gradients of its energy, taken in its forward.
+    net.eval()
+    val_loss = 0.0
+    for graph, target in val_loader:
+        result = net(graph.to(device))
+        val_loss += criterion(result["out"], target).item()
+        val_loss += criterion(result["grad"], graph.forces).item()

@@ -150,8 +150,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		}
 		// The step's backward pass, before the sum or after it, frees the
 		// activations: what the total links is the graphs' nodes.
-		freed := backwardBefore(f, value, loop, a) ||
-			value.Is("identifier") && f.FreedByBackward(f.Text(value), loop.Child("body"))
+		freed := freedInStep(f, value, loop, a)
 		// A warning either way, as in the PyTorch FAQ's example: the nodes
 		// of every step stay, however small.
 		detail := "`" + name + "` becomes a tensor whose graph links every iteration's graph and keeps them all alive"

@@ -28,7 +28,8 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"the function, a project wrapper named `*no_grad`, `*inference_mode` or `eval_mode`, or a caller: " +
 			"a function every call of which in this file runs under no-grad runs without autograd too, and so " +
 			"does the body of a context manager of this file that wraps its `yield` in no-grad. " +
-			"Loops over configuration constants (`cfg.DATASETS.TEST`), loops in a module's `forward`, loops " +
+			"Loops over configuration constants (`cfg.DATASETS.TEST`) or test parameters (`test_cases`, a symmetry " +
+			"group's `testing_elements`), loops in a module's `forward`, loops " +
 			"that run part of their body under no-grad themselves, loops whose model's parameters were frozen " +
 			"(`requires_grad = False`, also by a context manager of the file around the loop), loops over " +
 			"datasets that call a function named for evaluation which runs the model in a loop of its own " +

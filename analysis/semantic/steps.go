@@ -535,9 +535,13 @@ var evalLoaderName = regexp.MustCompile(`(?i)^(val|valid|validation|test|testing
 // metricName: `val_losses`, `test_acc`, `eval_scores` hold numbers.
 var metricName = regexp.MustCompile(`(?i)(loss|acc|metric|score|error|result|perf|f1|auc|iou|map)`)
 
+// notDataName: what a test iterates that is not data (`testing_elements`
+// of a symmetry group, `test_cases`, `test_configs`, `val_shapes`).
+var notDataName = regexp.MustCompile(`(?i)_(elements?|cases?|configs?|configurations?|params|parameters|settings|shapes?|sizes?|dims?|modes?|names?|keys?|types?|dtypes?|devices?|kwargs|args|options|fns|funcs?|functions?|groups?)$`)
+
 func (k loaderKind) named(name string) bool {
 	if k == evalLoader {
-		return !allCaps(name) && evalLoaderName.MatchString(name) && !metricName.MatchString(name)
+		return !allCaps(name) && evalLoaderName.MatchString(name) && !metricName.MatchString(name) && !notDataName.MatchString(name)
 	}
 	return loaderName.MatchString(name)
 }

@@ -71,3 +71,26 @@ for x, y in loader:
     with torch.no_grad():
         same = out.to("cuda")
     aliases.append(same)  # want: GPU002
+
+# The mean of a term of the loss, taken after the loss's backward: the
+# term's activations are freed.
+reg_history = []
+for x, y in loader:
+    out = net(x)
+    loss_reg = (out**2).mean(dim=1)
+    loss = criterion(out, y) + loss_reg.mean()
+    loss.backward()
+    optimizer.step()
+    reg_history.append(loss_reg.mean())  # want: GPU002 "step's .backward\(\). frees the graph's activations"
+
+
+def fwd_bwd(x, y):
+    loss = criterion(net(x), y)
+    loss.backward()
+    return loss
+
+
+step_losses = []
+for x, y in loader:
+    step_losses.append(fwd_bwd(x, y))  # want: GPU002 "step's .backward\(\). frees the activations its graph saved"
+    optimizer.step()

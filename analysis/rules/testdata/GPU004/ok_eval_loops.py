@@ -222,3 +222,14 @@ def validate_potential(net, val_loader, criterion, device):
         result = net(graph.to(device))
         val_loss += criterion(result["out"], target).item()
         val_loss += criterion(result["grad"], graph.forces).item()
+
+
+class EquivariantReLU(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+    def check_equivariance(self, group):
+        # A test over the elements of a symmetry group, not over data.
+        x = torch.randn(3, 8)
+        for el in group.testing_elements:
+            assert torch.allclose(self(x * el), self(x) * el)

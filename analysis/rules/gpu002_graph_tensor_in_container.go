@@ -32,8 +32,9 @@ var GraphTensorInContainer = &analysis.Rule{
 			"`.backward()` (`torch.stack(losses).sum().backward()`, REINFORCE log-probabilities, " +
 			"`accelerator.backward(losses[i])`), objects of other classes (a metric's `add()` may convert), " +
 			"queues and windows a loop takes elements out of (`outputs.pop(0)`: a pipeline schedule's activations " +
-			"waiting for their backward), the list a batched forward helper returns (also when it returns it in a result object, `res.scores = " +
-			"torch.cat(scores); return res`), and containers whose tensors are joined and passed to " +
+			"waiting for their backward), the list a batched forward helper returns (also when it returns it in " +
+			"a result object, `res.scores = torch.cat(scores); return res`), and containers whose tensors are " +
+			"joined and passed to " +
 			"`.numpy()` undetached (`torch.cat(feats).numpy()` raises on tensors that require grad, so code " +
 			"that runs keeps none there). Values passed through `.item()`, `.detach()`, `float()`, " +
 			"`.tolist()` or `.numpy()`, the elements without history of a tuple a helper of the file returns " +
@@ -50,8 +51,8 @@ var GraphTensorInContainer = &analysis.Rule{
 			"`backward()` ran through it, every activation the graph saved: memory grows each step until it " +
 			"runs out. When the step's `backward()` runs through the stored tensor (a loss appended after it, " +
 			"or a loss or output the step backpropagates through later), the saved tensors are freed, and " +
-			"what remains is the `grad_fn` chain (and, for a loss, a small GPU block) per step, a slow leak. `.cpu()` copies " +
-			"but does not detach: the copy keeps the graph too.\n\n" +
+			"what remains is the `grad_fn` chain (and, for a loss, a small GPU block) per step, a slow leak. " +
+			"`.cpu()` copies but does not detach: the copy keeps the graph too.\n\n" +
 			"Store `loss.item()` (a Python float; it waits for the GPU, so in hot loops prefer accumulating " +
 			"`loss.detach()` on the device and calling `.item()` when you log) or `t.detach()` / " +
 			"`t.detach().cpu()`.",
@@ -222,7 +223,7 @@ func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool
 		}
 		switch f.QualifiedName(call.Child("function")) {
 		case "numpy.concatenate", "numpy.stack", "numpy.vstack", "numpy.hstack", "numpy.array", "numpy.asarray":
-			if arg := call.Child("arguments").FirstNamed(); arg.Is("identifier") && f.Text(arg) == container {
+			if arg := f.Arg(call, "", 0); arg.Is("identifier") && f.Text(arg) == container {
 				return true
 			}
 		}

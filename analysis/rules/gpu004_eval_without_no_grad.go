@@ -28,16 +28,16 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"the function, a project wrapper named `*no_grad`, `*inference_mode` or `eval_mode`, or a caller: " +
 			"a function every call of which in this file runs under no-grad runs without autograd too, and so " +
 			"does the body of a context manager of this file that wraps its `yield` in no-grad. " +
-			"Loops over configuration constants (`cfg.DATASETS.TEST`) or test parameters (`test_cases`, a symmetry " +
-			"group's `testing_elements`), loops in a module's `forward`, loops " +
-			"that run part of their body under no-grad themselves, loops whose model's parameters were frozen " +
+			"Loops over configuration constants (`cfg.DATASETS.TEST`) or test parameters (`test_cases`, a " +
+			"symmetry group's `testing_elements`), loops in a module's `forward`, loops that run part of their body under no-grad themselves, loops whose model's parameters were frozen " +
 			"(`requires_grad = False`, also by a context manager of the file around the loop), loops over " +
 			"datasets that call a function named for evaluation which runs the model in a loop of its own " +
 			"(that loop is reported), loops that take derivatives (directly or through a function of the file: " +
 			"`torch.func` transforms, `torch.autograd.functional`, Jacobians or Hessians; or in the `forward` of " +
 			"a model of the file) or read derivatives a model computes (`out[\"forces\"]`, `result[\"grad\"]`, " +
-			"`pred.stress` of a value computed in the loop: an interatomic potential), loops that ask for input gradients (or run an adversarial attack's `perturb`), loops that run once (their body ends " +
-			"in `break`) and probes of a few inputs outside loops over batches or steps are not reported.",
+			"`pred.stress` of a value computed in the loop: an interatomic potential), loops that ask for input " +
+			"gradients (or run an adversarial attack's `perturb`), loops that run once (their body ends in " +
+			"`break`) and probes of a few inputs outside loops over batches or steps are not reported.",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
 			"it needs for a backward pass that never comes. That costs memory (peak usage can be several " +

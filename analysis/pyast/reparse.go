@@ -1,6 +1,7 @@
 package pyast
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"runtime"
@@ -162,6 +163,15 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	}()
 	if clean && ts.RootNode().HasError() {
 		return nil, errNotClean
+	}
+	if end < len(src) && ts.RootNode().HasError() {
+		// A triple-quoted string the region leaves open goes on to the
+		// next such quote after it (an edit that deletes a docstring's
+		// closing quotes), which a parse of the region alone cannot see.
+		if st := (lexState{}).scan(src[start:end]); st.quote != 0 && st.triple &&
+			bytes.Contains(src[end:], []byte{st.quote, st.quote, st.quote}) {
+			return nil, nil
+		}
 	}
 	var tops []top
 	if ts.RootNode().Type() == "module" {

@@ -293,39 +293,6 @@ func evalModeIn(f *semantic.File, scope *pyast.Node) bool {
 	return false
 }
 
-// freedInStep reports whether the step's backward pass frees the
-// activations of value's graph: `<value>.backward()` before stmt, a
-// backward through the name value is computed from (`loss_reg` in
-// `loss_reg.mean()`) anywhere in the loop's body, before the store or
-// after it, or a step function of the file that runs the backward pass on
-// what it returns (`losses.append(run_fwd_bwd(model, x, y))`).
-func freedInStep(f *semantic.File, value, loop, stmt *pyast.Node) bool {
-	if backwardBefore(f, value, loop, stmt) {
-		return true
-	}
-	if value.Is("call") {
-		if s := f.SummaryOfCall(value); s != nil && s.Trains && !s.TrainsInLoop {
-			return true
-		}
-	}
-	root := value
-	for root.Is("call") && semantic.Receiver(root) != nil {
-		root = semantic.Receiver(root)
-	}
-	return root.Is("identifier") && f.FreedByBackward(f.Text(root), loop.Child("body"))
-}
-
-// backwardBefore reports whether, in loop, `<value>.backward()` runs
-// before stmt.
-func backwardBefore(f *semantic.File, value, loop, stmt *pyast.Node) bool {
-	for _, call := range f.CallsIn(loop) {
-		if call.Start() < stmt.Start() && f.MethodName(call) == "backward" && f.Text(semantic.Receiver(call)) == f.Text(value) {
-			return true
-		}
-	}
-	return false
-}
-
 // onlyMovedToCPU reports whether value ends in `.cpu()` (or `.to("cpu")`),
 // which users often take for a detach.
 func onlyMovedToCPU(f *semantic.File, value *pyast.Node) bool {

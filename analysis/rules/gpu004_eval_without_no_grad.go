@@ -29,7 +29,8 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"a function every call of which in this file runs under no-grad runs without autograd too, and so " +
 			"does the body of a context manager of this file that wraps its `yield` in no-grad. " +
 			"Loops over configuration constants (`cfg.DATASETS.TEST`) or test parameters (`test_cases`, a " +
-			"symmetry group's `testing_elements`), loops in a module's `forward`, loops that run part of their body under no-grad themselves, loops whose model's parameters were frozen " +
+			"symmetry group's `testing_elements`), loops in a module's `forward`, loops that run part of their " +
+			"body under no-grad themselves, loops whose model's parameters were frozen " +
 			"(`requires_grad = False`, also by a context manager of the file around the loop), loops over " +
 			"datasets that call a function named for evaluation which runs the model in a loop of its own " +
 			"(that loop is reported), loops that take derivatives (directly or through a function of the file: " +

@@ -442,7 +442,10 @@ def test_forces(loader):
 		{"    return torch.autograd.grad(energy.sum(), positions)[0]", "    return energy.sum()"}, // the model's forward no longer differentiates
 		{"    return energy.sum()", "    return torch.autograd.grad(energy.sum(), positions)[0]"},
 	}
-	counts := checkIncrementalSteps(t, base, steps)
+	var counts []int
+	for _, res := range checkIncrementalSteps(t, base, steps) {
+		counts = append(counts, len(res.Diagnostics))
+	}
 	// Each edit that changes a fact must change the findings, and its
 	// undoing bring them back: otherwise the steps test nothing.
 	for i := 1; i < len(counts); i += 2 {
@@ -475,7 +478,15 @@ def predict(model, loader):
 		{"if TYPE_CHECKING:\n    import torch", "def load():\n    import torch"},
 		{"def load():\n    import torch", "import torch"},
 	}
-	checkIncrementalSteps(t, base, steps)
+	// Each version's one finding, and the fix each must offer: otherwise
+	// the steps test nothing.
+	wants := []string{"Import torch and wrap", "Wrap", "Import torch and wrap", "Import torch and wrap", "Wrap"}
+	for i, res := range checkIncrementalSteps(t, base, steps) {
+		if len(res.Diagnostics) != 1 || len(res.Diagnostics[0].Fixes) != 1 ||
+			!strings.HasPrefix(res.Diagnostics[0].Fixes[0].Title, wants[i]) {
+			t.Errorf("version %d: want one GPU004 whose fix starts %q, got %+v", i, wants[i], res.Diagnostics)
+		}
+	}
 }
 
 // editStep replaces the first occurrence of old with new.
@@ -484,9 +495,8 @@ type editStep struct{ old, new string }
 // checkIncrementalSteps applies each step to base as an editor would and
 // checks that analysing the new version from the previous one's result
 // (its model's answers, its local rules' findings) equals a fresh
-// analysis. It returns how many findings each version has, the base's
-// first.
-func checkIncrementalSteps(t *testing.T, base string, steps []editStep) []int {
+// analysis. It returns each version's result, the base's first.
+func checkIncrementalSteps(t *testing.T, base string, steps []editStep) []*analysis.Result {
 	t.Helper()
 	runner := &analysis.Runner{Rules: rules.All()}
 	src := []byte(base)
@@ -496,7 +506,7 @@ func checkIncrementalSteps(t *testing.T, base string, steps []editStep) []int {
 		t.Fatal("the base program should have findings for the steps to change")
 	}
 	prev := first
-	counts := []int{len(first.Diagnostics)}
+	results := []*analysis.Result{first}
 	for i, step := range steps {
 		at := bytes.Index(src, []byte(step.old))
 		if at < 0 {
@@ -508,9 +518,9 @@ func checkIncrementalSteps(t *testing.T, base string, steps []editStep) []int {
 		want, _ := runner.Run(context.Background(), "inc.py", next, nil)
 		compareResults(t, "step "+strconv.Itoa(i)+" ("+step.new+")", got, want)
 		prev, src = got, next
-		counts = append(counts, len(got.Diagnostics))
+		results = append(results, got)
 	}
-	return counts
+	return results
 }
 
 // What GPU001 found in a dataset is remembered across versions while no

@@ -39,9 +39,9 @@ func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.c
 // bound to, or functions what they do (see carryOver), the segments that
 // mention them and, since what a name is bound to or what a function does
 // may follow from those, the names bound and the functions and classes
-// defined in such a segment, to a fixed point. Verdicts on module-level code, which is one
-// scope across segments, are the rules' to recompute (see
-// analysis.Pass.ReadsOutside). ok is false when any finding may differ:
+// defined in such a segment, to a fixed point. Verdicts on module-level
+// code, which is one scope across segments, are the rules' to recompute
+// (see analysis.Pass.ReadsOutside). ok is false when any finding may differ:
 // the imports, class headers, DataLoaders, set_grad_enabled switches, the
 // file's indentation or line endings (which fixes follow) differ, or which
 // calls of a function run under no-grad.

@@ -109,10 +109,10 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 			for _, n := range ix.imports {
 				if n.Kind() == "import_statement" {
 					f.addImport(n)
-					// Where a module is bound matters to the fixes that
-					// name it (see TorchNameAt): an import that moves into
+					// Where torch is bound matters to the fixes that name
+					// it (see TorchNameAt): an import of it that moves into
 					// a function or under TYPE_CHECKING changes them.
-					if EnclosingFunction(n) != nil || typeCheckingOnly(f, n) {
+					if torchBinding(f, n) != "" && (EnclosingFunction(n) != nil || typeCheckingOnly(f, n)) {
 						structure.WriteString("inner " + f.Text(n) + ";")
 					}
 				} else {

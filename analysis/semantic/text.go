@@ -93,20 +93,36 @@ func (f *File) TorchNameAt(n *pyast.Node) string {
 	name := ""
 	for _, ix := range f.indexes {
 		for _, imp := range ix.imports {
-			if imp.Kind() != "import_statement" || typeCheckingOnly(f, imp) {
+			local := torchBinding(f, imp)
+			if local == "" || typeCheckingOnly(f, imp) {
 				continue
 			}
 			if fn := EnclosingFunction(imp); fn != nil && (!fn.Contains(n) || imp.Start() > n.Start()) {
 				continue
 			}
-			for _, c := range imp.ChildrenOf("name") {
-				switch {
-				case c.Is("dotted_name") && (f.Text(c) == "torch" || strings.HasPrefix(f.Text(c), "torch.")):
-					return "torch" // `import torch.nn` binds torch too
-				case c.Is("aliased_import") && f.Text(c.Child("name")) == "torch":
-					name = f.Text(c.Child("alias"))
-				}
+			if local == "torch" {
+				return local
 			}
+			name = local
+		}
+	}
+	return name
+}
+
+// torchBinding returns the name an import statement binds the torch
+// module to (`import torch`, `import torch.nn`: torch; `import torch as
+// th`: th), or "".
+func torchBinding(f *File, imp *pyast.Node) string {
+	if imp.Kind() != "import_statement" {
+		return ""
+	}
+	name := ""
+	for _, c := range imp.ChildrenOf("name") {
+		switch {
+		case c.Is("dotted_name") && (f.Text(c) == "torch" || strings.HasPrefix(f.Text(c), "torch.")):
+			return "torch"
+		case c.Is("aliased_import") && f.Text(c.Child("name")) == "torch":
+			name = f.Text(c.Child("alias"))
 		}
 	}
 	return name

@@ -168,12 +168,19 @@ func (c *testClient) request(method string, params, result any) *rpcError {
 	return nil
 }
 
+// hungAfter is how long a test waits for what the server must do (a
+// message, an exit, a release) before it calls the server hung. Waits end
+// as soon as the thing happens; the bound is generous because CI runs the
+// tests under the race detector on a loaded machine, where opening a 3 MB
+// document took over 10 s (2.5 s here).
+const hungAfter = time.Minute
+
 // await waits for the first message (old or new) matching pred, and
 // removes it from the queue.
 func (c *testClient) await(what string, pred func(message) bool) message {
 	c.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	timer := time.AfterFunc(10*time.Second, func() { c.mu.Lock(); c.cond.Broadcast(); c.mu.Unlock() })
+	deadline := time.Now().Add(hungAfter)
+	timer := time.AfterFunc(hungAfter, func() { c.mu.Lock(); c.cond.Broadcast(); c.mu.Unlock() })
 	defer timer.Stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -467,7 +474,7 @@ func (c *testClient) shutdownAndExit() int {
 	select {
 	case code := <-c.exit:
 		return code
-	case <-time.After(5 * time.Second):
+	case <-time.After(hungAfter):
 		c.t.Fatal("the server did not exit")
 		return -1
 	}

@@ -182,12 +182,10 @@ func (s *Server) analyze(snap *snapshot) *analysis.Result {
 			d.summaryTimer.Reset(summaryPause)
 		}
 	}
-	s.mu.Unlock()
-	if len(snap.src) >= largeDocument || allocatedSinceRelease() >= releaseAfter.Load() {
-		s.mu.Lock()
+	if s.releaseDue || len(snap.src) >= largeDocument || allocatedSinceRelease() >= releaseAfter.Load() {
 		s.releaseWhenIdle()
-		s.mu.Unlock()
 	}
+	s.mu.Unlock()
 	return res
 }
 
@@ -295,6 +293,7 @@ func (s *Server) releaseWhenIdle() {
 	if s.idle != nil {
 		s.idle.Stop()
 	}
+	s.releaseDue = false
 	s.idle = time.AfterFunc(idleRelease, s.giveMemoryBack)
 }
 
@@ -309,12 +308,18 @@ func (s *Server) collectWhenIdle() {
 	s.collect.Reset(s.collectPause)
 }
 
-// stopIdleCollect stops a wait of collectWhenIdle: a change or a document
-// has come, and its analysis must not share the machine with a collection
-// the server started. Call with s.mu held.
+// stopIdleCollect stops the waits of collectWhenIdle and releaseWhenIdle:
+// a change or a document has come, and its analysis must not share the
+// machine with a collection the server started. Call with s.mu held.
 func (s *Server) stopIdleCollect() {
 	if s.collect != nil {
 		s.collect.Stop()
+	}
+	// A release waiting for the pause waits again after this change's
+	// analysis: a keystroke that came just before the wait ran out, or
+	// whose analysis outlasted it, would otherwise pay for a collection.
+	if s.idle != nil && s.idle.Stop() {
+		s.releaseDue = true
 	}
 }
 

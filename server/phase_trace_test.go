@@ -37,7 +37,7 @@ func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
 			if err := json.Unmarshal(line, &tr); err != nil || line[len(line)-1] != '\n' {
 				t.Fatalf("trace line %q: %v", line, err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(hungAfter):
 			t.Fatalf("no trace line for version %d", version)
 		}
 		return tr

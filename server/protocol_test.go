@@ -562,7 +562,7 @@ func TestExitsWhenEditorProcessDies(t *testing.T) {
 		if code != 1 {
 			t.Errorf("status %d, want 1", code)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(hungAfter):
 		t.Fatal("the server outlived its editor")
 	}
 }

@@ -81,6 +81,7 @@ type Server struct {
 	// toldOnSave: documents already said to be analysed on save only.
 	toldOnSave map[string]bool
 	idle       *time.Timer // see releaseWhenIdle
+	releaseDue bool        // a release waits for the next analysis (stopIdleCollect)
 	collect    *time.Timer // see collectWhenIdle
 	// collectInPause and collectPause are the package's collectionInPause
 	// and collectPause when the server was made (see release).

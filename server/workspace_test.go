@@ -438,7 +438,7 @@ func TestTypingIsSummarisedForTheIndexAtPauses(t *testing.T) {
 	}
 	awaitSummaries := func(atLeast int) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); summaries() < atLeast; time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(hungAfter); summaries() < atLeast; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%d summaries of train.py, want %d", summaries(), atLeast)
 			}

@@ -37,8 +37,14 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"`torch.func` transforms, `torch.autograd.functional`, Jacobians or Hessians; or in the `forward` of " +
 			"a model of the file) or read derivatives a model computes (`out[\"forces\"]`, `result[\"grad\"]`, " +
 			"`pred.stress` of a value computed in the loop: an interatomic potential), loops that ask for input " +
-			"gradients (or run an adversarial attack's `perturb`), loops that run once (their body ends in " +
-			"`break`) and probes of a few inputs outside loops over batches or steps are not reported.",
+			"gradients (or run an adversarial attack: its `perturb`, a function named for adversarial examples " +
+			"such as `adv_data` or `pgd_attack`, `generate` on an attack object, or a call whose result is " +
+			"named like `x_adv`), loops under a grad mode chosen on purpose (`torch.enable_grad()`, " +
+			"`torch.set_grad_enabled(flag)`), loops in the `except` clause of a try that ran them under no-grad " +
+			"first, loops that run once (their body ends in `break`) and probes of a few inputs outside loops " +
+			"over batches or steps are not reported. A function named for another runtime (`predict_onnx`) runs " +
+			"no torch model, and neither does a parameter annotated with a class of the file or the project " +
+			"that derives from no model class (a policy wrapper).",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
 			"it needs for a backward pass that never comes. That costs memory (peak usage can be several " +
@@ -154,7 +160,8 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 	switch {
 	case kind == semantic.TrainingLoop, kind == semantic.RunLoop, f.InForward(loop), semantic.RunsOnce(loop),
 		frozenBefore(f, loop), f.LoopBodyHasBackward(loop), noGradInside(f, loop), needsInputGrad(f, loop),
-		differentiates(f, loop), readsDerivatives(f, loop), calledUnderNoGrad(f, loop):
+		differentiates(f, loop), readsDerivatives(f, loop), calledUnderNoGrad(f, loop), gradModeChosen(f, loop),
+		fallbackOfNoGrad(f, loop):
 		return false
 	case sign.data:
 		return true
@@ -196,8 +203,13 @@ func loopIterables(loop *pyast.Node) []*pyast.Node {
 
 // runsModel reports whether call runs a model: `model(x)`, a conventional
 // step method (`model.validation_step(b)`), or a function of this file
-// that calls the model with autograd on.
+// that calls the model with autograd on. Not a function named for another
+// runtime (`self.predict_onnx(x)`): its model is an exported graph that
+// records nothing.
 func runsModel(f *semantic.File, call *pyast.Node) bool {
+	if otherRuntime.MatchString(f.LastName(call.Child("function"))) {
+		return false
+	}
 	if f.IsModelCall(call) {
 		return true
 	}
@@ -314,7 +326,11 @@ func needsInputGrad(f *semantic.File, loop *pyast.Node) bool {
 	found := false
 	pyast.Walk(loop.Child("body"), func(n *pyast.Node) bool {
 		switch {
-		case n.Is("call") && attackName.MatchString(f.LastName(n.Child("function"))):
+		case n.Is("call") && attacks(f, n):
+			found = true
+		case n.Is("assignment") && n.Child("right").Is("call") && namesAdversarial(f, n.Child("left")):
+			// `x_adv = attacker.generate(x, y)`, `data_adv, out_adv =
+			// self.adv_data(x, y)`: deeprobust's and ART's attacks.
 			found = true
 		case n.Is("call") && f.MethodName(n) == "requires_grad_":
 			found = true
@@ -412,10 +428,156 @@ func differentiatingCall(f *semantic.File, call *pyast.Node, depth int) bool {
 	return false
 }
 
+// otherRuntime matches the names of functions that run a model exported
+// to another runtime: ONNX Runtime, TensorRT, OpenVINO, TensorFlow Lite.
+var otherRuntime = regexp.MustCompile(`(?i)(^|_)(onnx|ort|tensorrt|trt|openvino|tflite)(_|$)`)
+
+// gradModeChosen reports whether the loop runs under a grad mode its
+// author chose: `torch.enable_grad()`, or `torch.set_grad_enabled(flag)`
+// with anything but a literal False (neuromancer's
+// `set_grad_enabled(self.model.grad_inference)` for models that take
+// gradients at inference), as a `with` around it or a decorator on its
+// function.
+func gradModeChosen(f *semantic.File, loop *pyast.Node) bool {
+	chosen := func(e *pyast.Node) bool {
+		if e.Is("as_pattern") && e.FirstNamed() != nil {
+			e = e.FirstNamed()
+		}
+		target := e
+		if e.Is("call") {
+			target = e.Child("function")
+		}
+		switch f.QualifiedName(target) {
+		case "torch.enable_grad", "torch.autograd.enable_grad":
+			return true
+		case "torch.set_grad_enabled", "torch.autograd.set_grad_enabled":
+			return e.Is("call") && !f.Arg(e, "mode", 0).Is("false")
+		}
+		return false
+	}
+	for p := loop.Parent(); p != nil; p = p.Parent() {
+		switch {
+		case p.Is("with_statement") && p.Child("body").Contains(loop):
+			for _, item := range p.ChildOfKind("with_clause").NamedChildren() {
+				if chosen(item.Child("value")) {
+					return true
+				}
+			}
+		case p.Is("function_definition"):
+			for _, d := range semantic.DecoratorsOf(p) {
+				if chosen(d) {
+					return true
+				}
+			}
+			return false
+		case p.Is("class_definition", "lambda"):
+			return false
+		}
+	}
+	return false
+}
+
+// fallbackOfNoGrad reports whether the loop runs in an `except` clause of
+// a try whose body turns autograd off (`try: with torch.no_grad(): ...`
+// `except RuntimeError: <the same loop, detaching>`, as pythae's samplers
+// do for models whose forward needs autograd): the no-grad way was tried
+// first, and the handler runs with autograd because it must.
+func fallbackOfNoGrad(f *semantic.File, loop *pyast.Node) bool {
+	for p := loop.Parent(); p != nil && !p.Is("function_definition", "class_definition", "lambda"); p = p.Parent() {
+		if !p.Is("except_clause") || p.Parent() == nil || !p.Parent().Is("try_statement") {
+			continue
+		}
+		found := false
+		pyast.Walk(p.Parent().Child("body"), func(n *pyast.Node) bool {
+			if found || n.Is("function_definition", "lambda", "class_definition") {
+				return false
+			}
+			if n.Is("with_statement") {
+				for _, item := range n.ChildOfKind("with_clause").NamedChildren() {
+					found = found || f.IsNoGradContext(item.Child("value"))
+				}
+			}
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
 // attackName: the methods adversarial attacks run (advertorch's
 // perturb, torchattacks' and foolbox's attack, ART's generate on an
 // attack object is too common a name to count).
 var attackName = regexp.MustCompile(`^(perturb|attack|run_attack|adversarial_attack)$`)
+
+// attacks reports whether call runs an adversarial attack: a method named
+// like one (attackName), a function named for adversarial examples
+// (`adv_data`, `pgd_attack`, `fgsm`), or `generate` on an object named
+// for an attack (`attack.generate(x)`, `adversary.generate(x)`).
+func attacks(f *semantic.File, call *pyast.Node) bool {
+	name := f.LastName(call.Child("function"))
+	if attackName.MatchString(name) {
+		return true
+	}
+	// A model named for an attack runs forward only: ART's
+	// `self.attack_model(x)` is the classifier of a membership inference.
+	if hasWord(name, adversarialFunctionWord) && !f.IsModelCall(call) {
+		return true
+	}
+	if name != "generate" {
+		return false
+	}
+	recv := semantic.Receiver(call)
+	return recv.Is("identifier", "attribute") && adversaryObject.MatchString(f.LastName(recv))
+}
+
+// adversarialFunctionWord: words of function names that make adversarial
+// examples. Not `adv` alone in other names: reinforcement learning calls
+// its advantages so.
+var adversarialFunctionWord = regexp.MustCompile(`(?i)^(adv|adversarial|attack|pgd|fgsm|fgm|cw|deepfool)$`)
+
+// adversaryObject: names of attack objects (`attack`, `attacker`,
+// `adversary`, `attackmethod`, `self.pgd`).
+var adversaryObject = regexp.MustCompile(`(?i)^_*(attack|attacker|adversary|adversarial|pgd|fgsm)`)
+
+// A name holds an adversarial example when one of its words says
+// adversarial and another what it is (`x_adv`, `adv_example`,
+// `images_adv`, `output_adv`), or when `adversarial` is in it.
+var (
+	advWord          = regexp.MustCompile(`(?i)^(adv|adversarial|perturbed)$`)
+	exampleWord      = regexp.MustCompile(`(?i)^(x|xs|data|example|examples|img|imgs|image|images|input|inputs|sample|samples|batch|output|outputs|logits|pred|preds)$`)
+	adversarialWhole = regexp.MustCompile(`(?i)adversarial`)
+)
+
+// namesAdversarial reports whether an assignment's targets (names,
+// attributes, unpacked tuples of them) name an adversarial example.
+func namesAdversarial(f *semantic.File, left *pyast.Node) bool {
+	found := false
+	pyast.Walk(left, func(n *pyast.Node) bool {
+		if found || n.Is("subscript", "call") {
+			return false
+		}
+		if n.Is("identifier", "attribute") {
+			name := f.LastName(n)
+			found = adversarialWhole.MatchString(name) || hasWord(name, advWord) && hasWord(name, exampleWord)
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// hasWord reports whether one of the underscore-separated words of name
+// matches word.
+func hasWord(name string, word *regexp.Regexp) bool {
+	for w := range strings.SplitSeq(name, "_") {
+		if word.MatchString(w) {
+			return true
+		}
+	}
+	return false
+}
 
 // noGradInside reports whether the loop turns autograd off for part of its
 // body (`with torch.no_grad(): pred = model(x)`): its author chose what

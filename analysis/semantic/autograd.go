@@ -15,9 +15,9 @@ var (
 	// enough: `extract_from_model` is a function.
 	modelName = regexp.MustCompile(`(?i)^(model|net|network|module|encoder|decoder|classifier|backbone|generator|discriminator|policy|critic|actor|teacher|student|head|ddp_model|unet|transformer|vae|gan)s?$|^[a-z0-9]*_(model|net)$|^(model|net)_[a-z0-9_]*$|^[a-z]{0,6}model$`)
 	// notModelName: names modelName matches that load, build or name
-	// models (model_loader, net_builder, model_cls) or are pydantic's
+	// models (model_loader, net_builder, model_cls, model_template) or are pydantic's
 	// methods (Spec.model_validate(cfg), cfg.model_dump()), not models.
-	notModelName  = regexp.MustCompile(`(?i)^(model|net)_(loader|load|builder|build|factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter)s?$|^model_(validate|validate_json|validate_strings|dump|dump_json|copy|construct|json_schema|rebuild|post_init|parametrized_name)$`)
+	notModelName  = regexp.MustCompile(`(?i)^(model|net)_(loader|load|builder|build|factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter|template|constructor|maker|arch|architecture|spec)s?$|^model_(validate|validate_json|validate_strings|dump|dump_json|copy|construct|json_schema|rebuild|post_init|parametrized_name)$`)
 	criterionName = regexp.MustCompile(`(?i)^(criterion|loss_fn|loss_func|loss_function|lossfn|objective)$|_(criterion|loss_fn|loss_func)$|^criterion_`)
 	// Loss functions in torch.nn.functional that are not named *loss*.
 	functionalLosses = map[string]bool{
@@ -200,7 +200,7 @@ func hasForwardInput(call *pyast.Node) bool {
 // attribute chain) names a model: bound to an nn.Module in this file, or
 // named like one (model, net, self.encoder, ...).
 func (f *File) NamesModule(fn *pyast.Node) bool {
-	if !fn.Is("identifier", "attribute") || f.ownMethod(fn) {
+	if !fn.Is("identifier", "attribute") || f.ownMethod(fn) || f.annotatedPlainObject(fn) {
 		return false
 	}
 	return f.memo(&f.memos.module, f.NameKey(fn), func() bool { return f.namesModule(fn) })
@@ -227,6 +227,112 @@ func (f *File) ownMethod(fn *pyast.Node) bool {
 	for _, d := range DecoratorsOf(def) {
 		if n := f.LastName(d); n == "property" || n == "cached_property" {
 			return false // self.model(x) calls what the property returns
+		}
+	}
+	return true
+}
+
+// annotatedPlainObject reports whether fn is a parameter, never assigned
+// in its function, annotated with a class known not to be a model: one of
+// this file or of the project whose bases are all such classes or plain
+// ones (object, ABC, Generic, Protocol). DI-engine's `policy: Policy` is a
+// wrapper whose forward turns autograd off itself; its name says model.
+// Judged on every question, as ownMethod is: parameters of the same name
+// in other functions share NamesModule's memo.
+func (f *File) annotatedPlainObject(fn *pyast.Node) bool {
+	if !fn.Is("identifier") {
+		return false
+	}
+	name := f.Text(fn)
+	var p *pyast.Node // the parameter, in fn's function or one around it (a closure)
+	for def := EnclosingFunction(fn); def.Is("function_definition", "lambda") && p == nil; def = EnclosingFunction(def) {
+		p = parameterNamed(f, def, name)
+	}
+	if !p.Is("typed_parameter", "typed_default_parameter") || len(f.BindingsOf(fn)) > 0 {
+		return false
+	}
+	class := p.Child("type").FirstNamed()
+	if !class.Is("identifier", "attribute") || !isClassName(f.LastName(class)) {
+		return false
+	}
+	if class.Is("identifier") && f.Classes[f.Text(class)] != nil {
+		return f.plainLocalClass(f.Classes[f.Text(class)], 0)
+	}
+	q := f.QualifiedName(class)
+	return q != "" && f.plainProjectClass(f.Path, q, 0)
+}
+
+// parameterNamed returns def's parameter called name, or nil.
+func parameterNamed(f *File, def *pyast.Node, name string) *pyast.Node {
+	for _, p := range def.Child("parameters").NamedChildren() {
+		id := p
+		switch {
+		case p.Is("typed_parameter"):
+			id = p.FirstNamed()
+		case p.Is("default_parameter", "typed_default_parameter"):
+			id = p.Child("name")
+		}
+		if id.Is("identifier") && f.Text(id) == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// plainBase reports whether the qualified base q makes no model: the
+// bases of plain Python classes.
+func plainBase(q string) bool {
+	switch q {
+	case "object", "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol":
+		return true
+	}
+	return false
+}
+
+// plainLocalClass reports whether c, a class of this file, derives only
+// from plain bases, through classes of this file or of the project.
+func (f *File) plainLocalClass(c *Class, depth int) bool {
+	if depth > 16 {
+		return false
+	}
+	for _, b := range c.Bases {
+		if b.Is("subscript") {
+			b = b.Child("value") // Generic[T]
+		}
+		if b.Is("identifier") && f.Classes[f.Text(b)] != nil {
+			if !f.plainLocalClass(f.Classes[f.Text(b)], depth+1) {
+				return false
+			}
+			continue
+		}
+		q := f.QualifiedName(b)
+		if q == "" || !plainBase(q) && !f.plainProjectClass(f.Path, q, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainProjectClass reports whether the class qualified as seen from the
+// file at from is a class of the project deriving only from plain bases.
+// A base the index could not qualify is left out of its list, so a class
+// of the project with such a base may be taken for plain: the cost is a
+// model call missed, never one invented.
+func (f *File) plainProjectClass(from, qualified string, depth int) bool {
+	if f.Project == nil || depth > 16 {
+		return false
+	}
+	path, name, ok := f.Project.Resolve(from, qualified)
+	if !ok {
+		return false
+	}
+	bases, ok := f.Project.ClassBases(path, name)
+	if !ok {
+		return false
+	}
+	for _, b := range bases {
+		if !plainBase(canonical(b)) && !f.plainProjectClass(path, b, depth+1) {
+			return false
 		}
 	}
 	return true

@@ -92,3 +92,66 @@ def validate_energies(net, val_loader, criterion, device):
         result = net(graph.to(device))
         val_loss += criterion(result["energy"], target).item()
         print(graph.forces.shape)
+
+
+def evaluate_rl(policy, test_loader):
+    # Advantages are not adversarial examples.
+    policy.eval()
+    for obs, ret in test_loader:  # want: GPU004
+        adv_values = estimate_advantages(policy(obs), ret)
+
+
+def evaluate_retry(model, val_loader):
+    # A handler whose try does not turn autograd off.
+    model.eval()
+    try:
+        with open("weights.pt", "rb") as fh:
+            load_weights(model, fh)
+    except RuntimeError:
+        for x, y in val_loader:  # want: GPU004
+            model(x)
+
+
+class Learner:
+    def predict_torch(self, x):
+        return self.model(x)
+
+    def predict_dl(self, dl):
+        self.model.eval()
+        for x, y in dl:  # want: GPU004
+            z = self.predict_torch(x)
+
+
+class Agent(torch.nn.Module):
+    def forward(self, obs):
+        return obs
+
+
+def evaluate_agent(policy: Agent, val_loader):
+    # Annotated with a model class: a model.
+    for obs, y in val_loader:  # want: GPU004
+        policy.forward(obs)
+
+
+def validate_grad_chosen_elsewhere(val_loader):
+    # A grad mode chosen for other code, not around the loop.
+    model.eval()
+    with torch.enable_grad():
+        warm_up(model)
+    for x, y in val_loader:  # want: GPU004
+        model(x)
+
+
+def evaluate_advantage(policy, test_loader):
+    # `adv` alone names advantages, not adversarial examples.
+    policy.eval()
+    for obs, ret in test_loader:  # want: GPU004
+        adv = compute_gae(policy(obs), ret)
+
+
+class MembershipInference:
+    def infer(self, test_loader):
+        # ART: an attack's own model, a classifier, runs forward only.
+        self.attack_model.eval()
+        for x, _ in test_loader:  # want: GPU004
+            outputs = self.attack_model(x)

@@ -39,6 +39,12 @@ func usedAsTensor(f *semantic.File, name string, scope *pyast.Node, elements boo
 		case n.Is("attribute"):
 			obj := n.Child("object")
 			if elements {
+				if aggregates(f, obj, name) {
+					// (sum(losses) / len(losses)).item(): the sum of
+					// tensors is one, of floats a float.
+					used = true
+					return false
+				}
 				if !obj.Is("subscript") {
 					return true
 				}
@@ -49,6 +55,27 @@ func usedAsTensor(f *semantic.File, name string, scope *pyast.Node, elements boo
 		return !used
 	})
 	return used
+}
+
+// aggregates reports whether e combines the elements of the container
+// name with Python's builtins into one value of their type: `sum(xs)`,
+// `max(xs)`, `min(xs)`, in parentheses or arithmetic (`sum(xs) / len(xs)`).
+func aggregates(f *semantic.File, e *pyast.Node, name string) bool {
+	switch {
+	case e.Is("parenthesized_expression"):
+		return aggregates(f, e.FirstNamed(), name)
+	case e.Is("binary_operator"):
+		return aggregates(f, e.Child("left"), name) || aggregates(f, e.Child("right"), name)
+	case e.Is("unary_operator"):
+		return aggregates(f, e.Child("argument"), name)
+	case e.Is("call") && e.Child("function").Is("identifier"):
+		switch f.Text(e.Child("function")) {
+		case "sum", "max", "min":
+			arg := f.Arg(e, "", 0)
+			return arg.Is("identifier", "attribute") && f.Text(arg) == name
+		}
+	}
+	return false
 }
 
 // builtinContainer reports whether the container name refers to at stmt
@@ -196,6 +223,25 @@ func freedInStep(f *semantic.File, value, loop, stmt *pyast.Node) bool {
 		root = semantic.Receiver(root)
 	}
 	return root.Is("identifier") && f.FreedByBackward(f.Text(root), loop.Child("body"))
+}
+
+// backwardOfScalar reports whether the loop calls `<value>.backward()`
+// with no gradient (no positional argument, no `gradient=`): autograd
+// allows that on a scalar only, so value is one tensor holding one number.
+func backwardOfScalar(f *semantic.File, value, loop *pyast.Node) bool {
+	for _, call := range f.CallsIn(loop) {
+		if f.MethodName(call) != "backward" || f.Text(semantic.Receiver(call)) != f.Text(value) {
+			continue
+		}
+		withGradient := false
+		for _, a := range call.Child("arguments").NamedChildren() {
+			withGradient = withGradient || !a.Is("keyword_argument", "comment") || f.Text(a.Child("name")) == "gradient"
+		}
+		if !withGradient {
+			return true
+		}
+	}
+	return false
 }
 
 // backwardBefore reports whether, in loop, `<value>.backward()` runs

@@ -84,12 +84,12 @@ for step in range(100):
     history.append(loss.item())`,
 		FixSafety: "The fixes are unsafe: they change what the container holds. They are offered only " +
 			"when the stored value is known to be one tensor (a loss, a torch operation, a layer's or a local " +
-			"model's output): never on a tuple, a list, a module or a model output of unknown structure. For a " +
+			"model's output, a value the loop calls `.backward()` on without a gradient): never on a tuple, a list, a module or a model output of unknown structure. For a " +
 			"scalar loss the preferred fix stores `loss.item()` (a Python float; it waits for the GPU each " +
 			"step), the other `loss.detach()`. For other tensors they store `t.detach()` or " +
 			"`t.detach().cpu()`. When the container is later used as tensors (`torch.stack(history)`, " +
-			"`history[-1].backward()`) or is returned to a caller, only `.detach()` is offered, because floats " +
-			"would break that code.",
+			"`history[-1].backward()`, `(sum(history) / len(history)).item()`) or is returned to a caller, only " +
+			"`.detach()` is offered, because floats would break that code.",
 	},
 	Run:   runGraphTensorInContainer,
 	Local: true,
@@ -155,14 +155,25 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		// The step's backward pass, before the store or after it, frees
 		// the activations the graph saved: what stays is its nodes.
 		freed := freedInStep(f, value, loop, stmt)
+		// A value the loop calls `.backward()` on without a gradient is a
+		// scalar tensor, whatever computed it (`output["loss"]`).
+		backed := backwardOfScalar(f, value, loop)
+		scalar := taint.IsScalarLoss(value) || backed
+		// A loss becomes a float, unless the code uses the elements as
+		// tensors (`torch.stack(losses)`), here or in a caller.
+		storeLoss := ".item()"
+		asTensors := usedAsTensor(f, name, scope, true) || returned(f, name, scope)
+		if asTensors {
+			storeLoss = ".detach()"
+		}
 		switch {
-		case taint.IsScalarLoss(value) && freed:
+		case scalar && freed:
 			d.Severity = analysis.SeverityInfo
-			d.Message = keeps("with its autograd history", ".item()")
+			d.Message = keeps("with its autograd history", storeLoss)
 			d.Detail = "The step's `backward()` frees the graph's activations, but each stored loss still holds its " +
 				"`grad_fn` chain and a small GPU block, so memory creeps up every step."
-		case taint.IsScalarLoss(value):
-			d.Message = keeps("with its graph and activations alive", ".item()")
+		case scalar:
+			d.Message = keeps("with its graph and activations alive", storeLoss)
 			d.Detail = "The stored loss keeps its autograd graph, and with it every activation the step saved " +
 				"for backward, alive across iterations."
 		case freed:
@@ -175,7 +186,11 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			d.Detail = "The tensor and the activations its graph saved stay in memory until " + who +
 				" is dropped. `.detach()` (or `.detach().cpu()`) keeps the values without the graph."
 		}
-		if taint.IsScalarLoss(value) {
+		switch {
+		case scalar && asTensors:
+			d.Detail += " `.detach()` (a tensor without history) keeps the value only; the code uses the stored values " +
+				"as tensors, which `.item()`'s floats are not."
+		case scalar:
 			d.Detail += " `.item()` (a Python number) or `.detach()` (a tensor without history) keeps the value only."
 		}
 		if onlyMovedToCPU(f, value) {
@@ -189,8 +204,8 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if hasCall(value) {
 			pass.ReadsOutside(stmt)
 		}
-		if (!stmt.Is("call") || f.MethodName(stmt) != "extend") && taint.IsTensor(value) {
-			d.Fixes = containerFixes(f, value, name, scope, taint.IsScalarLoss(value))
+		if (!stmt.Is("call") || f.MethodName(stmt) != "extend") && (backed || taint.IsTensor(value)) {
+			d.Fixes = containerFixes(f, value, name, scope, scalar)
 		}
 		pass.Report(d)
 	}

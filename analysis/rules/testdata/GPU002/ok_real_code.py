@@ -2,6 +2,8 @@
 # after the shapes that were reported falsely on real projects.
 import multiprocessing
 
+import numpy as np
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -271,3 +273,18 @@ class Ensemble:
         self.tasks2models = {}
         for tasks, config in task_configs.items():
             self.tasks2models[tasks] = model_loader(config)
+
+
+class PATEGAN:
+    # synthcity: a template of scikit-learn models, one fitted per teacher;
+    # the list holds estimators, not tensors.
+    def fit(self, X, generator):
+        self.teacher_models: list = []
+        for tidx in range(self.n_teachers):
+            teacher_X = X[tidx]
+            g_mb = np.asarray(generator(len(teacher_X)))
+            x_comb = np.concatenate((teacher_X, g_mb), axis=0)
+            model = self.model_template(**self.model_args)
+            model.fit(x_comb, self.labels)
+            self.teacher_models.append(model)
+        return self

@@ -144,3 +144,47 @@ def train_compiled_step(model, loader, criterion, optimizer):
     history = []
     for x, y in loader:
         history.append(step(x, y))  # want: GPU002
+
+
+def train_problem(model, loader, optimizer, metric):
+    # neuromancer: backward() on `output[metric]` without a gradient says
+    # it is one number; the list is stacked, so the fix keeps tensors.
+    losses = []
+    for batch in loader:
+        output = model(batch)
+        optimizer.zero_grad()
+        output[metric].backward()
+        optimizer.step()
+        losses.append(output[metric])  # want: GPU002 "with its autograd history; store `output\[metric\].detach\(\)`"
+    return torch.mean(torch.stack(losses))
+
+
+def train_energy(model, loader, optimizer):
+    # GraphEBM: the mean of the stored losses is a tensor whose `.item()`
+    # is printed; floats would have none.
+    losses = []
+    for x in loader:
+        loss = model(x).mean()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss)  # want: GPU002 "store `loss.detach\(\)`"
+    print((sum(losses) / len(losses)).item())
+
+
+def train_vector_backward(model, loader, optimizer):
+    # backward() with a gradient: the output need not be one number.
+    outs = []
+    for x in loader:
+        out = model(x)
+        out.backward(gradient=torch.ones_like(out))
+        optimizer.step()
+        outs.append(out)  # want: GPU002 "store `out.detach\(\)`"
+
+
+def train_vector_backward_positional(model, loader, optimizer):
+    outs = []
+    for x in loader:
+        out = model(x)
+        out.backward(torch.ones_like(out))
+        optimizer.step()
+        outs.append(out)  # want: GPU002 "store `out.detach\(\)`"

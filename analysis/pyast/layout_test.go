@@ -934,3 +934,33 @@ func parseForEditing(t *testing.T, src []byte) *Tree {
 	}
 	return tree
 }
+
+// Quotes typed below a string left open above (its closing quotes
+// deleted) close it: the text between, which tree-sitter had parsed as
+// statements after the error, is the string's, and the edited tree is a
+// fresh parse's. The statements after the error were segments without
+// one, and the quotes' segment was parsed alone (a real file's edits in
+// TestIncrementalMatchesFreshOnRealCode found it).
+func TestQuotesThatCloseAStringLeftOpenAbove(t *testing.T) {
+	src := []byte("\"\"\"Docs.\"\"\"\n\nx = 1\n\n\ndef f():\n    return 2\n")
+	tree := parseForEditing(t, src)
+	at := bytes.Index(src, []byte("Docs.")) + len("Docs.")
+	tree, src = edit(t, tree, src, at, at+3, "")
+	if !tree.HasError() {
+		t.Fatalf("%q: no syntax error with the string left open", src)
+	}
+	at = bytes.Index(src, []byte("return 2")) + len("return 2")
+	for _, r := range `"""` {
+		tree, src = edit(t, tree, src, at, at, string(r))
+		checkLayout(t, tree, src)
+		at++
+	}
+	fresh := parseForEditing(t, src)
+	if fresh.HasError() {
+		t.Fatalf("%q has a syntax error: not the case this test is about", src)
+	}
+	if tree.HasError() {
+		t.Fatalf("%q: the closing quotes left a syntax error", src)
+	}
+	sameTree(t, tree, fresh)
+}

@@ -122,6 +122,19 @@ func anyError(segs []*Segment) bool {
 	return false
 }
 
+// leftOpenBefore reports whether one of segs, with a syntax error, leaves
+// a string open in the quote character's triple quotes.
+func leftOpenBefore(segs []*Segment, quote byte) bool {
+	for _, seg := range segs {
+		if seg.hasError {
+			if st := (lexState{}).scan(seg.text); st.quote == quote && st.triple {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // errNotClean is spliceRegion's answer when it was asked for a region
 // without a syntax error and the new statements have one.
 var errNotClean = errors.New("the region has a syntax error")
@@ -164,12 +177,15 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	if clean && ts.RootNode().HasError() {
 		return nil, errNotClean
 	}
-	if end < len(src) && ts.RootNode().HasError() {
+	if ts.RootNode().HasError() {
 		// A triple-quoted string the region leaves open goes on to the
 		// next such quote after it (an edit that deletes a docstring's
 		// closing quotes), which a parse of the region alone cannot see.
+		// Or its quotes close a string left open before the region, in
+		// an earlier segment with an error: tree-sitter ended that string
+		// to parse the statements after it, which Python reads as text.
 		if st := (lexState{}).scan(src[start:end]); st.quote != 0 && st.triple &&
-			bytes.Contains(src[end:], []byte{st.quote, st.quote, st.quote}) {
+			(end < len(src) && bytes.Contains(src[end:], []byte{st.quote, st.quote, st.quote}) || leftOpenBefore(prev.Segments[:first], st.quote)) {
 			return nil, nil
 		}
 	}

@@ -299,6 +299,9 @@ func (f *File) plainLocalClass(c *Class, depth int) bool {
 		if b.Is("subscript") {
 			b = b.Child("value") // Generic[T]
 		}
+		if b.Is("identifier") && f.Text(b) == "object" && f.QualifiedName(b) == "" {
+			continue // the builtin, which QualifiedName does not name
+		}
 		if b.Is("identifier") && f.Classes[f.Text(b)] != nil {
 			if !f.plainLocalClass(f.Classes[f.Text(b)], depth+1) {
 				return false

@@ -118,3 +118,14 @@ def metric_evaluator(policy: Policy, dataset):
 def validate_policy(policy: Policy, val_loader):
     for inputs, label in val_loader:
         policy.forward(inputs)
+
+
+class Runner(object):
+    def forward(self, data):
+        with torch.no_grad():
+            return self.model(data)
+
+
+def validate_runner(policy: Runner, val_loader):
+    for inputs, label in val_loader:
+        policy.forward(inputs)

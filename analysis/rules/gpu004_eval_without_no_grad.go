@@ -522,7 +522,8 @@ func attacks(f *semantic.File, call *pyast.Node) bool {
 	}
 	// A model named for an attack runs forward only: ART's
 	// `self.attack_model(x)` is the classifier of a membership inference.
-	if hasWord(name, adversarialFunctionWord) && !f.IsModelCall(call) {
+	// Nor does a loss named so (a GAN's `adversarial_loss`).
+	if hasWord(name, adversarialFunctionWord) && !hasWord(name, lossWord) && !f.IsModelCall(call) {
 		return true
 	}
 	if name != "generate" {
@@ -537,17 +538,19 @@ func attacks(f *semantic.File, call *pyast.Node) bool {
 // its advantages so.
 var adversarialFunctionWord = regexp.MustCompile(`(?i)^(adv|adversarial|attack|pgd|fgsm|fgm|cw|deepfool)$`)
 
+// lossWord: words of the names of losses and their weights.
+var lossWord = regexp.MustCompile(`(?i)^(loss|losses|criterion|weight|weights|coef|lambda)$`)
+
 // adversaryObject: names of attack objects (`attack`, `attacker`,
 // `adversary`, `attackmethod`, `self.pgd`).
 var adversaryObject = regexp.MustCompile(`(?i)^_*(attack|attacker|adversary|adversarial|pgd|fgsm)`)
 
 // A name holds an adversarial example when one of its words says
 // adversarial and another what it is (`x_adv`, `adv_example`,
-// `images_adv`, `output_adv`), or when `adversarial` is in it.
+// `images_adv`, `output_adv`; not a GAN's `adversarial_loss`).
 var (
-	advWord          = regexp.MustCompile(`(?i)^(adv|adversarial|perturbed)$`)
-	exampleWord      = regexp.MustCompile(`(?i)^(x|xs|data|example|examples|img|imgs|image|images|input|inputs|sample|samples|batch|output|outputs|logits|pred|preds)$`)
-	adversarialWhole = regexp.MustCompile(`(?i)adversarial`)
+	advWord     = regexp.MustCompile(`(?i)^(adv|adversarial|perturbed)$`)
+	exampleWord = regexp.MustCompile(`(?i)^(x|xs|data|example|examples|img|imgs|image|images|input|inputs|sample|samples|batch|output|outputs|logits|pred|preds)$`)
 )
 
 // namesAdversarial reports whether an assignment's targets (names,
@@ -560,7 +563,7 @@ func namesAdversarial(f *semantic.File, left *pyast.Node) bool {
 		}
 		if n.Is("identifier", "attribute") {
 			name := f.LastName(n)
-			found = adversarialWhole.MatchString(name) || hasWord(name, advWord) && hasWord(name, exampleWord)
+			found = hasWord(name, advWord) && hasWord(name, exampleWord)
 			return false
 		}
 		return true

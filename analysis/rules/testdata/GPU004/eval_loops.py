@@ -155,3 +155,11 @@ class MembershipInference:
         self.attack_model.eval()
         for x, _ in test_loader:  # want: GPU004
             outputs = self.attack_model(x)
+
+
+def validate_gan(generator, discriminator, val_loader, adversarial_loss):
+    # A GAN's adversarial loss is no attack.
+    generator.eval()
+    for z, real in val_loader:  # want: GPU004
+        fake = generator(z)
+        adversarial = adversarial_loss(discriminator(fake), real)

@@ -210,6 +210,20 @@ func TestAChangeRestartsTheWaitForARelease(t *testing.T) {
 	noRelease(t, released, time.Second, "twice for one pause")
 }
 
+// A change to a document analysed on save only, typed while a release
+// waits, is followed by no analysis: the wait starts again at once, and
+// the memory of the open's analysis still goes back.
+func TestAChangeAnalysedOnSaveKeepsTheRelease(t *testing.T) {
+	released := catchReleases(t, 300*time.Millisecond)
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, map[string]any{"maxLiveFileSize": 4096})
+	uri := "file:///big.py"
+	c.open(uri, trainingFile(12000, 7))
+	c.diagnostics(uri, 1) // the release now waits
+	c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{0, 0}, lspPosition{0, 0}}, NewText: "#"})
+	awaitRelease(t, released, hungAfter, "after a change analysed on save only")
+}
+
 // Many documents, none of them large, that together allocate much give
 // their memory back at the pause as one large document does: fifty open
 // 250 KB files otherwise left the server holding twice what lives. So do

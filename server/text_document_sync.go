@@ -208,6 +208,11 @@ func (s *Server) didChange(params json.RawMessage) error {
 	d.snap = s.newSnapshot(d, int32(version), src, mapper, tree, old.settings, skip)
 	d.snap.onSave = onSave
 	d.snap.received, d.snap.parsing, d.snap.parsed = received, parsing, parsed
+	if onSave && s.releaseDue {
+		// No analysis follows this change to start the wait for the
+		// release again (see stopIdleCollect): it starts now.
+		s.releaseWhenIdle()
+	}
 	if onSave {
 		// The diagnostics of the last save stay until the next one, and
 		// an analysis still running for it goes on.

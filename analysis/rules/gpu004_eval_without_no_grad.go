@@ -487,19 +487,7 @@ func fallbackOfNoGrad(f *semantic.File, loop *pyast.Node) bool {
 		if !p.Is("except_clause") || p.Parent() == nil || !p.Parent().Is("try_statement") {
 			continue
 		}
-		found := false
-		pyast.Walk(p.Parent().Child("body"), func(n *pyast.Node) bool {
-			if found || n.Is("function_definition", "lambda", "class_definition") {
-				return false
-			}
-			if n.Is("with_statement") {
-				for _, item := range n.ChildOfKind("with_clause").NamedChildren() {
-					found = found || f.IsNoGradContext(item.Child("value"))
-				}
-			}
-			return !found
-		})
-		if found {
+		if noGradWithIn(f, p.Parent().Child("body")) {
 			return true
 		}
 	}
@@ -587,8 +575,14 @@ func hasWord(name string, word *regexp.Regexp) bool {
 // runs without autograd, and what runs outside (a metric, a loss on
 // detached outputs) runs there on purpose.
 func noGradInside(f *semantic.File, loop *pyast.Node) bool {
+	return noGradWithIn(f, loop.Child("body"))
+}
+
+// noGradWithIn reports whether block holds a no-grad `with` statement, not
+// counting nested functions and classes.
+func noGradWithIn(f *semantic.File, block *pyast.Node) bool {
 	found := false
-	pyast.Walk(loop.Child("body"), func(n *pyast.Node) bool {
+	pyast.Walk(block, func(n *pyast.Node) bool {
 		switch {
 		case found || n.Is("function_definition", "lambda", "class_definition"):
 			return false

@@ -44,7 +44,11 @@ var GraphTensorInContainer = &analysis.Rule{
 			"arithmetic; not moves, casts or in-place methods, which may return the tensor itself), and " +
 			"gradients from `torch.autograd.grad` without `create_graph=True` (an option's value there, such as " +
 			"`create_graph=self.create_graph`, is the caller's choice: off by default, and wanted when on), carry " +
-			"no history.",
+			"no history. Nor do the results of a conventional `train_step`/`training_step` called in a function " +
+			"that runs no backward (the step ran its own, and returns what it reports: `loss.item()`, trained " +
+			"embeddings), or of a model another runtime runs (a class of ONNX Runtime, OpenVINO, TensorRT, AWS " +
+			"Neuron or TensorFlow, a class deriving from one, or `from_pretrained` of one: optimum's " +
+			"`ORTModelFor*`).",
 		Why: "A tensor produced with autograd on holds its `grad_fn`, and through it the graph of the " +
 			"step that made it. Stored in a list, it keeps that graph alive for as long as the list lives. " +
 			"For a model output (`preds.append(logits)`) that is the tensor itself on the GPU plus, unless " +

@@ -43,8 +43,11 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"`torch.set_grad_enabled(flag)`), loops in the `except` clause of a try that ran them under no-grad " +
 			"first, loops that run once (their body ends in `break`) and probes of a few inputs outside loops " +
 			"over batches or steps are not reported. A function named for another runtime (`predict_onnx`) runs " +
-			"no torch model, and neither does a parameter annotated with a class of the file or the project " +
-			"that derives from no model class (a policy wrapper).",
+			"no torch model, and neither does a name bound to a model another runtime runs (built by ONNX " +
+			"Runtime, OpenVINO, TensorRT, AWS Neuron or TensorFlow, or from a class deriving from one of theirs), a " +
+			"parameter annotated with such a class (`CompiledModel`) or with a class of the file or the project " +
+			"that derives from no model class (a policy wrapper), or a function named for what it does to a " +
+			"model (`accelerator.unwrap_model(model)`, `get_model`, `save_model`).",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
 			"it needs for a backward pass that never comes. That costs memory (peak usage can be several " +

@@ -17,7 +17,10 @@ var (
 	// notModelName: names modelName matches that load, build or name
 	// models (model_loader, net_builder, model_cls, model_template) or are pydantic's
 	// methods (Spec.model_validate(cfg), cfg.model_dump()), not models.
-	notModelName  = regexp.MustCompile(`(?i)^(model|net)_(loader|load|builder|build|factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter|template|constructor|maker|arch|architecture|spec)s?$|^model_(validate|validate_json|validate_strings|dump|dump_json|copy|construct|json_schema|rebuild|post_init|parametrized_name)$`)
+	// Functions named for what they do to a model (accelerator.unwrap_model(model),
+	// get_model(cfg), save_model(model, path)) hand it over, load or store
+	// it: they run no forward pass.
+	notModelName  = regexp.MustCompile(`(?i)^(model|net)_(loader|load|builder|build|factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter|template|constructor|maker|arch|architecture|spec)s?$|^model_(validate|validate_json|validate_strings|dump|dump_json|copy|construct|json_schema|rebuild|post_init|parametrized_name)$|^(get|load|build|create|make|prepare|unwrap|wrap|save|export|setup|compile|convert|freeze|unfreeze|register|restore|instantiate|construct|fetch|download|reset|print|log|summarize|describe|count|check|patch|deploy|serialize|deserialize)_(model|net|network)s?$`)
 	criterionName = regexp.MustCompile(`(?i)^(criterion|loss_fn|loss_func|loss_function|lossfn|objective)$|_(criterion|loss_fn|loss_func)$|^criterion_`)
 	// Loss functions in torch.nn.functional that are not named *loss*.
 	functionalLosses = map[string]bool{
@@ -105,10 +108,55 @@ func (f *File) constructsModule(e *pyast.Node) bool {
 		return true
 	case strings.HasSuffix(q, ".from_pretrained"):
 		// AutoModel.from_pretrained builds a model; AutoTokenizer's and
-		// AutoConfig's do not.
-		return !notAModel.MatchString(q)
+		// AutoConfig's do not, nor optimum's ORTModel's (ONNX Runtime) or
+		// a subclass's of it.
+		return !notAModel.MatchString(q) && !f.constructsOtherRuntime(e)
 	}
 	return false
+}
+
+// otherRuntimeModules run models outside PyTorch's autograd: the runtimes
+// of exported or compiled models (ONNX Runtime, OpenVINO, TensorRT, AWS
+// Neuron, and optimum's wrappers of them) and other frameworks.
+var otherRuntimeModules = []string{
+	"onnxruntime", "openvino", "tensorrt", "tflite_runtime", "tritonclient",
+	"optimum.onnxruntime", "optimum.intel", "optimum.neuron", "optimum.exporters",
+	"tensorflow", "jax", "flax", "paddle", "mindspore", "mxnet", "coremltools",
+	"sklearn", "xgboost", "lightgbm", "catboost",
+}
+
+// otherRuntimeModule reports whether the qualified name q belongs to one of
+// otherRuntimeModules.
+func otherRuntimeModule(q string) bool {
+	for _, m := range otherRuntimeModules {
+		if q == m || strings.HasPrefix(q, m+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// constructsOtherRuntime reports whether e builds a model another runtime
+// runs: a call of such a runtime (`ort.InferenceSession(path)`), or of a
+// class deriving from one of its classes, directly or through a class
+// method (`NeuronModelForCausalLM.from_pretrained(...)`, lm-eval's
+// subclass of it). Its outputs carry no autograd history, whatever the
+// name holding it says.
+func (f *File) constructsOtherRuntime(e *pyast.Node) bool {
+	e = f.unwrapModuleChain(e)
+	if !e.Is("call") {
+		return false
+	}
+	callee := e.Child("function")
+	if r := Receiver(e); r != nil && isClassName(f.LastName(r)) {
+		callee = r // Class.from_pretrained(...), Class.load(...)
+	}
+	if callee.Is("identifier") && f.Classes[f.Text(callee)] != nil {
+		return f.derivesFrom(f.Classes[f.Text(callee)], map[*Class]bool{}, otherRuntimeModule)
+	}
+	q := f.QualifiedName(callee)
+	return q != "" && (otherRuntimeModule(q) || isClassName(f.LastName(callee)) &&
+		f.derivesFromProject(f.Path, q, map[string]bool{}, 0, otherRuntimeModule))
 }
 
 // constructsCriterion reports whether e builds a loss module (nn.*Loss or a
@@ -235,8 +283,10 @@ func (f *File) ownMethod(fn *pyast.Node) bool {
 // annotatedPlainObject reports whether fn is a parameter, never assigned
 // in its function, annotated with a class known not to be a model: one of
 // this file or of the project whose bases are all such classes or plain
-// ones (object, ABC, Generic, Protocol). DI-engine's `policy: Policy` is a
-// wrapper whose forward turns autograd off itself; its name says model.
+// ones (object, ABC, Generic, Protocol), or a class of another runtime
+// (anomalib's `nncf_model: CompiledModel`, OpenVINO's). DI-engine's
+// `policy: Policy` is a wrapper whose forward turns autograd off itself;
+// its name says model.
 // Judged on every question, as ownMethod is: parameters of the same name
 // in other functions share NamesModule's memo.
 func (f *File) annotatedPlainObject(fn *pyast.Node) bool {
@@ -259,7 +309,7 @@ func (f *File) annotatedPlainObject(fn *pyast.Node) bool {
 		return f.plainLocalClass(f.Classes[f.Text(class)], 0)
 	}
 	q := f.QualifiedName(class)
-	return q != "" && f.plainProjectClass(f.Path, q, 0)
+	return q != "" && (plainBase(q) || f.plainProjectClass(f.Path, q, 0))
 }
 
 // parameterNamed returns def's parameter called name, or nil.
@@ -280,13 +330,14 @@ func parameterNamed(f *File, def *pyast.Node, name string) *pyast.Node {
 }
 
 // plainBase reports whether the qualified base q makes no model: the
-// bases of plain Python classes.
+// bases of plain Python classes, and the classes of other runtimes
+// (openvino's CompiledModel).
 func plainBase(q string) bool {
 	switch q {
 	case "object", "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol":
 		return true
 	}
-	return false
+	return otherRuntimeModule(q)
 }
 
 // plainLocalClass reports whether c, a class of this file, derives only
@@ -350,15 +401,16 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 	}
 	// Any module bound to the name makes it a model, whatever else it is
 	// bound to: the answer must not depend on the order of the bindings.
-	criterion := false
+	criterion, otherRuntime := false, false
 	for _, b := range f.BindingsOf(fn) {
 		if f.constructsModule(b) {
 			return true
 		}
 		criterion = criterion || f.constructsCriterion(b)
+		otherRuntime = otherRuntime || f.constructsOtherRuntime(b)
 	}
 	last := f.LastName(fn)
-	return !criterion && modelName.MatchString(last) && !notModelName.MatchString(last)
+	return !criterion && !otherRuntime && modelName.MatchString(last) && !notModelName.MatchString(last)
 }
 
 // IsLossCall reports whether call computes a loss: a criterion object, an
@@ -657,7 +709,7 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 			}
 		}
 		if ConventionalStepCall(f, e) {
-			return !t.inNoGrad(e)
+			return !t.inNoGrad(e) && !f.trainingStepOnItsOwn(e)
 		}
 		// A torch function (torch.stack, F.softmax, Categorical(...)) of a
 		// tainted tensor is tainted, unless computed under no_grad.
@@ -691,6 +743,28 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 		return t.Tainted(e.Child("value"))
 	}
 	return false
+}
+
+// trainingStepOnItsOwn reports whether call, a conventional training step
+// (`model_w.train_step(batch)`), runs in a function that differentiates
+// nothing: then the step runs its own backward and optimizer step, and
+// what it returns is whatever it reports (`loss.item()` in most
+// `train_step` methods; cogdl's return the embeddings they trained, as
+// arrays), not a graph the caller keeps for a backward of its own.
+func (f *File) trainingStepOnItsOwn(call *pyast.Node) bool {
+	if m := f.MethodName(call); m != "train_step" && m != "training_step" {
+		return false
+	}
+	def := EnclosingFunction(call)
+	if def == nil {
+		return false // a script's steps: its module is too wide a scope to judge
+	}
+	for _, c := range f.CallsIn(def) {
+		if isBackwardCall(f, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // mayCreateGraph reports whether a torch.autograd.grad call may build a

@@ -288,3 +288,42 @@ class PATEGAN:
             model.fit(x_comb, self.labels)
             self.teacher_models.append(model)
         return self
+
+
+class EmbeddingTrainer:
+    # cogdl: a training step called where nothing differentiates runs its
+    # own backward; it returns what it trained (arrays here), no graph.
+    def train(self, model_w, dataset_w):
+        embeddings = []
+        for batch in dataset_w.on_train_wrapper():
+            embeddings.append(model_w.train_step(batch))
+        return embeddings[0]
+
+
+from optimum.neuron import NeuronModelForCausalLM
+from optimum.onnxruntime import ORTModelForSequenceClassification
+
+
+class CustomNeuronModelForCausalLM(NeuronModelForCausalLM):
+    pass
+
+
+class NeuronLM:
+    # lm-eval: a model compiled for AWS Neuron runs outside autograd.
+    def __init__(self, path):
+        self.model = CustomNeuronModelForCausalLM.from_pretrained(path)
+        self.classifier = ORTModelForSequenceClassification.from_pretrained(path)
+
+    def logits(self, chunks, steps):
+        res, labels = [], []
+        for chunk in chunks:
+            outputs = []
+            for i in range(1, steps):
+                inputs = self.model.prepare_inputs_for_decode(chunk[:, : i + 1])
+                outputs.append(self.model.forward(**inputs).logits)
+            res.extend(torch.concat(outputs, dim=1).argmax(-1).tolist())
+            scores = []
+            for i in range(1, steps):
+                scores.append(self.classifier(chunk[:, : i + 1]).logits)
+            labels.extend(torch.concat(scores).argmax(-1).tolist())
+        return res, labels

@@ -188,3 +188,39 @@ def train_vector_backward_positional(model, loader, optimizer):
         out.backward(torch.ones_like(out))
         optimizer.step()
         outs.append(out)  # want: GPU002 "store `out.detach\(\)`"
+
+
+def collect_validation(model_w, loader):
+    # A validation step is no whole training step: its outputs keep the graph.
+    outs = []
+    for batch in loader:
+        outs.append(model_w.validation_step(batch))  # want: GPU002
+
+
+def train_with_steps(model_w, loader, optimizer):
+    # The loop differentiates what the training step returns.
+    losses = []
+    for batch in loader:
+        loss = model_w.train_step(batch)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss)  # want: GPU002
+
+
+import transformers
+
+
+class HubLM:
+    # The same loop over a PyTorch model from the Hub.
+    def __init__(self, path):
+        self.model = transformers.AutoModelForCausalLM.from_pretrained(path)
+
+    def logits(self, chunks, steps):
+        res = []
+        for chunk in chunks:
+            outputs = []
+            for i in range(1, steps):
+                inputs = self.model.prepare_inputs_for_decode(chunk[:, : i + 1])
+                outputs.append(self.model.forward(**inputs).logits)  # want: GPU002
+            res.extend(torch.concat(outputs, dim=1).argmax(-1).tolist())
+        return res

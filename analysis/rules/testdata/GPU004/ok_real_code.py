@@ -133,3 +133,41 @@ class PlotCallback(Callback):
         dl = trainer.datamodule.val_dataloader()
         for batch in dl:
             pl_module.model(batch)
+
+
+from openvino import CompiledModel
+
+
+def val_fn(nncf_model: CompiledModel, validation_data, metric):
+    # anomalib: an OpenVINO model (what the annotation says) records no
+    # graph, whatever its name.
+    for batch in validation_data:
+        out = nncf_model(batch["image"])
+        metric.update(out["pred_score"])
+    return metric.compute()
+
+
+def run_generation(model, accelerator, loader, gen_kwargs):
+    # parler-tts: unwrap_model hands the model over; generate() turns
+    # autograd off itself.
+    def generate_step(batch):
+        eval_model = accelerator.unwrap_model(model, keep_fp32_wrapper=True)
+        return eval_model.generate(**batch, **gen_kwargs)
+
+    model.eval()
+    audios = []
+    for batch in loader:
+        audios.append(generate_step(batch).cpu())
+    return audios
+
+
+import tensorflow as tf
+
+
+def predict_keras(model_path, loader):
+    # A TensorFlow model: PyTorch's autograd never sees it.
+    model = tf.keras.models.load_model(model_path)
+    preds = []
+    for x in loader:
+        preds.append(model(x).numpy())
+    return preds

@@ -79,3 +79,24 @@ def predict(model, loader):
     for batch in loader:  # want: GPU004
         preds.append(model(batch).argmax(1).cpu())
     return torch.cat(preds)
+
+
+def val_torch(nncf_model: torch.nn.Module, validation_data, metric):
+    # The same loop over a PyTorch model.
+    for batch in validation_data:  # want: GPU004
+        out = nncf_model(batch["image"])
+        metric.update(out["pred_score"])
+    return metric.compute()
+
+
+def run_forward(model, accelerator, loader):
+    # The step runs the unwrapped model itself.
+    def forward_step(batch):
+        eval_model = accelerator.unwrap_model(model)
+        return eval_model(**batch)
+
+    model.eval()
+    outs = []
+    for batch in loader:  # want: GPU004
+        outs.append(forward_step(batch).logits.argmax(-1).cpu())
+    return outs

@@ -21,3 +21,15 @@ def evaluate_net(policy: PolicyNet, val_loader):
     policy.eval()
     for inputs, label in val_loader:
         policy.forward(inputs)
+
+
+from .compiled import CompiledLM
+
+
+def score_compiled(path, val_loader):
+    # A class of another file deriving from another runtime's model.
+    model = CompiledLM.from_pretrained(path)
+    scores = []
+    for inputs in val_loader:
+        scores.append(model(inputs).logits.argmax(-1))
+    return scores

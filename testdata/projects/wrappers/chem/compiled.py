@@ -1,0 +1,5 @@
+from optimum.neuron import NeuronModelForCausalLM
+
+
+class CompiledLM(NeuronModelForCausalLM):
+    """A model compiled for AWS Neuron, which runs outside autograd."""

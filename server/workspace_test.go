@@ -207,6 +207,27 @@ func TestCrossFileFindingsAndFix(t *testing.T) {
 	c.shutdownAndExit()
 }
 
+// A helper's finding depends on its callers in other files: while every
+// one runs it under no-grad there is none, and an edit of a caller that
+// takes its decorator away re-publishes the helper with the finding.
+func TestCallersInOtherFilesDecideFindings(t *testing.T) {
+	helper := "import torch\n\n\ndef score(model, loader):\n    outs = []\n    for x in loader:\n" +
+		"        outs.append(model(x))\n    return torch.cat(outs).argmax(-1).tolist()\n"
+	caller := "import torch\n\nfrom metrics import score\n\n\n@torch.inference_mode()\ndef predict(model, loader):\n" +
+		"    return score(model, loader)\n"
+	c, dir := startWorkspace(t, map[string]string{"metrics.py": helper, "api.py": caller})
+	helperURI, callerURI := "file://"+filepath.Join(dir, "metrics.py"), "file://"+filepath.Join(dir, "api.py")
+	c.open(helperURI, helper)
+	awaitCodes(c, helperURI, "")
+	c.open(callerURI, caller)
+	decorator := lspRange{lspPosition{5, 0}, lspPosition{5, len("@torch.inference_mode()")}}
+	c.change(callerURI, 0, lspTextEdit{Range: decorator, NewText: "# autograd on"})
+	awaitCodes(c, helperURI, "GPU002/2")
+	c.change(callerURI, 0, lspTextEdit{Range: lspRange{lspPosition{5, 0}, lspPosition{5, len("# autograd on")}}, NewText: "@torch.no_grad()"})
+	awaitCodes(c, helperURI, "")
+	c.shutdownAndExit()
+}
+
 // A watched file's change adds and removes a finding in an open file: the
 // collate function runs in workers only while some file's DataLoader says
 // so.

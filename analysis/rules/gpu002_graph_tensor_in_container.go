@@ -22,7 +22,8 @@ var GraphTensorInContainer = &analysis.Rule{
 			"loop that runs training or evaluation steps, where `t` carries autograd history (it comes from a " +
 			"model, a criterion, a loss function, a method or helper of the file that returns one, or " +
 			"arithmetic, indexing, `.cpu()` or `.to()` on such a value), the container is a list, dict, set or " +
-			"deque created outside that loop, and autograd is on.\n\n" +
+			"deque created outside that loop, and autograd is on (GPU004 lists what turns it off, the callers " +
+			"of a top-level function in the project's other files included).\n\n" +
 			"A step loop is one whose body runs a backward pass or an optimizer step (directly, through a " +
 			"function of the file, or a conventional `training_step`), that iterates a data loader, or that " +
 			"counts steps, batches or epochs or feeds a model what it iterates, outside a module's own code " +
@@ -210,6 +211,9 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		}
 		if (!stmt.Is("call") || f.MethodName(stmt) != "extend") && (backed || taint.IsTensor(value)) {
 			d.Fixes = containerFixes(f, value, name, scope, scalar)
+		}
+		if f.CalledUnderNoGradAcrossFiles(stmt) {
+			return // last: it may read the project's other files
 		}
 		pass.Report(d)
 	}

@@ -19,7 +19,8 @@ var GraphTensorAccumulated = &analysis.Rule{
 	Doc: analysis.Doc{
 		What: "Finds `total += loss` and `total = total + loss` in a loop that runs training or evaluation " +
 			"steps (see GPU002), where `loss` carries autograd history, `total` is initialised outside the " +
-			"loop, and autograd is on. A total that is reset under a condition inside the loop (`if i % 100 " +
+			"loop, and autograd is on (GPU004 lists what turns it off, the callers of a top-level function in " +
+			"the project's other files included). A total that is reset under a condition inside the loop (`if i % 100 " +
 			"== 0: total = 0`) is still reported, with the bound in the message. Deliberately not reported: " +
 			"gradient accumulation, where the total reaches `.backward()` (or `accelerator.backward()`); " +
 			"residual streams (`h = h + layer(h)`) and loss terms summed in `forward` or a loss function; " +
@@ -160,6 +161,9 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		}
 		if reset != nil {
 			detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, loop)
+		}
+		if f.CalledUnderNoGradAcrossFiles(a) {
+			continue // last: it may read the project's other files
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: a.Start(), End: a.End(),

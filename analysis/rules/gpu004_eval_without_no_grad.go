@@ -26,7 +26,9 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"`.backward()` or `torch.autograd.grad`, and are not inside `torch.no_grad()`, " +
 			"`torch.inference_mode()` or `torch.set_grad_enabled(False)` - as a `with` block, a decorator on " +
 			"the function, a project wrapper named `*no_grad`, `*inference_mode` or `eval_mode`, or a caller: " +
-			"a function every call of which in this file runs under no-grad runs without autograd too, and so " +
+			"a function every call of which in this file runs under no-grad runs without autograd too (a top-level " +
+			"function also when its calls in the project's other files, at least one, run so as their files see " +
+			"them), and so " +
 			"does the body of a context manager of this file that wraps its `yield` in no-grad. " +
 			"Loops over configuration constants (`cfg.DATASETS.TEST`) or test parameters (`test_cases`, a " +
 			"symmetry group's `testing_elements`), loops in a module's `forward`, loops that run part of their " +
@@ -110,6 +112,9 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 				end = c.End()
 				break
 			}
+		}
+		if f.CalledUnderNoGradAcrossFiles(loop) {
+			return // last: it may read the project's other files
 		}
 		var fixes []analysis.Fix
 		if loop.Is("for_statement", "while_statement") {

@@ -9,7 +9,9 @@
 //     and what they derive from (Dataset, IterableDataset, nn.Module),
 //     DataLoader constructions, device expressions, no-grad scopes
 //     (with blocks, decorators, wrappers named so, Lightning hooks, and
-//     functions every call of which runs under no-grad);
+//     functions every call of which runs under no-grad; for a top-level
+//     function, also its calls in the project's other files, which the
+//     rules ask last: CalledUnderNoGradAcrossFiles);
 //   - values (autograd.go): which expressions carry autograd history
 //     (Taint), which are known to be one tensor (IsTensor, the precondition
 //     of fixes that call .detach() or .item()), what is a forward pass and

@@ -924,6 +924,36 @@ func (f *File) everyCallUnderNoGrad(fn *pyast.Node, name string, method bool, de
 	return calls > 0
 }
 
+// CalledUnderNoGradAcrossFiles reports whether n is code of a top-level
+// function every call of which runs with autograd off, some of them in
+// other files of the project: scvi's `compute_elbo`, whose callers are
+// methods of another module decorated with `@torch.inference_mode()`.
+// The file's own calls count as they do for InNoGrad; another file's as
+// that file sees them alone (see Project.CallersUnderNoGrad). The rules
+// ask it last, before they report, rather than InNoGrad: what a file says
+// of itself to other files (its summaries, its calls) stays its own, so
+// no file's answer goes round through another's.
+func (f *File) CalledUnderNoGradAcrossFiles(n *pyast.Node) bool {
+	def := EnclosingFunction(n)
+	if f.Project == nil || !def.Is("function_definition") ||
+		def.Ancestor("class_definition", "function_definition", "lambda") != nil {
+		return false
+	}
+	name := f.Text(def.Child("name"))
+	for _, c := range f.callsByName(name) {
+		// A function is called by its bare name; `x.name(...)` is some
+		// object's method.
+		if def.Contains(c) || c.Child("function").Is("attribute") {
+			continue
+		}
+		if !f.InNoGrad(c) {
+			return false
+		}
+	}
+	calls, underNoGrad := f.Project.CallersUnderNoGrad(f.Path, name)
+	return calls > 0 && underNoGrad
+}
+
 // gradDisabledBefore reports whether the last `torch.set_grad_enabled(...)`
 // statement before n in n's own scope turned autograd off.
 func (f *File) gradDisabledBefore(n *pyast.Node) bool {

@@ -37,6 +37,11 @@ type Project interface {
 	// is not a top-level function, or a method of a top-level class, of the
 	// project.
 	FunctionFacts(from, qualified string) (facts FunctionFacts, ok bool)
+	// CallersUnderNoGrad counts the calls, in the project's other files,
+	// of the function defined at the top level of path under name, and
+	// says whether every one of them runs with autograd off as its own
+	// file sees it (a no-grad `with`, a decorator, that file's callers).
+	CallersUnderNoGrad(path, name string) (calls int, underNoGrad bool)
 	// Generation changes whenever the summary of a file other than path
 	// changes: answers that read other files are remembered per generation.
 	Generation(path string) uint64

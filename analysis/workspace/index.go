@@ -38,6 +38,11 @@ type fileSummary struct {
 	Classes   map[string][]string
 	Functions map[string]bool // top-level functions
 	Loaders   []loaderSummary
+	// Calls are the calls of the project's functions through imported
+	// names, by qualified name as the file sees them: true when every one
+	// runs with autograd off as the file alone tells (see
+	// CallersUnderNoGrad).
+	Calls map[string]bool
 	// facts are the summaries of the functions other files asked about
 	// (see FunctionFacts), for this version of the file; they are part of
 	// the digest, so a change to one re-analyses the files that call it.
@@ -78,6 +83,14 @@ type Index struct {
 	asked map[string]map[string]bool
 	// parses counts the files parsed to be summarised (for tests).
 	parses atomic.Int64
+	// known are the files the index was built over (the server's), or all
+	// the folder's for check: where CallersUnderNoGrad looks for the
+	// callers of a function, once a name (scans).
+	known []string
+	scans map[string]*sync.Once
+	// modules remembers which top-level module names are the project's,
+	// seen from a folder (see projectModule); dropped with each change.
+	modules map[[2]string]bool
 }
 
 type resolved struct {
@@ -113,6 +126,7 @@ func (ix *Index) Contains(path string) bool {
 // It stops early, with ctx's error, when ctx is done, and returns how many
 // files it went through.
 func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, total int)) (int, error) {
+	ix.SetFiles(paths)
 	var done atomic.Int64
 	next := make(chan string)
 	var wg sync.WaitGroup
@@ -136,6 +150,19 @@ func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, 
 	close(next)
 	wg.Wait()
 	return int(done.Load()), err
+}
+
+// SetFiles tells the index the files of its folder, where the callers of
+// its functions are looked for (see CallersUnderNoGrad); files created
+// later are summarised when they are refreshed.
+func (ix *Index) SetFiles(paths []string) {
+	known := make([]string, len(paths))
+	for i, p := range paths {
+		known[i] = absPath(p)
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.known = known
 }
 
 // Files lists the Python files of the index's folder, as `check` finds
@@ -294,7 +321,7 @@ func (ix *Index) bump(path string) {
 	ix.changes++
 	ix.stores++
 	ix.changed[path]++
-	ix.resolve, ix.loaders = nil, nil
+	ix.resolve, ix.loaders, ix.modules = nil, nil, nil
 }
 
 // Changes counts the summary changes so far: the server compares it before
@@ -355,6 +382,19 @@ func (ix *Index) summary(path string) *fileSummary {
 // puts that folder first on sys.path), then under each import root.
 func (ix *Index) moduleFile(from, module string) *fileSummary {
 	rel := filepath.FromSlash(strings.ReplaceAll(module, ".", "/"))
+	for _, base := range ix.importBases(from) {
+		for _, candidate := range []string{filepath.Join(base, rel+".py"), filepath.Join(base, rel, "__init__.py")} {
+			if s := ix.summary(candidate); s != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// importBases are the folders an import in the file at from is looked for
+// in, first to last.
+func (ix *Index) importBases(from string) []string {
 	var bases []string
 	dir := filepath.Dir(from)
 	if !exists(filepath.Join(dir, "__init__.py")) {
@@ -368,15 +408,7 @@ func (ix *Index) moduleFile(from, module string) *fileSummary {
 		}
 		bases = append(bases, filepath.Dir(top))
 	}
-	bases = append(bases, ix.roots...)
-	for _, base := range bases {
-		for _, candidate := range []string{filepath.Join(base, rel+".py"), filepath.Join(base, rel, "__init__.py")} {
-			if s := ix.summary(candidate); s != nil {
-				return s
-			}
-		}
-	}
-	return nil
+	return append(bases, ix.roots...)
 }
 
 // Resolve implements semantic.Project.
@@ -659,6 +691,7 @@ func (ix *Index) summarize(path string, f *semantic.File) *fileSummary {
 			s.facts[name] = facts
 		}
 	}
+	s.Calls = ix.projectCalls(path, f)
 	for _, d := range f.DataLoaders {
 		l := loaderSummary{RemoteLoader: semantic.RemoteLoader{
 			Path: path, Start: f.ToSource(d.Call.Start()), End: f.ToSource(d.Call.End()),
@@ -697,6 +730,155 @@ func collateName(f *semantic.File, e *pyast.Node) string {
 	return f.QualifiedName(e)
 }
 
+// projectCalls finds the calls in f of what it imports from the project's
+// own modules (`compute_elbo(...)` after `from pkg.metrics import
+// compute_elbo`, `metrics.score(...)` after `from pkg import metrics`),
+// with whether each runs under no-grad as f alone tells. Only names bound
+// by such imports are looked at, and a file that has none costs no walk
+// over its calls: an open buffer is summarised on every keystroke.
+func (ix *Index) projectCalls(path string, f *semantic.File) map[string]bool {
+	var aliases map[string]bool // names the file binds to the project's modules or their members
+	for alias, q := range f.Imports {
+		top, _, _ := strings.Cut(q, ".")
+		if ix.projectModule(path, top) {
+			if aliases == nil {
+				aliases = map[string]bool{}
+			}
+			aliases[alias] = true
+		}
+	}
+	if aliases == nil {
+		return nil
+	}
+	var calls map[string]bool
+	for _, c := range f.Calls() {
+		root := c.Child("function")
+		for root.Is("attribute") {
+			root = root.Child("object")
+		}
+		if !root.Is("identifier") || !aliases[f.Text(root)] {
+			continue
+		}
+		q := f.Callee(c)
+		if q == "" {
+			continue
+		}
+		underNoGrad := f.InNoGrad(c)
+		if calls == nil {
+			calls = map[string]bool{}
+		}
+		if before, ok := calls[q]; ok {
+			calls[q] = before && underNoGrad
+		} else {
+			calls[strings.Clone(q)] = underNoGrad
+		}
+	}
+	return calls
+}
+
+// projectModule reports whether top, the first part of a dotted module
+// name, is a module or package of the project as the file at from imports
+// it: where moduleFile looks, by the files' existence alone.
+func (ix *Index) projectModule(from, top string) bool {
+	if top == "" || top == "torch" {
+		// PyTorch's own sources are a project every file of which calls
+		// torch: those calls are left out rather than summarised.
+		return false
+	}
+	dir := filepath.Dir(from)
+	key := [2]string{dir, top}
+	ix.mu.RLock()
+	known, ok := ix.modules[key]
+	ix.mu.RUnlock()
+	if ok {
+		return known
+	}
+	found := false
+	for _, base := range ix.importBases(from) {
+		if exists(filepath.Join(base, top+".py")) || exists(filepath.Join(base, top, "__init__.py")) {
+			found = true
+			break
+		}
+	}
+	ix.mu.Lock()
+	if ix.modules == nil {
+		ix.modules = map[[2]string]bool{}
+	}
+	ix.modules[[2]string{strings.Clone(dir), strings.Clone(top)}] = found
+	ix.mu.Unlock()
+	return found
+}
+
+// CallersUnderNoGrad implements semantic.Project. The first question
+// about a name summarises the files of the folder that mention it and
+// were not summarised yet (only what an import reaches, or what builds a
+// DataLoader, is summarised up front): a caller is never reached by
+// imports from the function it calls. After that, their summaries stay
+// current as files change.
+func (ix *Index) CallersUnderNoGrad(path, name string) (calls int, underNoGrad bool) {
+	path = absPath(path)
+	ix.scanFor(name)
+	ix.mu.RLock()
+	summaries := make([]*fileSummary, 0, len(ix.files))
+	for _, s := range ix.files {
+		if s.Path != path && len(s.Calls) > 0 {
+			summaries = append(summaries, s)
+		}
+	}
+	ix.mu.RUnlock()
+	underNoGrad = true
+	for _, s := range summaries {
+		for q, under := range s.Calls {
+			if q != name && !strings.HasSuffix(q, "."+name) {
+				continue
+			}
+			if p, n, ok := ix.Resolve(s.Path, q); ok && p == path && n == name {
+				calls++
+				underNoGrad = underNoGrad && under
+			}
+		}
+	}
+	return calls, underNoGrad
+}
+
+// scanFor summarises, once, the known files that mention name and have no
+// summary yet.
+func (ix *Index) scanFor(name string) {
+	ix.mu.Lock()
+	if ix.scans == nil {
+		ix.scans = map[string]*sync.Once{}
+	}
+	once := ix.scans[name]
+	if once == nil {
+		once = &sync.Once{}
+		ix.scans[strings.Clone(name)] = once
+	}
+	known := ix.known
+	ix.mu.Unlock()
+	once.Do(func() {
+		if known == nil {
+			// check in a project: the folder's files, also those it was
+			// not given (see ProjectsOf).
+			known = ix.Files()
+			ix.SetFiles(known)
+		}
+		word := []byte(name)
+		for _, p := range known {
+			ix.mu.RLock()
+			_, summarised := ix.files[p]
+			ix.mu.RUnlock()
+			if summarised || ix.openOrOpening(p) {
+				continue
+			}
+			src, err := analysis.ReadFile(p)
+			if err != nil || !bytes.Contains(src, word) {
+				continue
+			}
+			ix.refreshFrom(p, ix.summarizeSource(p, src))
+		}
+	})
+}
+
 // digest is what a summary tells other files: two summaries with the same
 // digest say the same, though their DataLoaders may have moved.
 func digest(s *fileSummary) string {
@@ -729,6 +911,12 @@ func digest(s *fileSummary) string {
 	}
 	sort.Strings(facts)
 	fmt.Fprintln(&b, facts)
+	calls := make([]string, 0, len(s.Calls))
+	for q, underNoGrad := range s.Calls {
+		calls = append(calls, fmt.Sprintf("%s=%v", q, underNoGrad))
+	}
+	sort.Strings(calls)
+	fmt.Fprintln(&b, calls)
 	for _, l := range s.Loaders {
 		// Not its offsets: where it is does not change what it runs.
 		fmt.Fprintf(&b, "%s %s %d %v %q %v\n", l.Dataset, l.Collate, l.Workers, l.WorkersKnown, l.WorkersText, l.Pinned)
@@ -861,6 +1049,14 @@ func (p *Projects) Model(path string) *semantic.File {
 	return nil
 }
 
+// CallersUnderNoGrad implements semantic.Project.
+func (p *Projects) CallersUnderNoGrad(path, name string) (int, bool) {
+	if ix := p.For(path); ix != nil {
+		return ix.CallersUnderNoGrad(path, name)
+	}
+	return 0, false
+}
+
 // Generation implements semantic.Project.
 func (p *Projects) Generation(path string) uint64 {
 	if ix := p.For(path); ix != nil {
@@ -881,10 +1077,8 @@ func ProjectRoot(path string) string {
 		start = filepath.Dir(start)
 	}
 	for dir := start; ; dir = filepath.Dir(dir) {
-		for _, m := range projectMarkers {
-			if exists(filepath.Join(dir, m)) {
-				return dir
-			}
+		if hasProjectMarker(dir) {
+			return dir
 		}
 		if filepath.Dir(dir) == dir {
 			break
@@ -916,7 +1110,28 @@ func ProjectsOf(files []string) *Projects {
 			projects.Add(NewIndex(root))
 		}
 	}
+	// A folder no marker makes a project (a script in a home folder) is
+	// not walked for callers: its files are those check was given.
+	given := map[*Index][]string{}
+	for _, f := range files {
+		if ix := projects.For(f); ix != nil && !hasProjectMarker(ix.Root) {
+			given[ix] = append(given[ix], f)
+		}
+	}
+	for ix, files := range given {
+		ix.SetFiles(files)
+	}
 	return projects
+}
+
+// hasProjectMarker reports whether dir holds one of projectMarkers.
+func hasProjectMarker(dir string) bool {
+	for _, m := range projectMarkers {
+		if exists(filepath.Join(dir, m)) {
+			return true
+		}
+	}
+	return false
 }
 
 // FunctionFacts implements semantic.Project.

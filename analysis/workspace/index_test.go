@@ -240,3 +240,63 @@ func TestAnswersFromBeforeAChangeAreNotKept(t *testing.T) {
 		}
 	}
 }
+
+// The callers of a function are found in files no import from it reaches
+// and that build no DataLoader (the build leaves them out), and their
+// answer follows their changes.
+func TestCallersUnderNoGrad(t *testing.T) {
+	root := t.TempDir()
+	helper := "import torch\n\ndef score(model, loader):\n    return [model(x) for x in loader]\n\ndef unused(model):\n    return model\n"
+	writeTree(t, root, map[string]string{
+		"pkg/__init__.py": "",
+		"pkg/metrics.py":  helper,
+		"pkg/api.py": "import torch\nfrom pkg.metrics import score\n\n@torch.inference_mode()\ndef predict(model, loader):\n" +
+			"    return score(model, loader)\n",
+		"pkg/cli.py": "import torch\nfrom pkg import metrics as m\n\ndef main(model, loader):\n    with torch.no_grad():\n" +
+			"        return m.score(model, loader)\n",
+		"pkg/other.py": "def score(x):\n    return x\n\nscore(1)\n", // its own score
+	})
+	ix := workspace.NewIndex(root)
+	metrics, cli := filepath.Join(root, "pkg", "metrics.py"), filepath.Join(root, "pkg", "cli.py")
+	if _, err := ix.Build(context.Background(), ix.Files(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if calls, under := ix.CallersUnderNoGrad(metrics, "score"); calls != 2 || !under {
+		t.Fatalf("score: %d calls, under no-grad %v; want 2, true", calls, under)
+	}
+	if calls, _ := ix.CallersUnderNoGrad(metrics, "unused"); calls != 0 {
+		t.Errorf("unused: %d calls", calls)
+	}
+	g := ix.Generation(metrics)
+	writeTree(t, root, map[string]string{"pkg/cli.py": "import torch\nfrom pkg import metrics as m\n\ndef main(model, loader):\n" +
+		"    return m.score(model, loader)\n"})
+	ix.Refresh(cli)
+	if ix.Generation(metrics) == g {
+		t.Error("a caller leaving no_grad did not change metrics.py's generation")
+	}
+	if calls, under := ix.CallersUnderNoGrad(metrics, "score"); calls != 2 || under {
+		t.Errorf("after cli.py changed: %d calls, under no-grad %v; want 2, false", calls, under)
+	}
+}
+
+// check walks a project's folder for the callers of a function, also the
+// files it was not given; a folder no marker makes a project (a script in
+// a home folder) is not walked.
+func TestCallersOfFilesCheckWasNotGiven(t *testing.T) {
+	files := map[string]string{
+		"metrics.py": "import torch\n\ndef score(model, loader):\n    return [model(x) for x in loader]\n",
+		"api.py":     "import torch\nfrom metrics import score\n\n@torch.no_grad()\ndef predict(model, loader):\n    return score(model, loader)\n",
+	}
+	for _, marked := range []bool{false, true} {
+		root := t.TempDir()
+		writeTree(t, root, files)
+		if marked {
+			writeTree(t, root, map[string]string{"pyproject.toml": "[project]\nname = \"p\"\n"})
+		}
+		metrics := filepath.Join(root, "metrics.py")
+		calls, _ := workspace.ProjectsOf([]string{metrics}).CallersUnderNoGrad(metrics, "score")
+		if want := map[bool]int{false: 0, true: 1}[marked]; calls != want {
+			t.Errorf("with a project marker %v: %d calls found, want %d", marked, calls, want)
+		}
+	}
+}

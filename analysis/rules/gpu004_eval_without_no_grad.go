@@ -25,7 +25,8 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"loader in a function named for evaluation (`evaluate*`, `validate*`, `predict*`, `infer*`), never call " +
 			"`.backward()` or `torch.autograd.grad`, and are not inside `torch.no_grad()`, " +
 			"`torch.inference_mode()` or `torch.set_grad_enabled(False)` - as a `with` block, a decorator on " +
-			"the function, a project wrapper named `*no_grad`, `*inference_mode` or `eval_mode`, or a caller: " +
+			"the function, a project wrapper named `*no_grad`, `*inference_mode` or `eval_mode`, a no-grad " +
+			"context imported by its dotted name (`_safe_import(\"torch.no_grad\")`), or a caller: " +
 			"a function every call of which in this file runs under no-grad runs without autograd too (a top-level " +
 			"function also when its calls in the project's other files, at least one, run so as their files see " +
 			"them), and so " +
@@ -49,7 +50,9 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"Runtime, OpenVINO, TensorRT, AWS Neuron or TensorFlow, or from a class deriving from one of theirs), a " +
 			"parameter annotated with such a class (`CompiledModel`) or with a class of the file or the project " +
 			"that derives from no model class (a policy wrapper), or a function named for what it does to a " +
-			"model (`accelerator.unwrap_model(model)`, `get_model`, `save_model`).",
+			"model (`accelerator.unwrap_model(model)`, `get_model`, `save_model`). A call that passes text " +
+			"generation arguments (`max_new_tokens`, `num_beams`, `do_sample`, `num_return_sequences`) runs " +
+			"generation, which turns autograd off itself, not a forward pass.",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
 			"it needs for a backward pass that never comes. That costs memory (peak usage can be several " +

@@ -192,11 +192,37 @@ func (f *File) IsModelCall(call *pyast.Node) bool {
 	} else if f.CallsClass(call) || !hasForwardInput(call) {
 		return false
 	}
+	if generates(f, call) {
+		return false
+	}
 	if fn.Is("identifier") && f.Text(fn) == "self" {
 		// self(x) in a LightningModule's training_step.
 		return f.IsModule(f.EnclosingClass(call))
 	}
 	return f.NamesModule(fn)
+}
+
+// generationKeywords are arguments of text generation (Hugging Face's
+// generate, pipelines, TransformerLens's generate), which no forward pass
+// takes.
+var generationKeywords = map[string]bool{
+	"max_new_tokens": true, "num_beams": true, "do_sample": true, "num_return_sequences": true,
+}
+
+// generates reports whether call runs text generation rather than a
+// forward pass: `generator(prompt, max_new_tokens=20)`, a model's bound
+// `generate` under another name. Generation turns autograd off itself.
+func generates(f *File, call *pyast.Node) bool {
+	args := call.Child("arguments")
+	if args == nil {
+		return false
+	}
+	for _, a := range args.NamedChildren() {
+		if a.Is("keyword_argument") && generationKeywords[f.Text(a.Child("name"))] {
+			return true
+		}
+	}
+	return false
 }
 
 // CallsClass reports whether call instantiates a class rather than calling

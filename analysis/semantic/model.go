@@ -773,6 +773,9 @@ func (f *File) IsNoGradContext(e *pyast.Node) bool {
 		case strings.HasSuffix(last, "no_grad"), strings.HasSuffix(last, "inference_mode"), last == "eval_mode":
 			return true
 		}
+		if f.noGradImportedByName(target) {
+			return true
+		}
 	}
 	if e.Is("call") && q == "" {
 		if def := f.resolveCall(e); def != nil && f.turnsGradOff(def, e) {
@@ -922,6 +925,27 @@ func (f *File) everyCallUnderNoGrad(fn *pyast.Node, name string, method bool, de
 		calls++
 	}
 	return calls > 0
+}
+
+// noGradImportedByName reports whether target is a name bound to a no-grad
+// context imported by its dotted name: `ng = _safe_import("torch.no_grad")`
+// (sktime's optional dependencies), `importlib`-style helpers alike.
+func (f *File) noGradImportedByName(target *pyast.Node) bool {
+	if !target.Is("identifier") {
+		return false
+	}
+	for _, b := range f.BindingsOf(target) {
+		if !b.Is("call") || b.Child("arguments") == nil {
+			continue
+		}
+		if first := b.Child("arguments").FirstNamed(); first.Is("string") {
+			switch strings.Trim(f.Text(first), `"'`) {
+			case "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // CalledUnderNoGradAcrossFiles reports whether n is code of a top-level

@@ -171,3 +171,35 @@ def predict_keras(model_path, loader):
     for x in loader:
         preds.append(model(x).numpy())
     return preds
+
+
+class TorchClassifier:
+    # sktime: no_grad imported by its dotted name (an optional dependency).
+    def predict_proba(self, X):
+        self.network.eval()
+        dataloader = self._build_dataloader(X)
+        y_pred = []
+        torchNo_grad = _safe_import("torch.no_grad")
+        with torchNo_grad():
+            for inputs in dataloader:
+                y_pred.append(self.network(**inputs).detach())
+        return y_pred
+
+    def predict_quietly(self, X):
+        self.network.eval()
+        quiet = load_symbol("torch.inference_mode")
+        y_pred = []
+        with quiet():
+            for inputs in self._build_dataloader(X):
+                y_pred.append(self.network(**inputs).detach())
+        return y_pred
+
+
+def benchmark_generation_calls(bridge, test_prompts):
+    # TransformerLens: text generation (it takes max_new_tokens) turns
+    # autograd off itself.
+    generator = resolve_text_generator(bridge)
+    outputs = []
+    for prompt in test_prompts:
+        outputs.append(generator(prompt, max_new_tokens=10, temperature=0.7))
+    return outputs

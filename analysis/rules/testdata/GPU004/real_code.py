@@ -100,3 +100,23 @@ def run_forward(model, accelerator, loader):
     for batch in loader:  # want: GPU004
         outs.append(forward_step(batch).logits.argmax(-1).cpu())
     return outs
+
+
+class TorchRegressor:
+    # A context imported by name that is not no-grad.
+    def predict(self, X):
+        self.network.eval()
+        y_pred = []
+        quiet = _safe_import("contextlib.nullcontext")
+        with quiet():
+            for inputs in self._build_dataloader(X):  # want: GPU004
+                y_pred.append(self.network(**inputs).detach())
+        return y_pred
+
+
+def benchmark_sampling_calls(generator, test_prompts):
+    # A generator network's forward pass: no generation arguments.
+    outputs = []
+    for prompt in test_prompts:  # want: GPU004
+        outputs.append(generator(prompt, temperature=0.7).argmax(-1).tolist())
+    return outputs

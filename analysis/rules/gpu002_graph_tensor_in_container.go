@@ -151,6 +151,9 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if f.StepLoopKind(loop) == semantic.ModelLoop && returned(f, name, scope) && !evalModeIn(f, scope) {
 			return
 		}
+		if f.CalledUnderNoGradAcrossFiles(stmt) {
+			return // the last question: it may read the project's other files
+		}
 		d := analysis.Diagnostic{Start: stmt.Start(), End: stmt.End()}
 		who, val := analysis.Code(name), analysis.Code(f.Text(value))
 		keeps := func(what, store string) string {
@@ -211,9 +214,6 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		}
 		if (!stmt.Is("call") || f.MethodName(stmt) != "extend") && (backed || taint.IsTensor(value)) {
 			d.Fixes = containerFixes(f, value, name, scope, scalar)
-		}
-		if f.CalledUnderNoGradAcrossFiles(stmt) {
-			return // last: it may read the project's other files
 		}
 		pass.Report(d)
 	}

@@ -136,6 +136,9 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		if reset != nil && !conditional(reset, loop) {
 			continue // reset every iteration: the total lives one iteration
 		}
+		if f.CalledUnderNoGradAcrossFiles(a) {
+			continue // the last question: it may read the project's other files
+		}
 		var fixes []analysis.Fix
 		if taint.IsTensor(value) {
 			// .detach() keeps the values; it is safe only when nothing the
@@ -161,9 +164,6 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		}
 		if reset != nil {
 			detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, loop)
-		}
-		if f.CalledUnderNoGradAcrossFiles(a) {
-			continue // last: it may read the project's other files
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: a.Start(), End: a.End(),

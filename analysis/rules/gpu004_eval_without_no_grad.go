@@ -106,8 +106,8 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 			return
 		}
 		reported[loop] = true
-		if !evaluates(f, loop, sign) {
-			return
+		if !evaluates(f, loop, sign) || f.CalledUnderNoGradAcrossFiles(loop) {
+			return // the cross-file question last: it may read the project's other files
 		}
 		end := loop.End()
 		for c := range loop.Children() {
@@ -115,9 +115,6 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 				end = c.End()
 				break
 			}
-		}
-		if f.CalledUnderNoGradAcrossFiles(loop) {
-			return // last: it may read the project's other files
 		}
 		var fixes []analysis.Fix
 		if loop.Is("for_statement", "while_statement") {

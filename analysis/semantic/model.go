@@ -902,7 +902,8 @@ func (f *File) calledOnlyUnderNoGrad(fn *pyast.Node, depth int) bool {
 	name := f.Text(fn.Child("name"))
 	method := f.EnclosingClass(fn) != nil && fn.Parent() != nil && fn.Ancestor("function_definition") == nil
 	return remember(f, &f.memos.calledUnderNoGrad, noGradKey{fn, depth}, func() bool {
-		return f.everyCallUnderNoGrad(fn, name, method, depth)
+		calls, underNoGrad := f.callsUnderNoGrad(fn, name, method, depth)
+		return calls > 0 && underNoGrad
 	})
 }
 
@@ -911,8 +912,10 @@ type noGradKey struct {
 	depth int
 }
 
-func (f *File) everyCallUnderNoGrad(fn *pyast.Node, name string, method bool, depth int) bool {
-	calls := 0
+// callsUnderNoGrad counts the calls in this file of the function fn (a
+// method when method is set), outside fn itself, and reports whether every
+// one runs with autograd off; it stops at the first that does not.
+func (f *File) callsUnderNoGrad(fn *pyast.Node, name string, method bool, depth int) (calls int, underNoGrad bool) {
 	for _, c := range f.callsByName(name) {
 		// callsByName matched the last name; a method is called through an
 		// attribute, a function by its bare name.
@@ -920,11 +923,11 @@ func (f *File) everyCallUnderNoGrad(fn *pyast.Node, name string, method bool, de
 			continue
 		}
 		if !f.inNoGrad(c, depth+1) {
-			return false
+			return calls, false
 		}
 		calls++
 	}
-	return calls > 0
+	return calls, true
 }
 
 // noGradImportedByName reports whether target is a name bound to a no-grad
@@ -964,15 +967,9 @@ func (f *File) CalledUnderNoGradAcrossFiles(n *pyast.Node) bool {
 		return false
 	}
 	name := f.Text(def.Child("name"))
-	for _, c := range f.callsByName(name) {
-		// A function is called by its bare name; `x.name(...)` is some
-		// object's method.
-		if def.Contains(c) || c.Child("function").Is("attribute") {
-			continue
-		}
-		if !f.InNoGrad(c) {
-			return false
-		}
+	// Depth -1: the file's calls are judged as InNoGrad judges them.
+	if _, here := f.callsUnderNoGrad(def, name, false, -1); !here {
+		return false
 	}
 	calls, underNoGrad := f.Project.CallersUnderNoGrad(f.Path, name)
 	return calls > 0 && underNoGrad

@@ -477,10 +477,14 @@ def predict(model, loader):
 		{"import torch", "if TYPE_CHECKING:\n    import torch"},
 		{"if TYPE_CHECKING:\n    import torch", "def load():\n    import torch"},
 		{"def load():\n    import torch", "import torch"},
+		// The module's import goes while a function's stays: torch is
+		// still among the file's imports, but not bound where the loop runs.
+		{"import torch", "import torch\n\n\ndef load():\n    import torch"},
+		{"import torch\n\n\ndef load", "def load"},
 	}
 	// Each version's one finding, and the fix each must offer: otherwise
 	// the steps test nothing.
-	wants := []string{"Import torch and wrap", "Wrap", "Import torch and wrap", "Import torch and wrap", "Wrap"}
+	wants := []string{"Import torch and wrap", "Wrap", "Import torch and wrap", "Import torch and wrap", "Wrap", "Wrap", "Import torch and wrap"}
 	for i, res := range checkIncrementalSteps(t, base, steps) {
 		if len(res.Diagnostics) != 1 || len(res.Diagnostics[0].Fixes) != 1 ||
 			!strings.HasPrefix(res.Diagnostics[0].Fixes[0].Title, wants[i]) {

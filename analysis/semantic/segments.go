@@ -111,9 +111,11 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 					f.addImport(n)
 					// Where torch is bound matters to the fixes that name
 					// it (see TorchNameAt): an import of it that moves into
-					// a function or under TYPE_CHECKING changes them.
-					if torchBinding(f, n) != "" && (EnclosingFunction(n) != nil || typeCheckingOnly(f, n)) {
-						structure.WriteString("inner " + f.Text(n) + ";")
+					// a function or under TYPE_CHECKING, or one at module
+					// level that goes while another binds the name, changes
+					// them.
+					if torchBinding(f, n) != "" {
+						structure.WriteString(torchImportPlace(f, n) + " " + f.Text(n) + ";")
 					}
 				} else {
 					f.addFromImport(n)
@@ -329,6 +331,19 @@ func holdStructure(indexes []*segmentIndex) bool {
 		}
 	}
 	return false
+}
+
+// torchImportPlace says where an import of torch binds it, as TorchNameAt
+// tells them apart: in a function, for type checkers only, or at run time
+// for the whole module.
+func torchImportPlace(f *File, imp *pyast.Node) string {
+	switch {
+	case EnclosingFunction(imp) != nil:
+		return "inner"
+	case typeCheckingOnly(f, imp):
+		return "typing"
+	}
+	return "module"
 }
 
 // holdLoadersOrSwitches reports whether any of the segments of f

@@ -192,15 +192,21 @@ func returnedVia(f *semantic.File, name string, scope *pyast.Node, depth int) bo
 
 // wrapFix is a fix that calls method on the expression e.
 func wrapFix(f *semantic.File, verb string, e *pyast.Node, method string, safety analysis.Applicability) analysis.Fix {
-	text := f.Text(e)
-	if !analysis.Primary(e) {
-		text = "(" + text + ")"
-	}
 	return analysis.Fix{
-		Title:         verb + " `" + text + "." + method + "`",
+		Title:         verb + " `" + withMethod(f, e, "."+method) + "`",
 		Applicability: safety,
 		Edits:         analysis.WrapMethod(e, method),
 	}
+}
+
+// withMethod is e's text with a method call after it (".item()"), in
+// parentheses when e is not a primary expression: `(s * n).item()`, not
+// `s * n.item()`.
+func withMethod(f *semantic.File, e *pyast.Node, call string) string {
+	if !analysis.Primary(e) {
+		return "(" + f.Text(e) + ")" + call
+	}
+	return f.Text(e) + call
 }
 
 // freedInStep reports whether the step's backward pass frees the

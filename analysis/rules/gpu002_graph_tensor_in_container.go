@@ -157,7 +157,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		d := analysis.Diagnostic{Start: stmt.Start(), End: stmt.End()}
 		who, val := analysis.Code(name), analysis.Code(f.Text(value))
 		keeps := func(what, store string) string {
-			return analysis.ShortestFit(who+" keeps "+val+" "+what+"; store "+analysis.Code(f.Text(value)+store),
+			return analysis.ShortestFit(who+" keeps "+val+" "+what+"; store "+analysis.Code(withMethod(f, value, store)),
 				who+" keeps "+val+" "+what+"; store its `"+store+"`", who+" keeps a tensor "+what+"; store its `"+store+"`")
 		}
 		// The step's backward pass, before the store or after it, frees

@@ -169,10 +169,10 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 			Start: a.Start(), End: a.End(),
 			Fixes: fixes,
 			Message: analysis.ShortestFit(
-				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add "+analysis.Code(f.Text(value)+".item()"),
+				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add "+analysis.Code(withMethod(f, value, ".item()")),
 				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add its `.item()`",
 				analysis.Code(name)+" keeps every iteration's graph alive; add its `.item()`"),
-			Detail: detail + ". Add `" + f.Text(value) + ".item()` (a Python number) or `" + f.Text(value) + ".detach()` (a tensor without history).",
+			Detail: detail + ". Add `" + withMethod(f, value, ".item()") + "` (a Python number) or `" + withMethod(f, value, ".detach()") + "` (a tensor without history).",
 		})
 	}
 }

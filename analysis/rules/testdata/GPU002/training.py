@@ -94,3 +94,12 @@ step_losses = []
 for x, y in loader:
     step_losses.append(fwd_bwd(x, y))  # want: GPU002 "step's .backward\(\). frees the activations its graph saved"
     optimizer.step()
+
+
+def weighted_history(weights):
+    history = []
+    for (x, y), w in zip(loader, weights):
+        loss = criterion(model(x), y)
+        # The advice wraps the whole product, not its last operand.
+        history.append(loss * w)  # want: GPU002 "store `\(loss \* w\)\.item\(\)`"
+    print(history)

@@ -30,3 +30,12 @@ class Tracker:
         for x, y in data:
             out, aux = model(x), None
             self.total += out.mean()  # want: GPU003 "`self.total` becomes a tensor whose graph links every iteration's graph"
+
+
+def weighted_total(loader, weights):
+    total = 0.0
+    for (x, y), w in zip(loader, weights):
+        loss = criterion(model(x), y)
+        # The advice wraps the whole product, not its last operand.
+        total += loss * w  # want: GPU003 "add `\(loss \* w\)\.item\(\)`"
+    print(total)

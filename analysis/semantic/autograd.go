@@ -19,8 +19,11 @@ var (
 	// methods (Spec.model_validate(cfg), cfg.model_dump()), not models.
 	// Functions named for what they do to a model (accelerator.unwrap_model(model),
 	// get_model(cfg), save_model(model, path)) hand it over, load or store
-	// it: they run no forward pass.
-	notModelName  = regexp.MustCompile(`(?i)^(model|net)_(loader|load|builder|build|factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter|template|constructor|maker|arch|architecture|spec)s?$|^model_(validate|validate_json|validate_strings|dump|dump_json|copy|construct|json_schema|rebuild|post_init|parametrized_name)$|^(get|load|build|create|make|prepare|unwrap|wrap|save|export|setup|compile|convert|freeze|unfreeze|register|restore|instantiate|construct|fetch|download|reset|print|log|summarize|describe|count|check|patch|deploy|serialize|deserialize)_(model|net|network)s?$`)
+	// it, or run a whole procedure on it and return its outcome
+	// (evaluate_model(X, y) -> a score, quantize_model(m) -> a model): they
+	// run no forward pass whose output they return. Not train_, eval_,
+	// test_ or score_: `eval_model`, `score_model` also name models.
+	notModelName  = regexp.MustCompile(`(?i)^(model|net)_(loader|load|builder|build|factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter|template|constructor|maker|arch|architecture|spec)s?$|^model_(validate|validate_json|validate_strings|dump|dump_json|copy|construct|json_schema|rebuild|post_init|parametrized_name)$|^(get|load|build|create|make|prepare|unwrap|wrap|save|export|setup|compile|convert|freeze|unfreeze|register|restore|instantiate|construct|fetch|download|reset|print|log|summarize|describe|count|check|patch|deploy|serialize|deserialize|evaluate|validate|fit|finetune|benchmark|profile|quantize|prune|distill)_(model|net|network)s?$`)
 	criterionName = regexp.MustCompile(`(?i)^(criterion|loss_fn|loss_func|loss_function|lossfn|objective)$|_(criterion|loss_fn|loss_func)$|^criterion_`)
 	// Loss functions in torch.nn.functional that are not named *loss*.
 	functionalLosses = map[string]bool{
@@ -707,6 +710,11 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 			return false
 		}
 		if f.IsModelCall(e) {
+			if f.frozenModel(e) {
+				// No parameter records a graph: only inputs that carry
+				// one make the output carry one.
+				return !t.inNoGrad(e) && t.taintedArgument(e)
+			}
 			return !t.inNoGrad(e)
 		}
 		if f.IsLossCall(e) {
@@ -879,6 +887,71 @@ func NeverTainted(f *File, e *pyast.Node) bool {
 		return NeverTainted(f, e.Child("value"))
 	}
 	return true
+}
+
+// taintedArgument reports whether an argument of call carries history.
+func (t *Taint) taintedArgument(call *pyast.Node) bool {
+	args := call.Child("arguments")
+	if args == nil {
+		return false
+	}
+	for _, a := range args.NamedChildren() {
+		switch a.Kind() {
+		case "keyword_argument":
+			a = a.Child("value")
+		case "list_splat", "dictionary_splat", "parenthesized_list_splat":
+			a = a.FirstNamed()
+		}
+		if t.Tainted(a) {
+			return true
+		}
+	}
+	return args.Is("generator_expression")
+}
+
+// frozenModel reports whether model call runs a model built with every
+// parameter's gradient off: each binding of the name it calls (one at
+// least) ends in `.requires_grad_(False)`, maybe followed by `.eval()`,
+// `.to(device)` and the like (modelscope's `self.net =
+// Inception(...).eval().requires_grad_(False).to(device)`, a frozen
+// feature extractor). A model frozen by a statement of its own is not
+// taken for one: adapters added later (LoRA) train again.
+func (f *File) frozenModel(call *pyast.Node) bool {
+	fn := call.Child("function")
+	if f.MethodName(call) == "forward" {
+		fn = Receiver(call)
+	}
+	if !fn.Is("identifier", "attribute") {
+		return false
+	}
+	frozen := false
+	for _, b := range f.BindingsOf(fn) {
+		if b.Is("none") {
+			continue
+		}
+		if !frozenChain(f, b) {
+			return false
+		}
+		frozen = true
+	}
+	return frozen
+}
+
+// frozenChain reports whether e is a call chain that ends by turning its
+// module's gradients off: `Net().requires_grad_(False).to(device)`.
+func frozenChain(f *File, e *pyast.Node) bool {
+	for e.Is("call") {
+		if FreezesParameters(f, e) {
+			return true
+		}
+		switch f.MethodName(e) {
+		case "to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16":
+			e = Receiver(e)
+			continue
+		}
+		return false
+	}
+	return false
 }
 
 // detachedInputs reports whether a loss call's inputs are known to carry

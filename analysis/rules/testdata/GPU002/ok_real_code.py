@@ -327,3 +327,22 @@ class NeuronLM:
                 scores.append(self.classifier(chunk[:, : i + 1]).logits)
             labels.extend(torch.concat(scores).argmax(-1).tolist())
         return res, labels
+
+
+class FeatureExtractor:
+    # modelscope: a network built with its gradients off, run over a
+    # DataLoader's batches: no parameter and no input records a graph.
+    def __init__(self, device):
+        self.device = device
+        self.net = None  # built on first use
+
+    def load(self):
+        self.net = nn.Sequential(nn.Linear(8, 8)).eval().requires_grad_(False).to(self.device)
+
+    def batch_process(self, dataset):
+        loader = torch.utils.data.DataLoader(dataset, batch_size=64, num_workers=8)
+        feats = []
+        for step, batch in enumerate(loader, 1):
+            batch = batch.to(self.device, non_blocking=True)
+            feats.append(self.net(batch))
+        return torch.cat(feats)

@@ -149,3 +149,21 @@ class Ensemble(nn.Module):
             meta[f"model_{i}"] = info
             total += loss
         return total / len(self.members), meta
+
+
+def tune_features(client_data, mask, rounds):
+    # nvflare: an executor's evaluate_model fits and scores a classifier
+    # and returns the score, a float.
+    from .executor import FeatureElectionExecutor
+
+    executors = []
+    for X, y in client_data:
+        executor = FeatureElectionExecutor(fs_method="lasso")
+        executor.set_data(X, y)
+        executors.append(executor)
+    for t in range(rounds):
+        weighted_score = 0.0
+        for executor in executors:
+            s = executor.evaluate_model(executor.X[:, mask], executor.y)
+            weighted_score += s * len(executor.X)
+        print(weighted_score)

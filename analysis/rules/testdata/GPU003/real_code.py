@@ -59,3 +59,13 @@ def tutorial_train(net, trainloader, criterion, optimizer, epochs):
             if i % 2000 == 1999:
                 print(running_loss / 2000)
                 running_loss = 0.0
+
+
+def reward_totals(score_model, eval_model, batches):
+    # Not procedures: `score_model` and `eval_model` name models, and a
+    # call of one runs a forward pass.
+    total = 0.0
+    for batch in batches:
+        total += score_model(batch).mean()  # want: GPU003
+        total += eval_model(batch).mean()  # want: GPU003
+    print(total)

@@ -156,9 +156,11 @@ func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 	case loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, reads):
 		return LoaderLoop
 	case runsModel && !f.inModuleCode(loop) && !loadsWeights(f, calls) && !buildsLoader(f, calls) &&
+		!overInnerDimension(f, loop) &&
 		(f.countsSteps(loop) || f.bindsBatch(loop) || pullsBatches(f, calls) || feedsModel):
 		// Inside a module's own code, what it calls are its submodules; a
-		// loop that loads weights each time is over checkpoints or models.
+		// loop that loads weights each time is over checkpoints or models;
+		// one along an inner dimension runs one input's tiles.
 		return ModelLoop
 	}
 	return NotStepLoop
@@ -362,6 +364,32 @@ func (f *File) bindsBatch(loop *pyast.Node) bool {
 	return left.Is("pattern_list", "tuple_pattern", "tuple") && len(left.NamedChildren()) >= 2
 }
 
+// overInnerDimension reports whether loop walks a tensor's inner
+// dimension: `for j in range(0, z.shape[3], stride)`, `range(x.size(-1))`.
+// Those are the tiles or windows of one input (a VAE's tiled decode,
+// sliding-window inference, an RNN unrolled over time), whose outputs make
+// one result, not batches; dimension 0 is the batch's, a loop over
+// samples.
+func overInnerDimension(f *File, loop *pyast.Node) bool {
+	it := loop.Child("right")
+	if !loop.Is("for_statement") || !it.Is("call") || f.Text(it.Child("function")) != "range" || it.Child("arguments") == nil {
+		return false
+	}
+	found := false
+	pyast.Walk(it.Child("arguments"), func(n *pyast.Node) bool {
+		var dim *pyast.Node
+		switch {
+		case n.Is("subscript") && n.Child("value").Is("attribute") && f.Text(n.Child("value").Child("attribute")) == "shape":
+			dim = n.Child("subscript")
+		case n.Is("call") && f.MethodName(n) == "size":
+			dim = f.Arg(n, "dim", 0)
+		}
+		found = found || dim.Is("integer", "unary_operator") && f.Text(dim) != "0"
+		return !found
+	})
+	return found
+}
+
 // overLiterals reports whether loop is a for loop over a list, tuple or set
 // written out of constants (`for reg in [None, "l1", "l2"]`): a sweep over
 // configurations, each iteration a run of its own, as many as the
@@ -536,8 +564,11 @@ var evalLoaderName = regexp.MustCompile(`(?i)^(val|valid|validation|test|testing
 var metricName = regexp.MustCompile(`(?i)(loss|acc|metric|score|error|result|perf|f1|auc|iou|map)`)
 
 // notDataName: what a test iterates that is not data (`testing_elements`
-// of a symmetry group, `test_cases`, `test_configs`, `val_shapes`).
-var notDataName = regexp.MustCompile(`(?i)_(elements?|cases?|configs?|configurations?|params|parameters|settings|shapes?|sizes?|dims?|modes?|names?|keys?|types?|dtypes?|devices?|kwargs|args|options|fns|funcs?|functions?|groups?)$`)
+// of a symmetry group, `test_cases`, `test_configs`, `val_shapes`), or
+// what a model scores its input against (modelscope OFA's candidate
+// answers and their masks, `self.val_ans_l`, `self.val_masks_l`), maybe
+// as a list (`_l`, `_list`).
+var notDataName = regexp.MustCompile(`(?i)_(elements?|cases?|configs?|configurations?|params|parameters|settings|shapes?|sizes?|dims?|modes?|names?|keys?|types?|dtypes?|devices?|kwargs|args|options|fns|funcs?|functions?|groups?|ans|answers?|candidates?|masks?|labels?|classes)(_l|_list)?$`)
 
 func (k loaderKind) named(name string) bool {
 	if k == evalLoader {

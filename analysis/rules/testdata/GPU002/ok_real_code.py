@@ -346,3 +346,18 @@ class FeatureExtractor:
             batch = batch.to(self.device, non_blocking=True)
             feats.append(self.net(batch))
         return torch.cat(feats)
+
+
+class TiledDecodeMixin:
+    # sglang: a VAE's decoder run tile by tile over one latent, the tiles
+    # blended into one image: the windows of one input, not batches.
+    def tiled_decode(self, z, overlap, tile):
+        rows = []
+        for i in range(0, z.shape[2], overlap):
+            row = []
+            for j in range(0, z.shape[-1], overlap):
+                piece = z[:, :, i : i + tile, j : j + tile]
+                decoded = self.decoder(piece)
+                row.append(decoded)
+            rows.append(row)
+        return self.blend(rows)

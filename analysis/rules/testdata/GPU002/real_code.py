@@ -239,3 +239,11 @@ class PerceptualHistory:
             fake = self.generator(z)
             feats.append(self.vgg(fake))  # want: GPU002
         print(len(feats))
+
+
+def predict_in_batches(model, x, batch_size):
+    # Dimension 0 is the samples': each iteration is a batch.
+    preds = []
+    for i in range(0, x.shape[0], batch_size):
+        preds.append(model(x[i : i + batch_size]))  # want: GPU002
+    print(len(preds))

@@ -203,3 +203,14 @@ def benchmark_generation_calls(bridge, test_prompts):
     for prompt in test_prompts:
         outputs.append(generator(prompt, max_new_tokens=10, temperature=0.7))
     return outputs
+
+
+class CandidateScorer:
+    # modelscope OFA: the decoder scores one input against each group of
+    # candidate answers; `val_ans_l` holds answers, not validation data.
+    def traverse(self, encoder_out, prompts):
+        results = []
+        for val_ans, val_masks in zip(self.val_ans_l, self.val_masks_l):
+            scores = self.model.decoder(prompts, encoder_out, val_ans)
+            results.append(scores.masked_fill(~val_masks, 0))
+        return torch.cat(results, dim=-1)

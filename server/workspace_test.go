@@ -228,6 +228,26 @@ func TestCallersInOtherFilesDecideFindings(t *testing.T) {
 	c.shutdownAndExit()
 }
 
+// The same for a method, called in another file through an attribute of
+// the caller (`self.scorer.score(loader)`).
+func TestMethodCallersInOtherFilesDecideFindings(t *testing.T) {
+	helper := "import torch\n\n\nclass Scorer:\n    def score(self, loader):\n        outs = []\n" +
+		"        for x in loader:\n            outs.append(self.model(x))\n        return torch.cat(outs).argmax(-1).tolist()\n"
+	caller := "import torch\n\n\nclass App:\n    @torch.no_grad()\n    def predict(self, loader):\n" +
+		"        return self.scorer.score(loader)\n"
+	c, dir := startWorkspace(t, map[string]string{"net.py": helper, "app.py": caller})
+	helperURI, callerURI := "file://"+filepath.Join(dir, "net.py"), "file://"+filepath.Join(dir, "app.py")
+	c.open(helperURI, helper)
+	awaitCodes(c, helperURI, "")
+	c.open(callerURI, caller)
+	decorator := lspRange{lspPosition{4, 4}, lspPosition{4, 4 + len("@torch.no_grad()")}}
+	c.change(callerURI, 0, lspTextEdit{Range: decorator, NewText: "# autograd on"})
+	awaitCodes(c, helperURI, "GPU002/2")
+	c.change(callerURI, 0, lspTextEdit{Range: lspRange{lspPosition{4, 4}, lspPosition{4, 4 + len("# autograd on")}}, NewText: "@torch.no_grad()"})
+	awaitCodes(c, helperURI, "")
+	c.shutdownAndExit()
+}
+
 // A watched file's change adds and removes a finding in an open file: the
 // collate function runs in workers only while some file's DataLoader says
 // so.

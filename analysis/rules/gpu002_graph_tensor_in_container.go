@@ -20,13 +20,14 @@ var GraphTensorInContainer = &analysis.Rule{
 	Doc: analysis.Doc{
 		What: "Finds `xs.append(t)`, `xs.extend(...)`, `xs.insert(i, t)`, `s.add(t)` and `d[k] = t` inside a " +
 			"loop that runs training or evaluation steps, where `t` carries autograd history (it comes from a " +
-			"model, a criterion, a loss function, a method or helper of the file that returns one, or " +
+			"model (one built with `.requires_grad_(False)` only when its input carries history), a criterion, a loss function, a method or helper of the file that returns one, or " +
 			"arithmetic, indexing, `.cpu()` or `.to()` on such a value), the container is a list, dict, set or " +
 			"deque created outside that loop, and autograd is on (GPU004 lists what turns it off, the callers " +
-			"of a top-level function in the project's other files included).\n\n" +
+			"of a function in the project's other files included).\n\n" +
 			"A step loop is one whose body runs a backward pass or an optimizer step (directly, through a " +
 			"function of the file, or a conventional `training_step`), that iterates a data loader, or that " +
-			"counts steps, batches or epochs or feeds a model what it iterates, outside a module's own code " +
+			"counts steps, batches or epochs or feeds a model what it iterates, outside a module's own code, " +
+			"not along a tensor's inner dimension (`range(0, z.shape[3], stride)`: one input's tiles) " +
 			"and without loading weights on each iteration. Deliberately not " +
 			"reported: lists filled in `forward`, a loss function or `__init__` (per-layer features, per-level " +
 			"outputs, loss terms, layers), loops over layers, files or configurations, containers that reach " +

@@ -19,7 +19,7 @@ var GraphTensorAccumulated = &analysis.Rule{
 	Doc: analysis.Doc{
 		What: "Finds `total += loss` and `total = total + loss` in a loop that runs training or evaluation " +
 			"steps (see GPU002), where `loss` carries autograd history, `total` is initialised outside the " +
-			"loop, and autograd is on (GPU004 lists what turns it off, the callers of a top-level function in " +
+			"loop, and autograd is on (GPU004 lists what turns it off, the callers of a function in " +
 			"the project's other files included). A total that is reset under a condition inside the loop (`if i % 100 " +
 			"== 0: total = 0`) is still reported, with the bound in the message. Deliberately not reported: " +
 			"gradient accumulation, where the total reaches `.backward()` (or `accelerator.backward()`); " +

@@ -28,11 +28,15 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"the function, a project wrapper named `*no_grad`, `*inference_mode` or `eval_mode`, a no-grad " +
 			"context imported by its dotted name (`_safe_import(\"torch.no_grad\")`), or a caller: " +
 			"a function every call of which in this file runs under no-grad runs without autograd too (a top-level " +
-			"function also when its calls in the project's other files, at least one, run so as their files see " +
-			"them), and so " +
+			"function, or a method of a top-level class, also when its calls in the project's other files, at " +
+			"least one, run so as their files see them: a method's calls are those of any method of its name, " +
+			"`x.name(...)`, leaving out an override's call of the method it overrides and the project's tests; " +
+			"a function defined in another one and only called there runs as that one's callers run it), and so " +
 			"does the body of a context manager of this file that wraps its `yield` in no-grad. " +
-			"Loops over configuration constants (`cfg.DATASETS.TEST`) or test parameters (`test_cases`, a " +
-			"symmetry group's `testing_elements`), loops in a module's `forward`, loops that run part of their " +
+			"Loops over configuration constants (`cfg.DATASETS.TEST`), test parameters (`test_cases`, a " +
+			"symmetry group's `testing_elements`) or candidate answers (`val_ans_l`, `val_masks`), loops along " +
+			"a tensor's inner dimension (`range(0, z.shape[3], stride)`: one input's tiles), loops in a module's " +
+			"`forward`, loops that run part of their " +
 			"body under no-grad themselves, loops whose model's parameters were frozen " +
 			"(`requires_grad = False`, also by a context manager of the file around the loop), loops over " +
 			"datasets that call a function named for evaluation which runs the model in a loop of its own " +
@@ -50,7 +54,8 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"Runtime, OpenVINO, TensorRT, AWS Neuron or TensorFlow, or from a class deriving from one of theirs), a " +
 			"parameter annotated with such a class (`CompiledModel`) or with a class of the file or the project " +
 			"that derives from no model class (a policy wrapper), or a function named for what it does to a " +
-			"model (`accelerator.unwrap_model(model)`, `get_model`, `save_model`). A call that passes text " +
+			"model (`accelerator.unwrap_model(model)`, `get_model`, `save_model`) or runs a whole procedure on " +
+			"it (`evaluate_model`, `quantize_model`). A call that passes text " +
 			"generation arguments (`max_new_tokens`, `num_beams`, `do_sample`, `num_return_sequences`) runs " +
 			"generation, which turns autograd off itself, not a forward pass.",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +

@@ -919,7 +919,7 @@ func (f *File) callsUnderNoGrad(fn *pyast.Node, name string, method bool, depth 
 	for _, c := range f.callsByName(name) {
 		// callsByName matched the last name; a method is called through an
 		// attribute, a function by its bare name.
-		if fn.Contains(c) || method != c.Child("function").Is("attribute") {
+		if fn.Contains(c) || method != c.Child("function").Is("attribute") || method && delegates(f, c, name) {
 			continue
 		}
 		if !f.inNoGrad(c, depth+1) {
@@ -928,6 +928,15 @@ func (f *File) callsUnderNoGrad(fn *pyast.Node, name string, method bool, depth 
 		calls++
 	}
 	return calls, true
+}
+
+// delegates reports whether the call c of a method named name is made
+// by a method of that name (`Base.name(self, ...)`, `super().name(...)` in
+// an override): it runs as the override's callers run it, and those are
+// calls of the name too.
+func delegates(f *File, c *pyast.Node, name string) bool {
+	fn := EnclosingFunction(c)
+	return fn.Is("function_definition") && f.Text(fn.Child("name")) == name
 }
 
 // noGradImportedByName reports whether target is a name bound to a no-grad
@@ -952,27 +961,105 @@ func (f *File) noGradImportedByName(target *pyast.Node) bool {
 }
 
 // CalledUnderNoGradAcrossFiles reports whether n is code of a top-level
-// function every call of which runs with autograd off, some of them in
-// other files of the project: scvi's `compute_elbo`, whose callers are
-// methods of another module decorated with `@torch.inference_mode()`.
-// The file's own calls count as they do for InNoGrad; another file's as
-// that file sees them alone (see Project.CallersUnderNoGrad). The rules
-// ask it last, before they report, rather than InNoGrad: what a file says
-// of itself to other files (its summaries, its calls) stays its own, so
-// no file's answer goes round through another's.
+// function, or of a method of a top-level class, every call of which runs
+// with autograd off, some of them in other files of the project: scvi's
+// `compute_elbo`, whose callers are methods of another module decorated
+// with `@torch.inference_mode()`; cornac's `HypAR.inference`, which its
+// recommender calls as `self.model.inference(...)` under `torch.no_grad()`.
+// A method's calls are found by name, whatever their receiver (as in the
+// file, see calledOnlyUnderNoGrad): another class's method of the same
+// name only adds calls that must run under no-grad too. The file's own
+// calls count as they do for InNoGrad; another file's as that file sees
+// them alone (see Project.CallersUnderNoGrad). The rules ask it last,
+// before they report, rather than InNoGrad: what a file says of itself to
+// other files (its summaries, its calls) stays its own, so no file's
+// answer goes round through another's.
 func (f *File) CalledUnderNoGradAcrossFiles(n *pyast.Node) bool {
 	def := EnclosingFunction(n)
-	if f.Project == nil || !def.Is("function_definition") ||
-		def.Ancestor("class_definition", "function_definition", "lambda") != nil {
+	if f.Project == nil || !def.Is("function_definition") {
 		return false
+	}
+	// A closure runs when the function around it calls it, in its grad
+	// mode: sglang's denoising step defines `evaluate_stage1_guided_x0`
+	// and calls it; the step's callers decide.
+	for {
+		outer := def.Ancestor("function_definition", "lambda", "class_definition")
+		if !outer.Is("function_definition") || !closureRunsInside(f, def, outer) {
+			break
+		}
+		def = outer
 	}
 	name := f.Text(def.Child("name"))
-	// Depth -1: the file's calls are judged as InNoGrad judges them.
-	if _, here := f.callsUnderNoGrad(def, name, false, -1); !here {
+	method := false
+	statement := def // in its block: the decorated definition, for a decorated one
+	if p := def.Parent(); p.Is("decorated_definition") {
+		statement = p
+	}
+	switch outer := def.Ancestor("class_definition", "function_definition", "lambda"); {
+	case outer == nil:
+	case outer.Is("class_definition") && outer.Ancestor("class_definition", "function_definition", "lambda") == nil &&
+		statement.Parent() == outer.Child("body"):
+		// What a model runs when it is called, and Python's own hooks,
+		// are reached by other means than `.name(...)`.
+		if name == "forward" || strings.HasPrefix(name, "__") {
+			return false
+		}
+		method = true
+	default:
 		return false
 	}
-	calls, underNoGrad := f.Project.CallersUnderNoGrad(f.Path, name)
+	// Depth -1: the file's calls are judged as InNoGrad judges them.
+	if _, here := f.callsUnderNoGrad(def, name, method, -1); !here {
+		return false
+	}
+	var calls int
+	var underNoGrad bool
+	if method {
+		calls, underNoGrad = f.Project.MethodCallersUnderNoGrad(f.Path, name)
+	} else {
+		calls, underNoGrad = f.Project.CallersUnderNoGrad(f.Path, name)
+	}
 	return calls > 0 && underNoGrad
+}
+
+// closureRunsInside reports whether the function def, defined in outer,
+// runs only while outer does and in its grad mode: outer only ever calls
+// it (never returns, stores or passes it: a hook registered with it runs
+// later, in its caller's mode), and turns autograd on nowhere.
+func closureRunsInside(f *File, def, outer *pyast.Node) bool {
+	name := f.Text(def.Child("name"))
+	escapes := false
+	pyast.Walk(outer.Child("body"), func(m *pyast.Node) bool {
+		switch {
+		case escapes || m == def:
+			return false
+		case m.Is("identifier") && f.Text(m) == name:
+			p := m.Parent()
+			escapes = !(p.Is("call") && p.Child("function") == m)
+		case m.Is("call"):
+			switch f.LastName(m.Child("function")) {
+			case "enable_grad", "set_grad_enabled":
+				escapes = true
+			}
+		}
+		return !escapes
+	})
+	return !escapes
+}
+
+// MethodCallsUnderNoGrad counts the calls in f of a method named name,
+// through any receiver (`x.name(...)`), and reports whether every one of
+// them runs with autograd off as f alone tells.
+func (f *File) MethodCallsUnderNoGrad(name string) (calls int, underNoGrad bool) {
+	underNoGrad = true
+	for _, c := range f.callsByName(name) {
+		if !c.Child("function").Is("attribute") || delegates(f, c, name) {
+			continue
+		}
+		calls++
+		underNoGrad = underNoGrad && f.InNoGrad(c)
+	}
+	return calls, underNoGrad
 }
 
 // gradDisabledBefore reports whether the last `torch.set_grad_enabled(...)`

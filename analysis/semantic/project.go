@@ -42,6 +42,10 @@ type Project interface {
 	// says whether every one of them runs with autograd off as its own
 	// file sees it (a no-grad `with`, a decorator, that file's callers).
 	CallersUnderNoGrad(path, name string) (calls int, underNoGrad bool)
+	// MethodCallersUnderNoGrad is CallersUnderNoGrad for a method: the
+	// calls, in the project's other files, of any method of that name
+	// (`x.name(...)`, whatever x is).
+	MethodCallersUnderNoGrad(path, name string) (calls int, underNoGrad bool)
 	// Generation changes whenever the summary of a file other than path
 	// changes: answers that read other files are remembered per generation.
 	Generation(path string) uint64

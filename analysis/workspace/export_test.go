@@ -2,3 +2,14 @@ package workspace
 
 // Parses is how many files the index parsed to summarise them.
 func (ix *Index) Parses() int64 { return ix.parses.Load() }
+
+// StoreStale keeps a summary of path made as if before any method name
+// was asked about: what a file `check` analysed while the first question
+// was scanning leaves (see MethodCallersUnderNoGrad).
+func (ix *Index) StoreStale(path string) {
+	s := ix.summarizeFile(absPath(path))
+	s.Methods, s.methodsKnown = nil, 0
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.store(s)
+}

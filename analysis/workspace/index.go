@@ -43,6 +43,13 @@ type fileSummary struct {
 	// runs with autograd off as the file alone tells (see
 	// CallersUnderNoGrad).
 	Calls map[string]bool
+	// Methods are, for the method names asked about
+	// (MethodCallersUnderNoGrad), the file's calls of a method of that
+	// name through any receiver: true when every one runs with autograd
+	// off as the file alone tells. methodsKnown is how many names had
+	// been asked when the summary was made: it says nothing of later ones.
+	Methods      map[string]bool
+	methodsKnown int
 	// facts are the summaries of the functions other files asked about
 	// (see FunctionFacts), for this version of the file; they are part of
 	// the digest, so a change to one re-analyses the files that call it.
@@ -88,6 +95,13 @@ type Index struct {
 	// callers of a function, once a name (scans).
 	known []string
 	scans map[string]*sync.Once
+	// methods are the method names MethodCallersUnderNoGrad was asked
+	// about, in order (each summary lists the file's calls of them);
+	// methodScans look for their callers once a name, and methodClean are
+	// the files each scan read and found not mentioning the name.
+	methods     []string
+	methodScans map[string]*sync.Once
+	methodClean map[string]map[string]bool
 	// modules remembers which top-level module names are the project's,
 	// seen from a folder (see projectModule); dropped with each change.
 	modules map[[2]string]bool
@@ -692,6 +706,18 @@ func (ix *Index) summarize(path string, f *semantic.File) *fileSummary {
 		}
 	}
 	s.Calls = ix.projectCalls(path, f)
+	ix.mu.RLock()
+	methods := ix.methods // only ever appended to: this prefix stays as it is
+	ix.mu.RUnlock()
+	s.methodsKnown = len(methods)
+	for _, name := range methods {
+		if calls, underNoGrad := f.MethodCallsUnderNoGrad(name); calls > 0 {
+			if s.Methods == nil {
+				s.Methods = map[string]bool{}
+			}
+			s.Methods[name] = underNoGrad
+		}
+	}
 	for _, d := range f.DataLoaders {
 		l := loaderSummary{RemoteLoader: semantic.RemoteLoader{
 			Path: path, Start: f.ToSource(d.Call.Start()), End: f.ToSource(d.Call.End()),
@@ -821,7 +847,7 @@ func (ix *Index) CallersUnderNoGrad(path, name string) (calls int, underNoGrad b
 	ix.mu.RLock()
 	summaries := make([]*fileSummary, 0, len(ix.files))
 	for _, s := range ix.files {
-		if s.Path != path && len(s.Calls) > 0 {
+		if s.Path != path && len(s.Calls) > 0 && !ix.testFile(s.Path) {
 			summaries = append(summaries, s)
 		}
 	}
@@ -839,6 +865,144 @@ func (ix *Index) CallersUnderNoGrad(path, name string) (calls int, underNoGrad b
 		}
 	}
 	return calls, underNoGrad
+}
+
+// MethodCallersUnderNoGrad implements semantic.Project. The first
+// question about a name adds it to those every summary lists the calls of
+// (see fileSummary.Methods), and summarises again the folder's files that
+// mention it; tests' calls do not count, as in CallersUnderNoGrad.
+func (ix *Index) MethodCallersUnderNoGrad(path, name string) (calls int, underNoGrad bool) {
+	path = absPath(path)
+	asked := ix.askMethod(name)
+	ix.scanForMethod(name, asked)
+	ix.mu.RLock()
+	summaries := make([]*fileSummary, 0, len(ix.files))
+	for _, s := range ix.files {
+		if s.Path != path && !ix.testFile(s.Path) {
+			summaries = append(summaries, s)
+		}
+	}
+	clean := ix.methodClean[name]
+	ix.mu.RUnlock()
+	underNoGrad = true
+	for _, s := range summaries {
+		if s.methodsKnown <= asked {
+			// Made before the name was asked: `check` records the files
+			// it analysed meanwhile with what they knew then.
+			if clean[s.Path] {
+				continue
+			}
+			if s = ix.summarizeAgain(s.Path); s == nil {
+				continue
+			}
+		}
+		if under, ok := s.Methods[name]; ok {
+			calls++
+			underNoGrad = underNoGrad && under
+		}
+	}
+	return calls, underNoGrad
+}
+
+// askMethod returns the number of the method name in ix.methods, adding
+// it when it is new.
+func (ix *Index) askMethod(name string) int {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if i := slices.Index(ix.methods, name); i >= 0 {
+		return i
+	}
+	ix.methods = append(ix.methods, strings.Clone(name))
+	return len(ix.methods) - 1
+}
+
+// scanForMethod summarises again, once, the known files that mention the
+// method name asked as number asked and whose summary was made before it
+// was, and remembers those that do not mention it.
+func (ix *Index) scanForMethod(name string, asked int) {
+	ix.mu.Lock()
+	if ix.methodScans == nil {
+		ix.methodScans = map[string]*sync.Once{}
+	}
+	once := ix.methodScans[ix.methods[asked]]
+	if once == nil {
+		once = &sync.Once{}
+		ix.methodScans[ix.methods[asked]] = once
+	}
+	known := ix.known
+	ix.mu.Unlock()
+	once.Do(func() {
+		if known == nil {
+			known = ix.Files() // check: the folder's files (see scanFor)
+			ix.SetFiles(known)
+		}
+		clean := map[string]bool{}
+		word := []byte(name)
+		for _, p := range known {
+			ix.mu.RLock()
+			s := ix.files[p]
+			ix.mu.RUnlock()
+			if s != nil && s.methodsKnown > asked || ix.openOrOpening(p) {
+				continue // an open buffer's summary comes from its model
+			}
+			src, err := analysis.ReadFile(p)
+			if err != nil || !bytes.Contains(src, word) {
+				clean[p] = true
+				continue
+			}
+			ix.refreshFrom(p, ix.summarizeSource(p, src))
+		}
+		ix.mu.Lock()
+		if ix.methodClean == nil {
+			ix.methodClean = map[string]map[string]bool{}
+		}
+		ix.methodClean[ix.methods[asked]] = clean
+		ix.mu.Unlock()
+	})
+}
+
+// summarizeAgain makes a new summary of the file at path, from its open
+// buffer's model or from disk, and keeps it unless a newer one came
+// meanwhile.
+func (ix *Index) summarizeAgain(path string) *fileSummary {
+	ix.mu.RLock()
+	model := ix.open[path]
+	ix.mu.RUnlock()
+	if model == nil {
+		s := ix.summarizeFile(path)
+		if s != nil && !ix.openOrOpening(path) {
+			ix.refreshFrom(path, s)
+		}
+		return s
+	}
+	s := ix.summarize(path, model)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.open[path] == model {
+		ix.store(s)
+	}
+	return s
+}
+
+// testFile reports whether path is a test of the project (test_*.py,
+// *_test.py, conftest.py, or under a tests, test or testing folder): its
+// calls exercise the project's functions, whatever grad mode their users
+// run them in.
+func (ix *Index) testFile(path string) bool {
+	rel, err := filepath.Rel(ix.Root, path)
+	if err != nil {
+		rel = path
+	}
+	base := filepath.Base(rel)
+	if strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || base == "conftest.py" {
+		return true
+	}
+	for _, dir := range strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/") {
+		if dir == "tests" || dir == "test" || dir == "testing" {
+			return true
+		}
+	}
+	return false
 }
 
 // scanFor summarises, once, the known files that mention name and have no
@@ -917,6 +1081,12 @@ func digest(s *fileSummary) string {
 	}
 	sort.Strings(calls)
 	fmt.Fprintln(&b, calls)
+	methods := make([]string, 0, len(s.Methods))
+	for name, underNoGrad := range s.Methods {
+		methods = append(methods, fmt.Sprintf("%s=%v", name, underNoGrad))
+	}
+	sort.Strings(methods)
+	fmt.Fprintln(&b, methods)
 	for _, l := range s.Loaders {
 		// Not its offsets: where it is does not change what it runs.
 		fmt.Fprintf(&b, "%s %s %d %v %q %v\n", l.Dataset, l.Collate, l.Workers, l.WorkersKnown, l.WorkersText, l.Pinned)
@@ -1053,6 +1223,14 @@ func (p *Projects) Model(path string) *semantic.File {
 func (p *Projects) CallersUnderNoGrad(path, name string) (int, bool) {
 	if ix := p.For(path); ix != nil {
 		return ix.CallersUnderNoGrad(path, name)
+	}
+	return 0, false
+}
+
+// MethodCallersUnderNoGrad implements semantic.Project.
+func (p *Projects) MethodCallersUnderNoGrad(path, name string) (int, bool) {
+	if ix := p.For(path); ix != nil {
+		return ix.MethodCallersUnderNoGrad(path, name)
 	}
 	return 0, false
 }

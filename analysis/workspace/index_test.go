@@ -279,6 +279,56 @@ func TestCallersUnderNoGrad(t *testing.T) {
 	}
 }
 
+// The callers of a method are the calls of any method of its name in the
+// project's other files, tests left out; a summary made before the name
+// was first asked (as `check` records the files it analysed) is made
+// again, and the answer follows the callers' changes.
+func TestMethodCallersUnderNoGrad(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"pkg/__init__.py": "",
+		"pkg/model.py": "import torch\n\nclass Net(torch.nn.Module):\n    def inference(self, loader):\n" +
+			"        return [self.body(x) for x in loader]\n",
+		"pkg/app.py": "import torch\n\nclass App:\n    def run(self, loader):\n        with torch.no_grad():\n" +
+			"            return self.model.inference(loader)\n",
+		"pkg/cli.py":          "import torch\n\n@torch.no_grad()\ndef main(net, loader):\n    return net.inference(loader)\n",
+		"tests/test_model.py": "def test_inference(net):\n    assert net.inference([]) == []\n",
+	})
+	ix := workspace.NewIndex(root)
+	model, cli := filepath.Join(root, "pkg", "model.py"), filepath.Join(root, "pkg", "cli.py")
+	// cli.py summarised before anyone asks about inference: its summary
+	// lists no calls of it yet.
+	src, err := os.ReadFile(cli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := pyast.Parse(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Record(semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: cli, Project: ix}, src, tree))
+	if calls, under := ix.MethodCallersUnderNoGrad(model, "inference"); calls != 2 || !under {
+		t.Fatalf("inference: %d calls, under no-grad %v; want 2 (the test's left out), true", calls, under)
+	}
+	if calls, _ := ix.MethodCallersUnderNoGrad(model, "train_step"); calls != 0 {
+		t.Errorf("train_step: %d calls", calls)
+	}
+	// One stored after the scan, made before the question: made again.
+	ix.StoreStale(cli)
+	if calls, under := ix.MethodCallersUnderNoGrad(model, "inference"); calls != 2 || !under {
+		t.Errorf("after a stale summary of cli.py: %d calls, under no-grad %v; want 2, true", calls, under)
+	}
+	g := ix.Generation(model)
+	writeTree(t, root, map[string]string{"pkg/cli.py": "import torch\n\ndef main(net, loader):\n    return net.inference(loader)\n"})
+	ix.Refresh(cli)
+	if ix.Generation(model) == g {
+		t.Error("a caller leaving no_grad did not change model.py's generation")
+	}
+	if calls, under := ix.MethodCallersUnderNoGrad(model, "inference"); calls != 2 || under {
+		t.Errorf("after cli.py changed: %d calls, under no-grad %v; want 2, false", calls, under)
+	}
+}
+
 // check walks a project's folder for the callers of a function, also the
 // files it was not given; a folder no marker makes a project (a script in
 // a home folder) is not walked.

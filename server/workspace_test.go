@@ -215,17 +215,7 @@ func TestCallersInOtherFilesDecideFindings(t *testing.T) {
 		"        outs.append(model(x))\n    return torch.cat(outs).argmax(-1).tolist()\n"
 	caller := "import torch\n\nfrom metrics import score\n\n\n@torch.inference_mode()\ndef predict(model, loader):\n" +
 		"    return score(model, loader)\n"
-	c, dir := startWorkspace(t, map[string]string{"metrics.py": helper, "api.py": caller})
-	helperURI, callerURI := "file://"+filepath.Join(dir, "metrics.py"), "file://"+filepath.Join(dir, "api.py")
-	c.open(helperURI, helper)
-	awaitCodes(c, helperURI, "")
-	c.open(callerURI, caller)
-	decorator := lspRange{lspPosition{5, 0}, lspPosition{5, len("@torch.inference_mode()")}}
-	c.change(callerURI, 0, lspTextEdit{Range: decorator, NewText: "# autograd on"})
-	awaitCodes(c, helperURI, "GPU002/2")
-	c.change(callerURI, 0, lspTextEdit{Range: lspRange{lspPosition{5, 0}, lspPosition{5, len("# autograd on")}}, NewText: "@torch.no_grad()"})
-	awaitCodes(c, helperURI, "")
-	c.shutdownAndExit()
+	checkCallerDecides(t, "metrics.py", helper, "api.py", caller, "@torch.inference_mode()", "GPU002/2")
 }
 
 // The same for a method, called in another file through an attribute of
@@ -235,15 +225,28 @@ func TestMethodCallersInOtherFilesDecideFindings(t *testing.T) {
 		"        for x in loader:\n            outs.append(self.model(x))\n        return torch.cat(outs).argmax(-1).tolist()\n"
 	caller := "import torch\n\n\nclass App:\n    @torch.no_grad()\n    def predict(self, loader):\n" +
 		"        return self.scorer.score(loader)\n"
-	c, dir := startWorkspace(t, map[string]string{"net.py": helper, "app.py": caller})
-	helperURI, callerURI := "file://"+filepath.Join(dir, "net.py"), "file://"+filepath.Join(dir, "app.py")
+	checkCallerDecides(t, "net.py", helper, "app.py", caller, "@torch.no_grad()", "GPU002/2")
+}
+
+// checkCallerDecides opens the helper's file and then its caller's, whose
+// decorator (on a line of its own) is replaced by a comment, which gives
+// the helper the findings want, and then put back, which takes them away.
+func checkCallerDecides(t *testing.T, helperFile, helper, callerFile, caller, decorator, want string) {
+	t.Helper()
+	c, dir := startWorkspace(t, map[string]string{helperFile: helper, callerFile: caller})
+	helperURI, callerURI := "file://"+filepath.Join(dir, helperFile), "file://"+filepath.Join(dir, callerFile)
 	c.open(helperURI, helper)
 	awaitCodes(c, helperURI, "")
 	c.open(callerURI, caller)
-	decorator := lspRange{lspPosition{4, 4}, lspPosition{4, 4 + len("@torch.no_grad()")}}
-	c.change(callerURI, 0, lspTextEdit{Range: decorator, NewText: "# autograd on"})
-	awaitCodes(c, helperURI, "GPU002/2")
-	c.change(callerURI, 0, lspTextEdit{Range: lspRange{lspPosition{4, 4}, lspPosition{4, 4 + len("# autograd on")}}, NewText: "@torch.no_grad()"})
+	at := strings.Index(caller, decorator)
+	line := strings.Count(caller[:at], "\n")
+	col := at - strings.LastIndex(caller[:at], "\n") - 1
+	span := func(text string) lspRange {
+		return lspRange{lspPosition{line, col}, lspPosition{line, col + len(text)}}
+	}
+	c.change(callerURI, 0, lspTextEdit{Range: span(decorator), NewText: "# autograd on"})
+	awaitCodes(c, helperURI, want)
+	c.change(callerURI, 0, lspTextEdit{Range: span("# autograd on"), NewText: decorator})
 	awaitCodes(c, helperURI, "")
 	c.shutdownAndExit()
 }

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"slices"
+
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/semantic"
@@ -35,7 +37,9 @@ var GraphTensorInContainer = &analysis.Rule{
 			"`accelerator.backward(losses[i])`), objects of other classes (a metric's `add()` may convert), " +
 			"queues and windows a loop takes elements out of (`outputs.pop(0)`: a pipeline schedule's activations " +
 			"waiting for their backward), the list a batched forward helper returns (also when it returns it in " +
-			"a result object, `res.scores = torch.cat(scores); return res`), and containers whose tensors are " +
+			"a result object, `res.scores = torch.cat(scores); return res`; after `model.eval()` only when a " +
+			"caller of the file backpropagates what it returns, as PPO's dropout-free forward pass does), " +
+			"calls of a Hugging Face `pipeline(...)` (they return Python values), and containers whose tensors are " +
 			"joined and passed to " +
 			"`.numpy()` undetached (`torch.cat(feats).numpy()` raises on tensors that require grad, so code " +
 			"that runs keeps none there). Values passed through `.item()`, `.detach()`, `float()`, " +
@@ -149,7 +153,8 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		// A batched forward helper (`for i in range(n_batches):
 		// outs.append(model(x[i]))`, then `return torch.cat(outs)`)
 		// returns the graphs it keeps: whoever calls it decides.
-		if f.StepLoopKind(loop) == semantic.ModelLoop && returned(f, name, scope) && !evalModeIn(f, scope) {
+		if f.StepLoopKind(loop) == semantic.ModelLoop && returned(f, name, scope) &&
+			(!evalModeIn(f, scope) || feedsTraining(f, semantic.EnclosingFunction(stmt))) {
 			return
 		}
 		if f.CalledUnderNoGradAcrossFiles(stmt) {
@@ -312,6 +317,48 @@ func evalModeIn(f *semantic.File, scope *pyast.Node) bool {
 	for _, c := range f.CallsIn(scope) {
 		if args := c.Child("arguments"); f.MethodName(c) == "eval" && semantic.InScope(c, scope) && args != nil && len(args.NamedChildren()) == 0 {
 			return true
+		}
+	}
+	return false
+}
+
+// feedsTraining reports whether a call in this file of the function def
+// (by its name) hands what it returns to a backward pass in the caller's
+// function: through the names it assigns, to `.backward()` or to a
+// function of the file that trains. A model put in eval mode then runs
+// without dropout, not without gradients: PPO's batched_forward_pass
+// returns log-probs that train_minibatch backpropagates.
+func feedsTraining(f *semantic.File, def *pyast.Node) bool {
+	if !def.Is("function_definition") {
+		return false
+	}
+	for _, c := range f.CallsNamed(f.Text(def.Child("name"))) {
+		a := c.Parent()
+		if def.Contains(c) || !a.Is("assignment") || a.Child("right") != c {
+			continue
+		}
+		scope := semantic.Scope(a)
+		var targets []string
+		pyast.Walk(a.Child("left"), func(n *pyast.Node) bool {
+			if n.Is("identifier") {
+				targets = append(targets, f.Text(n))
+			}
+			return true
+		})
+		for _, name := range targets {
+			if f.ReachesBackward(name, scope) {
+				return true
+			}
+		}
+		for _, call := range f.CallsIn(scope) {
+			if call.Start() < a.End() || !semantic.InScope(call, scope) {
+				continue
+			}
+			if s := f.SummaryOfCall(call); s != nil && s.Trains && slices.ContainsFunc(targets, func(name string) bool {
+				return semantic.MentionsName(f, call.Child("arguments"), name)
+			}) {
+				return true
+			}
 		}
 	}
 	return false

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -47,7 +48,8 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"gradients (or run an adversarial attack: its `perturb`, a function named for adversarial examples " +
 			"such as `adv_data` or `pgd_attack`, `generate` on an attack object, or a call whose result is " +
 			"named like `x_adv`), loops under a grad mode chosen on purpose (`torch.enable_grad()`, " +
-			"`torch.set_grad_enabled(flag)`), loops in the `except` clause of a try that ran them under no-grad " +
+			"`torch.set_grad_enabled(flag)`), loops in a function whose result a caller of the file " +
+			"backpropagates (PPO's forward pass in eval mode, for no dropout), loops in the `except` clause of a try that ran them under no-grad " +
 			"first, loops that run once (their body ends in `break`) and probes of a few inputs outside loops " +
 			"over batches or steps are not reported. A function named for another runtime (`predict_onnx`) runs " +
 			"no torch model, and neither does a name bound to a model another runtime runs (built by ONNX " +
@@ -174,7 +176,7 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 	case kind == semantic.TrainingLoop, kind == semantic.RunLoop, f.InForward(loop), semantic.RunsOnce(loop),
 		frozenBefore(f, loop), f.LoopBodyHasBackward(loop), noGradInside(f, loop), needsInputGrad(f, loop),
 		differentiates(f, loop), readsDerivatives(f, loop), calledUnderNoGrad(f, loop), gradModeChosen(f, loop),
-		fallbackOfNoGrad(f, loop):
+		fallbackOfNoGrad(f, loop), returnsLoopGraphs(f, loop) && feedsTraining(f, semantic.EnclosingFunction(loop)):
 		return false
 	case sign.data:
 		return true
@@ -182,6 +184,19 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 		return kind != semantic.NotStepLoop
 	}
 	return sign.named && kind == semantic.LoaderLoop
+}
+
+// returnsLoopGraphs reports whether loop stores values that carry history
+// in a container its function returns (a batched forward helper's
+// outputs), for the callers to decide what becomes of them.
+func returnsLoopGraphs(f *semantic.File, loop *pyast.Node) bool {
+	scope := semantic.Scope(loop)
+	taint := f.TaintOf(scope)
+	stores := append(f.CallsIn(loop), f.AssignmentsIn(loop)...)
+	return slices.ContainsFunc(stores, func(stmt *pyast.Node) bool {
+		value, container := storedValue(f, stmt)
+		return value != nil && semantic.InScope(stmt, scope) && taint.Tainted(value) && returned(f, f.Text(container), scope)
+	})
 }
 
 // evalFunctionName: evaluate, validate, predict, infer and the like (not

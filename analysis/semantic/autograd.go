@@ -15,7 +15,8 @@ var (
 	// enough: `extract_from_model` is a function.
 	modelName = regexp.MustCompile(`(?i)^(model|net|network|module|encoder|decoder|classifier|backbone|generator|discriminator|policy|critic|actor|teacher|student|head|ddp_model|unet|transformer|vae|gan)s?$|^[a-z0-9]*_(model|net)$|^(model|net)_[a-z0-9_]*$|^[a-z]{0,6}model$`)
 	// notModelName: names modelName matches that load, build or name
-	// models (model_loader, net_builder, model_cls, model_template) or are pydantic's
+	// models (model_loader, net_builder, model_cls, model_template, with one
+	// word between: model_wrapper_class) or are pydantic's
 	// methods (Spec.model_validate(cfg), cfg.model_dump()), not models.
 	// Functions named for what they do to a model (accelerator.unwrap_model(model),
 	// get_model(cfg), save_model(model, path)) hand it over, load or store
@@ -23,7 +24,7 @@ var (
 	// (evaluate_model(X, y) -> a score, quantize_model(m) -> a model): they
 	// run no forward pass whose output they return. Not train_, eval_,
 	// test_ or score_: `eval_model`, `score_model` also name models.
-	notModelName  = regexp.MustCompile(`(?i)^(model|net)_(loader|load|builder|build|factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter|template|constructor|maker|arch|architecture|spec)s?$|^model_(validate|validate_json|validate_strings|dump|dump_json|copy|construct|json_schema|rebuild|post_init|parametrized_name)$|^(get|load|build|create|make|prepare|unwrap|wrap|save|export|setup|compile|convert|freeze|unfreeze|register|restore|instantiate|construct|fetch|download|reset|print|log|summarize|describe|count|check|patch|deploy|serialize|deserialize|evaluate|validate|fit|finetune|benchmark|profile|quantize|prune|distill)_(model|net|network)s?$`)
+	notModelName  = regexp.MustCompile(`(?i)^(model|net)_([a-z0-9]+_)?(loader|load|builder|build|factory|cls|class|type|name|path|dir|file|config|cfg|registry|creator|provider|getter|template|constructor|maker|arch|architecture|spec)s?$|^model_(validate|validate_json|validate_strings|dump|dump_json|copy|construct|json_schema|rebuild|post_init|parametrized_name)$|^(get|load|build|create|make|prepare|unwrap|wrap|save|export|setup|compile|convert|freeze|unfreeze|register|restore|instantiate|construct|fetch|download|reset|print|log|summarize|describe|count|check|patch|deploy|serialize|deserialize|evaluate|validate|fit|finetune|benchmark|profile|quantize|prune|distill)_(model|net|network)s?$`)
 	criterionName = regexp.MustCompile(`(?i)^(criterion|loss_fn|loss_func|loss_function|lossfn|objective)$|_(criterion|loss_fn|loss_func)$|^criterion_`)
 	// Loss functions in torch.nn.functional that are not named *loss*.
 	functionalLosses = map[string]bool{
@@ -160,6 +161,21 @@ func (f *File) constructsOtherRuntime(e *pyast.Node) bool {
 	q := f.QualifiedName(callee)
 	return q != "" && (otherRuntimeModule(q) || isClassName(f.LastName(callee)) &&
 		f.derivesFromProject(f.Path, q, map[string]bool{}, 0, otherRuntimeModule))
+}
+
+// buildsPipeline reports whether e builds a Hugging Face pipeline
+// (`transformers.pipeline(task, model=...)`, a `*Pipeline` class of
+// transformers): calling one runs the model under no-grad itself and
+// returns Python values (haystack's `self.model(batch, top_k=1)`, a list
+// of label dicts).
+func (f *File) buildsPipeline(e *pyast.Node) bool {
+	e = f.unwrapModuleChain(e)
+	if !e.Is("call") {
+		return false
+	}
+	q := f.QualifiedName(e.Child("function"))
+	return strings.HasPrefix(q, "transformers.") && (q[strings.LastIndexByte(q, '.')+1:] == "pipeline" ||
+		strings.HasSuffix(q, "Pipeline"))
 }
 
 // constructsCriterion reports whether e builds a loss module (nn.*Loss or a
@@ -436,7 +452,7 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 			return true
 		}
 		criterion = criterion || f.constructsCriterion(b)
-		otherRuntime = otherRuntime || f.constructsOtherRuntime(b)
+		otherRuntime = otherRuntime || f.constructsOtherRuntime(b) || f.buildsPipeline(b)
 	}
 	last := f.LastName(fn)
 	return !criterion && !otherRuntime && modelName.MatchString(last) && !notModelName.MatchString(last)

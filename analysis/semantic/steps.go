@@ -156,7 +156,7 @@ func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 	case loop.Is("for_statement") && f.loaderLike(loop.Child("right"), anyLoader, 0, reads):
 		return LoaderLoop
 	case runsModel && !f.inModuleCode(loop) && !loadsWeights(f, calls) && !buildsLoader(f, calls) &&
-		!overInnerDimension(f, loop) &&
+		!f.overInnerDimension(loop, reads) &&
 		(f.countsSteps(loop) || f.bindsBatch(loop) || pullsBatches(f, calls) || feedsModel):
 		// Inside a module's own code, what it calls are its submodules; a
 		// loop that loads weights each time is over checkpoints or models;
@@ -365,29 +365,76 @@ func (f *File) bindsBatch(loop *pyast.Node) bool {
 }
 
 // overInnerDimension reports whether loop walks a tensor's inner
-// dimension: `for j in range(0, z.shape[3], stride)`, `range(x.size(-1))`.
-// Those are the tiles or windows of one input (a VAE's tiled decode,
-// sliding-window inference, an RNN unrolled over time), whose outputs make
-// one result, not batches; dimension 0 is the batch's, a loop over
-// samples.
-func overInnerDimension(f *File, loop *pyast.Node) bool {
+// dimension: `for j in range(0, z.shape[3], stride)`, `range(x.size(-1))`,
+// or a size unpacked from a shape (`b, c, t, h, w = z.shape`, then
+// `range(0, h, stride)`, or `range(t // chunk)`). Those are the tiles or
+// windows of one input (a VAE's tiled decode, sliding-window inference,
+// an RNN unrolled over time), whose outputs make one result, not batches;
+// dimension 0 is the batch's, a loop over samples. The names it looks up
+// go into reads.
+func (f *File) overInnerDimension(loop *pyast.Node, reads asked) bool {
 	it := loop.Child("right")
 	if !loop.Is("for_statement") || !it.Is("call") || f.Text(it.Child("function")) != "range" || it.Child("arguments") == nil {
 		return false
 	}
+	return f.innerDimension(it.Child("arguments"), reads, 0)
+}
+
+// innerDimension reports whether e mentions the size of a tensor's
+// dimension other than the first, directly or through names bound to one
+// (two bindings deep).
+func (f *File) innerDimension(e *pyast.Node, reads asked, depth int) bool {
 	found := false
-	pyast.Walk(it.Child("arguments"), func(n *pyast.Node) bool {
+	pyast.Walk(e, func(n *pyast.Node) bool {
+		if found {
+			return false
+		}
 		var dim *pyast.Node
 		switch {
 		case n.Is("subscript") && n.Child("value").Is("attribute") && f.Text(n.Child("value").Child("attribute")) == "shape":
 			dim = n.Child("subscript")
 		case n.Is("call") && f.MethodName(n) == "size":
 			dim = f.Arg(n, "dim", 0)
+		case n.Is("identifier") && !n.Parent().Is("attribute", "keyword_argument") && depth < 2:
+			// The assignments of its scope, tuples included (which
+			// BindingsOf leaves out: no one value is the name's).
+			reads.name(f, n)
+			name, scope := f.Text(n), Scope(n)
+			for _, a := range f.AssignmentsIn(scope) {
+				if !InScope(a, scope) || a.Start() > n.Start() || a.Child("right") == nil {
+					continue
+				}
+				left, right := a.Child("left"), a.Child("right")
+				if left.Is("identifier") && f.Text(left) == name && f.innerDimension(right, reads, depth+1) ||
+					f.unpackedInnerSize(left, right, name) {
+					found = true
+					break
+				}
+			}
+			return false
 		}
-		found = found || dim.Is("integer", "unary_operator") && f.Text(dim) != "0"
+		found = dim.Is("integer", "unary_operator") && f.Text(dim) != "0"
 		return !found
 	})
 	return found
+}
+
+// unpackedInnerSize reports whether the assignment `left = right` unpacks
+// a tensor's shape into a tuple in which name is not first: `b, c, h, w =
+// x.shape` binds h.
+func (f *File) unpackedInnerSize(left, right *pyast.Node, name string) bool {
+	args := right.Child("arguments")
+	shape := right.Is("attribute") && f.Text(right.Child("attribute")) == "shape" ||
+		right.Is("call") && f.MethodName(right) == "size" && args != nil && len(args.NamedChildren()) == 0
+	if !shape || !left.Is("pattern_list", "tuple_pattern", "list_pattern") {
+		return false
+	}
+	for i, el := range left.NamedChildren() {
+		if el.Is("identifier") && f.Text(el) == name {
+			return i > 0
+		}
+	}
+	return false
 }
 
 // overLiterals reports whether loop is a for loop over a list, tuple or set

@@ -361,3 +361,90 @@ class TiledDecodeMixin:
                 row.append(decoded)
             rows.append(row)
         return self.blend(rows)
+
+
+from transformers import pipeline
+
+
+class LanguageClassifier:
+    # haystack: a Hugging Face pipeline runs the model under no-grad itself
+    # and returns label dicts.
+    def __init__(self, model_name):
+        self.model = pipeline(task="text-classification", model=model_name)
+
+    def predict(self, batches, documents):
+        predictions = []
+        for batch in batches:
+            batched_prediction = self.model(batch, top_k=1, truncation=True)
+            predictions.extend(batched_prediction)
+        for prediction, doc in zip(predictions, documents):
+            doc.meta["language"] = prediction[0]["label"]
+        return documents
+
+
+def get_wrapped_model(name, devices):
+    model_wrapper_class = WRAPPERS[name]
+    return model_wrapper_class(name, devices)
+
+
+class MultiModalEmbedder:
+    # haystack: one model per content type, built by a class held in a name
+    # (`model_wrapper_class`): models, not a forward pass's outputs.
+    def __init__(self, names, devices):
+        self.models = {}
+        for content_type, name in names.items():
+            self.models[content_type] = get_wrapped_model(name, devices)
+
+
+def tiled_decode_patched(self, z, overlap, frame_batch_size):
+    # optimum-habana: a VAE's decode patched in as a function, its sizes
+    # unpacked from the latent's shape; each tile's frames in batches.
+    batch_size, num_channels, num_frames, height, width = z.shape
+    rows = []
+    for i in range(0, height, overlap):
+        row = []
+        num_batches = max(num_frames // frame_batch_size, 1)
+        frames = []
+        for k in range(num_batches):
+            tile = z[:, :, k * frame_batch_size : (k + 1) * frame_batch_size, i : i + overlap]
+            frames.append(self.decoder(tile))
+        row.append(torch.cat(frames, dim=2))
+        rows.append(row)
+    return rows
+
+
+class PPOTrainer:
+    # trl's PPO: the model in eval mode (no dropout) for a batched forward
+    # pass whose log-probs and values a training step backpropagates.
+    def batched_forward_pass(self, model, inputs, fbs):
+        model.eval()
+        all_logits, all_values = [], []
+        for i in range(len(inputs) // fbs):
+            logits, _, values = model(inputs[i * fbs : (i + 1) * fbs])
+            all_logits.append(logits)
+            all_values.append(values)
+        return torch.cat(all_logits), torch.cat(all_values)
+
+    def train_minibatch(self, logits, values, returns):
+        loss = ((values - returns) ** 2).mean() + logits.mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+    def step(self, inputs, returns):
+        logits, values = self.batched_forward_pass(self.model, inputs, 4)
+        self.train_minibatch(logits, values, returns)
+
+
+class ValueFitter:
+    # The same, the caller running the backward pass itself.
+    def forward_all(self, inputs, fbs):
+        self.critic.eval()
+        values = []
+        for i in range(len(inputs) // fbs):
+            values.append(self.critic(inputs[i * fbs : (i + 1) * fbs]))
+        return torch.cat(values)
+
+    def fit(self, inputs, returns):
+        values = self.forward_all(inputs, 8)
+        ((values - returns) ** 2).mean().backward()

@@ -247,3 +247,12 @@ def predict_in_batches(model, x, batch_size):
     for i in range(0, x.shape[0], batch_size):
         preds.append(model(x[i : i + batch_size]))  # want: GPU002
     print(len(preds))
+
+
+def predict_unpacked(model, x, batch_size):
+    # The first size unpacked from a shape is the samples': batches.
+    n, d = x.shape
+    preds = []
+    for i in range(0, n, batch_size):
+        preds.append(model(x[i : i + batch_size]))  # want: GPU002
+    print(len(preds))

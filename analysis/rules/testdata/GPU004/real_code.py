@@ -120,3 +120,23 @@ def benchmark_sampling_calls(generator, test_prompts):
     for prompt in test_prompts:  # want: GPU004
         outputs.append(generator(prompt, temperature=0.7).argmax(-1).tolist())
     return outputs
+
+
+class ActivationEstimator:
+    # ART: the batched branch keeps NumPy arrays; the caller that
+    # backpropagates takes the other branch's tensors. The loop is reported.
+    def get_activations(self, x, batch_size, framework=False):
+        self._model.eval()
+        if framework:
+            return self._model(x)
+        results = []
+        for m in range(len(x) // batch_size):  # want: GPU004
+            out = self._model(x[m * batch_size : (m + 1) * batch_size])
+            results.append(out.detach().cpu().numpy())
+        return results
+
+    def loss_gradient(self, x, y):
+        outputs = self.get_activations(x, 1, framework=True)
+        loss = ((outputs - y) ** 2).sum()
+        loss.backward()
+        return x.grad

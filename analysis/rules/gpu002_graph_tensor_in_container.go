@@ -332,9 +332,11 @@ func feedsTraining(f *semantic.File, def *pyast.Node) bool {
 	if !def.Is("function_definition") {
 		return false
 	}
+	// A method is called through an attribute, a function by its name.
+	method := def.Ancestor("class_definition", "function_definition").Is("class_definition")
 	for _, c := range f.CallsNamed(f.Text(def.Child("name"))) {
 		a := c.Parent()
-		if def.Contains(c) || !a.Is("assignment") || a.Child("right") != c {
+		if def.Contains(c) || c.Child("function").Is("attribute") != method || !a.Is("assignment") || a.Child("right") != c {
 			continue
 		}
 		scope := semantic.Scope(a)

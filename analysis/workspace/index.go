@@ -92,15 +92,14 @@ type Index struct {
 	parses atomic.Int64
 	// known are the files the index was built over (the server's), or all
 	// the folder's for check: where CallersUnderNoGrad looks for the
-	// callers of a function, once a name (scans).
+	// callers of a function or method, once a name (scans, see scanOnce).
 	known []string
 	scans map[string]*sync.Once
 	// methods are the method names MethodCallersUnderNoGrad was asked
-	// about, in order (each summary lists the file's calls of them);
-	// methodScans look for their callers once a name, and methodClean are
-	// the files each scan read and found not mentioning the name.
+	// about, in order (each summary lists the file's calls of them), and
+	// methodClean the files each one's scan read and found not mentioning
+	// it.
 	methods     []string
-	methodScans map[string]*sync.Once
 	methodClean map[string]map[string]bool
 	// modules remembers which top-level module names are the project's,
 	// seen from a folder (see projectModule); dropped with each change.
@@ -921,44 +920,17 @@ func (ix *Index) askMethod(name string) int {
 // was, and remembers those that do not mention it.
 func (ix *Index) scanForMethod(name string, asked int) {
 	ix.mu.Lock()
-	if ix.methodScans == nil {
-		ix.methodScans = map[string]*sync.Once{}
+	if ix.methodClean == nil {
+		ix.methodClean = map[string]map[string]bool{}
 	}
-	once := ix.methodScans[ix.methods[asked]]
-	if once == nil {
-		once = &sync.Once{}
-		ix.methodScans[ix.methods[asked]] = once
+	key := ix.methods[asked] // the index's own copy of name
+	if ix.methodClean[key] == nil {
+		ix.methodClean[key] = map[string]bool{}
 	}
-	known := ix.known
+	clean := ix.methodClean[key] // written by the scan alone, read after it
 	ix.mu.Unlock()
-	once.Do(func() {
-		if known == nil {
-			known = ix.Files() // check: the folder's files (see scanFor)
-			ix.SetFiles(known)
-		}
-		clean := map[string]bool{}
-		word := []byte(name)
-		for _, p := range known {
-			ix.mu.RLock()
-			s := ix.files[p]
-			ix.mu.RUnlock()
-			if s != nil && s.methodsKnown > asked || ix.openOrOpening(p) {
-				continue // an open buffer's summary comes from its model
-			}
-			src, err := analysis.ReadFile(p)
-			if err != nil || !bytes.Contains(src, word) {
-				clean[p] = true
-				continue
-			}
-			ix.refreshFrom(p, ix.summarizeSource(p, src))
-		}
-		ix.mu.Lock()
-		if ix.methodClean == nil {
-			ix.methodClean = map[string]map[string]bool{}
-		}
-		ix.methodClean[ix.methods[asked]] = clean
-		ix.mu.Unlock()
-	})
+	ix.scanOnce("method "+name, name, func(s *fileSummary) bool { return s.methodsKnown > asked },
+		func(path string) { clean[path] = true })
 }
 
 // summarizeAgain makes a new summary of the file at path, from its open
@@ -1008,34 +980,44 @@ func (ix *Index) testFile(path string) bool {
 // scanFor summarises, once, the known files that mention name and have no
 // summary yet.
 func (ix *Index) scanFor(name string) {
+	ix.scanOnce(name, name, func(*fileSummary) bool { return true }, nil)
+}
+
+// scanOnce goes once, for key, over the known files (the folder's files
+// for check, also those it was not given: see ProjectsOf) that are not
+// open and have no summary current accepts, and summarises those that
+// mention name; notMentioned (when not nil) is told the others, in the
+// same pass.
+func (ix *Index) scanOnce(key, name string, current func(*fileSummary) bool, notMentioned func(path string)) {
 	ix.mu.Lock()
 	if ix.scans == nil {
 		ix.scans = map[string]*sync.Once{}
 	}
-	once := ix.scans[name]
+	once := ix.scans[key]
 	if once == nil {
 		once = &sync.Once{}
-		ix.scans[strings.Clone(name)] = once
+		ix.scans[strings.Clone(key)] = once
 	}
 	known := ix.known
 	ix.mu.Unlock()
 	once.Do(func() {
 		if known == nil {
-			// check in a project: the folder's files, also those it was
-			// not given (see ProjectsOf).
 			known = ix.Files()
 			ix.SetFiles(known)
 		}
 		word := []byte(name)
 		for _, p := range known {
 			ix.mu.RLock()
-			_, summarised := ix.files[p]
+			s := ix.files[p]
 			ix.mu.RUnlock()
-			if summarised || ix.openOrOpening(p) {
-				continue
+			if s != nil && current(s) || ix.openOrOpening(p) {
+				continue // an open buffer's summary comes from its model
 			}
 			src, err := analysis.ReadFile(p)
 			if err != nil || !bytes.Contains(src, word) {
+				if notMentioned != nil {
+					notMentioned(p)
+				}
 				continue
 			}
 			ix.refreshFrom(p, ix.summarizeSource(p, src))

@@ -22,7 +22,8 @@ var GraphTensorInContainer = &analysis.Rule{
 	Doc: analysis.Doc{
 		What: "Finds `xs.append(t)`, `xs.extend(...)`, `xs.insert(i, t)`, `s.add(t)` and `d[k] = t` inside a " +
 			"loop that runs training or evaluation steps, where `t` carries autograd history (it comes from a " +
-			"model (one built with `.requires_grad_(False)` only when its input carries history), a criterion, a loss function, a method or helper of the file that returns one, or " +
+			"model (one built with `.requires_grad_(False)` only when its input carries history), a criterion, a loss function, a method or helper of the file that returns one, a model's loss " +
+			"method by convention (`model.compute_loss(b)`, `model.loss(x, y)`, `*_loss`, `neg_log_likelihood`, `nll`), or " +
 			"arithmetic, indexing, `.cpu()` or `.to()` on such a value), the container is a list, dict, set or " +
 			"deque created outside that loop, and autograd is on (GPU004 lists what turns it off, the callers " +
 			"of a function in the project's other files included).\n\n" +

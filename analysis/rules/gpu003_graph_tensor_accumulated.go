@@ -64,7 +64,8 @@ for step in range(100):
     optimizer.step()
     total_loss += loss.item()
 print(total_loss / 100)`,
-		FixSafety: "Offered only when the added value is known to be one tensor. Adding `loss.detach()` " +
+		FixSafety: "Offered only when the added value is known to be one tensor (also when the loop calls its " +
+			"`backward()` without a gradient, which autograd allows on a scalar only). Adding `loss.detach()` " +
 			"keeps the total's values, type and device and only drops the graph; it is safe when the total is " +
 			"a local name that goes nowhere but printing, logging and conversions (not returned, not stored on " +
 			"an object or in a container, not read by another function), and unsafe otherwise, since a caller " +
@@ -140,7 +141,11 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 			continue // the last question: it may read the project's other files
 		}
 		var fixes []analysis.Fix
-		if taint.IsTensor(value) {
+		// `loss.backward()` with no gradient in the loop proves loss one
+		// scalar tensor, whatever the call that made it returns elsewhere
+		// (`model.compute_loss(batch)`).
+		backed := backwardOfScalar(f, value, loop)
+		if backed || taint.IsTensor(value) {
 			// .detach() keeps the values; it is safe only when nothing the
 			// total flows into could need its graph.
 			safety := analysis.Unsafe
@@ -148,7 +153,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 				safety = analysis.Safe
 			}
 			fixes = []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", safety)}
-			if taint.IsScalarLoss(value) && !usedAsTensor(f, name, scope, false) && !returned(f, name, scope) {
+			if (backed || taint.IsScalarLoss(value)) && !usedAsTensor(f, name, scope, false) && !returned(f, name, scope) {
 				fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
 			}
 		}

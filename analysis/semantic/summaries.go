@@ -374,12 +374,19 @@ var conventionalStepMethods = map[string]bool{
 	"shared_step": true, "compute_loss": true, "get_loss": true, "forward_loss": true, "loss": true,
 }
 
+// likelihoodMethod: a model's negative log-likelihood, a loss by another
+// name (the PyTorch tutorial's BiLSTM-CRF `model.neg_log_likelihood(x,
+// tags)`, `flow.nll(x)`). Not `loglikelihood`: lm-eval's models answer
+// requests with it, in Python numbers; nor an ELBO (Pyro's `loss` is a
+// float).
+var likelihoodMethod = regexp.MustCompile(`(?i)(^|_)(nll|(neg|negative)_?log_?likelihood)$`)
+
 // ConventionalStepCall reports whether call, which resolves to nothing in
 // this file, runs a model step by convention: `model.training_step(b)`,
-// `self.model.loss(x, y)`.
+// `self.model.loss(x, y)`, `model.neg_log_likelihood(x, y)`.
 func ConventionalStepCall(f *File, call *pyast.Node) bool {
 	m := f.MethodName(call)
-	if m == "" || !(conventionalStepMethods[m] || strings.HasSuffix(m, "_loss")) {
+	if m == "" || !(conventionalStepMethods[m] || strings.HasSuffix(m, "_loss") || likelihoodMethod.MatchString(m)) {
 		return false
 	}
 	return f.NamesModule(Receiver(call)) && hasForwardInput(call)

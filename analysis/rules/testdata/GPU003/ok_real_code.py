@@ -167,3 +167,21 @@ def tune_features(client_data, mask, rounds):
             s = executor.evaluate_model(executor.X[:, mask], executor.y)
             weighted_score += s * len(executor.X)
         print(weighted_score)
+
+
+def harness_scores(model, request_loader):
+    # lm-eval's models answer log-likelihood requests with Python numbers;
+    # only a negative log-likelihood names a loss.
+    total = 0.0
+    for requests in request_loader:
+        total += model.loglikelihood(requests)[0]
+        total += model.log_likelihood(requests)[0]
+    print(total)
+
+
+def elbo_totals(model, data_loader):
+    # Pyro's ELBO `loss` returns a float.
+    total = 0.0
+    for x in data_loader:
+        total += model.get_elbo(x)
+    print(total)

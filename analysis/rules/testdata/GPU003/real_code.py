@@ -69,3 +69,33 @@ def reward_totals(score_model, eval_model, batches):
         total += score_model(batch).mean()  # want: GPU003
         total += eval_model(batch).mean()  # want: GPU003
     print(total)
+
+
+def crf_train(model, training_data, optimizer, epochs):
+    # The PyTorch tutorial's BiLSTM-CRF: its loss is a method named for
+    # the negative log-likelihood; a second loss is backpropagated, so
+    # the total keeps whole graphs.
+    for epoch in range(epochs):
+        total_nll = 0.0
+        for sentence, tags in training_data:
+            model.zero_grad()
+            nll = model.neg_log_likelihood(sentence, tags)
+            objective = model(sentence, tags)
+            total_nll += nll  # want: GPU003 "graph and keeps them all alive"
+            objective.backward()
+            optimizer.step()
+        print(total_nll)
+
+
+def compute_loss_train(model, loader, optimizer):
+    # What `model.compute_loss` returns is not known here, but its
+    # backward() without a gradient proves it one scalar tensor: the
+    # fixes are offered.
+    total = 0.0
+    for batch in loader:
+        loss = model.compute_loss(batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss  # want: GPU003
+    print(total / len(loader))

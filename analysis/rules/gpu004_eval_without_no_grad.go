@@ -23,7 +23,12 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"`validation_step`, or a function of this file that calls the model with autograd on) after " +
 			"`model.eval()`, or that iterate a loader named `val*`, `valid*`, `test*` or `eval*` (directly, " +
 			"through `enumerate`/`tqdm`/`zip`, or a local name bound to such a wrapper), or that iterate a " +
-			"loader in a function named for evaluation (`evaluate*`, `validate*`, `predict*`, `infer*`), never call " +
+			"loader in a function named for evaluation (`evaluate*`, `validate*`, `predict*`, `infer*`), or that " +
+			"iterate data (a loader, batches, inputs fed to the model; not a loop that only counts: a warm-up or " +
+			"a benchmark) in a function this file calls with autograd on right after an `.eval()` (`model.eval(); " +
+			"evaluate(model, test_data)`: the last mode call before the call, in a block holding it, not frozen " +
+			"in the same chain by `.requires_grad_(False)`, the call's result not backpropagated; such a call " +
+			"counts even when other calls of the function run under no-grad), never call " +
 			"`.backward()` or `torch.autograd.grad`, and are not inside `torch.no_grad()`, " +
 			"`torch.inference_mode()` or `torch.set_grad_enabled(False)` - as a `with` block, a decorator on " +
 			"the function, a project wrapper named `*no_grad`, `*inference_mode` or `eval_mode`, a no-grad " +
@@ -107,6 +112,12 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 		sign, known := signs[loop]
 		if !known {
 			sign = evalSignsOf(f, modes, loop)
+			if !sign.any() {
+				// The dearest sign last, once per function: a caller of the
+				// file that puts a model in eval mode and calls it with
+				// autograd on.
+				sign.caller = f.CalledAfterEvalWithGrad(loop)
+			}
 			signs[loop] = sign
 		}
 		if !sign.any() || !runsModel(f, call) || f.InNoGrad(call) {
@@ -139,12 +150,13 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 
 // evalSigns are what marks a loop (or comprehension) as evaluation.
 type evalSigns struct {
-	data  bool // it iterates a loader named like validation or test data
-	mode  bool // the model was put in eval mode before it
-	named bool // its function is named for evaluation or prediction
+	data   bool // it iterates a loader named like validation or test data
+	mode   bool // the model was put in eval mode before it
+	named  bool // its function is named for evaluation or prediction
+	caller bool // a caller puts a model in eval mode and calls its function with autograd on
 }
 
-func (s evalSigns) any() bool { return s.data || s.mode || s.named }
+func (s evalSigns) any() bool { return s.data || s.mode || s.named || s.caller }
 
 // evalSignsOf finds a loop's signs; a loop already under no-grad has none
 // worth looking at (every call in it runs so).
@@ -175,13 +187,23 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 	switch {
 	case kind == semantic.TrainingLoop, kind == semantic.RunLoop, f.InForward(loop), semantic.RunsOnce(loop),
 		frozenBefore(f, loop), f.LoopBodyHasBackward(loop), noGradInside(f, loop), needsInputGrad(f, loop),
-		differentiates(f, loop), readsDerivatives(f, loop), calledUnderNoGrad(f, loop), gradModeChosen(f, loop),
+		differentiates(f, loop), readsDerivatives(f, loop), gradModeChosen(f, loop),
 		fallbackOfNoGrad(f, loop), returnsLoopGraphs(f, loop) && feedsTraining(f, semantic.EnclosingFunction(loop)):
+		return false
+	case calledUnderNoGrad(f, loop) && !f.CalledAfterEvalWithGrad(loop):
+		// Some call of the function runs under no-grad: the others are
+		// taken to be the same evaluation, unless one of them follows an
+		// eval() with autograd on.
 		return false
 	case sign.data:
 		return true
 	case sign.mode:
 		return kind != semantic.NotStepLoop
+	}
+	if kind != semantic.NotStepLoop && (sign.caller || f.CalledAfterEvalWithGrad(loop)) && f.IteratesData(loop) {
+		// A caller's eval() says less than the function's own: a loop
+		// that only counts there is a benchmark or a warm-up.
+		return true
 	}
 	return sign.named && kind == semantic.LoaderLoop
 }

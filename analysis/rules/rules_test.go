@@ -1129,3 +1129,59 @@ func TestKeptVerdictsKeepNoOldVersionAlive(t *testing.T) {
 		return epoch + bytes.Index(src[epoch:], []byte("model(x)"))
 	})
 }
+
+// GPU004 reads a function's callers for an eval() before a call with
+// autograd on (semantic.File.CalledAfterEvalWithGrad): each step changes
+// one, in another statement than the loop, and the loop's finding comes
+// and goes with it, as in a fresh file.
+func TestIncrementalEvalCallersFollowTheirInputs(t *testing.T) {
+	const base = `import torch
+import torch.nn as nn
+
+model = nn.Linear(8, 2)
+
+
+def score(net, items):
+    outs = []
+    for item in items:
+        outs.append(net(item).argmax(-1).tolist())
+    return outs
+
+
+def report(net, items):
+    net.train()
+    result = score(net, items)
+    return result
+
+
+model.eval()
+print(score(model, []))
+`
+	steps := []editStep{
+		{"model.eval()", "model.train()"}, // the module-level mode call, another statement than the call
+		{"model.train()", "model.eval()"},
+		{"print(score(model, []))", "model.train()\nprint(score(model, []))"}, // a statement in between
+		{"model.train()\nprint(", "print("},
+		{"print(score(model, []))", "with torch.no_grad():\n    print(score(model, []))"},
+		{"with torch.no_grad():\n    print(score(model, []))", "print(len([]))"}, // the call goes
+		{"    net.train()", "    net.eval()"},                                    // a caller in a function
+		{"    net.eval()", "    net.eval().requires_grad_(False)"},               // frozen in the chain
+		{"    net.eval().requires_grad_(False)", "    net.eval()"},
+		{"    return result", "    result.backward()\n    return result"}, // its result differentiated
+	}
+	results := checkIncrementalSteps(t, base, steps)
+	var got []int
+	for _, res := range results {
+		n := 0
+		for _, d := range res.Diagnostics {
+			if d.Code == "GPU004" {
+				n++
+			}
+		}
+		got = append(got, n)
+	}
+	want := []int{1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0}
+	if !slices.Equal(got, want) {
+		t.Errorf("GPU004 findings per version: %v, want %v", got, want)
+	}
+}

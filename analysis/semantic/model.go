@@ -88,7 +88,9 @@ type File struct {
 		stepLoops                   map[*pyast.Node]*stepFact // carried, see StepLoopKind
 		// calledUnderNoGrad: see calledOnlyUnderNoGrad.
 		calledUnderNoGrad map[noGradKey]bool
-		instances         map[string]*Class // classOfInstance by expression text
+		// calledAfterEval: see CalledAfterEvalWithGrad.
+		calledAfterEval map[*pyast.Node]bool
+		instances       map[string]*Class // classOfInstance by expression text
 		// callsOf are callsByName's answers, by name, carried to the
 		// next version; allCalls every name's calls, built when nothing
 		// was carried.
@@ -905,6 +907,100 @@ func (f *File) calledOnlyUnderNoGrad(fn *pyast.Node, depth int) bool {
 		calls, underNoGrad := f.callsUnderNoGrad(fn, name, method, depth)
 		return calls > 0 && underNoGrad
 	})
+}
+
+// CalledAfterEvalWithGrad reports whether n is code of a function (a
+// top-level one, or a method of a top-level class) that this file calls,
+// outside the function itself, with autograd on right after putting
+// something in eval mode: the last `.eval()` or `.train(...)` before the
+// call in its scope is `x.eval()` or `x.train(False)`. A script's
+// `model.eval(); evaluate(model, criterion, test_data)` runs evaluate's
+// loop with autograd on, whatever other calls of it do under no_grad.
+// Mode calls are matched by their method alone, on any receiver: what
+// decides stays in the caller's own statement (a module-level caller's
+// mode calls are other statements; see carryOver).
+func (f *File) CalledAfterEvalWithGrad(n *pyast.Node) bool {
+	fn := EnclosingFunction(n)
+	if !fn.Is("function_definition") {
+		return false
+	}
+	method := false
+	switch outer := fn.Ancestor("class_definition", "function_definition", "lambda"); {
+	case outer == nil:
+	case outer.Is("class_definition") && outer.Ancestor("class_definition", "function_definition", "lambda") == nil:
+		method = true
+	default:
+		return false // a closure or a nested class's method
+	}
+	return remember(f, &f.memos.calledAfterEval, fn, func() bool {
+		for _, c := range f.callsByName(f.Text(fn.Child("name"))) {
+			if fn.Contains(c) || method != c.Child("function").Is("attribute") {
+				continue
+			}
+			if f.evalModeBefore(c) && !f.InNoGrad(c) && !f.resultBackpropagated(c) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// evalModeBefore reports whether the last mode call (`x.eval()`,
+// `x.train(...)`, any receiver) before n in n's scope put its object in
+// eval mode, in a block that holds n (not a branch that returned), and
+// without freezing it in the same chain (`m.eval().requires_grad_(False)`
+// records no graph of m's weights).
+func (f *File) evalModeBefore(n *pyast.Node) bool {
+	scope := Scope(n)
+	var last *pyast.Node
+	for _, name := range [...]string{"eval", "train"} {
+		for _, c := range f.callsByName(name) {
+			if c.End() <= n.Start() && (last == nil || c.Start() > last.Start()) && c.Child("function").Is("attribute") && InScope(c, scope) {
+				last = c
+			}
+		}
+	}
+	if last == nil || f.MethodName(last) == "train" && f.Text(f.Arg(last, "mode", 0)) != "False" {
+		return false
+	}
+	if f.MethodName(last) == "eval" && f.Arg(last, "", 0) != nil {
+		return false // df.eval("a + b") evaluates an expression
+	}
+	block := last.Ancestor("block", "module")
+	if block == nil || !block.Contains(n) {
+		return false
+	}
+	for c := last; c.Parent().Is("attribute") && c.Parent().Parent().Is("call"); {
+		c = c.Parent().Parent()
+		if FreezesParameters(f, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// resultBackpropagated reports whether what call returns is differentiated
+// where it is made: `loss = self.compute_loss(out, x, y)` followed by
+// `loss.backward()`, or `step(x).backward()`. A function computing a
+// training loss in eval mode (dropout off, BatchNorm frozen) trains.
+func (f *File) resultBackpropagated(call *pyast.Node) bool {
+	p := call.Parent()
+	if p.Is("attribute") && p.Parent().Is("call") && isBackwardCall(f, p.Parent()) {
+		return true
+	}
+	// In a function only: module-level code is one scope across
+	// statements, and the backward may be in another one, which an edit
+	// changes without this call's (see carryOver).
+	fn := EnclosingFunction(call)
+	if !p.Is("assignment") || p.Child("right") != call || !fn.Is("function_definition") {
+		return false
+	}
+	for _, name := range targetNames(f, p.Child("left")) {
+		if !strings.Contains(name, ".") && f.ReachesBackward(name, fn) {
+			return true
+		}
+	}
+	return false
 }
 
 type noGradKey struct {

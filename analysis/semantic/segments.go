@@ -1585,10 +1585,11 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	// Functions defined in the segments only one version has: the answers
 	// that used their summaries are stale unless the summary is the same.
 	// Whether a function runs under no_grad depends on its calls: when the
-	// calls to it, under no_grad or not, differ, answers that asked are
-	// stale.
+	// calls to it, under no_grad or not, right after an eval() or not (see
+	// CalledAfterEvalWithGrad), differ, answers that asked are stale.
 	defs := map[string][2][]*pyast.Node{} // name -> defs in prev's, in f's changed segments
-	calls := map[string]int{}             // "name+" / "name-" -> balance
+	calls := map[string]int{}             // "name+" / "name-" / "namee" -> balance
+	moduleModeCall := false
 	for side, pair := range [][2]*File{{prev, f}, {f, prev}} {
 		sign := []int{-1, 1}[side]
 		for _, ix := range only[side] {
@@ -1602,12 +1603,21 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 			}
 			for _, c := range ix.calls {
 				name := pair[0].LastName(c.Child("function"))
+				if m := pair[0].MethodName(c); (m == "eval" || m == "train") && Scope(c) != EnclosingFunction(c) {
+					// A module-level mode call decides for the module-level
+					// calls after it, in other statements (see
+					// CalledAfterEvalWithGrad).
+					moduleModeCall = true
+				}
 				if name == "" || len(pair[0].Functions[name]) == 0 {
 					continue // not a function of this file: no summary, no callers to judge
 				}
 				key := name + "-"
-				if pair[0].InNoGrad(c) {
+				switch {
+				case pair[0].InNoGrad(c):
 					key = name + "+"
+				case pair[0].evalModeBefore(c) && !pair[0].resultBackpropagated(c):
+					key = name + "e"
 				}
 				calls[key] += sign
 			}
@@ -1617,6 +1627,9 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		if n != 0 {
 			changed["calls:"+key[:len(key)-1]] = true
 		}
+	}
+	if moduleModeCall {
+		changed["calls:"] = true // every module-level call after it may differ
 	}
 	for name, ds := range defs {
 		if len(ds[0]) != len(ds[1]) {

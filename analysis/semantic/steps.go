@@ -166,6 +166,34 @@ func (f *File) stepLoopKind(loop *pyast.Node, reads asked) StepKind {
 	return NotStepLoop
 }
 
+// IteratesData reports whether a loop hands the model data it iterates: a
+// for loop over a loader, one binding a batch or feeding a model call what
+// it iterates (`for path in paths: model(load(path))`), a loop pulling
+// batches with next(). Not a loop that only counts (`for i in
+// range(iters): model(inp)`: a benchmark, a warm-up).
+func (f *File) IteratesData(loop *pyast.Node) bool {
+	body := loop.Child("body")
+	if body == nil {
+		return false
+	}
+	calls := f.CallsIn(body)
+	if pullsBatches(f, calls) {
+		return true
+	}
+	if !loop.Is("for_statement") {
+		return false
+	}
+	if f.IteratesLoader(loop) || f.bindsBatch(loop) {
+		return true
+	}
+	for _, c := range calls {
+		if f.IsModelCall(c) && f.fedFromLoop(loop, c) {
+			return true
+		}
+	}
+	return false
+}
+
 // fedFromLoop reports whether the model call takes what the for loop
 // iterates: an argument mentions the loop's variable, or a name the body
 // assigned from it (`img = load(path); out = model(img)`).

@@ -232,11 +232,14 @@ func freedInStep(f *semantic.File, value, loop, stmt *pyast.Node) bool {
 }
 
 // backwardOfScalar reports whether the loop calls `<value>.backward()`
-// with no gradient (no positional argument, no `gradient=`): autograd
-// allows that on a scalar only, so value is one tensor holding one number.
-func backwardOfScalar(f *semantic.File, value, loop *pyast.Node) bool {
+// with no gradient (no positional argument, no `gradient=`) on the value
+// stmt uses (nothing assigns it in between, before or after stmt):
+// autograd allows that on a scalar only, so value is one tensor holding
+// one number.
+func backwardOfScalar(f *semantic.File, value, loop, stmt *pyast.Node) bool {
 	for _, call := range f.CallsIn(loop) {
-		if f.MethodName(call) != "backward" || f.Text(semantic.Receiver(call)) != f.Text(value) {
+		if f.MethodName(call) != "backward" || f.Text(semantic.Receiver(call)) != f.Text(value) ||
+			assignedBetween(f, value, loop, min(call.Start(), stmt.Start()), max(call.Start(), stmt.Start())) {
 			continue
 		}
 		withGradient := false
@@ -248,6 +251,49 @@ func backwardOfScalar(f *semantic.File, value, loop *pyast.Node) bool {
 		}
 	}
 	return false
+}
+
+// assignedBetween reports whether an assignment in loop that starts
+// between the offsets from and to binds value's text (`out = out.sum()`
+// between `total += out` and `out.backward()`). Arithmetic on the value
+// itself (`loss = loss / n`, `loss *= w`) does not count: broadcasting
+// never shrinks a tensor, so when the result is one number, so was it.
+func assignedBetween(f *semantic.File, value, loop *pyast.Node, from, to int) bool {
+	for _, a := range f.AssignmentsIn(loop) {
+		if a.Start() <= from || a.Start() >= to || arithmeticOnItself(f, a, value) {
+			continue
+		}
+		binds := false
+		pyast.Walk(a.Child("left"), func(n *pyast.Node) bool {
+			binds = binds || n.Is("identifier", "attribute") && f.Text(n) == f.Text(value)
+			return !binds
+		})
+		if binds {
+			return true
+		}
+	}
+	return false
+}
+
+// arithmeticOnItself reports whether a rebinds value to arithmetic on
+// itself: `value op= e` or `value = value op e` (or `e op value`).
+func arithmeticOnItself(f *semantic.File, a, value *pyast.Node) bool {
+	if f.Text(a.Child("left")) != f.Text(value) {
+		return false
+	}
+	arithmetic := func(op string) bool {
+		switch strings.TrimSuffix(op, "=") {
+		case "+", "-", "*", "/", "//", "%", "**":
+			return true
+		}
+		return false
+	}
+	if a.Is("augmented_assignment") {
+		return arithmetic(f.Text(a.Child("operator")))
+	}
+	right := a.Child("right")
+	return right.Is("binary_operator") && arithmetic(f.Text(right.Child("operator"))) &&
+		(f.Text(right.Child("left")) == f.Text(value) || f.Text(right.Child("right")) == f.Text(value))
 }
 
 // backwardBefore reports whether, in loop, `<value>.backward()` runs

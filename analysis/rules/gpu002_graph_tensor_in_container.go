@@ -172,7 +172,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		freed := freedInStep(f, value, loop, stmt)
 		// A value the loop calls `.backward()` on without a gradient is a
 		// scalar tensor, whatever computed it (`output["loss"]`).
-		backed := backwardOfScalar(f, value, loop)
+		backed := backwardOfScalar(f, value, loop, stmt)
 		scalar := taint.IsScalarLoss(value) || backed
 		// A loss becomes a float, unless the code uses the elements as
 		// tensors (`torch.stack(losses)`), here or in a caller.

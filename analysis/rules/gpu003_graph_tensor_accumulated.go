@@ -144,7 +144,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		// `loss.backward()` with no gradient in the loop proves loss one
 		// scalar tensor, whatever the call that made it returns elsewhere
 		// (`model.compute_loss(batch)`).
-		backed := backwardOfScalar(f, value, loop)
+		backed := backwardOfScalar(f, value, loop, a)
 		if backed || taint.IsTensor(value) {
 			// .detach() keeps the values; it is safe only when nothing the
 			// total flows into could need its graph.

@@ -272,3 +272,18 @@ class HeadTrainer:
     def step(self, x, y):
         pred = self.head.predict_all(x)
         ((pred - y) ** 2).mean().backward()
+
+
+def rebound_outputs(model, loader, optimizer):
+    # `out` becomes a scalar only after it is stored: no `.item()` (it
+    # would raise on the stored outputs), and a model's output of unknown
+    # structure gets no `.detach()` either.
+    outs = []
+    for x in loader:
+        out = model(x)
+        outs.append(out)  # want: GPU002 "store `out.detach"
+        out = out.sum()
+        optimizer.zero_grad()
+        out.backward()
+        optimizer.step()
+    print(len(outs))

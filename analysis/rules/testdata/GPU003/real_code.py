@@ -99,3 +99,31 @@ def compute_loss_train(model, loader, optimizer):
         optimizer.step()
         total += loss  # want: GPU003
     print(total / len(loader))
+
+
+def rebound_out(model, loader, optimizer):
+    # `out` is reduced to a scalar only after the sum: the backward proves
+    # nothing of what was added, so no fix (`.item()` would raise).
+    total = 0.0
+    for x in loader:
+        out = model(x)
+        total += out  # want: GPU003
+        out = out.sum()
+        optimizer.zero_grad()
+        out.backward()
+        optimizer.step()
+    print(total)
+
+
+def scaled_after_store(model, loader, optimizer, n_tokens):
+    # torchtune: the loss is scaled between the sum and its backward;
+    # arithmetic on itself keeps the proof that it is one number.
+    total = 0.0
+    for batch in loader:
+        loss = model.compute_loss(batch)
+        total += loss  # want: GPU003
+        loss = loss / n_tokens
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print(total)

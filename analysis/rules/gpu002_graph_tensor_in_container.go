@@ -95,7 +95,7 @@ for step in range(100):
     history.append(loss.item())`,
 		FixSafety: "The fixes are unsafe: they change what the container holds. They are offered only " +
 			"when the stored value is known to be one tensor (a loss, a torch operation, a layer's or a local " +
-			"model's output, a value the loop calls `.backward()` on without a gradient): never on a tuple, a list, a module or a model output of unknown structure. For a " +
+			"model's output, a value the loop calls `.backward()` on without a gradient, with nothing but arithmetic on itself assigning it between the store and the backward): never on a tuple, a list, a module or a model output of unknown structure. For a " +
 			"scalar loss the preferred fix stores `loss.item()` (a Python float; it waits for the GPU each " +
 			"step), the other `loss.detach()`. For other tensors they store `t.detach()` or " +
 			"`t.detach().cpu()`. When the container is later used as tensors (`torch.stack(history)`, " +

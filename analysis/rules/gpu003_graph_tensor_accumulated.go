@@ -65,7 +65,8 @@ for step in range(100):
     total_loss += loss.item()
 print(total_loss / 100)`,
 		FixSafety: "Offered only when the added value is known to be one tensor (also when the loop calls its " +
-			"`backward()` without a gradient, which autograd allows on a scalar only). Adding `loss.detach()` " +
+			"`backward()` without a gradient, which autograd allows on a scalar only, and nothing but arithmetic " +
+			"on itself assigns it between the sum and the backward). Adding `loss.detach()` " +
 			"keeps the total's values, type and device and only drops the graph; it is safe when the total is " +
 			"a local name that goes nowhere but printing, logging and conversions (not returned, not stored on " +
 			"an object or in a container, not read by another function), and unsafe otherwise, since a caller " +

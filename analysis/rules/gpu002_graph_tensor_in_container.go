@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"slices"
-
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/semantic"
@@ -155,7 +153,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		// outs.append(model(x[i]))`, then `return torch.cat(outs)`)
 		// returns the graphs it keeps: whoever calls it decides.
 		if f.StepLoopKind(loop) == semantic.ModelLoop && returned(f, name, scope) &&
-			(!evalModeIn(f, scope) || feedsTraining(f, semantic.EnclosingFunction(stmt))) {
+			(!evalModeIn(f, scope) || f.FeedsTraining(stmt)) {
 			return
 		}
 		if f.CalledUnderNoGradAcrossFiles(stmt) {
@@ -318,50 +316,6 @@ func evalModeIn(f *semantic.File, scope *pyast.Node) bool {
 	for _, c := range f.CallsIn(scope) {
 		if args := c.Child("arguments"); f.MethodName(c) == "eval" && semantic.InScope(c, scope) && args != nil && len(args.NamedChildren()) == 0 {
 			return true
-		}
-	}
-	return false
-}
-
-// feedsTraining reports whether a call in this file of the function def
-// (by its name) hands what it returns to a backward pass in the caller's
-// function: through the names it assigns, to `.backward()` or to a
-// function of the file that trains. A model put in eval mode then runs
-// without dropout, not without gradients: PPO's batched_forward_pass
-// returns log-probs that train_minibatch backpropagates.
-func feedsTraining(f *semantic.File, def *pyast.Node) bool {
-	if !def.Is("function_definition") {
-		return false
-	}
-	// A method is called through an attribute, a function by its name.
-	method := def.Ancestor("class_definition", "function_definition").Is("class_definition")
-	for _, c := range f.CallsNamed(f.Text(def.Child("name"))) {
-		a := c.Parent()
-		if def.Contains(c) || c.Child("function").Is("attribute") != method || !a.Is("assignment") || a.Child("right") != c {
-			continue
-		}
-		scope := semantic.Scope(a)
-		var targets []string
-		pyast.Walk(a.Child("left"), func(n *pyast.Node) bool {
-			if n.Is("identifier") {
-				targets = append(targets, f.Text(n))
-			}
-			return true
-		})
-		for _, name := range targets {
-			if f.ReachesBackward(name, scope) {
-				return true
-			}
-		}
-		for _, call := range f.CallsIn(scope) {
-			if call.Start() < a.End() || !semantic.InScope(call, scope) {
-				continue
-			}
-			if s := f.SummaryOfCall(call); s != nil && s.Trains && slices.ContainsFunc(targets, func(name string) bool {
-				return semantic.MentionsName(f, call.Child("arguments"), name)
-			}) {
-				return true
-			}
 		}
 	}
 	return false

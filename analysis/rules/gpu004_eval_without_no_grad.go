@@ -188,7 +188,7 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 	case kind == semantic.TrainingLoop, kind == semantic.RunLoop, f.InForward(loop), semantic.RunsOnce(loop),
 		frozenBefore(f, loop), f.LoopBodyHasBackward(loop), noGradInside(f, loop), needsInputGrad(f, loop),
 		differentiates(f, loop), readsDerivatives(f, loop), gradModeChosen(f, loop),
-		fallbackOfNoGrad(f, loop), returnsLoopGraphs(f, loop) && feedsTraining(f, semantic.EnclosingFunction(loop)):
+		fallbackOfNoGrad(f, loop), returnsLoopGraphs(f, loop) && f.FeedsTraining(loop):
 		return false
 	case calledUnderNoGrad(f, loop) && !f.CalledAfterEvalWithGrad(loop):
 		// Some call of the function runs under no-grad: the others are

@@ -1185,3 +1185,45 @@ print(score(model, []))
 		t.Errorf("GPU004 findings per version: %v, want %v", got, want)
 	}
 }
+
+// An eval-mode forward helper's stored graphs are its callers' business
+// when one of them trains on what it returns (semantic.File.FeedsTraining):
+// the caller's backward comes and goes in another statement than the
+// helper's loop, and GPU002 there follows it as in a fresh file.
+func TestIncrementalFeedsTrainingFollowsItsCallers(t *testing.T) {
+	const base = `import torch
+import torch.nn as nn
+
+
+def forward_all(model, batches):
+    model.eval()
+    outs = []
+    for i in range(len(batches)):
+        outs.append(model(batches[i]))
+    return outs
+
+
+def train_step(model, batches, optimizer):
+    logps = forward_all(model, batches)
+    loss = -torch.stack(logps).mean()
+    print(loss)
+    optimizer.step()
+`
+	steps := []editStep{
+		{"    print(loss)\n", "    loss.backward()\n"},
+		{"    loss.backward()\n", "    print(loss)\n"},
+	}
+	var got []int
+	for _, res := range checkIncrementalSteps(t, base, steps) {
+		n := 0
+		for _, d := range res.Diagnostics {
+			if d.Code == "GPU002" {
+				n++
+			}
+		}
+		got = append(got, n)
+	}
+	if want := []int{1, 0, 1}; !slices.Equal(got, want) {
+		t.Errorf("GPU002 findings per version: %v, want %v", got, want)
+	}
+}

@@ -88,9 +88,10 @@ type File struct {
 		stepLoops                   map[*pyast.Node]*stepFact // carried, see StepLoopKind
 		// calledUnderNoGrad: see calledOnlyUnderNoGrad.
 		calledUnderNoGrad map[noGradKey]bool
-		// calledAfterEval: see CalledAfterEvalWithGrad.
-		calledAfterEval map[*pyast.Node]bool
-		instances       map[string]*Class // classOfInstance by expression text
+		// calledAfterEval, feedsTraining: see CalledAfterEvalWithGrad,
+		// FeedsTraining.
+		calledAfterEval, feedsTraining map[*pyast.Node]bool
+		instances                      map[string]*Class // classOfInstance by expression text
 		// callsOf are callsByName's answers, by name, carried to the
 		// next version; allCalls every name's calls, built when nothing
 		// was carried.
@@ -933,11 +934,8 @@ func (f *File) CalledAfterEvalWithGrad(n *pyast.Node) bool {
 		return false // a closure or a nested class's method
 	}
 	return remember(f, &f.memos.calledAfterEval, fn, func() bool {
-		for _, c := range f.callsByName(f.Text(fn.Child("name"))) {
-			if fn.Contains(c) || method != c.Child("function").Is("attribute") {
-				continue
-			}
-			if f.evalModeBefore(c) && !f.InNoGrad(c) && !f.resultBackpropagated(c) {
+		for _, c := range f.callsOutside(fn, f.Text(fn.Child("name")), method) {
+			if f.evalModeBefore(c) && !f.InNoGrad(c) && !f.resultTrains(c) {
 				return true
 			}
 		}
@@ -979,28 +977,68 @@ func (f *File) evalModeBefore(n *pyast.Node) bool {
 	return true
 }
 
-// resultBackpropagated reports whether what call returns is differentiated
-// where it is made: `loss = self.compute_loss(out, x, y)` followed by
-// `loss.backward()`, or `step(x).backward()`. A function computing a
-// training loss in eval mode (dropout off, BatchNorm frozen) trains.
-func (f *File) resultBackpropagated(call *pyast.Node) bool {
+// resultTrains reports whether what call returns trains where it is made:
+// `loss = self.compute_loss(out, x, y)` followed by `loss.backward()`,
+// `step(x).backward()`, or the names it assigns handed to a function of
+// the file that trains (trl's PPO: `logprobs = self.batched_forward_pass(
+// ...)`, then `self.train_minibatch(logprobs, ...)`). A function computing
+// a training loss in eval mode (dropout off, BatchNorm frozen) trains.
+// In a function only: module-level code is one scope across statements,
+// and the backward may be in another one, which an edit changes without
+// this call's (see carryOver).
+func (f *File) resultTrains(call *pyast.Node) bool {
 	p := call.Parent()
 	if p.Is("attribute") && p.Parent().Is("call") && isBackwardCall(f, p.Parent()) {
 		return true
 	}
-	// In a function only: module-level code is one scope across
-	// statements, and the backward may be in another one, which an edit
-	// changes without this call's (see carryOver).
 	fn := EnclosingFunction(call)
 	if !p.Is("assignment") || p.Child("right") != call || !fn.Is("function_definition") {
 		return false
 	}
+	var names []string
 	for _, name := range targetNames(f, p.Child("left")) {
-		if !strings.Contains(name, ".") && f.ReachesBackward(name, fn) {
+		if !strings.Contains(name, ".") {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		if f.ReachesBackward(name, fn) {
+			return true
+		}
+	}
+	for _, c := range f.CallsIn(fn) {
+		if c.Start() < p.End() || !InScope(c, fn) {
+			continue
+		}
+		if s := f.SummaryOfCall(c); s != nil && s.Trains && slices.ContainsFunc(names, func(name string) bool {
+			return MentionsName(f, c.Child("arguments"), name)
+		}) {
 			return true
 		}
 	}
 	return false
+}
+
+// FeedsTraining reports whether a call in this file of the function
+// holding n (by its name: a method's through an attribute, a function's
+// bare) hands what it returns to training in the caller's function (see
+// resultTrains). A model put in eval mode there runs without dropout, not
+// without gradients: PPO's batched_forward_pass returns log-probs that
+// train_minibatch backpropagates.
+func (f *File) FeedsTraining(n *pyast.Node) bool {
+	def := EnclosingFunction(n)
+	if !def.Is("function_definition") {
+		return false
+	}
+	method := def.Ancestor("class_definition", "function_definition").Is("class_definition")
+	return remember(f, &f.memos.feedsTraining, def, func() bool {
+		for _, c := range f.callsOutside(def, f.Text(def.Child("name")), method) {
+			if f.resultTrains(c) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 type noGradKey struct {
@@ -1012,10 +1050,8 @@ type noGradKey struct {
 // method when method is set), outside fn itself, and reports whether every
 // one runs with autograd off; it stops at the first that does not.
 func (f *File) callsUnderNoGrad(fn *pyast.Node, name string, method bool, depth int) (calls int, underNoGrad bool) {
-	for _, c := range f.callsByName(name) {
-		// callsByName matched the last name; a method is called through an
-		// attribute, a function by its bare name.
-		if fn.Contains(c) || method != c.Child("function").Is("attribute") || method && delegates(f, c, name) {
+	for _, c := range f.callsOutside(fn, name, method) {
+		if method && delegates(f, c, name) {
 			continue
 		}
 		if !f.inNoGrad(c, depth+1) {
@@ -1024,6 +1060,20 @@ func (f *File) callsUnderNoGrad(fn *pyast.Node, name string, method bool, depth 
 		calls++
 	}
 	return calls, true
+}
+
+// callsOutside returns this file's calls of the function fn, named name
+// (a method when method is set), outside fn itself. callsByName matches
+// the last name; a method is called through an attribute, a function by
+// its bare name.
+func (f *File) callsOutside(fn *pyast.Node, name string, method bool) []*pyast.Node {
+	var out []*pyast.Node
+	for _, c := range f.callsByName(name) {
+		if !fn.Contains(c) && c.Child("function").Is("attribute") == method {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // delegates reports whether the call c of a method named name is made

@@ -1585,10 +1585,11 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	// Functions defined in the segments only one version has: the answers
 	// that used their summaries are stale unless the summary is the same.
 	// Whether a function runs under no_grad depends on its calls: when the
-	// calls to it, under no_grad or not, right after an eval() or not (see
-	// CalledAfterEvalWithGrad), differ, answers that asked are stale.
+	// calls to it, under no_grad or not, feeding training or not, right
+	// after an eval() or not (see FeedsTraining, CalledAfterEvalWithGrad),
+	// differ, answers that asked are stale.
 	defs := map[string][2][]*pyast.Node{} // name -> defs in prev's, in f's changed segments
-	calls := map[string]int{}             // "name+" / "name-" / "namee" -> balance
+	calls := map[string]int{}             // "name" + one of "+-te" -> balance
 	moduleModeCall := false
 	for side, pair := range [][2]*File{{prev, f}, {f, prev}} {
 		sign := []int{-1, 1}[side]
@@ -1616,7 +1617,9 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 				switch {
 				case pair[0].InNoGrad(c):
 					key = name + "+"
-				case pair[0].evalModeBefore(c) && !pair[0].resultBackpropagated(c):
+				case pair[0].resultTrains(c):
+					key = name + "t"
+				case pair[0].evalModeBefore(c):
 					key = name + "e"
 				}
 				calls[key] += sign

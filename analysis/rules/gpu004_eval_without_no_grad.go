@@ -23,9 +23,11 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"`validation_step`, or a function of this file that calls the model with autograd on) after " +
 			"`model.eval()`, or that iterate a loader named `val*`, `valid*`, `test*` or `eval*` (directly, " +
 			"through `enumerate`/`tqdm`/`zip`, or a local name bound to such a wrapper), or that iterate a " +
-			"loader in a function named for evaluation (`evaluate*`, `validate*`, `predict*`, `infer*`), or that " +
+			"loader, or hand the model the data they iterate, in a function named for evaluation (`evaluate*`, " +
+			"`validate*`, `predict*`, `infer*`), or that " +
 			"iterate data (a loader, batches, inputs fed to the model; not a loop that only counts: a warm-up or " +
-			"a benchmark) in a function this file calls with autograd on right after an `.eval()` (`model.eval(); " +
+			"a benchmark; not one along a tensor's inner dimension) in a function this file calls with autograd " +
+			"on right after an `.eval()` (`model.eval(); " +
 			"evaluate(model, test_data)`: the last mode call before the call, in a block holding it, not frozen " +
 			"in the same chain by `.requires_grad_(False)`, the call's result not backpropagated; such a call " +
 			"counts even when other calls of the function run under no-grad), never call " +
@@ -64,7 +66,12 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"model (`accelerator.unwrap_model(model)`, `get_model`, `save_model`) or runs a whole procedure on " +
 			"it (`evaluate_model`, `quantize_model`). A call that passes text " +
 			"generation arguments (`max_new_tokens`, `num_beams`, `do_sample`, `num_return_sequences`) runs " +
-			"generation, which turns autograd off itself, not a forward pass.",
+			"generation, which turns autograd off itself, not a forward pass. Layers without parameters " +
+			"(activations, dropout, pooling, padding: `nn.Sigmoid()`) and metric modules (`SSIM`, `FIDScore`, " +
+			"`*Metric`) are applied as functions, not run as models; a call whose value is fitted at once " +
+			"(`model(**args).fit(X, y)`) builds an estimator; a file that imports TensorFlow, Keras, JAX, MLX " +
+			"or another framework and nothing of PyTorch's runs no PyTorch model under a model's name, and " +
+			"neither does a loop over values another framework made (`for mel in mx.stack(mels)`).",
 		Why: "`model.eval()` switches layers such as dropout and batch norm to inference behaviour; it does " +
 			"not turn autograd off. Every forward pass still records a graph and keeps the activations " +
 			"it needs for a backward pass that never comes. That costs memory (peak usage can be several " +
@@ -188,7 +195,8 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 	case kind == semantic.TrainingLoop, kind == semantic.RunLoop, f.InForward(loop), semantic.RunsOnce(loop),
 		frozenBefore(f, loop), f.LoopBodyHasBackward(loop), noGradInside(f, loop), needsInputGrad(f, loop),
 		differentiates(f, loop), readsDerivatives(f, loop), gradModeChosen(f, loop),
-		fallbackOfNoGrad(f, loop), returnsLoopGraphs(f, loop) && f.FeedsTraining(loop):
+		fallbackOfNoGrad(f, loop), returnsLoopGraphs(f, loop) && f.FeedsTraining(loop),
+		loop.Is("for_statement") && f.MadeByOtherFramework(loop.Child("right")):
 		return false
 	case calledUnderNoGrad(f, loop) && !f.CalledAfterEvalWithGrad(loop):
 		// Some call of the function runs under no-grad: the others are
@@ -200,12 +208,14 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 	case sign.mode:
 		return kind != semantic.NotStepLoop
 	}
-	if kind != semantic.NotStepLoop && (sign.caller || f.CalledAfterEvalWithGrad(loop)) && f.IteratesData(loop) {
-		// A caller's eval() says less than the function's own: a loop
-		// that only counts there is a benchmark or a warm-up.
+	if kind == semantic.LoaderLoop && sign.named {
 		return true
 	}
-	return sign.named && kind == semantic.LoaderLoop
+	// A function's name, or a caller's eval(), says less than the
+	// function's own eval(): a step loop there must hand the model data it
+	// iterates (batches, items, inputs); one that only counts is a
+	// benchmark or a warm-up.
+	return kind != semantic.NotStepLoop && (sign.named || sign.caller || f.CalledAfterEvalWithGrad(loop)) && f.IteratesData(loop)
 }
 
 // returnsLoopGraphs reports whether loop stores values that carry history

@@ -91,18 +91,18 @@ func (f *File) constructsModule(e *pyast.Node) bool {
 	fn := e.Child("function")
 	if fn.Is("identifier") {
 		if c := f.Classes[f.Text(fn)]; c != nil {
-			return f.IsModule(c) && !strings.HasSuffix(c.Name, "Loss")
+			return f.IsModule(c) && !strings.HasSuffix(c.Name, "Loss") && !metricClassName.MatchString(c.Name)
 		}
 	}
 	q := f.QualifiedName(fn)
 	switch {
 	case strings.HasPrefix(q, "torch.nn.") && !strings.HasPrefix(q, "torch.nn.functional.") &&
 		!strings.HasSuffix(q, "Loss") && isCapitalized(q):
-		return true
+		return !parameterlessLayer(q)
 	case q != "" && !strings.HasPrefix(q, "torch.") && isCapitalized(q) &&
 		f.derivesFromProject(f.Path, q, map[string]bool{}, 0, isModuleBase):
 		// A model class of another module of the project.
-		return !strings.HasSuffix(q, "Loss")
+		return !strings.HasSuffix(q, "Loss") && !metricClassName.MatchString(q[strings.LastIndexByte(q, '.')+1:])
 	case q == "torch.compile":
 		// A model compiled, not a function of this file.
 		arg := compiledArg(f, e)
@@ -117,6 +117,77 @@ func (f *File) constructsModule(e *pyast.Node) bool {
 		return !notAModel.MatchString(q) && !f.constructsOtherRuntime(e)
 	}
 	return false
+}
+
+// parameterlessLayers are the torch.nn layers that hold no parameter:
+// activations, dropout, pooling, padding, reshaping, resampling and
+// distances. Calling one is applying a function: its output carries history
+// only when its input does (haystack's `self.activation = nn.Sigmoid()`
+// applied to scores computed under inference_mode records nothing).
+// PReLU (a learned slope) and the normalisations (affine weights) are
+// models.
+var parameterlessLayers = regexp.MustCompile(`^(ReLU6?|LeakyReLU|RReLU|ELU|SELU|CELU|GELU|SiLU|Mish|Sigmoid|LogSigmoid|Hardsigmoid|Tanh|Hardtanh|Tanhshrink|Hardswish|Softmax|Softmax2d|LogSoftmax|Softmin|Softplus|Softsign|Softshrink|Hardshrink|Threshold|GLU|` +
+	`Dropout[123]?d?|AlphaDropout|FeatureAlphaDropout|Identity|Flatten|Unflatten|` +
+	`(Max|Avg|LP|AdaptiveMax|AdaptiveAvg|FractionalMax)Pool[123]d|MaxUnpool[123]d|` +
+	`(Zero|Constant|Reflection|Replication|Circular)Pad[123]d|` +
+	`Upsample|UpsamplingNearest2d|UpsamplingBilinear2d|PixelShuffle|PixelUnshuffle|ChannelShuffle|Fold|Unfold|` +
+	`CosineSimilarity|PairwiseDistance)$`)
+
+// parameterlessLayer reports whether q, a qualified torch.nn name, is one
+// of parameterlessLayers.
+func parameterlessLayer(q string) bool {
+	rest, ok := strings.CutPrefix(q, "torch.nn.")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimPrefix(rest, "modules.") // torch.nn.modules.activation.ReLU
+	return parameterlessLayers.MatchString(rest[strings.LastIndexByte(rest, '.')+1:])
+}
+
+// metricClassName: module classes that compute a metric of predictions
+// and targets (modelscope's `SSIM`, `FIDScore`; `PSNR`, `LPIPS`,
+// `*Metric`), as a loss does: what parameters they have belong to a frozen
+// feature network, and their output carries history only when their
+// inputs do.
+var metricClassName = regexp.MustCompile(`^[A-Za-z0-9_]*(Metric|Metrics|Score|SSIM|PSNR|FID|LPIPS)$`)
+
+// constructsParameterlessLayer reports whether e builds one of
+// parameterlessLayers (`nn.Sigmoid()`, `nn.Dropout(p).to(device)`) or a
+// metric module (see metricClassName): a module applied as a function.
+func (f *File) constructsParameterlessLayer(e *pyast.Node) bool {
+	e = f.unwrapModuleChain(e)
+	if !e.Is("call") {
+		return false
+	}
+	fn := e.Child("function")
+	if q := f.QualifiedName(fn); q != "" {
+		return parameterlessLayer(q) || isCapitalized(q) && metricClassName.MatchString(q[strings.LastIndexByte(q, '.')+1:])
+	}
+	if c := f.Classes[f.Text(fn)]; fn.Is("identifier") && c != nil {
+		return f.IsModule(c) && metricClassName.MatchString(c.Name)
+	}
+	return false
+}
+
+// callsParameterlessLayer reports whether call applies a name every
+// binding of which (one at least) builds a parameterless layer or a
+// metric.
+func (f *File) callsParameterlessLayer(call *pyast.Node) bool {
+	fn := call.Child("function")
+	if !fn.Is("identifier", "attribute") {
+		return false
+	}
+	layer := false
+	for _, b := range f.BindingsOf(fn) {
+		if b.Is("none") {
+			continue
+		}
+		if !f.constructsParameterlessLayer(b) {
+			return false
+		}
+		layer = true
+	}
+	return layer
 }
 
 // otherRuntimeModules run models outside PyTorch's autograd: the runtimes
@@ -211,7 +282,7 @@ func (f *File) IsModelCall(call *pyast.Node) bool {
 	} else if f.CallsClass(call) || !hasForwardInput(call) {
 		return false
 	}
-	if generates(f, call) {
+	if generates(f, call) || fitted(f, call) {
 		return false
 	}
 	if fn.Is("identifier") && f.Text(fn) == "self" {
@@ -226,6 +297,16 @@ func (f *File) IsModelCall(call *pyast.Node) bool {
 // takes.
 var generationKeywords = map[string]bool{
 	"max_new_tokens": true, "num_beams": true, "do_sample": true, "num_return_sequences": true,
+}
+
+// fitted reports whether call's value is fitted at once
+// (`model(**model_args).fit(X, y)`, synthcity's cross-validation): the
+// call builds an estimator from a class passed in, it runs no forward
+// pass.
+func fitted(f *File, call *pyast.Node) bool {
+	p := call.Parent()
+	return p.Is("attribute") && p.Child("object") == call && f.Text(p.Child("attribute")) == "fit" &&
+		p.Parent().Is("call")
 }
 
 // generates reports whether call runs text generation rather than a
@@ -446,16 +527,68 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 	}
 	// Any module bound to the name makes it a model, whatever else it is
 	// bound to: the answer must not depend on the order of the bindings.
-	criterion, otherRuntime := false, false
+	criterion, layer, otherRuntime := false, false, false
 	for _, b := range f.BindingsOf(fn) {
 		if f.constructsModule(b) {
 			return true
 		}
 		criterion = criterion || f.constructsCriterion(b)
+		layer = layer || f.constructsParameterlessLayer(b)
 		otherRuntime = otherRuntime || f.constructsOtherRuntime(b) || f.buildsPipeline(b)
 	}
 	last := f.LastName(fn)
-	return !criterion && !otherRuntime && modelName.MatchString(last) && !notModelName.MatchString(last)
+	return !criterion && !layer && !otherRuntime && modelName.MatchString(last) && !notModelName.MatchString(last) &&
+		!f.importsOtherFrameworkOnly()
+}
+
+// torchFrameworks and otherFrameworks are the roots of the imports that
+// say which deep-learning framework a file's models belong to.
+var (
+	torchFrameworks = map[string]bool{
+		"torch": true, "torchvision": true, "torchaudio": true, "torchtext": true, "lightning": true,
+		"pytorch_lightning": true, "timm": true, "accelerate": true, "deepspeed": true,
+	}
+	otherFrameworks = map[string]bool{
+		"tensorflow": true, "keras": true, "tf_keras": true, "jax": true, "flax": true, "haiku": true,
+		"mlx": true, "paddle": true, "mindspore": true, "mxnet": true, "oneflow": true,
+	}
+)
+
+// MadeByOtherFramework reports whether e, or the value a name e is bound
+// to, is a call of another deep-learning framework (`mx.stack(mels)`,
+// `tf.concat(...)`): a model fed from it is that framework's (stable-ts's
+// MLX branch in a PyTorch file).
+func (f *File) MadeByOtherFramework(e *pyast.Node) bool {
+	values := []*pyast.Node{e}
+	if e.Is("identifier") {
+		values = f.BindingsOf(e)
+	}
+	for _, v := range values {
+		if v.Is("call") {
+			root, _, _ := strings.Cut(f.QualifiedName(v.Child("function")), ".")
+			if otherFrameworks[root] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// importsOtherFrameworkOnly reports whether the file imports another
+// deep-learning framework (TensorFlow, Keras, JAX, MLX, ...) and nothing of
+// PyTorch's: a name such as `model` there is that framework's model, which
+// records no autograd graph (ART's and alibi-detect's TensorFlow
+// estimators beside their PyTorch ones).
+func (f *File) importsOtherFrameworkOnly() bool {
+	other := false
+	for _, q := range f.Imports {
+		root, _, _ := strings.Cut(q, ".")
+		if torchFrameworks[root] {
+			return false
+		}
+		other = other || otherFrameworks[root]
+	}
+	return other
 }
 
 // IsLossCall reports whether call computes a loss: a criterion object, an
@@ -732,6 +865,9 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 				return !t.inNoGrad(e) && t.taintedArgument(e)
 			}
 			return !t.inNoGrad(e)
+		}
+		if f.callsParameterlessLayer(e) {
+			return !t.inNoGrad(e) && t.taintedArgument(e)
 		}
 		if f.IsLossCall(e) {
 			// A loss of detached predictions (`criterion(pred.detach(), y)`)

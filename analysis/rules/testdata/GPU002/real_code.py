@@ -244,7 +244,7 @@ class PerceptualHistory:
 def predict_in_batches(model, x, batch_size):
     # Dimension 0 is the samples': each iteration is a batch.
     preds = []
-    for i in range(0, x.shape[0], batch_size):
+    for i in range(0, x.shape[0], batch_size):  # noqa: GPU004 (its own rule's case; here GPU002's)
         preds.append(model(x[i : i + batch_size]))  # want: GPU002
     print(len(preds))
 
@@ -253,7 +253,7 @@ def predict_unpacked(model, x, batch_size):
     # The first size unpacked from a shape is the samples': batches.
     n, d = x.shape
     preds = []
-    for i in range(0, n, batch_size):
+    for i in range(0, n, batch_size):  # noqa: GPU004 (its own rule's case; here GPU002's)
         preds.append(model(x[i : i + batch_size]))  # want: GPU002
     print(len(preds))
 
@@ -287,3 +287,12 @@ def rebound_outputs(model, loader, optimizer):
         out.backward()
         optimizer.step()
     print(len(outs))
+
+
+def pooled_outputs(model, loader):
+    # The same layer applied to a model's output keeps its history.
+    pool = nn.AvgPool2d(2)
+    kept = []
+    for x, _ in loader:
+        kept.append(pool(model(x)))  # want: GPU002
+    print(len(kept))

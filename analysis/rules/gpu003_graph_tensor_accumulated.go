@@ -146,6 +146,12 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		// scalar tensor, whatever the call that made it returns elsewhere
 		// (`model.compute_loss(batch)`).
 		backed := backwardOfScalar(f, value, loop, a)
+		scalar := backed || taint.IsScalarLoss(value)
+		// `.item()` is the advice for one number that stays a number; a
+		// total used as a tensor or returned, or a value not known to be
+		// one number, is told `.detach()`.
+		usedLater, returnedTotal := usedAsTensor(f, name, scope, false), returned(f, name, scope)
+		asNumber := scalar && !usedLater && !returnedTotal
 		if backed || taint.IsTensor(value) {
 			// .detach() keeps the values; it is safe only when nothing the
 			// total flows into could need its graph.
@@ -154,7 +160,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 				safety = analysis.Safe
 			}
 			fixes = []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", safety)}
-			if (backed || taint.IsScalarLoss(value)) && !usedAsTensor(f, name, scope, false) && !returned(f, name, scope) {
+			if asNumber {
 				fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
 			}
 		}
@@ -171,14 +177,28 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		if reset != nil {
 			detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, loop)
 		}
+		advice, tail := ".item()", ". Add `"+withMethod(f, value, ".item()")+"` (a Python number) or `"+
+			withMethod(f, value, ".detach()")+"` (a tensor without history)."
+		switch {
+		case !scalar:
+			advice, tail = ".detach()", ". Add `"+withMethod(f, value, ".detach()")+"` (a tensor without history), "+
+				"or `"+withMethod(f, value, ".item()")+"` if it is one number."
+		case !asNumber:
+			why := "is used as a tensor later"
+			if returnedTotal {
+				why = "is returned to callers that may use it as a tensor"
+			}
+			advice, tail = ".detach()", ". Add `"+withMethod(f, value, ".detach()")+"` (a tensor without history): `"+
+				name+"` "+why+", where a Python number would not do."
+		}
 		pass.Report(analysis.Diagnostic{
 			Start: a.Start(), End: a.End(),
 			Fixes: fixes,
 			Message: analysis.ShortestFit(
-				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add "+analysis.Code(withMethod(f, value, ".item()")),
-				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add its `.item()`",
-				analysis.Code(name)+" keeps every iteration's graph alive; add its `.item()`"),
-			Detail: detail + ". Add `" + withMethod(f, value, ".item()") + "` (a Python number) or `" + withMethod(f, value, ".detach()") + "` (a tensor without history).",
+				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add "+analysis.Code(withMethod(f, value, advice)),
+				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add its `"+advice+"`",
+				analysis.Code(name)+" keeps every iteration's graph alive; add its `"+advice+"`"),
+			Detail: detail + tail,
 		})
 	}
 }

@@ -107,7 +107,7 @@ def rebound_out(model, loader, optimizer):
     total = 0.0
     for x in loader:
         out = model(x)
-        total += out  # want: GPU003
+        total += out  # want: GPU003 "add `out\.detach\(\)`.*or `out\.item\(\)` if it is one number"
         out = out.sum()
         optimizer.zero_grad()
         out.backward()
@@ -127,3 +127,16 @@ def scaled_after_store(model, loader, optimizer, n_tokens):
         loss.backward()
         optimizer.step()
     print(total)
+
+
+def log_total(model, loader, optimizer, criterion):
+    # The total is used as a tensor after the loop: `.detach()` is the
+    # advice, `.item()` would break `torch.log`.
+    total = 0.0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss  # want: GPU003 "add `loss\.detach\(\)`.*`total` is used as a tensor later"
+    print(torch.log(total))

@@ -22,7 +22,8 @@ var GraphTensorInContainer = &analysis.Rule{
 			"loop that runs training or evaluation steps, where `t` carries autograd history (it comes from a " +
 			"model (one built with `.requires_grad_(False)` only when its input carries history), a criterion, a loss function, a method or helper of the file that returns one, a model's loss " +
 			"method by convention (`model.compute_loss(b)`, `model.loss(x, y)`, `*_loss`, `neg_log_likelihood`, `nll`), or " +
-			"arithmetic, indexing, `.cpu()` or `.to()` on such a value), the container is a list, dict, set or " +
+			"arithmetic, indexing, `.cpu()` or `.to()` on such a value; or whatever computed it, when the loop calls " +
+			"`t.backward()` without a gradient on the same binding: only a scalar with history allows that), the container is a list, dict, set or " +
 			"deque created outside that loop, and autograd is on (GPU004 lists what turns it off, the callers " +
 			"of a function in the project's other files included).\n\n" +
 			"A step loop is one whose body runs a backward pass or an optimizer step (directly, through a " +
@@ -145,7 +146,11 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		taint := f.TaintOf(scope)
 		name := f.Text(container)
 		readsWholeFile(pass, stmt, name, scope)
-		if !taint.Tainted(value) || !builtinContainer(f, name, scope, stmt) || f.AssignedIn(name, loop.Child("body")) ||
+		// A value the loop calls `.backward()` on without a gradient is a
+		// scalar tensor with history, whatever computed it
+		// (`output["loss"]`, a helper of another module).
+		backed := backwardOfScalar(f, value, loop, stmt)
+		if !taint.Tainted(value) && !backed || !builtinContainer(f, name, scope, stmt) || f.AssignedIn(name, loop.Child("body")) ||
 			f.ReachesBackward(name, scope) || joinedIntoNumPy(f, name, scope) || poppedInLoop(f, name, scope) {
 			return
 		}
@@ -168,9 +173,6 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		// The step's backward pass, before the store or after it, frees
 		// the activations the graph saved: what stays is its nodes.
 		freed := freedInStep(f, value, loop, stmt)
-		// A value the loop calls `.backward()` on without a gradient is a
-		// scalar tensor, whatever computed it (`output["loss"]`).
-		backed := backwardOfScalar(f, value, loop, stmt)
 		scalar := taint.IsScalarLoss(value) || backed
 		// A loss becomes a float, unless the code uses the elements as
 		// tensors (`torch.stack(losses)`), here or in a caller.

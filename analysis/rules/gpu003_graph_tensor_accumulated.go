@@ -18,7 +18,8 @@ var GraphTensorAccumulated = &analysis.Rule{
 	Fixable:         analysis.FixAlways,
 	Doc: analysis.Doc{
 		What: "Finds `total += loss` and `total = total + loss` in a loop that runs training or evaluation " +
-			"steps (see GPU002), where `loss` carries autograd history, `total` is initialised outside the " +
+			"steps (see GPU002), where `loss` carries autograd history (as GPU002 tells it, a value the loop calls " +
+			"`.backward()` on included, whatever computed it), `total` is initialised outside the " +
 			"loop, and autograd is on (GPU004 lists what turns it off, the callers of a function in " +
 			"the project's other files included). A total that is reset under a condition inside the loop (`if i % 100 " +
 			"== 0: total = 0`) is still reported, with the bound in the message. Deliberately not reported: " +
@@ -127,8 +128,13 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		readsWholeFile(pass, a, name, scope)
 		taint := f.TaintOf(scope)
 		// `outputs += [h]` extends a list; only a tensor adds up history.
+		// `loss.backward()` with no gradient in the loop proves loss one
+		// scalar tensor with history, whatever the call that made it
+		// returns elsewhere (`model.compute_loss(batch)`, a helper of
+		// another module).
+		backed := backwardOfScalar(f, value, loop, a)
 		if containerValue(f, value) || acc.Is("identifier") && containerValue(f, lastBinding(f, name, scope, a)) ||
-			!taint.Tainted(value) || f.ReachesBackward(name, scope) {
+			!taint.Tainted(value) && !backed || f.ReachesBackward(name, scope) {
 			continue
 		}
 		if f.StepLoopKind(loop) == semantic.ModelLoop && returned(f, name, scope) {
@@ -142,10 +148,6 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 			continue // the last question: it may read the project's other files
 		}
 		var fixes []analysis.Fix
-		// `loss.backward()` with no gradient in the loop proves loss one
-		// scalar tensor, whatever the call that made it returns elsewhere
-		// (`model.compute_loss(batch)`).
-		backed := backwardOfScalar(f, value, loop, a)
 		scalar := backed || taint.IsScalarLoss(value)
 		// `.item()` is the advice for one number that stays a number; a
 		// total used as a tensor or returned, or a value not known to be

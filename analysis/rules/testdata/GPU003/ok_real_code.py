@@ -185,3 +185,14 @@ def elbo_totals(model, data_loader):
     for x in data_loader:
         total += model.get_elbo(x)
     print(total)
+
+
+def helper_scores(model, loader):
+    # A helper of another module whose result is never backpropagated:
+    # nothing says it is a tensor with history.
+    from metrics import get_score
+
+    total = 0.0
+    for x, y in loader:
+        total += get_score(model(x), y)
+    print(total / len(loader))

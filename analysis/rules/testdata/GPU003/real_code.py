@@ -140,3 +140,18 @@ def log_total(model, loader, optimizer, criterion):
         optimizer.step()
         total += loss  # want: GPU003 "add `loss\.detach\(\)`.*`total` is used as a tensor later"
     print(torch.log(total))
+
+
+def helper_total(model, loader, optimizer):
+    # The loss comes from a helper of another module; its backward()
+    # proves it a scalar with history.
+    from losses import get_loss
+
+    total = 0.0
+    for x, y in loader:
+        loss = get_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        total += loss  # want: GPU003 "add `loss\.item\(\)`"
+    print(total / len(loader))

@@ -94,7 +94,10 @@ func WriteFixed(path string, original, fixed []byte) error {
 		return cleanup(err)
 	}
 	if err := replace(tmp.Name(), real, original); err != nil {
-		os.Remove(tmp.Name())
+		var kept *keptError
+		if !errors.As(err, &kept) {
+			os.Remove(tmp.Name())
+		}
 		return err
 	}
 	return nil
@@ -169,9 +172,28 @@ func holds(f *os.File, original []byte) bool {
 	return n == len(original) && bytes.Equal(current[:n], original)
 }
 
+// keptError is an error after which a file beside the one written holds
+// a version the user saved meanwhile: it must stay.
+type keptError struct{ msg string }
+
+func (e *keptError) Error() string { return e.msg }
+
+// keptAt returns a keptError whose message is format with the kept file's
+// path in it.
+func keptAt(path, format string) error { return &keptError{fmt.Sprintf(format, path)} }
+
 // testHookBeforeWriteInPlace, when set, runs between writeInPlace's last
 // check and its write (tests race a save there).
 var testHookBeforeWriteInPlace func()
+
+// testHookAfterExchange, when set, runs right after replace has put the
+// fixed file under path and the original under replaced (tests race a save
+// there).
+var testHookAfterExchange func(path, replaced string)
+
+// testHookBeforeRemovingOriginal, when set, runs right before the
+// original, moved to replaced, is removed (tests race a save there).
+var testHookBeforeRemovingOriginal func(replaced string)
 
 // writeBackup writes original, synced, to a new file beside path and
 // returns its name.

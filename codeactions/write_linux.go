@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -43,6 +43,15 @@ func replace(tmp, path string, original []byte) error {
 	if held != nil {
 		defer held.Close() // lets go of the lease
 	}
+	// The fixed file is leased too: a save that finds it under the name
+	// after the exchange (an open interrupted while it waited on the
+	// original's lease, and tried again) breaks it and waits, and its
+	// broken lease says the save goes there.
+	fixed := leaseFixed(held, tmp)
+	if fixed != nil {
+		defer fixed.Close()
+	}
+	savedIntoFixed := func() bool { return fixed != nil && leaseBroken(fixed) }
 	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
 		return renameOver(tmp, path)
@@ -50,26 +59,127 @@ func replace(tmp, path string, original []byte) error {
 	if err != nil {
 		return err
 	}
-	if replacedUnchanged(held, tmp, original) {
-		if err := os.Remove(tmp); err != nil {
+	if testHookAfterExchange != nil {
+		testHookAfterExchange(path, tmp)
+	}
+	if savedIntoFixed() {
+		// A save is writing into the file now under the name: it lands
+		// after the fixes, once the leases are let go. The original, at
+		// tmp, goes.
+		if err := removeOriginal(held, tmp, original); err != nil {
 			return err
 		}
-		if held == nil || !leaseBroken(held) {
-			return nil
-		}
-		// An open for writing that found the file under its name before the
-		// exchange reached it only now, and waits on the lease: give the file
-		// its name back, so that what the save writes is not lost with it.
-		if err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(held.Fd())), unix.AT_FDCWD, tmp, unix.AT_SYMLINK_FOLLOW); err != nil {
-			return fmt.Errorf("another program opened the file to save it while its fixes were written, and the file it opened could not be put back (%v); its save may be lost", err)
-		}
+		return ErrChangedOnDisk
+	}
+	if replacedUnchanged(held, tmp, original) {
+		return removeOriginal(held, tmp, original)
 	}
 	// Put the save back.
 	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {
-		return errors.New("changed on disk while being written; the version saved meanwhile is in " + tmp)
+		return keptAt(tmp, "changed on disk while being written; the version saved meanwhile is in %s")
+	}
+	if savedIntoFixed() {
+		// A retried save found the fixed file under the name before it
+		// went back: what it writes goes there.
+		return keptAt(tmp, "changed on disk while being written; the file holds one save, another one made meanwhile is in %s")
 	}
 	os.Remove(tmp)
 	return ErrChangedOnDisk
+}
+
+// removeOriginal removes the original, which the exchange moved to tmp.
+// When its lease (held) is broken, an open for writing found it under its
+// name before the exchange: one that gave up (interrupted, and tried again
+// on the fixed file), or a save that waits for the lease and will write
+// into the file that has no name any more. A file without a name cannot be
+// given one back (linkat refuses), so what such a save writes is copied
+// back to tmp, and the error says so.
+func removeOriginal(held *os.File, tmp string, original []byte) error {
+	if testHookBeforeRemovingOriginal != nil {
+		testHookBeforeRemovingOriginal(tmp)
+	}
+	if err := os.Remove(tmp); err != nil {
+		return err
+	}
+	if held == nil || !leaseBroken(held) {
+		return nil
+	}
+	return rescueSave(held, tmp, original)
+}
+
+// rescueSave lets go of the lease on the original, which has no name any
+// more, waits for a save blocked on it to write and close the file, and
+// copies what it wrote to tmp. Where no writer comes within writerWait and
+// the file still holds original, the open gave up and there is nothing to
+// keep.
+func rescueSave(held *os.File, tmp string, original []byte) error {
+	lost := errors.New("another program opened the file to save it while its fixes were written; its save may be lost")
+	deadline := time.Now().Add(writerWait)
+	sawWriter := false
+	for {
+		if _, err := unix.FcntlInt(held.Fd(), unix.F_SETLEASE, unix.F_UNLCK); err != nil {
+			return lost
+		}
+		time.Sleep(writerPoll) // the waiting save opens the file now
+		_, err := unix.FcntlInt(held.Fd(), unix.F_SETLEASE, unix.F_RDLCK)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			sawWriter = true // it has the file open for writing
+		case err != nil:
+			return lost
+		case !leaseBroken(held) && (sawWriter || !holds(held, original)):
+			// Leased again, nobody has it open for writing: the save wrote
+			// and closed the file.
+			return keepCopy(held, tmp)
+		}
+		if time.Now().After(deadline) {
+			if !sawWriter && holds(held, original) {
+				return nil
+			}
+			return keepCopy(held, tmp)
+		}
+	}
+}
+
+// keepCopy writes what the file open as f holds to a new file at tmp.
+func keepCopy(f *os.File, tmp string) error {
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	saved := make([]byte, info.Size())
+	if _, err := f.ReadAt(saved, 0); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = out.Write(saved)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("another program saved the file while its fixes were written, and its save could not be kept (%v)", err)
+	}
+	return keptAt(tmp, "another program saved the file while its fixes were written; the file holds the fixes, the save is in %s")
+}
+
+// leaseFixed opens the fixed file at tmp and takes a read lease on it,
+// when the original's is held (held); nil otherwise, or when the lease
+// cannot be had.
+func leaseFixed(held *os.File, tmp string) *os.File {
+	if held == nil {
+		return nil
+	}
+	f, err := os.Open(tmp)
+	if err != nil {
+		return nil
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 // replacedUnchanged reports whether the file the exchange moved to tmp still

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -289,5 +290,73 @@ func TestSaveDuringAnInPlaceWriteIsKept(t *testing.T) {
 	}
 	if got := content(t, path); got != userText {
 		t.Errorf("the save during the write was lost; the file holds %q", got)
+	}
+}
+
+// A save whose open found the original under the name just before the
+// exchange, was interrupted while it waited on the lease (Go retries an
+// open that a signal interrupts; C's SA_RESTART does the same) and, tried
+// again, found the fixed file under the name: the save goes into the fixed
+// file, and must be what the file holds at the end. Before, the broken
+// lease on the original put the original back and deleted the fixed file
+// with the save in it (seen once in CI under load).
+func TestRetriedSaveIntoTheFixedFileIsKept(t *testing.T) {
+	path := leasableOriginal(t, "retried.py")
+	saved := make(chan error, 1)
+	testHookAfterExchange = func(path, replaced string) {
+		// The first open: it breaks the original's lease, and gives up.
+		if f, err := os.OpenFile(replaced, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+			saved <- errors.New("the original's lease did not stop an open for writing")
+			return
+		}
+		// The retried open finds the fixed file under the name.
+		go func() { saved <- os.WriteFile(path, []byte(userText), 0o644) }()
+		time.Sleep(50 * time.Millisecond) // time enough for an unhindered save
+	}
+	defer func() { testHookAfterExchange = nil }()
+	err := WriteFixed(path, []byte(originalText), []byte(fixedText))
+	if err != nil && !errors.Is(err, ErrChangedOnDisk) {
+		t.Fatal(err)
+	}
+	if err := <-saved; err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, path); got != userText {
+		t.Errorf("the save into the fixed file was lost; the file holds %q", got)
+	}
+	if l := leftovers(t, path); len(l) > 0 {
+		t.Errorf("left behind: %v", l)
+	}
+}
+
+// A save that opened the original under its name before the exchange and
+// waits on its lease while the original is removed writes into a file that
+// has no name any more (and linkat cannot give it one back): what it
+// writes is copied beside the file, and the error says where.
+func TestSaveIntoTheRemovedOriginalIsKept(t *testing.T) {
+	path := leasableOriginal(t, "removed.py")
+	saved := make(chan error, 1)
+	testHookBeforeRemovingOriginal = func(replaced string) {
+		go func() { saved <- os.WriteFile(replaced, []byte(userText), 0o644) }()
+		time.Sleep(50 * time.Millisecond) // the save opens the file and waits on the lease
+	}
+	defer func() { testHookBeforeRemovingOriginal = nil }()
+	err := WriteFixed(path, []byte(originalText), []byte(fixedText))
+	if err := <-saved; err != nil {
+		t.Fatal(err)
+	}
+	if err == nil {
+		t.Fatal("the save during the write was not reported")
+	}
+	if content(t, path) != fixedText {
+		t.Errorf("the file holds %q, not the fixes", content(t, path))
+	}
+	kept := leftovers(t, path)
+	if len(kept) != 1 || !strings.Contains(err.Error(), kept[0]) {
+		t.Fatalf("the error %q does not name the one file kept beside it: %v", err, kept)
+	}
+	if got := content(t, kept[0]); got != userText {
+		t.Errorf("the file kept holds %q, not the save", got)
 	}
 }

@@ -30,9 +30,12 @@ const (
 // just before the exchange would otherwise write into the replaced file
 // after it is deleted, and the save would be lost.
 //
-// After the exchange, the replaced file is deleted only if it is the one
-// leased and the lease is unbroken; otherwise the exchange is undone and the
-// save kept. Where leases cannot be had, the replaced file's content is
+// The fixed file is leased too. After the exchange, a broken lease on it
+// means a save found it under the name: it stays, and the original goes.
+// Otherwise the replaced file is deleted only if it is the one leased and
+// the lease is unbroken (a save that breaks it later is copied beside the
+// file, see removeOriginal); a broken lease undoes the exchange and keeps
+// the save. Where leases cannot be had, the replaced file's content is
 // compared with original instead. Where the file system cannot exchange, it
 // renames.
 func replace(tmp, path string, original []byte) error {

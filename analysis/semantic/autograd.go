@@ -173,21 +173,27 @@ func (f *File) constructsParameterlessLayer(e *pyast.Node) bool {
 // binding of which (one at least) builds a parameterless layer or a
 // metric.
 func (f *File) callsParameterlessLayer(call *pyast.Node) bool {
-	fn := call.Child("function")
+	return f.everyBinding(call.Child("function"), f.constructsParameterlessLayer)
+}
+
+// everyBinding reports whether fn, a name or attribute chain, is bound to
+// a value (one at least, None aside) and every value it is bound to
+// satisfies is.
+func (f *File) everyBinding(fn *pyast.Node, is func(*pyast.Node) bool) bool {
 	if !fn.Is("identifier", "attribute") {
 		return false
 	}
-	layer := false
+	found := false
 	for _, b := range f.BindingsOf(fn) {
 		if b.Is("none") {
 			continue
 		}
-		if !f.constructsParameterlessLayer(b) {
+		if !is(b) {
 			return false
 		}
-		layer = true
+		found = true
 	}
-	return layer
+	return found
 }
 
 // otherRuntimeModules run models outside PyTorch's autograd: the runtimes
@@ -1073,20 +1079,7 @@ func (f *File) frozenModel(call *pyast.Node) bool {
 	if f.MethodName(call) == "forward" {
 		fn = Receiver(call)
 	}
-	if !fn.Is("identifier", "attribute") {
-		return false
-	}
-	frozen := false
-	for _, b := range f.BindingsOf(fn) {
-		if b.Is("none") {
-			continue
-		}
-		if !frozenChain(f, b) {
-			return false
-		}
-		frozen = true
-	}
-	return frozen
+	return f.everyBinding(fn, func(b *pyast.Node) bool { return frozenChain(f, b) })
 }
 
 // frozenChain reports whether e is a call chain that ends by turning its

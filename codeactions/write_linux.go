@@ -118,16 +118,17 @@ func removeOriginal(held *os.File, tmp string, original []byte) error {
 func rescueSave(held *os.File, tmp string, original []byte) error {
 	lost := errors.New("another program opened the file to save it while its fixes were written; its save may be lost")
 	deadline := time.Now().Add(writerWait)
-	sawWriter := false
+	sawWriter, writing := false, false
 	for {
 		if _, err := unix.FcntlInt(held.Fd(), unix.F_SETLEASE, unix.F_UNLCK); err != nil {
 			return lost
 		}
 		time.Sleep(writerPoll) // the waiting save opens the file now
 		_, err := unix.FcntlInt(held.Fd(), unix.F_SETLEASE, unix.F_RDLCK)
+		writing = errors.Is(err, unix.EAGAIN) // it has the file open for writing
+		sawWriter = sawWriter || writing
 		switch {
-		case errors.Is(err, unix.EAGAIN):
-			sawWriter = true // it has the file open for writing
+		case writing:
 		case err != nil:
 			return lost
 		case !leaseBroken(held) && (sawWriter || !holds(held, original)):
@@ -139,7 +140,13 @@ func rescueSave(held *os.File, tmp string, original []byte) error {
 			if !sawWriter && holds(held, original) {
 				return nil
 			}
-			return keepCopy(held, tmp)
+			err := keepCopy(held, tmp)
+			var kept *keptError
+			if writing && errors.As(err, &kept) {
+				// Still open for writing: what it writes from now on is lost.
+				err = keptAt(tmp, err.Error()+" (copied while it was still being written: it may be incomplete)")
+			}
+			return err
 		}
 	}
 }

@@ -185,7 +185,7 @@ func leaseFixed(held *os.File, tmp string) *os.File {
 	if err != nil {
 		return nil
 	}
-	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+	if takeLease(f, unix.F_RDLCK) != nil {
 		f.Close()
 		return nil
 	}

@@ -85,24 +85,24 @@ func (f *File) unwrapModuleChain(e *pyast.Node) *pyast.Node {
 // file deriving from one, a torch.nn layer, a torchvision model.
 func (f *File) constructsModule(e *pyast.Node) bool {
 	e = f.unwrapModuleChain(e)
-	if !e.Is("call") {
-		return false
+	if !e.Is("call") || f.constructsParameterlessLayer(e) {
+		return false // a module applied as a function
 	}
 	fn := e.Child("function")
 	if fn.Is("identifier") {
 		if c := f.Classes[f.Text(fn)]; c != nil {
-			return f.IsModule(c) && !strings.HasSuffix(c.Name, "Loss") && !metricClassName.MatchString(c.Name)
+			return f.IsModule(c) && !strings.HasSuffix(c.Name, "Loss")
 		}
 	}
 	q := f.QualifiedName(fn)
 	switch {
 	case strings.HasPrefix(q, "torch.nn.") && !strings.HasPrefix(q, "torch.nn.functional.") &&
 		!strings.HasSuffix(q, "Loss") && isCapitalized(q):
-		return !parameterlessLayer(q)
+		return true
 	case q != "" && !strings.HasPrefix(q, "torch.") && isCapitalized(q) &&
 		f.derivesFromProject(f.Path, q, map[string]bool{}, 0, isModuleBase):
 		// A model class of another module of the project.
-		return !strings.HasSuffix(q, "Loss") && !metricClassName.MatchString(q[strings.LastIndexByte(q, '.')+1:])
+		return !strings.HasSuffix(q, "Loss")
 	case q == "torch.compile":
 		// A model compiled, not a function of this file.
 		arg := compiledArg(f, e)
@@ -136,12 +136,8 @@ var parameterlessLayers = regexp.MustCompile(`^(ReLU6?|LeakyReLU|RReLU|ELU|SELU|
 // parameterlessLayer reports whether q, a qualified torch.nn name, is one
 // of parameterlessLayers.
 func parameterlessLayer(q string) bool {
-	rest, ok := strings.CutPrefix(q, "torch.nn.")
-	if !ok {
-		return false
-	}
-	rest = strings.TrimPrefix(rest, "modules.") // torch.nn.modules.activation.ReLU
-	return parameterlessLayers.MatchString(rest[strings.LastIndexByte(rest, '.')+1:])
+	// The last name: torch.nn.ReLU and torch.nn.modules.activation.ReLU.
+	return strings.HasPrefix(q, "torch.nn.") && parameterlessLayers.MatchString(q[strings.LastIndexByte(q, '.')+1:])
 }
 
 // metricClassName: module classes that compute a metric of predictions
@@ -872,7 +868,8 @@ func (t *Taint) Tainted(e *pyast.Node) bool {
 			}
 			return !t.inNoGrad(e)
 		}
-		if f.callsParameterlessLayer(e) {
+		if q == "" && f.callsParameterlessLayer(e) {
+			// Not an imported function: a name bound to such a layer.
 			return !t.inNoGrad(e) && t.taintedArgument(e)
 		}
 		if f.IsLossCall(e) {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -52,10 +53,10 @@ func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
 			errorsBefore, errorsAfter := pyast.ErrorCount(tb.RootNode()), pyast.ErrorCount(ta.RootNode())
 			tb.Close()
 			ta.Close()
-			// More syntax errors, or blocks Python would reject where it
-			// accepted them (the whole text's: the fixtures have no
-			// other misaligned block).
-			want := errorsAfter > errorsBefore || !pyast.BlocksAligned(after) && pyast.BlocksAligned(src)
+			// A syntax error before or after, or blocks Python would
+			// reject where it accepted them (the whole text's: the
+			// fixtures have no other misaligned block).
+			want := errorsBefore > 0 || errorsAfter > 0 || !pyast.BlocksAligned(after) && pyast.BlocksAligned(src)
 			if (got != nil) != want {
 				t.Errorf("%s: edits %+v: verdict %v, fresh parses say broken=%v", file, edits, got, want)
 			}
@@ -63,7 +64,7 @@ func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
 			if want {
 				rejected++
 			}
-			if want && errorsAfter <= errorsBefore {
+			if want && errorsBefore == 0 && errorsAfter == 0 {
 				misaligned++
 			}
 		}
@@ -78,7 +79,7 @@ func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
 // that inserts after a loop also takes in the statement after it); each
 // is verified against a parse of its own text, in either order, and so
 // against its own syntax errors (here the statement after the loop has
-// one, which neither fix adds).
+// one: that region's fix is withheld, the other's is not).
 func TestRegionsThatStartTogetherAreParsedApart(t *testing.T) {
 	src := []byte("for b in loader:\n    step(b)\n    torch.cuda.empty_cache()\nreport(]\n")
 	loop := region{0, len("for b in loader:\n    step(b)\n    torch.cuda.empty_cache()\n")}
@@ -93,11 +94,14 @@ func TestRegionsThatStartTogetherAreParsedApart(t *testing.T) {
 			first, second = second, first
 			firstEdits, secondEdits = secondEdits, firstEdits
 		}
-		if err := verifyRegion(src, first, firstEdits, &trees); err != nil {
-			t.Errorf("region %v first: %v", first, err)
+		verdicts := map[region]error{}
+		verdicts[first] = verifyRegion(src, first, firstEdits, &trees)
+		verdicts[second] = verifyRegion(src, second, secondEdits, &trees)
+		if err := verdicts[loop]; err != nil {
+			t.Errorf("loop's region (first: %v): %v", shortFirst, err)
 		}
-		if err := verifyRegion(src, second, secondEdits, &trees); err != nil {
-			t.Errorf("region %v after %v: %v", second, first, err)
+		if err := verdicts[both]; err != errBrokenAlready {
+			t.Errorf("both statements' region (first: %v): %v, want %v", !shortFirst, err, errBrokenAlready)
 		}
 		trees.close()
 	}
@@ -304,6 +308,15 @@ func checkAloneAgainstRegion(t *testing.T, sources []string, n int, rng *rand.Ra
 				}
 				inRegion := verifyRegion(f.Src, regions[0], local, &trees)
 				trees.close()
+				if inRegion == errBrokenAlready {
+					// A fix in a region that has a syntax error already
+					// is withheld on the region's path; alone, it must
+					// add none.
+					inRegion = nil
+					if errorsIn(t, f.Src[regions[0].start:regions[0].end], local) {
+						inRegion = errors.New("the result would have more syntax errors")
+					}
+				}
 				switch {
 				case !verifyAlone(f, edits):
 					declined++
@@ -320,6 +333,21 @@ func checkAloneAgainstRegion(t *testing.T, sources []string, n int, rng *rand.Ra
 	}
 	t.Logf("%d edit sets accepted alone, %d left to the region (%d of them valid)", accepted, declined, declinedValid)
 	return accepted, declined, declinedValid
+}
+
+// errorsIn reports whether edits give text more syntax errors than it
+// has, by fresh parses.
+func errorsIn(t *testing.T, text []byte, edits []Edit) bool {
+	t.Helper()
+	after, err := ApplyEdits(text, edits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, _ := pyast.ParseTree(nil, text)
+	ta, _ := pyast.ParseTree(nil, after)
+	defer tb.Close()
+	defer ta.Close()
+	return pyast.ErrorCount(ta.RootNode()) > pyast.ErrorCount(tb.RootNode())
 }
 
 // verifyAlone takes the fixes rules write (a call wrapped, a line taken

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -30,52 +31,65 @@ func usedAsTensor(f *semantic.File, name string, scope *pyast.Node, elements boo
 	if strings.Contains(name, ".") {
 		scope = f.Tree.Root
 	}
-	used := false
-	f.Tree.Walk(scope, func(n *pyast.Node) bool {
-		switch {
-		case used:
-		case n.Is("call") && strings.HasPrefix(f.Callee(n), "torch."):
-			used = semantic.MentionsName(f, n.Child("arguments"), name)
-		case n.Is("attribute"):
-			obj := n.Child("object")
-			if elements {
-				if aggregates(f, obj, name) {
+	question := "used as tensors"
+	if elements {
+		question = "elements used as tensors"
+	}
+	// The names used so, found once per scope: at module level the scope
+	// is the whole file, and every candidate asks.
+	used := semantic.OfVersion(f, question, scope, func() map[string]bool {
+		used := map[string]bool{}
+		f.Tree.Walk(scope, func(n *pyast.Node) bool {
+			switch {
+			case n.Is("call") && strings.HasPrefix(f.Callee(n), "torch."):
+				pyast.Walk(n.Child("arguments"), func(a *pyast.Node) bool {
+					if a.Is("identifier", "attribute") {
+						used[f.Text(a)] = true
+					}
+					return true
+				})
+			case n.Is("attribute"):
+				obj := n.Child("object")
+				if elements {
 					// (sum(losses) / len(losses)).item(): the sum of
 					// tensors is one, of floats a float.
-					used = true
-					return false
+					aggregated(f, obj, used)
+					if !obj.Is("subscript") {
+						return true
+					}
+					obj = obj.Child("value")
 				}
-				if !obj.Is("subscript") {
-					return true
+				if obj.Is("identifier", "attribute") {
+					used[f.Text(obj)] = true
 				}
-				obj = obj.Child("value")
 			}
-			used = obj.Is("identifier", "attribute") && f.Text(obj) == name
-		}
-		return !used
+			return true
+		})
+		return used
 	})
-	return used
+	return used[name]
 }
 
-// aggregates reports whether e combines the elements of the container
-// name with Python's builtins into one value of their type: `sum(xs)`,
-// `max(xs)`, `min(xs)`, in parentheses or arithmetic (`sum(xs) / len(xs)`).
-func aggregates(f *semantic.File, e *pyast.Node, name string) bool {
+// aggregated adds to names the containers whose elements e combines with
+// Python's builtins into one value of their type: `sum(xs)`, `max(xs)`,
+// `min(xs)`, in parentheses or arithmetic (`sum(xs) / len(xs)`).
+func aggregated(f *semantic.File, e *pyast.Node, names map[string]bool) {
 	switch {
 	case e.Is("parenthesized_expression"):
-		return aggregates(f, e.FirstNamed(), name)
+		aggregated(f, e.FirstNamed(), names)
 	case e.Is("binary_operator"):
-		return aggregates(f, e.Child("left"), name) || aggregates(f, e.Child("right"), name)
+		aggregated(f, e.Child("left"), names)
+		aggregated(f, e.Child("right"), names)
 	case e.Is("unary_operator"):
-		return aggregates(f, e.Child("argument"), name)
+		aggregated(f, e.Child("argument"), names)
 	case e.Is("call") && e.Child("function").Is("identifier"):
 		switch f.Text(e.Child("function")) {
 		case "sum", "max", "min":
-			arg := f.Arg(e, "", 0)
-			return arg.Is("identifier", "attribute") && f.Text(arg) == name
+			if arg := f.Arg(e, "", 0); arg.Is("identifier", "attribute") {
+				names[f.Text(arg)] = true
+			}
 		}
 	}
-	return false
 }
 
 // builtinContainer reports whether the container name refers to at stmt
@@ -122,28 +136,44 @@ func containerValue(f *semantic.File, e *pyast.Node) bool {
 // lastBinding returns the value last bound to the local name in scope
 // before stmt, by a plain or an element-wise tuple assignment, or nil.
 func lastBinding(f *semantic.File, name string, scope, stmt *pyast.Node) *pyast.Node {
-	var last *pyast.Node
-	for _, a := range f.AssignmentsIn(scope) {
-		if a.Start() >= stmt.Start() {
-			break
-		}
-		left, right := a.Child("left"), a.Child("right")
-		if a.Kind() != "assignment" || right == nil || !semantic.InScope(a, scope) {
-			continue
-		}
-		switch {
-		case left.Is("identifier") && f.Text(left) == name:
-			last = right
-		case left.Is("pattern_list", "tuple_pattern") && right.Is("expression_list", "tuple"):
-			targets, values := left.NamedChildren(), right.NamedChildren()
-			for i, t := range targets {
-				if i < len(values) && len(targets) == len(values) && t.Is("identifier") && f.Text(t) == name {
-					last = values[i]
+	// The scope's bindings by name, in source order, found once: at
+	// module level the scope is the whole file, and every candidate asks.
+	bindings := semantic.OfVersion(f, "plain bindings", scope, func() map[string][]binding {
+		bindings := map[string][]binding{}
+		for _, a := range f.AssignmentsIn(scope) {
+			left, right := a.Child("left"), a.Child("right")
+			if a.Kind() != "assignment" || right == nil || !semantic.InScope(a, scope) {
+				continue
+			}
+			switch {
+			case left.Is("identifier"):
+				bindings[f.Text(left)] = append(bindings[f.Text(left)], binding{a.Start(), right})
+			case left.Is("pattern_list", "tuple_pattern") && right.Is("expression_list", "tuple"):
+				targets, values := left.NamedChildren(), right.NamedChildren()
+				if len(targets) != len(values) {
+					continue
+				}
+				for i, t := range targets {
+					if t.Is("identifier") {
+						bindings[f.Text(t)] = append(bindings[f.Text(t)], binding{a.Start(), values[i]})
+					}
 				}
 			}
 		}
+		return bindings
+	})[name]
+	// The last one of an assignment that starts before stmt.
+	i := sort.Search(len(bindings), func(i int) bool { return bindings[i].at >= stmt.Start() })
+	if i == 0 {
+		return nil
 	}
-	return last
+	return bindings[i-1].value
+}
+
+// binding is a value assigned to a name by the assignment at offset at.
+type binding struct {
+	at    int
+	value *pyast.Node
 }
 
 // returned reports whether the value of name flows into a return or yield
@@ -153,7 +183,9 @@ func returned(f *semantic.File, name string, scope *pyast.Node) bool {
 }
 
 func returnedVia(f *semantic.File, name string, scope *pyast.Node, depth int) bool {
-	if depth > 4 {
+	if depth > 4 || scope.Is("module") {
+		// Module code returns nothing (a return or yield there does
+		// not compile).
 		return false
 	}
 	found := false

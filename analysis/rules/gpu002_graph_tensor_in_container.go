@@ -247,34 +247,39 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 // do not require grad, outputs computed elsewhere under no_grad, a model
 // wrapper that returns arrays).
 func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool {
-	for _, call := range f.CallsIn(scope) {
-		if !semantic.InScope(call, scope) {
-			continue
-		}
-		switch f.QualifiedName(call.Child("function")) {
-		case "numpy.concatenate", "numpy.stack", "numpy.vstack", "numpy.hstack", "numpy.array", "numpy.asarray":
-			if arg := f.Arg(call, "", 0); arg.Is("identifier") && f.Text(arg) == container {
-				return true
+	// Every such container of the scope, found once: at module level the
+	// scope is the whole file, and every candidate asks.
+	return semantic.OfVersion(f, "joined into NumPy", scope, func() map[string]bool {
+		joined := map[string]bool{}
+		for _, call := range f.CallsIn(scope) {
+			if !semantic.InScope(call, scope) {
+				continue
+			}
+			switch f.QualifiedName(call.Child("function")) {
+			case "numpy.concatenate", "numpy.stack", "numpy.vstack", "numpy.hstack", "numpy.array", "numpy.asarray":
+				if arg := f.Arg(call, "", 0); arg.Is("identifier") {
+					joined[f.Text(arg)] = true
+				}
+			}
+			if f.MethodName(call) != "numpy" {
+				continue
+			}
+			x := semantic.Receiver(call)
+			for x.Is("call") && keepsRequiresGrad[f.MethodName(x)] {
+				x = semantic.Receiver(x)
+			}
+			if !x.Is("call") {
+				continue
+			}
+			switch f.QualifiedName(x.Child("function")) {
+			case "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack":
+				if arg := f.Arg(x, "tensors", 0); arg.Is("identifier") {
+					joined[f.Text(arg)] = true
+				}
 			}
 		}
-		if f.MethodName(call) != "numpy" {
-			continue
-		}
-		x := semantic.Receiver(call)
-		for x.Is("call") && keepsRequiresGrad[f.MethodName(x)] {
-			x = semantic.Receiver(x)
-		}
-		if !x.Is("call") {
-			continue
-		}
-		switch f.QualifiedName(x.Child("function")) {
-		case "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack":
-			if arg := f.Arg(x, "tensors", 0); arg.Is("identifier") && f.Text(arg) == container {
-				return true
-			}
-		}
-	}
-	return false
+		return joined
+	})[container]
 }
 
 // poppedInLoop reports whether a loop of scope takes elements out of the
@@ -282,15 +287,18 @@ func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool
 // in flight (a pipeline schedule's activations, waiting for their
 // backward) or a window of the last few, not a history that grows.
 func poppedInLoop(f *semantic.File, container string, scope *pyast.Node) bool {
-	for _, c := range f.CallsIn(scope) {
-		switch f.MethodName(c) {
-		case "pop", "popleft":
-			if f.Text(semantic.Receiver(c)) == container && semantic.InScope(c, scope) && len(semantic.EnclosingLoops(c)) > 0 {
-				return true
+	return semantic.OfVersion(f, "popped in a loop", scope, func() map[string]bool {
+		popped := map[string]bool{}
+		for _, c := range f.CallsIn(scope) {
+			switch f.MethodName(c) {
+			case "pop", "popleft":
+				if semantic.InScope(c, scope) && len(semantic.EnclosingLoops(c)) > 0 {
+					popped[f.Text(semantic.Receiver(c))] = true
+				}
 			}
 		}
-	}
-	return false
+		return popped
+	})[container]
 }
 
 // keepsRequiresGrad are the tensor methods whose result requires grad

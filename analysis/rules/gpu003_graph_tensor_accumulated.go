@@ -242,41 +242,50 @@ func resetBound(f *semantic.File, reset, loop *pyast.Node) string {
 // returned or yielded, not stored in an attribute, a container or a
 // global, and is passed only to printing, logging and conversions.
 func totalStaysLocal(f *semantic.File, acc, scope *pyast.Node) bool {
-	if !acc.Is("identifier") {
-		return false
-	}
-	name := f.Text(acc)
-	local := true
-	f.Tree.Walk(scope, func(n *pyast.Node) bool {
-		if !local {
-			return false
+	return acc.Is("identifier") && !escapingNames(f, scope)[f.Text(acc)]
+}
+
+// escapingNames are the names whose values may reach, in scope, something
+// that could backpropagate through them (see totalStaysLocal), found once
+// per scope: at module level the scope is the whole file, and every
+// candidate asks.
+func escapingNames(f *semantic.File, scope *pyast.Node) map[string]bool {
+	return semantic.OfVersion(f, "escaping names", scope, func() map[string]bool {
+		escaping := map[string]bool{}
+		mentioned := func(e *pyast.Node, except string) {
+			pyast.Walk(e, func(n *pyast.Node) bool {
+				if n.Is("identifier", "attribute") && f.Text(n) != except {
+					escaping[f.Text(n)] = true
+				}
+				return true
+			})
 		}
-		switch n.Kind() {
-		case "function_definition", "lambda", "class_definition":
-			// Read in another function (a closure, or a function reading a
-			// module-level total): unknown use.
-			if n != scope && semantic.MentionsName(f, n, name) {
-				local = false
+		f.Tree.Walk(scope, func(n *pyast.Node) bool {
+			switch n.Kind() {
+			case "function_definition", "lambda", "class_definition":
+				// Read in another function (a closure, or a function
+				// reading a module-level total): unknown use.
+				if n != scope {
+					mentioned(n, "")
+				}
+				return n == scope
+			case "global_statement", "nonlocal_statement", "return_statement", "yield":
+				mentioned(n, "")
+				return false
+			case "assignment", "augmented_assignment":
+				// Flowing into another name or an attribute: unknown use.
+				if r := n.Child("right"); r != nil {
+					mentioned(r, f.Text(n.Child("left")))
+				}
+			case "call":
+				if args := n.Child("arguments"); args != nil && !loggingCall(f, n) {
+					mentioned(args, "")
+				}
 			}
-			return n == scope
-		case "global_statement", "nonlocal_statement", "return_statement", "yield":
-			if semantic.MentionsName(f, n, name) {
-				local = false
-			}
-			return false
-		case "assignment", "augmented_assignment":
-			// Flowing into another name or an attribute: unknown use.
-			if r := n.Child("right"); r != nil && semantic.MentionsName(f, r, name) && f.Text(n.Child("left")) != name {
-				local = false
-			}
-		case "call":
-			if args := n.Child("arguments"); args != nil && semantic.MentionsName(f, args, name) && !loggingCall(f, n) {
-				local = false
-			}
-		}
-		return true
+			return true
+		})
+		return escaping
 	})
-	return local
 }
 
 // loggingCall reports whether call only shows or converts its arguments.

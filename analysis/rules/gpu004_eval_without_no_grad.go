@@ -296,21 +296,26 @@ func runsModel(f *semantic.File, call *pyast.Node) bool {
 // functions' too.
 func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
 	scope := semantic.Scope(loop)
-	for _, a := range f.AssignmentsIn(scope) {
-		if a.Start() >= loop.Start() {
-			break
+	// Where the scope's code first freezes parameters, found once per
+	// scope: at module level the scope is the whole file, and every loop
+	// asks.
+	firstFreeze := semantic.OfVersion(f, "first freezes parameters", scope, func() int {
+		first := -1
+		for _, stmts := range [][]*pyast.Node{f.AssignmentsIn(scope), f.CallsIn(scope)} {
+			for _, n := range stmts {
+				if first >= 0 && n.Start() >= first {
+					break
+				}
+				if semantic.InScope(n, scope) && semantic.FreezesParameters(f, n) {
+					first = n.Start()
+					break
+				}
+			}
 		}
-		if semantic.InScope(a, scope) && semantic.FreezesParameters(f, a) {
-			return true
-		}
-	}
-	for _, c := range f.CallsIn(scope) {
-		if c.Start() >= loop.Start() {
-			break
-		}
-		if semantic.InScope(c, scope) && semantic.FreezesParameters(f, c) {
-			return true
-		}
+		return first
+	})
+	if firstFreeze >= 0 && firstFreeze < loop.Start() {
+		return true
 	}
 	for p := loop.Parent(); p != nil && p != scope; p = p.Parent() {
 		if !p.Is("with_statement") || !p.Child("body").Contains(loop) {
@@ -666,7 +671,7 @@ func calledUnderNoGrad(f *semantic.File, loop *pyast.Node) bool {
 		return false
 	}
 	name := f.Text(fn.Child("name"))
-	for _, c := range f.Calls() {
+	for _, c := range f.CallsNamed(name) {
 		callee := c.Child("function")
 		if (callee.Is("identifier") && f.Text(callee) == name || f.MethodName(c) == name) && f.InNoGrad(c) {
 			return true

@@ -2,6 +2,7 @@ package semantic
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -1227,7 +1228,7 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 		scope = f.Tree.Root
 		name = name[strings.LastIndexByte(name, '.')+1:]
 	}
-	return f.backwardThrough(name, scope, func(call *pyast.Node) bool { return isBackwardCall(f, call) })
+	return f.backwardSinks(scope, anyBackward)[name]
 }
 
 // FreedByBackward reports whether a backward pass within scope (a step
@@ -1237,13 +1238,7 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 // graph nor creating one (torch.autograd.grad is left out: it keeps them
 // with create_graph).
 func (f *File) FreedByBackward(name string, scope *pyast.Node) bool {
-	return f.backwardThrough(name, scope, func(call *pyast.Node) bool {
-		switch f.MethodName(call) {
-		case "backward", "manual_backward":
-			return f.falseOrAbsent(f.Arg(call, "retain_graph", -1)) && f.falseOrAbsent(f.Arg(call, "create_graph", -1))
-		}
-		return false
-	})
+	return f.backwardSinks(scope, freeingBackward)[name]
 }
 
 // falseOrAbsent reports whether an argument is missing, False or None.
@@ -1251,57 +1246,102 @@ func (f *File) falseOrAbsent(arg *pyast.Node) bool {
 	return arg == nil || f.Text(arg) == "False" || f.Text(arg) == "None"
 }
 
-// backwardThrough reports whether a call within scope that backward says
-// is a backward pass takes (as its receiver or an argument) the value held
-// in name or one derived from it: assigned from it, a loop variable over
-// it, or a container filled from it.
-func (f *File) backwardThrough(name string, scope *pyast.Node, backward func(call *pyast.Node) bool) bool {
-	derived := map[string]bool{name: true}
-	uses := func(e *pyast.Node) bool {
-		found := false
-		pyast.Walk(e, func(n *pyast.Node) bool {
-			if n.Is("identifier") && derived[f.Text(n)] ||
-				n.Is("attribute") && (derived[f.Text(n)] || derived[f.Text(n.Child("attribute"))]) {
-				found = true
-			}
-			return !found
-		})
-		return found
+// backwardKind is which calls backwardSinks counts as backward passes.
+type backwardKind int
+
+const (
+	anyBackward     backwardKind = iota // isBackwardCall
+	freeingBackward                     // see FreedByBackward
+)
+
+func (k backwardKind) is(f *File, call *pyast.Node) bool {
+	if k == anyBackward {
+		return isBackwardCall(f, call)
 	}
-	// Follow assignments to a fixed point: total = torch.stack(losses).sum().
-	for changed := true; changed; {
-		changed = false
-		// Assignments, and for loops: `for log_prob in saved_log_probs`.
-		for _, a := range append(f.AssignmentsIn(scope), f.LoopsIn(scope)...) {
-			if a.Kind() == "while_statement" {
-				continue
-			}
-			if right := a.Child("right"); right != nil && uses(right) {
-				for _, n := range targetNames(f, a.Child("left")) {
-					if !derived[n] {
-						derived[n], changed = true, true
-					}
-				}
-			}
-		}
-		// Containers filled from it: policy_loss.append(-log_prob * R).
-		for _, c := range f.CallsIn(scope) {
-			switch f.MethodName(c) {
-			case "append", "extend", "insert", "add":
-				if recv := Receiver(c); !derived[f.Text(recv)] && uses(c.Child("arguments")) {
-					derived[f.Text(recv)], changed = true, true
-				}
-			}
-		}
-	}
-	for _, call := range f.CallsIn(scope) {
-		// loss.backward(), accelerator.backward(loss),
-		// self.manual_backward(loss), torch.autograd.grad(loss, ...).
-		if backward(call) && (uses(call.Child("arguments")) || f.MethodName(call) == "backward" && uses(Receiver(call))) {
-			return true
-		}
+	switch f.MethodName(call) {
+	case "backward", "manual_backward":
+		return f.falseOrAbsent(f.Arg(call, "retain_graph", -1)) && f.falseOrAbsent(f.Arg(call, "create_graph", -1))
 	}
 	return false
+}
+
+// backwardSinks are the names whose values a backward pass of kind within
+// scope takes (as its receiver or an argument), directly or through values
+// derived from them: assigned from them, a loop variable over them
+// (`for log_prob in saved_log_probs`), or a container filled from them
+// (`policy_loss.append(-log_prob * R)`). A name counts as an identifier's
+// text, an attribute's whole text, or an attribute's last name. Found once
+// per scope and version, backwards from the backward passes: GPU002 and
+// GPU003 ask it of every candidate, and at module level the scope is the
+// whole file (a walk of it per candidate made a keystroke's cost grow with
+// the file's findings).
+func (f *File) backwardSinks(scope *pyast.Node, kind backwardKind) map[string]bool {
+	return rememberShared(f, &f.memos.backwardSinks, backwardSinksKey{scope, kind}, func() map[string]bool {
+		mentions := func(e *pyast.Node, into map[string]bool) {
+			pyast.Walk(e, func(n *pyast.Node) bool {
+				switch n.Kind() {
+				case "identifier":
+					into[f.Text(n)] = true
+				case "attribute":
+					into[f.Text(n)] = true
+					into[f.Text(n.Child("attribute"))] = true
+				}
+				return true
+			})
+		}
+		sinks := map[string]bool{}
+		calls := f.CallsIn(scope)
+		for _, call := range calls {
+			// loss.backward(), accelerator.backward(loss),
+			// self.manual_backward(loss), torch.autograd.grad(loss, ...).
+			if kind.is(f, call) {
+				mentions(call.Child("arguments"), sinks)
+				if f.MethodName(call) == "backward" {
+					mentions(Receiver(call), sinks)
+				}
+			}
+		}
+		if len(sinks) == 0 {
+			return sinks
+		}
+		// What flows into a sink: from an assignment's value (or a for
+		// loop's iterable) to its targets, from a container's new elements
+		// to the container.
+		type flow struct {
+			into []string
+			from *pyast.Node
+		}
+		var flows []flow
+		for _, a := range append(f.AssignmentsIn(scope), f.LoopsIn(scope)...) {
+			if right := a.Child("right"); right != nil && a.Kind() != "while_statement" {
+				flows = append(flows, flow{targetNames(f, a.Child("left")), right})
+			}
+		}
+		for _, c := range calls {
+			switch f.MethodName(c) {
+			case "append", "extend", "insert", "add":
+				flows = append(flows, flow{[]string{f.Text(Receiver(c))}, c.Child("arguments")})
+			}
+		}
+		for changed := true; changed; {
+			changed = false
+			for i := 0; i < len(flows); i++ {
+				if slices.ContainsFunc(flows[i].into, func(n string) bool { return sinks[n] }) {
+					mentions(flows[i].from, sinks)
+					flows = slices.Delete(flows, i, i+1) // followed once is enough
+					i--
+					changed = true
+				}
+			}
+		}
+		return sinks
+	})
+}
+
+// backwardSinksKey: see backwardSinks.
+type backwardSinksKey struct {
+	scope *pyast.Node
+	kind  backwardKind
 }
 
 // LoopBodyHasBackward reports whether the body of loop calls .backward() or

@@ -100,6 +100,8 @@ type File struct {
 		loaderReads       map[loaderReadsKey][]string   // see loaderLike
 		inflight          map[inflightKey]chan struct{} // see rememberShared
 		gradOff           map[gradOffKey]bool
+		backwardSinks     map[backwardSinksKey]map[string]bool
+		ofVersion         map[question]any // see OfVersion
 		// staleSerials are the serials of the segment indexes gone
 		// since module and loss were last rid of their local keys (see
 		// carryOver).
@@ -247,6 +249,15 @@ func rememberShared[K comparable, V any](f *File, m *map[K]V, key K, compute fun
 	(*m)[key] = v
 	f.memos.Unlock()
 	return v
+}
+
+// OfVersion returns the answer to the question called name about n (a
+// scope, say) for this version of the file, computing it once: for an
+// answer that may read anywhere in the file, which Remember and
+// RememberReading could not keep across versions, but that several
+// candidates of a version ask alike. It must not be changed once returned.
+func OfVersion[T any](f *File, name string, n *pyast.Node, compute func() T) T {
+	return rememberShared(f, &f.memos.ofVersion, question{name, n}, func() any { return compute() }).(T)
 }
 
 // inflightKey names an answer being computed: the memo map and the key.

@@ -2,7 +2,6 @@ package semantic
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -1277,60 +1276,66 @@ func (k backwardKind) is(f *File, call *pyast.Node) bool {
 // the file's findings).
 func (f *File) backwardSinks(scope *pyast.Node, kind backwardKind) map[string]bool {
 	return rememberShared(f, &f.memos.backwardSinks, backwardSinksKey{scope, kind}, func() map[string]bool {
-		mentions := func(e *pyast.Node, into map[string]bool) {
+		sinks := map[string]bool{}
+		var added []string // sinks whose flows are still to follow
+		mentions := func(e *pyast.Node) {
 			pyast.Walk(e, func(n *pyast.Node) bool {
+				var names [2]string
 				switch n.Kind() {
 				case "identifier":
-					into[f.Text(n)] = true
+					names[0] = f.Text(n)
 				case "attribute":
-					into[f.Text(n)] = true
-					into[f.Text(n.Child("attribute"))] = true
+					names = [2]string{f.Text(n), f.Text(n.Child("attribute"))}
+				}
+				for _, name := range names {
+					if name != "" && !sinks[name] {
+						sinks[name] = true
+						added = append(added, name)
+					}
 				}
 				return true
 			})
 		}
-		sinks := map[string]bool{}
 		calls := f.CallsIn(scope)
 		for _, call := range calls {
 			// loss.backward(), accelerator.backward(loss),
 			// self.manual_backward(loss), torch.autograd.grad(loss, ...).
 			if kind.is(f, call) {
-				mentions(call.Child("arguments"), sinks)
+				mentions(call.Child("arguments"))
 				if f.MethodName(call) == "backward" {
-					mentions(Receiver(call), sinks)
+					mentions(Receiver(call))
 				}
 			}
 		}
-		if len(sinks) == 0 {
+		if len(added) == 0 {
 			return sinks
 		}
-		// What flows into a sink: from an assignment's value (or a for
-		// loop's iterable) to its targets, from a container's new elements
-		// to the container.
-		type flow struct {
-			into []string
-			from *pyast.Node
-		}
-		var flows []flow
+		// What flows into a name: an assignment's value (or a for loop's
+		// iterable) into its targets, a container's new elements into
+		// the container.
+		flowsInto := map[string][]*pyast.Node{}
 		for _, a := range append(f.AssignmentsIn(scope), f.LoopsIn(scope)...) {
 			if right := a.Child("right"); right != nil && a.Kind() != "while_statement" {
-				flows = append(flows, flow{targetNames(f, a.Child("left")), right})
+				for _, name := range targetNames(f, a.Child("left")) {
+					flowsInto[name] = append(flowsInto[name], right)
+				}
 			}
 		}
 		for _, c := range calls {
 			switch f.MethodName(c) {
 			case "append", "extend", "insert", "add":
-				flows = append(flows, flow{[]string{f.Text(Receiver(c))}, c.Child("arguments")})
+				name := f.Text(Receiver(c))
+				flowsInto[name] = append(flowsInto[name], c.Child("arguments"))
 			}
 		}
-		for changed := true; changed; {
-			changed = false
-			for i := 0; i < len(flows); i++ {
-				if slices.ContainsFunc(flows[i].into, func(n string) bool { return sinks[n] }) {
-					mentions(flows[i].from, sinks)
-					flows = slices.Delete(flows, i, i+1) // followed once is enough
-					i--
-					changed = true
+		followed := map[*pyast.Node]bool{}
+		for len(added) > 0 {
+			name := added[len(added)-1]
+			added = added[:len(added)-1]
+			for _, from := range flowsInto[name] {
+				if !followed[from] {
+					followed[from] = true
+					mentions(from)
 				}
 			}
 		}

@@ -6,6 +6,7 @@
 //
 //	go run ./tools/lspbench --server "vramlint server --debounce 0" --lines 10000
 //	go run ./tools/lspbench --lines 10000 --copies 50   # fifty files open
+//	go run ./tools/lspbench --lines 10000 --script      # module-level loops
 //	go run ./tools/lspbench --server "ruff server" FILE.py...
 //
 // Each latency is from writing a change to reading the diagnostics the
@@ -51,6 +52,7 @@ func main() {
 	opens := flag.Int("opens", 1, "how many times the first file is opened (closed in between, its first line different each time): the open's p50 over them, beside tree-sitter's parse of the same texts in this process")
 	gap := flag.Duration("gap", 0, "pause after each edit's diagnostics before the next edit or key (not timed): 0 sends the next one as soon as the diagnostics arrive, the harshest case; a person typing leaves 50-300 ms, in which a server may do work off the path to the diagnostics")
 	keys := flag.String("keys", "", "write each key of the typing session to this file: its number, latency in ms and the text typed so far on its line (to find the slow keys)")
+	script := flag.Bool("script", false, "with --lines, generate a script whose training and evaluation loops are module code, as notebooks exported to Python are, instead of functions")
 	leftOpen := flag.Bool("left-open", false, "with --lines, leave a bracket open in each file (`broken = foo(` before the first class past the middle), as in a file saved mid-edit")
 	flag.Parse()
 
@@ -63,7 +65,11 @@ func main() {
 		for i := range *copies {
 			path := filepath.Join(dir, fmt.Sprintf("generated_%d_%d.py", *lines, i))
 			// Each copy its own text, as different files have.
-			text := fmt.Sprintf("# copy %d\n", i) + generate(*lines)
+			gen := generate
+			if *script {
+				gen = generateScript
+			}
+			text := fmt.Sprintf("# copy %d\n", i) + gen(*lines)
 			if k := strings.Index(text[len(text)/2:], "\nclass "); *leftOpen && k >= 0 {
 				at := len(text)/2 + k + 1
 				text = text[:at] + "broken = foo(\n" + text[at:]
@@ -810,6 +816,43 @@ func (s *server) memory(field string) string {
 		}
 	}
 	return "?"
+}
+
+// generateScript writes a PyTorch training script of about n lines with
+// its code at module level: blocks that train a model in a loop keeping
+// its losses with their graphs (GPU002, GPU003) and evaluate it without
+// no_grad (GPU004, GPU002), four findings each. Module code is one scope
+// across its statements: every finding's verdict reads the whole file.
+func generateScript(n int) string {
+	var b strings.Builder
+	b.WriteString("import torch\nimport torch.nn as nn\n\ndevice = torch.device(\"cuda\")\n")
+	for i := 0; strings.Count(b.String(), "\n") < n; i++ {
+		fmt.Fprintf(&b, `
+
+# Experiment %[1]d
+model%[1]d = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).to(device)
+optimizer%[1]d = torch.optim.SGD(model%[1]d.parameters(), lr=0.1)
+criterion%[1]d = nn.CrossEntropyLoss()
+losses%[1]d = []
+total%[1]d = 0
+for step in range(100):
+    x = torch.randn(32, 16, device=device)
+    y = torch.randint(0, 4, (32,), device=device)
+    loss = criterion%[1]d(model%[1]d(x), y)
+    optimizer%[1]d.zero_grad()
+    loss.backward()
+    optimizer%[1]d.step()
+    losses%[1]d.append(loss)
+    total%[1]d += loss
+model%[1]d.eval()
+predictions%[1]d = []
+for step in range(10):
+    x = torch.randn(32, 16, device=device)
+    predictions%[1]d.append(model%[1]d(x))
+print(%[1]d, total%[1]d / 100, len(predictions%[1]d))
+`, i)
+	}
+	return b.String()
 }
 
 // generate writes a PyTorch training file of about n lines: datasets,

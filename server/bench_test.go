@@ -12,6 +12,7 @@ import (
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/rules"
+	"github.com/vramlint/vramlint/internal/generated"
 )
 
 // trainingFile generates a PyTorch training file of about n lines: many
@@ -224,19 +225,7 @@ func BenchmarkEditToDiagnostics(b *testing.B) {
 				if place.name == "-in-assignment" {
 					column = 22
 				}
-				var took []time.Duration
-				for b.Loop() {
-					start := time.Now()
-					v := c.vers[uri]
-					e := lspTextEdit{Range: lspRange{lspPosition{line, column}, lspPosition{line, column}}, NewText: "x"}
-					if v%2 == 0 {
-						e = lspTextEdit{Range: lspRange{lspPosition{line, column}, lspPosition{line, column + 1}}, NewText: ""}
-					}
-					v = c.change(uri, analysis.UTF16, e)
-					c.diagnostics(uri, v)
-					took = append(took, time.Since(start))
-				}
-				reportMedian(b, took)
+				typeAndDelete(b, c, uri, line, column)
 			})
 		}
 	}
@@ -264,13 +253,20 @@ func BenchmarkEditInLargeStatement(b *testing.B) {
 	c.open(uri, text)
 	c.diagnostics(uri, 1)
 	line := strings.Count(text[:strings.Index(text, "Op('op1500'")], "\n")
+	typeAndDelete(b, c, uri, line, 10)
+}
+
+// typeAndDelete types an "x" at line and column of the open document uri
+// and deletes it again, alternately, each an iteration of b, and reports
+// the median time from the change to its diagnostics.
+func typeAndDelete(b *testing.B, c *testClient, uri string, line, column int) {
 	var took []time.Duration
 	for b.Loop() {
 		start := time.Now()
 		v := c.vers[uri]
-		e := lspTextEdit{Range: lspRange{lspPosition{line, 10}, lspPosition{line, 10}}, NewText: "x"}
+		e := lspTextEdit{Range: lspRange{lspPosition{line, column}, lspPosition{line, column}}, NewText: "x"}
 		if v%2 == 0 {
-			e = lspTextEdit{Range: lspRange{lspPosition{line, 10}, lspPosition{line, 11}}, NewText: ""}
+			e = lspTextEdit{Range: lspRange{lspPosition{line, column}, lspPosition{line, column + 1}}, NewText: ""}
 		}
 		v = c.change(uri, analysis.UTF16, e)
 		c.diagnostics(uri, v)
@@ -279,71 +275,22 @@ func BenchmarkEditInLargeStatement(b *testing.B) {
 	reportMedian(b, took)
 }
 
-// scriptFile generates a training script of about n lines with its code at
-// module level, as notebooks exported to Python are: every block trains a
-// model in a loop that keeps its losses with their graphs (GPU002, GPU003)
-// and evaluates it without no_grad (GPU004). Module code is one scope
-// across statements, so every finding's verdict reads the whole file.
-func scriptFile(n int) string {
-	var b strings.Builder
-	b.WriteString("import torch\nimport torch.nn as nn\n\ndevice = torch.device(\"cuda\")\n")
-	for i := 0; strings.Count(b.String(), "\n") < n; i++ {
-		fmt.Fprintf(&b, `
-
-# Experiment %[1]d
-model%[1]d = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).to(device)
-optimizer%[1]d = torch.optim.SGD(model%[1]d.parameters(), lr=0.1)
-criterion%[1]d = nn.CrossEntropyLoss()
-losses%[1]d = []
-total%[1]d = 0
-for step in range(100):
-    x = torch.randn(32, 16, device=device)
-    y = torch.randint(0, 4, (32,), device=device)
-    loss = criterion%[1]d(model%[1]d(x), y)
-    optimizer%[1]d.zero_grad()
-    loss.backward()
-    optimizer%[1]d.step()
-    losses%[1]d.append(loss)
-    total%[1]d += loss
-model%[1]d.eval()
-predictions%[1]d = []
-for step in range(10):
-    x = torch.randn(32, 16, device=device)
-    predictions%[1]d.append(model%[1]d(x))
-print(%[1]d, total%[1]d / 100, len(predictions%[1]d))
-`, i)
-	}
-	return b.String()
-}
-
 // BenchmarkEditInScript measures a one-character edit in the middle of a
-// generated 10,000-line script (scriptFile: about 350 blocks of module
+// generated 10,000-line script (generated.Script: about 350 blocks of module
 // code, four findings each) to the diagnostics of the new version. Every
 // module-level candidate is analysed again on every version; what each
 // asks of the module (does this list reach a backward, is it used as a
 // tensor) is answered once per version for all of them.
 func BenchmarkEditInScript(b *testing.B) {
 	TuneRuntime()
-	text := scriptFile(10000)
+	text := generated.Script(10000)
 	c := startServer(b, Options{})
 	c.initialize(map[string]any{}, nil)
 	uri := "file:///script.py"
 	c.open(uri, text)
 	c.diagnostics(uri, 1)
 	line := strings.Count(text[:strings.Index(text, "# Experiment 150\n")], "\n")
-	var took []time.Duration
-	for b.Loop() {
-		start := time.Now()
-		v := c.vers[uri]
-		e := lspTextEdit{Range: lspRange{lspPosition{line, 12}, lspPosition{line, 12}}, NewText: "x"}
-		if v%2 == 0 {
-			e = lspTextEdit{Range: lspRange{lspPosition{line, 12}, lspPosition{line, 13}}, NewText: ""}
-		}
-		v = c.change(uri, analysis.UTF16, e)
-		c.diagnostics(uri, v)
-		took = append(took, time.Since(start))
-	}
-	reportMedian(b, took)
+	typeAndDelete(b, c, uri, line, 12)
 }
 
 // typedLoop is what BenchmarkTypingInProcess types, key by key: a

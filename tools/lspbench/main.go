@@ -36,6 +36,7 @@ import (
 
 	sitter "github.com/smacker/go-tree-sitter"
 	"github.com/smacker/go-tree-sitter/python"
+	"github.com/vramlint/vramlint/internal/generated"
 )
 
 func main() {
@@ -67,7 +68,7 @@ func main() {
 			// Each copy its own text, as different files have.
 			gen := generate
 			if *script {
-				gen = generateScript
+				gen = generated.Script
 			}
 			text := fmt.Sprintf("# copy %d\n", i) + gen(*lines)
 			if k := strings.Index(text[len(text)/2:], "\nclass "); *leftOpen && k >= 0 {
@@ -816,43 +817,6 @@ func (s *server) memory(field string) string {
 		}
 	}
 	return "?"
-}
-
-// generateScript writes a PyTorch training script of about n lines with
-// its code at module level: blocks that train a model in a loop keeping
-// its losses with their graphs (GPU002, GPU003) and evaluate it without
-// no_grad (GPU004, GPU002), four findings each. Module code is one scope
-// across its statements: every finding's verdict reads the whole file.
-func generateScript(n int) string {
-	var b strings.Builder
-	b.WriteString("import torch\nimport torch.nn as nn\n\ndevice = torch.device(\"cuda\")\n")
-	for i := 0; strings.Count(b.String(), "\n") < n; i++ {
-		fmt.Fprintf(&b, `
-
-# Experiment %[1]d
-model%[1]d = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).to(device)
-optimizer%[1]d = torch.optim.SGD(model%[1]d.parameters(), lr=0.1)
-criterion%[1]d = nn.CrossEntropyLoss()
-losses%[1]d = []
-total%[1]d = 0
-for step in range(100):
-    x = torch.randn(32, 16, device=device)
-    y = torch.randint(0, 4, (32,), device=device)
-    loss = criterion%[1]d(model%[1]d(x), y)
-    optimizer%[1]d.zero_grad()
-    loss.backward()
-    optimizer%[1]d.step()
-    losses%[1]d.append(loss)
-    total%[1]d += loss
-model%[1]d.eval()
-predictions%[1]d = []
-for step in range(10):
-    x = torch.randn(32, 16, device=device)
-    predictions%[1]d.append(model%[1]d(x))
-print(%[1]d, total%[1]d / 100, len(predictions%[1]d))
-`, i)
-	}
-	return b.String()
 }
 
 // generate writes a PyTorch training file of about n lines: datasets,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs each fuzz target of vramlint for a fixed number of inputs (about 20 s
-# each on a 2-core machine; CI uses this default), or for a time you give
+# Runs each fuzz target of vramlint for a fixed number of inputs (20-110 s
+# each on a 2-core machine, about 6 min in all; CI uses this default), or for a time you give
 # (docs/RELIABILITY.md says how to run them longer):
 #   scripts/fuzz.sh          # counted: what CI runs
 #   scripts/fuzz.sh 10m      # timed

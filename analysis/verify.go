@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"sort"
@@ -18,7 +17,7 @@ import (
 // case. Otherwise, as top-level statements start at column 0 and parse
 // independently of each other, each group of top-level statements touched
 // by the fix's edits is parsed alone, before and after the edits, and the
-// fix is dropped if either has a syntax error. Verdicts are
+// fix is dropped if the "after" has more syntax errors. Verdicts are
 // cached by the text parsed and the edits, so unchanged code is not
 // reparsed on every keystroke.
 
@@ -200,13 +199,9 @@ func verifyFix(f *semantic.File, fix Fix, regions []region, trees *regionTrees) 
 	return nil
 }
 
-// errBrokenAlready is verifyRegion's verdict on a region with a syntax
-// error before the fix.
-var errBrokenAlready = errors.New("the code around it does not parse")
-
-// verifyRegion reports an error when region r of src has a syntax error,
-// when edits (offsets local to it) would give it one, or when they would
-// leave the blocks they edit misaligned where they were not.
+// verifyRegion reports an error when edits (offsets local to region r of
+// src) would give the region more syntax errors than it has, or leave the
+// blocks they edit misaligned where they were not.
 func verifyRegion(src []byte, r region, edits []Edit, trees *regionTrees) error {
 	before := src[r.start:r.end]
 	after, err := ApplyEdits(before, edits)
@@ -217,14 +212,6 @@ func verifyRegion(src []byte, r region, edits []Edit, trees *regionTrees) error 
 	if err != nil {
 		return err
 	}
-	if bt.Errors() > 0 {
-		// A syntax error there already (a line being typed, a bracket
-		// not yet closed): the parser's recovery makes the count of
-		// errors after the edits no proof of what they do, and it
-		// swallows the statements after it, so that every fix below
-		// would parse thousands of lines again on every keystroke.
-		return errBrokenAlready
-	}
 	sorted, _ := sortEdits(len(before), edits)
 	replacements := make([]pyast.Replacement, len(sorted))
 	for i, e := range sorted {
@@ -234,7 +221,7 @@ func verifyRegion(src []byte, r region, edits []Edit, trees *regionTrees) error 
 	if err != nil {
 		return err
 	}
-	if errs > 0 {
+	if errs > bt.Errors() {
 		return fmt.Errorf("the result would not parse")
 	}
 	if !aligned && bt.AlignedAround(replacements) {

@@ -3,7 +3,6 @@ package analysis
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -53,10 +52,10 @@ func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
 			errorsBefore, errorsAfter := pyast.ErrorCount(tb.RootNode()), pyast.ErrorCount(ta.RootNode())
 			tb.Close()
 			ta.Close()
-			// A syntax error before or after, or blocks Python would
-			// reject where it accepted them (the whole text's: the
-			// fixtures have no other misaligned block).
-			want := errorsBefore > 0 || errorsAfter > 0 || !pyast.BlocksAligned(after) && pyast.BlocksAligned(src)
+			// More syntax errors, or blocks Python would reject where it
+			// accepted them (the whole text's: the fixtures have no
+			// other misaligned block).
+			want := errorsAfter > errorsBefore || !pyast.BlocksAligned(after) && pyast.BlocksAligned(src)
 			if (got != nil) != want {
 				t.Errorf("%s: edits %+v: verdict %v, fresh parses say broken=%v", file, edits, got, want)
 			}
@@ -64,7 +63,7 @@ func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
 			if want {
 				rejected++
 			}
-			if want && errorsBefore == 0 && errorsAfter == 0 {
+			if want && errorsAfter <= errorsBefore {
 				misaligned++
 			}
 		}
@@ -79,7 +78,7 @@ func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
 // that inserts after a loop also takes in the statement after it); each
 // is verified against a parse of its own text, in either order, and so
 // against its own syntax errors (here the statement after the loop has
-// one: that region's fix is withheld, the other's is not).
+// one, which neither fix adds).
 func TestRegionsThatStartTogetherAreParsedApart(t *testing.T) {
 	src := []byte("for b in loader:\n    step(b)\n    torch.cuda.empty_cache()\nreport(]\n")
 	loop := region{0, len("for b in loader:\n    step(b)\n    torch.cuda.empty_cache()\n")}
@@ -94,14 +93,11 @@ func TestRegionsThatStartTogetherAreParsedApart(t *testing.T) {
 			first, second = second, first
 			firstEdits, secondEdits = secondEdits, firstEdits
 		}
-		verdicts := map[region]error{}
-		verdicts[first] = verifyRegion(src, first, firstEdits, &trees)
-		verdicts[second] = verifyRegion(src, second, secondEdits, &trees)
-		if err := verdicts[loop]; err != nil {
-			t.Errorf("loop's region (first: %v): %v", shortFirst, err)
+		if err := verifyRegion(src, first, firstEdits, &trees); err != nil {
+			t.Errorf("region %v first: %v", first, err)
 		}
-		if err := verdicts[both]; err != errBrokenAlready {
-			t.Errorf("both statements' region (first: %v): %v, want %v", !shortFirst, err, errBrokenAlready)
+		if err := verifyRegion(src, second, secondEdits, &trees); err != nil {
+			t.Errorf("region %v after %v: %v", second, first, err)
 		}
 		trees.close()
 	}
@@ -308,15 +304,6 @@ func checkAloneAgainstRegion(t *testing.T, sources []string, n int, rng *rand.Ra
 				}
 				inRegion := verifyRegion(f.Src, regions[0], local, &trees)
 				trees.close()
-				if inRegion == errBrokenAlready {
-					// A fix in a region that has a syntax error already
-					// is withheld on the region's path; alone, it must
-					// add none.
-					inRegion = nil
-					if errorsIn(t, f.Src[regions[0].start:regions[0].end], local) {
-						inRegion = errors.New("the result would have more syntax errors")
-					}
-				}
 				switch {
 				case !verifyAlone(f, edits):
 					declined++
@@ -333,21 +320,6 @@ func checkAloneAgainstRegion(t *testing.T, sources []string, n int, rng *rand.Ra
 	}
 	t.Logf("%d edit sets accepted alone, %d left to the region (%d of them valid)", accepted, declined, declinedValid)
 	return accepted, declined, declinedValid
-}
-
-// errorsIn reports whether edits give text more syntax errors than it
-// has, by fresh parses.
-func errorsIn(t *testing.T, text []byte, edits []Edit) bool {
-	t.Helper()
-	after, err := ApplyEdits(text, edits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, _ := pyast.ParseTree(nil, text)
-	ta, _ := pyast.ParseTree(nil, after)
-	defer tb.Close()
-	defer ta.Close()
-	return pyast.ErrorCount(ta.RootNode()) > pyast.ErrorCount(tb.RootNode())
 }
 
 // verifyAlone takes the fixes rules write (a call wrapped, a line taken

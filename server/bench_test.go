@@ -247,13 +247,19 @@ func BenchmarkEditInLargeStatement(b *testing.B) {
 	text := trainingFile(2000, 5)
 	at := strings.Index(text, "def train10(")
 	text = text[:at] + table.String() + text[at:]
+	editOpened(b, "file:///table.py", text, "Op('op1500'", 10)
+}
+
+// editOpened opens text as uri in a new server, waits for its diagnostics,
+// then types and deletes a character at column of the line where marker
+// starts (see typeAndDelete).
+func editOpened(b *testing.B, uri, text, marker string, column int) {
 	c := startServer(b, Options{})
 	c.initialize(map[string]any{}, nil)
-	uri := "file:///table.py"
 	c.open(uri, text)
 	c.diagnostics(uri, 1)
-	line := strings.Count(text[:strings.Index(text, "Op('op1500'")], "\n")
-	typeAndDelete(b, c, uri, line, 10)
+	line := strings.Count(text[:strings.Index(text, marker)], "\n")
+	typeAndDelete(b, c, uri, line, column)
 }
 
 // typeAndDelete types an "x" at line and column of the open document uri
@@ -284,13 +290,7 @@ func typeAndDelete(b *testing.B, c *testClient, uri string, line, column int) {
 func BenchmarkEditInScript(b *testing.B) {
 	TuneRuntime()
 	text := generated.Script(10000)
-	c := startServer(b, Options{})
-	c.initialize(map[string]any{}, nil)
-	uri := "file:///script.py"
-	c.open(uri, text)
-	c.diagnostics(uri, 1)
-	line := strings.Count(text[:strings.Index(text, "# Experiment 150\n")], "\n")
-	typeAndDelete(b, c, uri, line, 12)
+	editOpened(b, "file:///script.py", text, "# Experiment 150\n", 12)
 }
 
 // typedLoop is what BenchmarkTypingInProcess types, key by key: a

@@ -301,15 +301,9 @@ func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
 	// asks.
 	firstFreeze := semantic.OfVersion(f, "first freezes parameters", scope, func() int {
 		first := -1
-		for _, stmts := range [][]*pyast.Node{f.AssignmentsIn(scope), f.CallsIn(scope)} {
-			for _, n := range stmts {
-				if first >= 0 && n.Start() >= first {
-					break
-				}
-				if semantic.InScope(n, scope) && semantic.FreezesParameters(f, n) {
-					first = n.Start()
-					break
-				}
+		for _, n := range append(f.AssignmentsIn(scope), f.CallsIn(scope)...) {
+			if (first < 0 || n.Start() < first) && semantic.InScope(n, scope) && semantic.FreezesParameters(f, n) {
+				first = n.Start()
 			}
 		}
 		return first

@@ -1253,6 +1253,14 @@ const (
 	freeingBackward                     // see FreedByBackward
 )
 
+// question names the answer of backwardSinks for k (see OfVersion).
+func (k backwardKind) question() string {
+	if k == anyBackward {
+		return "backward sinks"
+	}
+	return "freeing backward sinks"
+}
+
 func (k backwardKind) is(f *File, call *pyast.Node) bool {
 	if k == anyBackward {
 		return isBackwardCall(f, call)
@@ -1275,7 +1283,7 @@ func (k backwardKind) is(f *File, call *pyast.Node) bool {
 // whole file (a walk of it per candidate made a keystroke's cost grow with
 // the file's findings).
 func (f *File) backwardSinks(scope *pyast.Node, kind backwardKind) map[string]bool {
-	return rememberShared(f, &f.memos.backwardSinks, backwardSinksKey{scope, kind}, func() map[string]bool {
+	return OfVersion(f, kind.question(), scope, func() map[string]bool {
 		sinks := map[string]bool{}
 		var added []string // sinks whose flows are still to follow
 		mentions := func(e *pyast.Node) {
@@ -1341,12 +1349,6 @@ func (f *File) backwardSinks(scope *pyast.Node, kind backwardKind) map[string]bo
 		}
 		return sinks
 	})
-}
-
-// backwardSinksKey: see backwardSinks.
-type backwardSinksKey struct {
-	scope *pyast.Node
-	kind  backwardKind
 }
 
 // LoopBodyHasBackward reports whether the body of loop calls .backward() or

@@ -100,7 +100,6 @@ type File struct {
 		loaderReads       map[loaderReadsKey][]string   // see loaderLike
 		inflight          map[inflightKey]chan struct{} // see rememberShared
 		gradOff           map[gradOffKey]bool
-		backwardSinks     map[backwardSinksKey]map[string]bool
 		ofVersion         map[question]any // see OfVersion
 		// staleSerials are the serials of the segment indexes gone
 		// since module and loss were last rid of their local keys (see

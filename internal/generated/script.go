@@ -17,8 +17,8 @@ import (
 func Script(n int) string {
 	var b strings.Builder
 	b.WriteString("import torch\nimport torch.nn as nn\n\ndevice = torch.device(\"cuda\")\n")
-	for i := 0; strings.Count(b.String(), "\n") < n; i++ {
-		fmt.Fprintf(&b, `
+	for i, lines := 0, strings.Count(b.String(), "\n"); lines < n; i++ {
+		block := fmt.Sprintf(`
 
 # Experiment %[1]d
 model%[1]d = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).to(device)
@@ -42,6 +42,8 @@ for step in range(10):
     predictions%[1]d.append(model%[1]d(x))
 print(%[1]d, total%[1]d / 100, len(predictions%[1]d))
 `, i)
+		b.WriteString(block)
+		lines += strings.Count(block, "\n")
 	}
 	return b.String()
 }

@@ -71,7 +71,13 @@ func main() {
 				gen = generated.Script
 			}
 			text := fmt.Sprintf("# copy %d\n", i) + gen(*lines)
-			if k := strings.Index(text[len(text)/2:], "\nclass "); *leftOpen && k >= 0 {
+			if *leftOpen {
+				k := strings.Index(text[len(text)/2:], "\nclass ")
+				if k < 0 {
+					// A script has no class to leave it before.
+					fmt.Fprintln(os.Stderr, "lspbench: --left-open needs a class past the middle of the generated file (not --script)")
+					os.Exit(2)
+				}
 				at := len(text)/2 + k + 1
 				text = text[:at] + "broken = foo(\n" + text[at:]
 			}

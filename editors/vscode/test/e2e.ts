@@ -124,8 +124,11 @@ async function main(): Promise<void> {
       "editor.codeActionsOnSave": { "source.fixAll.vramlint": "explicit" },
       // unsafeFixes stays unset: fix-all on save applies safe fixes only.
       "vramlint.debounce": 50,
-      // The protocol trace goes to the artefacts with the logs.
-      "vramlint.trace.server": "messages",
+      // The protocol trace, with every message's params and result, goes
+      // to the artefacts with the logs: a failed fix-all on save once left
+      // a trace of message names only, which could not say what the
+      // server had answered.
+      "vramlint.trace.server": "verbose",
     }),
   );
   const install = spawnSync(codeServer, ["--install-extension", vsix, "--extensions-dir", extensions, "--user-data-dir", userData], {

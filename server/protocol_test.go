@@ -737,6 +737,79 @@ func TestFixAllIsResolvedLazily(t *testing.T) {
 	}
 }
 
+// Fix-all on save after typing through versions that do not parse: "#"
+// typed before a docstring comments its opening quotes out, and its
+// closing ones open a string that takes in the rest of the file, until
+// the line is ended. An editor asks for diagnostics of some of those
+// versions and cancels some of the requests (VS Code pulls after each
+// batch of keys), so the version saved is analysed on top of whichever
+// broken one was analysed last. Whatever was analysed on the way, fix-all
+// on the saved version is the fix-all of that text opened afresh. (A CI
+// run of the VS Code test once saved such a file without its safe fix.)
+func TestFixAllOnSaveAfterVersionsThatDoNotParse(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{"textDocument": map[string]any{"diagnostic": map[string]any{}}}, nil)
+	text := `"""Trains a small model.
+
+    python3 train.py
+"""
+import torch
+
+model = torch.nn.Linear(2, 1)
+total = 0.0
+for step in range(3):
+    loss = model(torch.randn(1, 2)).sum()
+    loss.backward()
+    total += loss
+print(total)
+`
+	const typed = "# saved\n"
+	fixAll := func(uri string) string {
+		t.Helper()
+		actions := c.codeActions(uri, lspRange{End: clientPosition(c.texts[uri], len(c.texts[uri]), analysis.UTF16)}, []string{"source.fixAll.vramlint"}, 2)
+		if len(actions) != 1 {
+			t.Fatalf("fix-all on save of %s: %d actions", uri, len(actions))
+		}
+		edits := actions[0].edits(uri)
+		sortDesc(edits, c.texts[uri], analysis.UTF16)
+		fixed := c.texts[uri]
+		for _, e := range edits {
+			start, end := clientOffset(fixed, e.Range.Start, analysis.UTF16), clientOffset(fixed, e.Range.End, analysis.UTF16)
+			fixed = fixed[:start] + e.NewText + fixed[end:]
+		}
+		return fixed
+	}
+	fresh := "file:///fresh.py"
+	c.open(fresh, typed+text)
+	want := fixAll(fresh)
+	if !strings.Contains(want, "total += loss.detach()") {
+		t.Fatalf("the fresh fix-all lacks the safe fix, the test would prove nothing:\n%s", want)
+	}
+	// Each bit of pulled says whether the version after that key is
+	// analysed (bit 0: after "#"); odd masks cancel their pulls at once.
+	for pulled := 0; pulled < 1<<(len(typed)-1); pulled++ {
+		uri := fmt.Sprintf("file:///typed%d.py", pulled)
+		c.open(uri, text)
+		c.request("textDocument/diagnostic", map[string]any{"textDocument": map[string]any{"uri": uri}}, nil)
+		for i := range len(typed) {
+			at := clientPosition(c.texts[uri], i, analysis.UTF16)
+			c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{at, at}, NewText: typed[i : i+1]})
+			if i == len(typed)-1 || pulled&(1<<i) == 0 {
+				continue
+			}
+			c.nextID++
+			c.send(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": "textDocument/diagnostic", "params": map[string]any{"textDocument": map[string]any{"uri": uri}}})
+			if pulled%2 == 1 {
+				c.notify("$/cancelRequest", map[string]any{"id": c.nextID})
+			}
+		}
+		if got := fixAll(uri); got != want {
+			t.Fatalf("fix-all on save after the pulls of %07b:\n%s\nwant:\n%s", pulled, got, want)
+		}
+		c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	}
+}
+
 // lockedBuffer is a log the server writes from several goroutines.
 type lockedBuffer struct {
 	mu  sync.Mutex

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs each fuzz target of vramlint for a fixed number of inputs (20-110 s
-# each on a 2-core machine, about 6 min in all; CI uses this default), or for a time you give
+# Runs each fuzz target of vramlint for a fixed number of inputs (20-55 s
+# each on a 2-core machine, about 4 min in all; CI uses this default), or for a time you give
 # (docs/RELIABILITY.md says how to run them longer):
 #   scripts/fuzz.sh          # counted: what CI runs
 #   scripts/fuzz.sh 10m      # timed
@@ -21,9 +21,9 @@ time="${1:-}"
 targets=(
   "./analysis/rules FuzzAnalyze 100000x"
   "./analysis/rules FuzzIncremental 8000x"
-  "./codeactions FuzzFixes 40000x"
+  "./codeactions FuzzFixes 20000x"
   "./analysis/source FuzzMapper 200000x"
-  "./server FuzzStream 200000x"
+  "./server FuzzStream 100000x"
   "./server FuzzEncodedString 200000x"
   "./server FuzzDecodeDidOpen 200000x"
 )

@@ -22,7 +22,11 @@ var GraphTensorAccumulated = &analysis.Rule{
 			"`.backward()` on included, whatever computed it), `total` is initialised outside the " +
 			"loop, and autograd is on (GPU004 lists what turns it off, the callers of a function in " +
 			"the project's other files included). A total that is reset under a condition inside the loop (`if i % 100 " +
-			"== 0: total = 0`) is still reported, with the bound in the message. Deliberately not reported: " +
+			"== 0: total = 0`) is still reported, with the bound in the message. The same outside a loop in a " +
+			"method that runs a training step, `self.running_loss += loss` where the method calls `loss.backward()`: " +
+			"the total lives on the object, so a step called once per batch adds up every batch's loss (reported " +
+			"unless the total reaches a backward pass anywhere in the file, the method returns it or sets it " +
+			"afresh on every call, or autograd is off where the method is called). Deliberately not reported: " +
 			"gradient accumulation, where the total reaches `.backward()` (or `accelerator.backward()`); " +
 			"residual streams (`h = h + layer(h)`) and loss terms summed in `forward` or a loss function; " +
 			"`outputs += [h]` (a list extend); a loss computed from detached predictions; a total reset on " +
@@ -109,7 +113,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 	// An accumulation in a loop (the step loop) is what the rest needs.
 	accumulates := func(a *pyast.Node) bool {
 		acc, _ := accumulation(f, a)
-		return acc != nil && analysis.InLoop(a)
+		return acc != nil && (analysis.InLoop(a) || stepMethodOf(f, a, acc) != nil)
 	}
 	for _, a := range pass.CandidateAssignments(accumulates) {
 		acc, value := accumulation(f, a)
@@ -119,8 +123,14 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		// Growth matters across the iterations of a training or evaluation
 		// loop; a residual stream summed over layers in forward, or loss
 		// terms summed in a loss function, live one step.
+		if f.InNoGrad(a) {
+			continue
+		}
 		loop := f.InnermostStepLoop(a)
-		if loop == nil || f.InNoGrad(a) {
+		if loop == nil {
+			if method := stepMethodOf(f, a, acc); method != nil {
+				reportAcrossCalls(pass, a, acc, value, method)
+			}
 			continue
 		}
 		scope := semantic.Scope(a)
@@ -177,7 +187,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 				"`grad_fn` chain links every iteration's graph nodes and keeps them alive"
 		}
 		if reset != nil {
-			detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, loop)
+			detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, loop, "iterations")
 		}
 		advice, tail := ".item()", ". Add `"+withMethod(f, value, ".item()")+"` (a Python number) or `"+
 			withMethod(f, value, ".detach()")+"` (a tensor without history)."
@@ -205,6 +215,83 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 	}
 }
 
+// stepMethodOf returns the method holding a, an accumulation into acc
+// outside any loop, when acc is an attribute of the method's object
+// (`self.running_loss += loss`): the total outlives the call, so a method
+// called once a step adds up every step's value, as a loop would. Nil
+// otherwise (and for __init__, which runs once). Read from the syntax
+// alone: it is part of the rule's shape.
+func stepMethodOf(f *semantic.File, a, acc *pyast.Node) *pyast.Node {
+	fn := semantic.EnclosingFunction(a)
+	if fn == nil || !fn.Is("function_definition") || analysis.InLoop(a) || !acc.Is("attribute") {
+		return nil
+	}
+	def := fn
+	if def.Parent().Is("decorated_definition") {
+		def = def.Parent()
+	}
+	if !def.Parent().Is("block") || !def.Parent().Parent().Is("class_definition") || f.Text(fn.Child("name")) == "__init__" {
+		return nil
+	}
+	params := fn.Child("parameters").NamedChildren()
+	obj := acc.Child("object")
+	if len(params) == 0 || !params[0].Is("identifier") || !obj.Is("identifier") || f.Text(obj) != f.Text(params[0]) {
+		return nil
+	}
+	return fn
+}
+
+// reportAcrossCalls reports `self.total += loss` in method, a training
+// step: the method runs `loss.backward()` (with no gradient, so loss is one
+// tensor with history) each time it is called, and the total it adds to
+// lives on the object between the calls. Not reported when the total
+// reaches a backward pass anywhere in the file (a loss summed over calls
+// and backpropagated later), when the method returns it, when the method
+// sets it afresh on every call, or when autograd is off where the method
+// is called.
+func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
+	f := pass.File
+	name := f.Text(acc)
+	readsWholeFile(pass, a, name, method)
+	body := method.Child("body")
+	if !backwardOfScalar(f, value, body, a) || f.ReachesBackward(name, method) || returned(f, name, method) {
+		return
+	}
+	reset := resetIn(f, name, body, a)
+	if reset != nil && !conditional(reset, method) {
+		return // set afresh on every call
+	}
+	if f.CalledUnderNoGradAcrossFiles(a) {
+		return
+	}
+	// A total on an object may be read anywhere: .detach() is unsafe, and
+	// .item() too (a Python float instead of a tensor).
+	fixes := []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", analysis.Unsafe)}
+	asNumber := !usedAsTensor(f, name, method, false)
+	advice, tail := ".item()", ". Add `"+withMethod(f, value, ".item()")+"` (a Python number) or `"+
+		withMethod(f, value, ".detach()")+"` (a tensor without history)."
+	if asNumber {
+		fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
+	} else {
+		advice, tail = ".detach()", ". Add `"+withMethod(f, value, ".detach()")+"` (a tensor without history): `"+
+			name+"` is used as a tensor, where a Python number would not do."
+	}
+	detail := "`" + f.Text(method.Child("name")) + "` runs `" + f.Text(value) + ".backward()` each time it is called, " +
+		"and `" + name + "` outlives the call: it becomes a tensor whose `grad_fn` chain links the graph nodes of every call so far and keeps them alive"
+	if reset != nil {
+		detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, method, "calls")
+	}
+	pass.Report(analysis.Diagnostic{
+		Start: a.Start(), End: a.End(),
+		Fixes: fixes,
+		Message: analysis.ShortestFit(
+			analysis.Code(f.Text(a))+" keeps every call's graph alive; add "+analysis.Code(withMethod(f, value, advice)),
+			analysis.Code(f.Text(a))+" keeps every call's graph alive; add its `"+advice+"`",
+			analysis.Code(name)+" keeps every call's graph alive; add its `"+advice+"`"),
+		Detail: detail + tail,
+	})
+}
+
 // conditional reports whether stmt runs only under an if inside loop.
 func conditional(stmt, loop *pyast.Node) bool {
 	for p := stmt.Parent(); p != nil && p != loop; p = p.Parent() {
@@ -216,8 +303,8 @@ func conditional(stmt, loop *pyast.Node) bool {
 }
 
 // resetBound describes how often a conditional reset runs: every N
-// iterations for `if step % N == 0`.
-func resetBound(f *semantic.File, reset, loop *pyast.Node) string {
+// iterations (units) of loop for `if step % N == 0`.
+func resetBound(f *semantic.File, reset, loop *pyast.Node, units string) string {
 	for p := reset.Parent(); p != nil && p != loop; p = p.Parent() {
 		if !p.Is("if_statement", "elif_clause") {
 			continue
@@ -230,7 +317,7 @@ func resetBound(f *semantic.File, reset, loop *pyast.Node) string {
 			return bound == ""
 		})
 		if bound != "" {
-			return " every `" + bound + "` iterations"
+			return " every `" + bound + "` " + units
 		}
 		return " when `" + f.Text(p.Child("condition")) + "`"
 	}

@@ -25,7 +25,13 @@ var GraphTensorInContainer = &analysis.Rule{
 			"arithmetic, indexing, `.cpu()` or `.to()` on such a value; or whatever computed it, when the loop calls " +
 			"`t.backward()` without a gradient on the same binding: only a scalar with history allows that), the container is a list, dict, set or " +
 			"deque created outside that loop, and autograd is on (GPU004 lists what turns it off, the callers " +
-			"of a function in the project's other files included).\n\n" +
+			"of a function in the project's other files included). The same outside a loop in a method that runs a " +
+			"training step, for a container on the object (`self.outputs.append(loss)`), which lives across the " +
+			"calls as a loop's list lives across iterations: a method that calls `loss.backward()` on the stored value, " +
+			"or a LightningModule's `training_step` that returns it (or returns it as a dict's \"loss\") to Lightning's " +
+			"automatic optimization (the pattern of Lightning's own docs, `self.training_step_outputs.append(loss)`); " +
+			"not when the container reaches a backward pass anywhere in the file, loses elements (`pop`), or is set " +
+			"afresh in or returned by the method.\n\n" +
 			"A step loop is one whose body runs a backward pass or an optimizer step (directly, through a " +
 			"function of the file, or a conventional `training_step`), that iterates a data loader, or that " +
 			"counts steps, batches or epochs or feeds a model what it iterates, outside a module's own code, " +
@@ -135,11 +141,18 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if value == nil || semantic.NeverTainted(f, value) {
 			return // `history.append(loss.item())`: nothing to ask of the loop or the taint
 		}
+		if f.InNoGrad(stmt) {
+			return
+		}
 		// The container must outlive an iteration of a loop that runs
-		// training or evaluation steps; lists filled in a forward pass, a
-		// loss function or a constructor live one step.
+		// training or evaluation steps (or the call of a step method, see
+		// storedAcrossCalls); lists filled in a forward pass, a loss
+		// function or a constructor live one step.
 		loop := f.InnermostStepLoop(stmt)
-		if loop == nil || f.InNoGrad(stmt) {
+		if loop == nil {
+			if method := stepMethodOf(f, stmt, container); method != nil {
+				storedAcrossCalls(pass, stmt, value, container, method)
+			}
 			return
 		}
 		scope := semantic.Scope(stmt)
@@ -227,8 +240,8 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 	// What check needs first: a statement storing into a container, in a
 	// loop (the step loop).
 	stores := func(n *pyast.Node) bool {
-		value, _ := storedValue(f, n)
-		return value != nil && analysis.InLoop(n)
+		value, container := storedValue(f, n)
+		return value != nil && (analysis.InLoop(n) || stepMethodOf(f, n, container) != nil)
 	}
 	for _, call := range pass.CandidateCalls(stores, "append", "extend", "add", "appendleft", "insert") {
 		check(call)
@@ -238,10 +251,163 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 	}
 }
 
+// storedAcrossCalls reports `self.outputs.append(loss)` in method, a
+// training step outside any loop: the container lives on the object, so
+// a step called once a batch keeps every batch's loss with its history,
+// as a loop's list would. The method is a step when it runs
+// `loss.backward()` (no gradient: loss is one tensor with history), or
+// when it is a LightningModule's training_step that returns the stored
+// value (`return loss`, `return {"loss": loss}`), on which Lightning's
+// automatic optimization runs the backward pass. Not reported when the
+// container reaches a backward pass anywhere in the file, is joined into
+// NumPy, taken from (`pop`), set afresh in the method or returned by it,
+// or when autograd is off where the method is called.
+func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyast.Node) {
+	f := pass.File
+	name := f.Text(container)
+	readsWholeFile(pass, stmt, name, method)
+	body := method.Child("body")
+	// A value the method calls `.backward()` on without a gradient, or
+	// the "loss" of the dict a training_step returns, is one scalar tensor
+	// with history. What a training_step returns as it is, Lightning
+	// backpropagates: a loss, or a dict holding one ("loss"), with history
+	// in code that runs, whatever computed it (a module passed in, a
+	// custom step).
+	scalar := backwardOfScalar(f, value, body, stmt)
+	lightning, asLoss := false, false
+	if !scalar {
+		lightning, asLoss = lightningTrainingStep(f, method, value)
+		scalar = asLoss
+	}
+	if !scalar && !lightning || !builtinContainer(f, name, method, stmt) || f.AssignedIn(name, body) ||
+		f.ReachesBackward(name, method) || joinedInAMethod(f, name, method) || takenFrom(f, name) || returned(f, name, method) {
+		return
+	}
+	if f.CalledUnderNoGradAcrossFiles(stmt) {
+		return
+	}
+	taint := f.TaintOf(method)
+	scalar = scalar || taint.IsScalarLoss(value)
+	tensor := scalar || taint.IsTensor(value)
+	who, val := analysis.Code(name), analysis.Code(f.Text(value))
+	store := ".item()"
+	if usedAsTensor(f, name, method, true) {
+		store = ".detach()"
+	}
+	step := "`" + f.Text(method.Child("name")) + "` runs `" + f.Text(value) + ".backward()` each time it is called"
+	if lightning {
+		step = "Lightning runs `training_step` on every batch and backpropagates the loss it returns"
+	}
+	d := analysis.Diagnostic{
+		Start: stmt.Start(), End: stmt.End(),
+		Severity: analysis.SeverityInfo,
+		Detail: step + ", and " + who + " outlives the call: the backward pass frees the graph's activations, but each " +
+			"stored loss still holds its `grad_fn` chain and a small GPU block until " + who + " is emptied, so memory " +
+			"creeps up every step.",
+	}
+	switch {
+	case !tensor:
+		// A dict holding the loss, or a value of unknown structure:
+		// what to detach is the loss in it.
+		d.Message = analysis.ShortestFit(who+" keeps "+val+" with its autograd history across calls; store its loss detached",
+			who+" keeps a loss with its autograd history across calls; store it detached",
+			who+" keeps every call's loss with its history; store it detached")
+		d.Detail += " Store the loss detached (`.detach()`, a tensor without history) or as `.item()` (a Python " +
+			"number). No fix is offered: what the step returns may be a dict that holds the loss."
+	case !scalar:
+		store = ".detach()"
+		fallthrough
+	default:
+		d.Message = analysis.ShortestFit(who+" keeps "+val+" with its autograd history across calls; store "+analysis.Code(withMethod(f, value, store)),
+			who+" keeps "+val+" with its autograd history across calls; store its `"+store+"`",
+			who+" keeps a loss with its autograd history across calls; store its `"+store+"`",
+			who+" keeps every call's loss with its history; store its `"+store+"`")
+		if store == ".detach()" {
+			d.Detail += " `.detach()` (a tensor without history) keeps the value only"
+			if scalar {
+				d.Detail += "; the code uses the stored values as tensors, which `.item()`'s floats are not"
+			}
+			d.Detail += "."
+		} else {
+			d.Detail += " `.item()` (a Python number) or `.detach()` (a tensor without history) keeps the value only."
+		}
+		d.Fixes = containerFixes(f, value, name, method, scalar)
+	}
+	if hasCall(value) {
+		pass.ReadsOutside(stmt)
+	}
+	pass.Report(d)
+}
+
+// lightningTrainingStep reports whether method is the training_step of a
+// LightningModule that returns value to Lightning's automatic
+// optimization (not turned off in the file: `self.automatic_optimization
+// = False` makes Lightning ignore what the step returns): as it is
+// (ok), or as the "loss" of a returned dict (asLoss too).
+func lightningTrainingStep(f *semantic.File, method, value *pyast.Node) (ok, asLoss bool) {
+	if f.Text(method.Child("name")) != "training_step" || !f.IsModule(f.EnclosingClass(method)) || !value.Is("identifier") {
+		return false, false
+	}
+	for _, a := range f.AssignmentsIn(f.Tree.Root) {
+		if left := a.Child("left"); left.Is("attribute") && f.Text(left.Child("attribute")) == "automatic_optimization" {
+			return false, false
+		}
+	}
+	pyast.Walk(method.Child("body"), func(n *pyast.Node) bool {
+		switch {
+		case n.Is("function_definition", "lambda", "class_definition"):
+			return false
+		case n.Is("return_statement"):
+			e := n.FirstNamed()
+			if e.Is("dictionary") {
+				for _, pair := range e.NamedChildren() {
+					if key := pair.Child("key"); pair.Is("pair") && (f.Text(key) == `"loss"` || f.Text(key) == `'loss'`) &&
+						f.Text(pair.Child("value")) == f.Text(value) {
+						ok, asLoss = true, true
+					}
+				}
+			} else if e != nil && f.Text(e) == f.Text(value) {
+				ok = true
+			}
+			return false
+		}
+		return true
+	})
+	return ok, asLoss
+}
+
+// joinedInAMethod reports whether a method of method's class joins the
+// container's tensors into NumPy (see joinedIntoNumPy): an epoch's end
+// hook may do what a loop's code after the loop does.
+func joinedInAMethod(f *semantic.File, container string, method *pyast.Node) bool {
+	if joinedIntoNumPy(f, container, method) {
+		return true
+	}
+	if c := f.EnclosingClass(method); c != nil {
+		for _, m := range c.Methods {
+			if joinedIntoNumPy(f, container, m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// takenFrom reports whether any code of the file takes elements out of
+// the container (`self.outputs.pop(0)`): a window, not a history.
+func takenFrom(f *semantic.File, name string) bool {
+	for _, c := range f.CallsNamed("pop", "popleft", "popitem") {
+		if r := semantic.Receiver(c); r != nil && f.Text(r) == name {
+			return true
+		}
+	}
+	return false
+}
+
 // joinedIntoNumPy reports whether scope joins the container's tensors
 // (`torch.cat(xs)`, `torch.stack(xs)`) and calls `.numpy()` on the result
 // with nothing that detaches in between, or hands the container to NumPy
-// (`np.concatenate(xs)`, `np.array(xs)`, which convert each element with
+// (`np.concatenate(xs)`, `np.array(self.xs)`, which convert each element with
 // its `.numpy()`): `.numpy()` raises on a tensor that requires grad, so
 // code that runs stores none with a graph there (a model whose parameters
 // do not require grad, outputs computed elsewhere under no_grad, a model
@@ -257,7 +423,7 @@ func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool
 			}
 			switch f.QualifiedName(call.Child("function")) {
 			case "numpy.concatenate", "numpy.stack", "numpy.vstack", "numpy.hstack", "numpy.array", "numpy.asarray":
-				if arg := f.Arg(call, "", 0); arg.Is("identifier") {
+				if arg := f.Arg(call, "", 0); arg.Is("identifier", "attribute") {
 					joined[f.Text(arg)] = true
 				}
 			}
@@ -273,7 +439,7 @@ func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool
 			}
 			switch f.QualifiedName(x.Child("function")) {
 			case "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack":
-				if arg := f.Arg(x, "tensors", 0); arg.Is("identifier") {
+				if arg := f.Arg(x, "tensors", 0); arg.Is("identifier", "attribute") {
 					joined[f.Text(arg)] = true
 				}
 			}

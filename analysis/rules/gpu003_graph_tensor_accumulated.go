@@ -215,15 +215,16 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 	}
 }
 
-// stepMethodOf returns the method holding a, an accumulation into acc
-// outside any loop, when acc is an attribute of the method's object
-// (`self.running_loss += loss`): the total outlives the call, so a method
-// called once a step adds up every step's value, as a loop would. Nil
-// otherwise (and for __init__, which runs once). Read from the syntax
-// alone: it is part of the rule's shape.
-func stepMethodOf(f *semantic.File, a, acc *pyast.Node) *pyast.Node {
-	fn := semantic.EnclosingFunction(a)
-	if fn == nil || !fn.Is("function_definition") || analysis.InLoop(a) || !acc.Is("attribute") {
+// stepMethodOf returns the method holding stmt, a statement outside any
+// loop that accumulates or stores into target, when target is an
+// attribute of the method's object (`self.running_loss += loss`,
+// `self.outputs.append(loss)`): the total or the container outlives the
+// call, so a method called once a step adds up every step's value, as a
+// loop would. Nil otherwise (and for __init__, which runs once). Read
+// from the syntax alone: it is part of the rules' shape.
+func stepMethodOf(f *semantic.File, stmt, target *pyast.Node) *pyast.Node {
+	fn := semantic.EnclosingFunction(stmt)
+	if fn == nil || !fn.Is("function_definition") || analysis.InLoop(stmt) || !target.Is("attribute") {
 		return nil
 	}
 	def := fn
@@ -234,7 +235,7 @@ func stepMethodOf(f *semantic.File, a, acc *pyast.Node) *pyast.Node {
 		return nil
 	}
 	params := fn.Child("parameters").NamedChildren()
-	obj := acc.Child("object")
+	obj := target.Child("object")
 	if len(params) == 0 || !params[0].Is("identifier") || !obj.Is("identifier") || f.Text(obj) != f.Text(params[0]) {
 		return nil
 	}

@@ -1,6 +1,7 @@
-# Totals kept on an object by a training step called once a step: the
-# fixes (.item() where the total is only read as a number, .detach() where
-# it is used as a tensor) must leave every printed value as it was.
+# Totals and lists kept on an object by a training step called once a
+# step: the fixes (.item() where the values are only read as numbers,
+# .detach() where they are used as tensors) must leave every printed value
+# as it was.
 import torch
 import torch.nn as nn
 
@@ -43,10 +44,31 @@ class Recipe:
         self.step += 1
 
 
-agent, recipe = Agent(), Recipe(3)
+class Learner:
+    def __init__(self):
+        self.model = nn.Linear(4, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.losses = []
+        self.outputs = []
+
+    def learn(self, x, y):
+        self.optimizer.zero_grad()
+        loss = nn.functional.mse_loss(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+        self.losses.append(loss)
+        self.outputs.append(loss)
+
+    def report(self):
+        print("learner", [round(float(v), 6) for v in self.losses], round(torch.stack(self.outputs).mean().item(), 6))
+
+
+agent, recipe, learner = Agent(), Recipe(3), Learner()
 for x, y in batches:
     agent.train(x, y)
     recipe.train_step(x, y)
+    learner.learn(x, y)
+learner.report()
 # .item() sums Python floats (double precision) where the tensor summed in
 # single precision: the same total to about seven digits, one reason the
 # fix is unsafe.

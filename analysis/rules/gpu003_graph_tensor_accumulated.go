@@ -23,7 +23,8 @@ var GraphTensorAccumulated = &analysis.Rule{
 			"loop, and autograd is on (GPU004 lists what turns it off, the callers of a function in " +
 			"the project's other files included). A total that is reset under a condition inside the loop (`if i % 100 " +
 			"== 0: total = 0`) is still reported, with the bound in the message. The same outside a loop in a " +
-			"method that runs a training step, `self.running_loss += loss` where the method calls `loss.backward()`: " +
+			"method that runs a training step, `self.running_loss += loss` where the method calls `loss.backward()` " +
+			"or is a LightningModule's `training_step` that returns `loss`: " +
 			"the total lives on the object, so a step called once per batch adds up every batch's loss (reported " +
 			"unless the total reaches a backward pass anywhere in the file, the method returns it or sets it " +
 			"afresh on every call, or autograd is off where the method is called). Deliberately not reported: " +
@@ -244,8 +245,9 @@ func stepMethodOf(f *semantic.File, stmt, target *pyast.Node) *pyast.Node {
 
 // reportAcrossCalls reports `self.total += loss` in method, a training
 // step: the method runs `loss.backward()` (with no gradient, so loss is one
-// tensor with history) each time it is called, and the total it adds to
-// lives on the object between the calls. Not reported when the total
+// tensor with history) each time it is called, or is a LightningModule's
+// training_step that returns loss to Lightning's backward pass, and the
+// total it adds to lives on the object between the calls. Not reported when the total
 // reaches a backward pass anywhere in the file (a loss summed over calls
 // and backpropagated later), when the method returns it, when the method
 // sets it afresh on every call, or when autograd is off where the method
@@ -255,7 +257,18 @@ func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
 	name := f.Text(acc)
 	readsWholeFile(pass, a, name, method)
 	body := method.Child("body")
-	if !backwardOfScalar(f, value, body, a) || f.ReachesBackward(name, method) || returned(f, name, method) {
+	// The method runs the backward pass on the value, or it is a
+	// LightningModule's training_step that returns it to Lightning's:
+	// either way one tensor with history (what a step returns as it is
+	// may be a dict, but not one added to a total).
+	lightning := false
+	if !backwardOfScalar(f, value, body, a) {
+		lightning, _ = lightningTrainingStep(f, method, value)
+		if !lightning {
+			return
+		}
+	}
+	if f.ReachesBackward(name, method) || returned(f, name, method) {
 		return
 	}
 	reset := resetIn(f, name, body, a)
@@ -277,8 +290,12 @@ func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
 		advice, tail = ".detach()", ". Add `"+withMethod(f, value, ".detach()")+"` (a tensor without history): `"+
 			name+"` is used as a tensor, where a Python number would not do."
 	}
-	detail := "`" + f.Text(method.Child("name")) + "` runs `" + f.Text(value) + ".backward()` each time it is called, " +
-		"and `" + name + "` outlives the call: it becomes a tensor whose `grad_fn` chain links the graph nodes of every call so far and keeps them alive"
+	step := "`" + f.Text(method.Child("name")) + "` runs `" + f.Text(value) + ".backward()` each time it is called"
+	if lightning {
+		step = "Lightning runs `training_step` on every batch and backpropagates the loss it returns"
+	}
+	detail := step + ", and `" + name + "` outlives the call: it becomes a tensor whose `grad_fn` chain links the graph " +
+		"nodes of every call so far and keeps them alive"
 	if reset != nil {
 		detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, method, "calls")
 	}

@@ -1,5 +1,7 @@
+import lightning as L
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 
 class Learner:
@@ -57,3 +59,35 @@ def helper(state, x, y, model, criterion):
     loss = criterion(model(x), y)
     loss.backward()
     state.total += loss
+
+
+class LitManual(L.LightningModule):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.automatic_optimization = False
+        self.total = 0.0
+
+    def training_step(self, batch, batch_idx):
+        # Manual optimization: Lightning ignores what the step returns.
+        loss = F.mse_loss(self.model(batch), batch)
+        self.total += loss
+        return loss
+
+
+class LitDetached(L.LightningModule):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.total = 0.0
+
+    def training_step(self, batch, batch_idx):
+        loss = F.mse_loss(self.model(batch), batch)
+        self.total += loss.detach()
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        # Lightning validates under no_grad, and returns nothing to backward.
+        loss = F.mse_loss(self.model(batch), batch)
+        self.total += loss
+        return loss

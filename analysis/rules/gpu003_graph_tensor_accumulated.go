@@ -206,12 +206,9 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: a.Start(), End: a.End(),
-			Fixes: fixes,
-			Message: analysis.ShortestFit(
-				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add "+analysis.Code(withMethod(f, value, advice)),
-				analysis.Code(f.Text(a))+" keeps every iteration's graph alive; add its `"+advice+"`",
-				analysis.Code(name)+" keeps every iteration's graph alive; add its `"+advice+"`"),
-			Detail: detail + tail,
+			Fixes:   fixes,
+			Message: keepsEveryGraph(f, a, value, name, advice, "iteration's"),
+			Detail:  detail + tail,
 		})
 	}
 }
@@ -301,13 +298,21 @@ func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
 	}
 	pass.Report(analysis.Diagnostic{
 		Start: a.Start(), End: a.End(),
-		Fixes: fixes,
-		Message: analysis.ShortestFit(
-			analysis.Code(f.Text(a))+" keeps every call's graph alive; add "+analysis.Code(withMethod(f, value, advice)),
-			analysis.Code(f.Text(a))+" keeps every call's graph alive; add its `"+advice+"`",
-			analysis.Code(name)+" keeps every call's graph alive; add its `"+advice+"`"),
-		Detail: detail + tail,
+		Fixes:   fixes,
+		Message: keepsEveryGraph(f, a, value, name, advice, "call's"),
+		Detail:  detail + tail,
 	})
+}
+
+// keepsEveryGraph is the message for the accumulation a of value into
+// the total name: it keeps every iteration's (or call's: each) graph
+// alive, and advice says what to add instead; shortened to fit.
+func keepsEveryGraph(f *semantic.File, a, value *pyast.Node, name, advice, each string) string {
+	keeps := " keeps every " + each + " graph alive; add "
+	return analysis.ShortestFit(
+		analysis.Code(f.Text(a))+keeps+analysis.Code(withMethod(f, value, advice)),
+		analysis.Code(f.Text(a))+keeps+"its `"+advice+"`",
+		analysis.Code(name)+keeps+"its `"+advice+"`")
 }
 
 // conditional reports whether stmt runs only under an if inside loop.

@@ -241,14 +241,14 @@ func stepMethodOf(f *semantic.File, stmt, target *pyast.Node) *pyast.Node {
 }
 
 // reportAcrossCalls reports `self.total += loss` in method, a training
-// step: the method runs `loss.backward()` (with no gradient, so loss is one
-// tensor with history) each time it is called, or is a LightningModule's
-// training_step that returns loss to Lightning's backward pass, and the
-// total it adds to lives on the object between the calls. Not reported when the total
-// reaches a backward pass anywhere in the file (a loss summed over calls
-// and backpropagated later), when the method returns it, when the method
-// sets it afresh on every call, or when autograd is off where the method
-// is called.
+// step: the method runs `loss.backward()` (with no gradient, so loss is
+// one tensor with history) each time it is called, or is a
+// LightningModule's training_step that returns loss to Lightning's
+// backward pass, and the total it adds to lives on the object between the
+// calls. Not reported when the total reaches a backward pass anywhere in
+// the file (a loss summed over calls and backpropagated later), when the
+// method returns it, when the method sets it afresh on every call, or
+// when autograd is off where the method is called.
 func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
 	f := pass.File
 	name := f.Text(acc)

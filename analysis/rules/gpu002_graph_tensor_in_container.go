@@ -29,7 +29,9 @@ var GraphTensorInContainer = &analysis.Rule{
 			"training step, for a container on the object (`self.outputs.append(loss)`), which lives across the " +
 			"calls as a loop's list lives across iterations: a method that calls `loss.backward()` on the stored value, " +
 			"or a LightningModule's `training_step` that returns it (or returns it as a dict's \"loss\") to Lightning's " +
-			"automatic optimization (the pattern of Lightning's own docs, `self.training_step_outputs.append(loss)`); " +
+			"automatic optimization, or stores a dict built around what it returns (`{\"loss\": loss, \"y\": y}`): the " +
+			"pattern of Lightning's own docs, `self.training_step_outputs.append(loss)` (no fix when the stored value " +
+			"may be a dict); " +
 			"not when the container reaches a backward pass anywhere in the file, loses elements (`pop`), or is set " +
 			"afresh in or returned by the method.\n\n" +
 			"A step loop is one whose body runs a backward pass or an optimizer step (directly, through a " +
@@ -138,7 +140,10 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 	f := pass.File
 	check := func(stmt *pyast.Node) {
 		value, container := storedValue(f, stmt)
-		if value == nil || semantic.NeverTainted(f, value) {
+		// A dict literal has no history of its own; a step method's may
+		// hold the loss it returns (see lightningTrainingStep).
+		literalDict := value.Is("dictionary")
+		if value == nil || !literalDict && semantic.NeverTainted(f, value) {
 			return // `history.append(loss.item())`: nothing to ask of the loop or the taint
 		}
 		if f.InNoGrad(stmt) {
@@ -153,6 +158,9 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			if method := stepMethodOf(f, stmt, container); method != nil {
 				storedAcrossCalls(pass, stmt, value, container, method)
 			}
+			return
+		}
+		if literalDict {
 			return
 		}
 		scope := semantic.Scope(stmt)
@@ -276,7 +284,7 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 	scalar := backwardOfScalar(f, value, body, stmt)
 	lightning, asLoss := false, false
 	if !scalar {
-		lightning, asLoss = lightningTrainingStep(f, method, value)
+		lightning, asLoss = lightningTrainingStep(f, method, value, stmt)
 		scalar = asLoss
 	}
 	if !scalar && !lightning || !builtinContainer(f, name, method, stmt) || f.AssignedIn(name, body) ||
@@ -313,7 +321,12 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 			who+" keeps a loss with its autograd history across calls; store it detached",
 			who+" keeps every call's loss with its history; store it detached")
 		d.Detail += " Store the loss detached (`.detach()`, a tensor without history) or as `.item()` (a Python " +
-			"number). No fix is offered: what the step returns may be a dict that holds the loss."
+			"number). No fix is offered: "
+		if value.Is("dictionary") || value.Is("identifier") && lastBinding(f, f.Text(value), method, stmt).Is("dictionary") {
+			d.Detail += "the loss is an entry of the stored dict."
+		} else {
+			d.Detail += "what the step returns may be a dict that holds the loss."
+		}
 	case !scalar:
 		store = ".detach()"
 		fallthrough
@@ -340,12 +353,15 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 }
 
 // lightningTrainingStep reports whether method is the training_step of a
-// LightningModule that returns value to Lightning's automatic
-// optimization (not turned off in the file: `self.automatic_optimization
-// = False` makes Lightning ignore what the step returns): as it is
-// (ok), or as the "loss" of a returned dict (asLoss too).
-func lightningTrainingStep(f *semantic.File, method, value *pyast.Node) (ok, asLoss bool) {
-	if f.Text(method.Child("name")) != "training_step" || !f.IsModule(f.EnclosingClass(method)) || !value.Is("identifier") {
+// LightningModule whose stored value holds what it returns to Lightning's
+// automatic optimization (not turned off in the file:
+// `self.automatic_optimization = False` makes Lightning ignore what the
+// step returns): the value is what the step returns (holds), the loss of a
+// returned dict (`return {"loss": loss}`: asLoss too), or a dict built in
+// the step around either (`{"loss": loss, "y": y}`, also through a name
+// bound to it before stmt).
+func lightningTrainingStep(f *semantic.File, method, value, stmt *pyast.Node) (holds, asLoss bool) {
+	if f.Text(method.Child("name")) != "training_step" || !f.IsModule(f.EnclosingClass(method)) {
 		return false, false
 	}
 	for _, a := range f.AssignmentsIn(f.Tree.Root) {
@@ -353,27 +369,56 @@ func lightningTrainingStep(f *semantic.File, method, value *pyast.Node) (ok, asL
 			return false, false
 		}
 	}
+	// What the step returns: names returned as they are, and losses
+	// returned in a dict.
+	returned, losses := map[string]bool{}, map[string]bool{}
 	pyast.Walk(method.Child("body"), func(n *pyast.Node) bool {
 		switch {
 		case n.Is("function_definition", "lambda", "class_definition"):
 			return false
 		case n.Is("return_statement"):
-			e := n.FirstNamed()
-			if e.Is("dictionary") {
-				for _, pair := range e.NamedChildren() {
-					if key := pair.Child("key"); pair.Is("pair") && (f.Text(key) == `"loss"` || f.Text(key) == `'loss'`) &&
-						f.Text(pair.Child("value")) == f.Text(value) {
-						ok, asLoss = true, true
-					}
+			switch e := n.FirstNamed(); {
+			case e.Is("identifier"):
+				returned[f.Text(e)] = true
+			case e.Is("dictionary"):
+				if loss := dictEntry(f, e, "loss"); loss.Is("identifier") {
+					losses[f.Text(loss)] = true
 				}
-			} else if e != nil && f.Text(e) == f.Text(value) {
-				ok = true
 			}
 			return false
 		}
 		return true
 	})
-	return ok, asLoss
+	if value.Is("identifier") {
+		name := f.Text(value)
+		switch {
+		case losses[name]:
+			return true, true
+		case returned[name]:
+			return true, false
+		}
+		value = lastBinding(f, name, method, stmt)
+	}
+	// A dict built around what is returned keeps it.
+	if value.Is("dictionary") {
+		for _, pair := range value.NamedChildren() {
+			if v := pair.Child("value"); pair.Is("pair") && v.Is("identifier") && (returned[f.Text(v)] || losses[f.Text(v)]) {
+				return true, false
+			}
+		}
+	}
+	return false, false
+}
+
+// dictEntry returns the value of the literal dict's entry under the
+// string key, or nil.
+func dictEntry(f *semantic.File, dict *pyast.Node, key string) *pyast.Node {
+	for _, pair := range dict.NamedChildren() {
+		if k := pair.Child("key"); pair.Is("pair") && (f.Text(k) == `"`+key+`"` || f.Text(k) == `'`+key+`'`) {
+			return pair.Child("value")
+		}
+	}
+	return nil
 }
 
 // joinedInAMethod reports whether a method of method's class joins the

@@ -260,7 +260,7 @@ func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
 	// may be a dict, but not one added to a total).
 	lightning := false
 	if !backwardOfScalar(f, value, body, a) {
-		lightning, _ = lightningTrainingStep(f, method, value)
+		lightning, _ = lightningTrainingStep(f, method, value, a)
 		if !lightning {
 			return
 		}

@@ -28,6 +28,22 @@ class LitModel(L.LightningModule):
         self.validation_step_outputs.append(loss)
 
 
+class LitDetachedOutputs(L.LightningModule):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.training_step_outputs = []
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.mse_loss(self.model(x), y)
+        acc = (self.model(x).argmax(1) == y).float().mean()
+        self.training_step_outputs.append({"loss": loss.detach(), "y": y})
+        # Not what the step returns, nor built around it.
+        self.training_step_outputs.append({"acc": acc})
+        return loss
+
+
 class Manual(L.LightningModule):
     def __init__(self, model):
         super().__init__()

@@ -59,6 +59,26 @@ class LitLog(L.LightningModule):
         return log
 
 
+class LitOutputs(L.LightningModule):
+    """Dicts built around the returned loss: the most common form of the
+    pattern in public code."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.training_step_outputs = []
+        self.epoch_outputs = []
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        y_pred = self.model(x)
+        loss = F.mse_loss(y_pred, y)
+        self.training_step_outputs.append({"loss": loss})  # want: GPU002 "keeps a loss with its autograd history across calls; store it detached"
+        outputs = {"loss": loss, "y_true": y}
+        self.epoch_outputs.append(outputs)  # want: GPU002 "No fix is offered"
+        return loss
+
+
 class Agent:
     def __init__(self, model, optimizer):
         self.model = model

@@ -354,20 +354,16 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 
 // lightningTrainingStep reports whether method is the training_step of a
 // LightningModule whose stored value holds what it returns to Lightning's
-// automatic optimization (not turned off in the file:
-// `self.automatic_optimization = False` makes Lightning ignore what the
-// step returns): the value is what the step returns (holds), the loss of a
+// automatic optimization (not turned off by the class or a base of the
+// file: `self.automatic_optimization = False` makes Lightning ignore what
+// the step returns): the value is what the step returns (holds), the loss of a
 // returned dict (`return {"loss": loss}`: asLoss too), or a dict built in
 // the step around either (`{"loss": loss, "y": y}`, also through a name
 // bound to it before stmt).
 func lightningTrainingStep(f *semantic.File, method, value, stmt *pyast.Node) (holds, asLoss bool) {
-	if f.Text(method.Child("name")) != "training_step" || !f.IsModule(f.EnclosingClass(method)) {
+	class := f.EnclosingClass(method)
+	if f.Text(method.Child("name")) != "training_step" || !f.IsModule(class) || setsOptimization(f, class, map[*semantic.Class]bool{}) {
 		return false, false
-	}
-	for _, a := range f.AssignmentsIn(f.Tree.Root) {
-		if left := a.Child("left"); left.Is("attribute") && f.Text(left.Child("attribute")) == "automatic_optimization" {
-			return false, false
-		}
 	}
 	// What the step returns: names returned as they are, and losses
 	// returned in a dict.
@@ -408,6 +404,29 @@ func lightningTrainingStep(f *semantic.File, method, value, stmt *pyast.Node) (h
 		}
 	}
 	return false, false
+}
+
+// setsOptimization reports whether class, or a class of the file it
+// derives from, sets `automatic_optimization` (to turn it off: Lightning
+// then ignores what training_step returns). Its subclasses' settings are
+// theirs: a subclass that turns it off and keeps the step is not seen, a
+// rare shape (scvi-tools' Pyro plans override the step when they do).
+func setsOptimization(f *semantic.File, class *semantic.Class, seen map[*semantic.Class]bool) bool {
+	if class == nil || seen[class] {
+		return false
+	}
+	seen[class] = true
+	for _, a := range f.AssignmentsIn(class.Node) {
+		if left := a.Child("left"); left.Is("attribute") && f.Text(left.Child("attribute")) == "automatic_optimization" {
+			return true
+		}
+	}
+	for _, b := range class.Bases {
+		if b.Is("identifier") && setsOptimization(f, f.Classes[f.Text(b)], seen) {
+			return true
+		}
+	}
+	return false
 }
 
 // dictEntry returns the value of the literal dict's entry under the

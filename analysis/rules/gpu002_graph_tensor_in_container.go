@@ -146,21 +146,18 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if value == nil || !literalDict && semantic.NeverTainted(f, value) {
 			return // `history.append(loss.item())`: nothing to ask of the loop or the taint
 		}
-		if f.InNoGrad(stmt) {
-			return
-		}
 		// The container must outlive an iteration of a loop that runs
 		// training or evaluation steps (or the call of a step method, see
 		// storedAcrossCalls); lists filled in a forward pass, a loss
 		// function or a constructor live one step.
 		loop := f.InnermostStepLoop(stmt)
 		if loop == nil {
-			if method := stepMethodOf(f, stmt, container); method != nil {
+			if method := stepMethodOf(f, stmt, container); method != nil && !f.InNoGrad(stmt) {
 				storedAcrossCalls(pass, stmt, value, container, method)
 			}
 			return
 		}
-		if literalDict {
+		if literalDict || f.InNoGrad(stmt) {
 			return
 		}
 		scope := semantic.Scope(stmt)
@@ -186,11 +183,8 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			return // the last question: it may read the project's other files
 		}
 		d := analysis.Diagnostic{Start: stmt.Start(), End: stmt.End()}
-		who, val := analysis.Code(name), analysis.Code(f.Text(value))
-		keeps := func(what, store string) string {
-			return analysis.ShortestFit(who+" keeps "+val+" "+what+"; store "+analysis.Code(withMethod(f, value, store)),
-				who+" keeps "+val+" "+what+"; store its `"+store+"`", who+" keeps a tensor "+what+"; store its `"+store+"`")
-		}
+		who := analysis.Code(name)
+		keeps := func(what, store string) string { return keepsMessage(f, who, value, what, store) }
 		// The step's backward pass, before the store or after it, frees
 		// the activations the graph saved: what stays is its nodes.
 		freed := freedInStep(f, value, loop, stmt)
@@ -222,12 +216,8 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			d.Detail = "The tensor and the activations its graph saved stay in memory until " + who +
 				" is dropped. `.detach()` (or `.detach().cpu()`) keeps the values without the graph."
 		}
-		switch {
-		case scalar && asTensors:
-			d.Detail += " `.detach()` (a tensor without history) keeps the value only; the code uses the stored values " +
-				"as tensors, which `.item()`'s floats are not."
-		case scalar:
-			d.Detail += " `.item()` (a Python number) or `.detach()` (a tensor without history) keeps the value only."
+		if scalar {
+			d.Detail += storeLossAdvice(asTensors)
 		}
 		if onlyMovedToCPU(f, value) {
 			d.Detail += " `.cpu()` copies but does not detach."
@@ -298,10 +288,7 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 	scalar = scalar || taint.IsScalarLoss(value)
 	tensor := scalar || taint.IsTensor(value)
 	who, val := analysis.Code(name), analysis.Code(f.Text(value))
-	store := ".item()"
-	if usedAsTensor(f, name, method, true) {
-		store = ".detach()"
-	}
+	asTensors := usedAsTensor(f, name, method, true)
 	step := "`" + f.Text(method.Child("name")) + "` runs `" + f.Text(value) + ".backward()` each time it is called"
 	if lightning {
 		step = "Lightning runs `training_step` on every batch and backpropagates the loss it returns"
@@ -328,28 +315,44 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 			d.Detail += "what the step returns may be a dict that holds the loss."
 		}
 	case !scalar:
-		store = ".detach()"
-		fallthrough
+		d.Message = keepsMessage(f, who, value, "with its autograd history across calls", ".detach()")
+		d.Detail += " `.detach()` (or `.detach().cpu()`) keeps the values without the history."
+		d.Fixes = containerFixes(f, value, name, method, false)
 	default:
-		d.Message = analysis.ShortestFit(who+" keeps "+val+" with its autograd history across calls; store "+analysis.Code(withMethod(f, value, store)),
-			who+" keeps "+val+" with its autograd history across calls; store its `"+store+"`",
-			who+" keeps a loss with its autograd history across calls; store its `"+store+"`",
-			who+" keeps every call's loss with its history; store its `"+store+"`")
-		if store == ".detach()" {
-			d.Detail += " `.detach()` (a tensor without history) keeps the value only"
-			if scalar {
-				d.Detail += "; the code uses the stored values as tensors, which `.item()`'s floats are not"
-			}
-			d.Detail += "."
-		} else {
-			d.Detail += " `.item()` (a Python number) or `.detach()` (a tensor without history) keeps the value only."
+		store := ".item()"
+		if asTensors {
+			store = ".detach()"
 		}
-		d.Fixes = containerFixes(f, value, name, method, scalar)
+		d.Message = keepsMessage(f, who, value, "with its autograd history across calls", store)
+		d.Detail += storeLossAdvice(asTensors)
+		d.Fixes = containerFixes(f, value, name, method, true)
 	}
 	if hasCall(value) {
 		pass.ReadsOutside(stmt)
 	}
 	pass.Report(d)
+}
+
+// keepsMessage is the message for the container who keeping value what
+// (`with its autograd history`), and what to store instead; shortened to
+// fit.
+func keepsMessage(f *semantic.File, who string, value *pyast.Node, what, store string) string {
+	val := analysis.Code(f.Text(value))
+	return analysis.ShortestFit(who+" keeps "+val+" "+what+"; store "+analysis.Code(withMethod(f, value, store)),
+		who+" keeps "+val+" "+what+"; store its `"+store+"`",
+		who+" keeps a tensor "+what+"; store its `"+store+"`",
+		who+" keeps tensors with their history; store their `"+store+"`")
+}
+
+// storeLossAdvice is the detail's closing advice for a stored loss: what
+// keeps its value only, `.detach()` alone when the code uses the stored
+// values as tensors.
+func storeLossAdvice(asTensors bool) string {
+	if asTensors {
+		return " `.detach()` (a tensor without history) keeps the value only; the code uses the stored values " +
+			"as tensors, which `.item()`'s floats are not."
+	}
+	return " `.item()` (a Python number) or `.detach()` (a tensor without history) keeps the value only."
 }
 
 // lightningTrainingStep reports whether method is the training_step of a

@@ -124,14 +124,14 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		// Growth matters across the iterations of a training or evaluation
 		// loop; a residual stream summed over layers in forward, or loss
 		// terms summed in a loss function, live one step.
-		if f.InNoGrad(a) {
-			continue
-		}
 		loop := f.InnermostStepLoop(a)
 		if loop == nil {
-			if method := stepMethodOf(f, a, acc); method != nil {
+			if method := stepMethodOf(f, a, acc); method != nil && !f.InNoGrad(a) {
 				reportAcrossCalls(pass, a, acc, value, method)
 			}
+			continue
+		}
+		if f.InNoGrad(a) {
 			continue
 		}
 		scope := semantic.Scope(a)
@@ -158,25 +158,14 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		if f.CalledUnderNoGradAcrossFiles(a) {
 			continue // the last question: it may read the project's other files
 		}
-		var fixes []analysis.Fix
-		scalar := backed || taint.IsScalarLoss(value)
-		// `.item()` is the advice for one number that stays a number; a
-		// total used as a tensor or returned, or a value not known to be
-		// one number, is told `.detach()`.
-		usedLater, returnedTotal := usedAsTensor(f, name, scope, false), returned(f, name, scope)
-		asNumber := scalar && !usedLater && !returnedTotal
-		if backed || taint.IsTensor(value) {
-			// .detach() keeps the values; it is safe only when nothing the
-			// total flows into could need its graph.
-			safety := analysis.Unsafe
-			if totalStaysLocal(f, acc, scope) {
-				safety = analysis.Safe
-			}
-			fixes = []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", safety)}
-			if asNumber {
-				fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
-			}
+		// .detach() keeps the values; it is safe only when nothing the
+		// total flows into could need its graph.
+		safety := analysis.Unsafe
+		if totalStaysLocal(f, acc, scope) {
+			safety = analysis.Safe
 		}
+		fixes, advice, tail := totalAdvice(f, value, name, backed || taint.IsTensor(value), backed || taint.IsScalarLoss(value),
+			usedAsTensor(f, name, scope, false), returned(f, name, scope), safety)
 		// The step's backward pass, before the sum or after it, frees the
 		// activations: what the total links is the graphs' nodes.
 		freed := freedInStep(f, value, loop, a)
@@ -189,20 +178,6 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		}
 		if reset != nil {
 			detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, loop, "iterations")
-		}
-		advice, tail := ".item()", ". Add `"+withMethod(f, value, ".item()")+"` (a Python number) or `"+
-			withMethod(f, value, ".detach()")+"` (a tensor without history)."
-		switch {
-		case !scalar:
-			advice, tail = ".detach()", ". Add `"+withMethod(f, value, ".detach()")+"` (a tensor without history), "+
-				"or `"+withMethod(f, value, ".item()")+"` if it is one number."
-		case !asNumber:
-			why := "is used as a tensor later"
-			if returnedTotal {
-				why = "is returned to callers that may use it as a tensor"
-			}
-			advice, tail = ".detach()", ". Add `"+withMethod(f, value, ".detach()")+"` (a tensor without history): `"+
-				name+"` "+why+", where a Python number would not do."
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: a.Start(), End: a.End(),
@@ -275,18 +250,9 @@ func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
 	if f.CalledUnderNoGradAcrossFiles(a) {
 		return
 	}
-	// A total on an object may be read anywhere: .detach() is unsafe, and
-	// .item() too (a Python float instead of a tensor).
-	fixes := []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", analysis.Unsafe)}
-	asNumber := !usedAsTensor(f, name, method, false)
-	advice, tail := ".item()", ". Add `"+withMethod(f, value, ".item()")+"` (a Python number) or `"+
-		withMethod(f, value, ".detach()")+"` (a tensor without history)."
-	if asNumber {
-		fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
-	} else {
-		advice, tail = ".detach()", ". Add `"+withMethod(f, value, ".detach()")+"` (a tensor without history): `"+
-			name+"` is used as a tensor, where a Python number would not do."
-	}
+	// One scalar tensor (see above); a total on an object may be read
+	// anywhere, so .detach() is unsafe too.
+	fixes, advice, tail := totalAdvice(f, value, name, true, true, usedAsTensor(f, name, method, false), false, analysis.Unsafe)
 	step := "`" + f.Text(method.Child("name")) + "` runs `" + f.Text(value) + ".backward()` each time it is called"
 	if lightning {
 		step = "Lightning runs `training_step` on every batch and backpropagates the loss it returns"
@@ -302,6 +268,37 @@ func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
 		Message: keepsEveryGraph(f, a, value, name, advice, "call's"),
 		Detail:  detail + tail,
 	})
+}
+
+// totalAdvice returns the fixes for a total name that adds up value, the
+// method the message advises and the detail's closing advice. Fixes only
+// when value is known to be one tensor: `.detach()` with detachSafety,
+// and first `.item()` (unsafe: a Python float) for one number that stays
+// a number. A total used as a tensor later or returned, or a value not
+// known to be one number, is told `.detach()`.
+func totalAdvice(f *semantic.File, value *pyast.Node, name string, tensor, scalar, usedLater, returnedTotal bool,
+	detachSafety analysis.Applicability) (fixes []analysis.Fix, advice, tail string) {
+	asNumber := scalar && !usedLater && !returnedTotal
+	if tensor {
+		fixes = []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", detachSafety)}
+		if asNumber {
+			fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
+		}
+	}
+	switch {
+	case !scalar:
+		return fixes, ".detach()", ". Add `" + withMethod(f, value, ".detach()") + "` (a tensor without history), " +
+			"or `" + withMethod(f, value, ".item()") + "` if it is one number."
+	case !asNumber:
+		why := "is used as a tensor later"
+		if returnedTotal {
+			why = "is returned to callers that may use it as a tensor"
+		}
+		return fixes, ".detach()", ". Add `" + withMethod(f, value, ".detach()") + "` (a tensor without history): `" +
+			name + "` " + why + ", where a Python number would not do."
+	}
+	return fixes, ".item()", ". Add `" + withMethod(f, value, ".item()") + "` (a Python number) or `" +
+		withMethod(f, value, ".detach()") + "` (a tensor without history)."
 }
 
 // keepsEveryGraph is the message for the accumulation a of value into

@@ -13,7 +13,7 @@ import (
 // scope and stored or accumulated at stmt, reads beyond stmt's top-level
 // statement: for an attribute (self.losses), usedAsTensor and
 // ReachesBackward look at every use of it in the file; and for a
-// module-level name a function uses, builtinContainer looks at the
+// module-level name a function uses, builtinHolder looks at the
 // module's assignments. (Module-level candidates are marked by the Pass.)
 func readsWholeFile(pass *analysis.Pass, stmt *pyast.Node, name string, scope *pyast.Node) {
 	if strings.Contains(name, ".") || !scope.Is("module") && !pass.File.AssignedIn(name, scope) {
@@ -26,7 +26,8 @@ func readsWholeFile(pass *analysis.Pass, stmt *pyast.Node, name string, scope *p
 // torch.log(total)), or given a tensor method or attribute. For a container
 // (elements true) that is an element's method, losses[-1].backward(); for a
 // total, total.item(). Then `.item()`, which turns the values into Python
-// floats, would break that code; `.detach()` does not.
+// floats, would break that code; `.detach()` does not. The entries of a
+// keyed history are asked as "history[]" (see elementsName).
 func usedAsTensor(f *semantic.File, name string, scope *pyast.Node, elements bool) bool {
 	if strings.Contains(name, ".") {
 		scope = f.Tree.Root
@@ -45,6 +46,8 @@ func usedAsTensor(f *semantic.File, name string, scope *pyast.Node, elements boo
 				pyast.Walk(n.Child("arguments"), func(a *pyast.Node) bool {
 					if a.Is("identifier", "attribute") {
 						used[f.Text(a)] = true
+					} else if a.Is("subscript") {
+						used[f.Text(unkeyed(a))+"[]"] = true // torch.stack(history["loss"])
 					}
 					return true
 				})
@@ -54,10 +57,12 @@ func usedAsTensor(f *semantic.File, name string, scope *pyast.Node, elements boo
 					// (sum(losses) / len(losses)).item(): the sum of
 					// tensors is one, of floats a float.
 					aggregated(f, obj, used)
-					if !obj.Is("subscript") {
-						return true
+					if obj.Is("subscript") {
+						// losses[-1].item(), history["loss"][-1].item();
+						// not history["loss"].append, a list's method.
+						elementsOf(f, obj.Child("value"), used)
 					}
-					obj = obj.Child("value")
+					return true
 				}
 				if obj.Is("identifier", "attribute") {
 					used[f.Text(obj)] = true
@@ -85,37 +90,148 @@ func aggregated(f *semantic.File, e *pyast.Node, names map[string]bool) {
 	case e.Is("call") && e.Child("function").Is("identifier"):
 		switch f.Text(e.Child("function")) {
 		case "sum", "max", "min":
-			if arg := f.Arg(e, "", 0); arg.Is("identifier", "attribute") {
-				names[f.Text(arg)] = true
-			}
+			elementsOf(f, f.Arg(e, "", 0), names)
 		}
 	}
 }
 
-// builtinContainer reports whether the container name refers to at stmt
-// is a list, dict, set or deque: for a local name, by its last binding in
-// scope before stmt (`history, preds = [], []` too); for an attribute
-// (self.losses), by every binding the methods of its class (and of the
-// classes related to it) make. An object of another class (d2l's
-// Accumulator, a metric) may convert what it is given.
-func builtinContainer(f *semantic.File, name string, scope, stmt *pyast.Node) bool {
-	var binds []*pyast.Node
-	if strings.Contains(name, ".") {
-		binds = f.AttributeBindings(name, stmt)
-	} else if last := lastBinding(f, name, scope, stmt); last != nil {
-		binds = []*pyast.Node{last}
-	} else if !scope.Is("module") && !f.AssignedIn(name, scope) {
-		// A module-level list the function appends to.
-		if last := lastBinding(f, name, f.Tree.Root, stmt); last != nil {
-			binds = []*pyast.Node{last}
-		}
+// elementsOf adds to names the container c, whose elements are used: its
+// name, or for an entry of a keyed history (`history["loss"]`) the
+// holder's name and "[]".
+func elementsOf(f *semantic.File, c *pyast.Node, names map[string]bool) {
+	switch {
+	case c.Is("identifier", "attribute"):
+		names[f.Text(c)] = true
+	case c.Is("subscript"):
+		names[f.Text(unkeyed(c))+"[]"] = true
 	}
+}
+
+// elementsName is the name usedAsTensor knows the stored values of
+// container by: its own, or for an entry of a keyed history the holder's
+// and "[]" (the entries of one holder are answered together).
+func elementsName(f *semantic.File, container *pyast.Node) string {
+	if holder := holderOf(container); holder != container {
+		return f.Text(holder) + "[]"
+	}
+	return f.Text(container)
+}
+
+// unkeyed is what e is an entry or a slice of (`history` for
+// `history["loss"]` and `xs[-10:]`), or e itself: the uses of an entry are
+// counted as the holder's, the way the checks ask of it (see holderOf).
+func unkeyed(e *pyast.Node) *pyast.Node {
+	for e.Is("subscript") {
+		e = e.Child("value")
+	}
+	return e
+}
+
+// builtinHolder reports whether the container a store keeps its values in
+// is a builtin one at stmt (see containerBindings): a list, dict, set or
+// deque; for a keyed entry (`history["loss"]`), a dict made of such
+// containers only (see holdsContainers). An object of another class
+// (d2l's Accumulator, a metric) may convert what it is given.
+func builtinHolder(f *semantic.File, container, scope, stmt *pyast.Node) bool {
+	holder := holderOf(container)
+	made := containerValue
+	if holder != container {
+		made = holdsContainers
+	}
+	binds := containerBindings(f, f.Text(holder), scope, stmt)
 	for _, b := range binds {
-		if !containerValue(f, b) {
+		if !made(f, b) {
 			return false
 		}
 	}
 	return len(binds) > 0
+}
+
+// containerBindings returns the values name may refer to at stmt: for a
+// local name, its last binding in scope before stmt (`history, preds =
+// [], []` too); for an attribute (self.losses), every binding the methods
+// of its class (and of the classes related to it) make.
+func containerBindings(f *semantic.File, name string, scope, stmt *pyast.Node) []*pyast.Node {
+	if strings.Contains(name, ".") {
+		return f.AttributeBindings(name, stmt)
+	}
+	if last := lastBinding(f, name, scope, stmt); last != nil {
+		return []*pyast.Node{last}
+	}
+	if !scope.Is("module") && !f.AssignedIn(name, scope) {
+		// A module-level list the function appends to.
+		if last := lastBinding(f, name, f.Tree.Root, stmt); last != nil {
+			return []*pyast.Node{last}
+		}
+	}
+	return nil
+}
+
+// setAfreshIn reports whether body binds the container's holder anew
+// (`losses = []`), or, for a keyed entry, any entry of its holder
+// (`history["loss"] = []`): then it lives no longer than body.
+func setAfreshIn(f *semantic.File, container, body *pyast.Node) bool {
+	holder := holderOf(container)
+	name := f.Text(holder)
+	if f.AssignedIn(name, body) {
+		return true
+	}
+	if holder == container {
+		return false
+	}
+	for _, a := range f.AssignmentsIn(body) {
+		if left := a.Child("left"); a.Kind() == "assignment" && left.Is("subscript") && f.Text(left.Child("value")) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsContainers reports whether e builds a dict whose entries are builtin
+// containers (see containerValue): `{"loss": [], "acc": []}`,
+// `dict(loss=[])`, `{k: [] for k in keys}`, `defaultdict(list)`. Not a list
+// of lists (`[[] for _ in range(batch_size)]`): beam searches keep their
+// hypotheses so, scores with history included on purpose when a caller
+// trains on them (self-critical sequence training).
+func holdsContainers(f *semantic.File, e *pyast.Node) bool {
+	switch {
+	case e.Is("dictionary"):
+		entries := 0
+		for _, c := range e.NamedChildren() {
+			if c.Is("comment") {
+				continue
+			}
+			if !c.Is("pair") || !containerValue(f, c.Child("value")) {
+				return false
+			}
+			entries++
+		}
+		return entries > 0
+	case e.Is("dictionary_comprehension"):
+		body := e.Child("body")
+		return body.Is("pair") && containerValue(f, body.Child("value"))
+	case e.Is("call"):
+		switch f.LastName(e.Child("function")) {
+		case "defaultdict":
+			factory := f.Arg(e, "default_factory", 0)
+			if factory.Is("lambda") {
+				return containerValue(f, factory.Child("body"))
+			}
+			switch f.Text(factory) {
+			case "list", "set", "dict", "deque":
+				return true
+			}
+		case "dict":
+			args := e.Child("arguments").NamedChildren()
+			for _, a := range args {
+				if !a.Is("keyword_argument") || !containerValue(f, a.Child("value")) {
+					return false
+				}
+			}
+			return len(args) > 0
+		}
+	}
+	return false
 }
 
 // containerValue reports whether e builds a list, dict, set or deque (a

@@ -18,8 +18,11 @@ var GraphTensorInContainer = &analysis.Rule{
 		"small block a step stay",
 	Fixable: analysis.FixSometimes,
 	Doc: analysis.Doc{
-		What: "Finds `xs.append(t)`, `xs.extend(...)`, `xs.insert(i, t)`, `s.add(t)` and `d[k] = t` inside a " +
-			"loop that runs training or evaluation steps, where `t` carries autograd history (it comes from a " +
+		What: "Finds `xs.append(t)`, `xs.extend(...)`, `xs.insert(i, t)`, `xs += [t]`, `s.add(t)` and `d[k] = t` " +
+			"inside a loop that runs training or evaluation steps, and the same into an entry of a dict of lists " +
+			"(`history[\"train_loss\"].append(t)`, the dict built as `{\"loss\": [], ...}`, `defaultdict(list)` " +
+			"or `{k: [] for k in keys}`; not a list of lists, the shape of a beam search's hypotheses, nor in a loop " +
+			"that only feeds a model, such as a generation's decoding steps), where `t` carries autograd history (it comes from a " +
 			"model (one built with `.requires_grad_(False)` only when its input carries history), a criterion, a loss function, a method or helper of the file that returns one, a model's loss " +
 			"method by convention (`model.compute_loss(b)`, `model.loss(x, y)`, `*_loss`, `neg_log_likelihood`, `nll`), or " +
 			"arithmetic, indexing, `.cpu()` or `.to()` on such a value; or whatever computed it, when the loop calls " +
@@ -114,12 +117,14 @@ for step in range(100):
 }
 
 // storedValue returns the value a container-storing statement stores and
-// the container, or nils when node stores nothing.
+// the container, or nils when node stores nothing. The container may be
+// an entry of a keyed history (`history["loss"].append(loss)`; see
+// holderOf).
 func storedValue(f *semantic.File, n *pyast.Node) (value, container *pyast.Node) {
 	switch n.Kind() {
 	case "call":
 		recv := semantic.Receiver(n)
-		if !recv.Is("identifier", "attribute") {
+		if !recv.Is("identifier", "attribute") && keyedEntry(recv) == nil {
 			return nil, nil
 		}
 		switch f.MethodName(n) {
@@ -132,8 +137,42 @@ func storedValue(f *semantic.File, n *pyast.Node) (value, container *pyast.Node)
 		if left := n.Child("left"); left.Is("subscript") && left.Child("value").Is("identifier", "attribute") {
 			return n.Child("right"), left.Child("value")
 		}
+	case "augmented_assignment":
+		// `losses += [loss]` appends one element.
+		left, right := n.Child("left"), n.Child("right")
+		if f.Text(n.Child("operator")) == "+=" && left.Is("identifier", "attribute") && right.Is("list", "tuple") {
+			if elements := right.NamedChildren(); len(elements) == 1 {
+				return elements[0], left
+			}
+		}
 	}
 	return nil, nil
+}
+
+// keyedEntry returns what a subscript container is an entry of: `history`
+// for `history["loss"]` or `self.history[k]`, nil for anything else (a
+// slice, several keys, a call's result). builtinHolder asks that the
+// holder be a dict of builtin containers.
+func keyedEntry(container *pyast.Node) *pyast.Node {
+	if !container.Is("subscript") || !container.Child("value").Is("identifier", "attribute") {
+		return nil
+	}
+	keys := container.ChildrenOf("subscript")
+	if len(keys) != 1 || keys[0].Is("slice") {
+		return nil
+	}
+	return container.Child("value")
+}
+
+// holderOf is what holds the values a store keeps: the container itself,
+// or the dict a keyed entry belongs to. Whether it
+// outlives the loop, is reset, reaches a backward pass, is joined, popped
+// or returned is asked of the holder.
+func holderOf(container *pyast.Node) *pyast.Node {
+	if h := keyedEntry(container); h != nil {
+		return h
+	}
+	return container
 }
 
 func runGraphTensorInContainer(pass *analysis.Pass) {
@@ -152,7 +191,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		// function or a constructor live one step.
 		loop := f.InnermostStepLoop(stmt)
 		if loop == nil {
-			if method := stepMethodOf(f, stmt, container); method != nil && !f.InNoGrad(stmt) {
+			if method := stepMethodOf(f, stmt, holderOf(container)); method != nil && !f.InNoGrad(stmt) {
 				storedAcrossCalls(pass, stmt, value, container, method)
 			}
 			return
@@ -162,13 +201,17 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		}
 		scope := semantic.Scope(stmt)
 		taint := f.TaintOf(scope)
-		name := f.Text(container)
+		name := f.Text(holderOf(container))
 		readsWholeFile(pass, stmt, name, scope)
 		// A value the loop calls `.backward()` on without a gradient is a
 		// scalar tensor with history, whatever computed it
 		// (`output["loss"]`, a helper of another module).
 		backed := backwardOfScalar(f, value, loop, stmt)
-		if !taint.Tainted(value) && !backed || !builtinContainer(f, name, scope, stmt) || f.AssignedIn(name, loop.Child("body")) ||
+		// A keyed history is a training or evaluation loop's log; a loop
+		// that only feeds a model (a generation's decoding steps) may
+		// keep what a caller trains on.
+		keyed := holderOf(container) != container
+		if !taint.Tainted(value) && !backed || keyed && f.StepLoopKind(loop) == semantic.ModelLoop || !builtinHolder(f, container, scope, stmt) || setAfreshIn(f, container, loop.Child("body")) ||
 			f.ReachesBackward(name, scope) || joinedIntoNumPy(f, name, scope) || poppedInLoop(f, name, scope) {
 			return
 		}
@@ -183,7 +226,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			return // the last question: it may read the project's other files
 		}
 		d := analysis.Diagnostic{Start: stmt.Start(), End: stmt.End()}
-		who := analysis.Code(name)
+		who := analysis.Code(f.Text(container))
 		keeps := func(what, store string) string { return keepsMessage(f, who, value, what, store) }
 		// The step's backward pass, before the store or after it, frees
 		// the activations the graph saved: what stays is its nodes.
@@ -192,7 +235,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		// A loss becomes a float, unless the code uses the elements as
 		// tensors (`torch.stack(losses)`), here or in a caller.
 		storeLoss := ".item()"
-		asTensors := usedAsTensor(f, name, scope, true) || returned(f, name, scope)
+		asTensors := usedAsTensor(f, elementsName(f, container), scope, true) || returned(f, name, scope)
 		if asTensors {
 			storeLoss = ".detach()"
 		}
@@ -231,7 +274,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			pass.ReadsOutside(stmt)
 		}
 		if (!stmt.Is("call") || f.MethodName(stmt) != "extend") && (backed || taint.IsTensor(value)) {
-			d.Fixes = containerFixes(f, value, name, scope, scalar)
+			d.Fixes = containerFixes(f, value, container, scope, scalar)
 		}
 		pass.Report(d)
 	}
@@ -239,7 +282,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 	// loop (the step loop).
 	stores := func(n *pyast.Node) bool {
 		value, container := storedValue(f, n)
-		return value != nil && (analysis.InLoop(n) || stepMethodOf(f, n, container) != nil)
+		return value != nil && (analysis.InLoop(n) || stepMethodOf(f, n, holderOf(container)) != nil)
 	}
 	for _, call := range pass.CandidateCalls(stores, "append", "extend", "add", "appendleft", "insert") {
 		check(call)
@@ -262,7 +305,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 // or when autograd is off where the method is called.
 func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyast.Node) {
 	f := pass.File
-	name := f.Text(container)
+	name := f.Text(holderOf(container))
 	readsWholeFile(pass, stmt, name, method)
 	body := method.Child("body")
 	// A value the method calls `.backward()` on without a gradient, or
@@ -277,7 +320,7 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 		lightning, asLoss = lightningTrainingStep(f, method, value, stmt)
 		scalar = asLoss
 	}
-	if !scalar && !lightning || !builtinContainer(f, name, method, stmt) || f.AssignedIn(name, body) ||
+	if !scalar && !lightning || !builtinHolder(f, container, method, stmt) || setAfreshIn(f, container, body) ||
 		f.ReachesBackward(name, method) || joinedInAMethod(f, name, method) || takenFrom(f, name) || returned(f, name, method) {
 		return
 	}
@@ -287,8 +330,8 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 	taint := f.TaintOf(method)
 	scalar = scalar || taint.IsScalarLoss(value)
 	tensor := scalar || taint.IsTensor(value)
-	who, val := analysis.Code(name), analysis.Code(f.Text(value))
-	asTensors := usedAsTensor(f, name, method, true)
+	who, val := analysis.Code(f.Text(container)), analysis.Code(f.Text(value))
+	asTensors := usedAsTensor(f, elementsName(f, container), method, true)
 	step := "`" + f.Text(method.Child("name")) + "` runs `" + f.Text(value) + ".backward()` each time it is called"
 	if lightning {
 		step = "Lightning runs `training_step` on every batch and backpropagates the loss it returns"
@@ -317,7 +360,7 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 	case !scalar:
 		d.Message = keepsMessage(f, who, value, "with its autograd history across calls", ".detach()")
 		d.Detail += " `.detach()` (or `.detach().cpu()`) keeps the values without the history."
-		d.Fixes = containerFixes(f, value, name, method, false)
+		d.Fixes = containerFixes(f, value, container, method, false)
 	default:
 		store := ".item()"
 		if asTensors {
@@ -325,7 +368,7 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 		}
 		d.Message = keepsMessage(f, who, value, "with its autograd history across calls", store)
 		d.Detail += storeLossAdvice(asTensors)
-		d.Fixes = containerFixes(f, value, name, method, true)
+		d.Fixes = containerFixes(f, value, container, method, true)
 	}
 	if hasCall(value) {
 		pass.ReadsOutside(stmt)
@@ -464,7 +507,7 @@ func joinedInAMethod(f *semantic.File, container string, method *pyast.Node) boo
 // the container (`self.outputs.pop(0)`): a window, not a history.
 func takenFrom(f *semantic.File, name string) bool {
 	for _, c := range f.CallsNamed("pop", "popleft", "popitem") {
-		if r := semantic.Receiver(c); r != nil && f.Text(r) == name {
+		if r := unkeyed(semantic.Receiver(c)); r != nil && f.Text(r) == name {
 			return true
 		}
 	}
@@ -490,7 +533,7 @@ func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool
 			}
 			switch f.QualifiedName(call.Child("function")) {
 			case "numpy.concatenate", "numpy.stack", "numpy.vstack", "numpy.hstack", "numpy.array", "numpy.asarray":
-				if arg := f.Arg(call, "", 0); arg.Is("identifier", "attribute") {
+				if arg := unkeyed(f.Arg(call, "", 0)); arg.Is("identifier", "attribute") {
 					joined[f.Text(arg)] = true
 				}
 			}
@@ -506,7 +549,7 @@ func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool
 			}
 			switch f.QualifiedName(x.Child("function")) {
 			case "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack":
-				if arg := f.Arg(x, "tensors", 0); arg.Is("identifier", "attribute") {
+				if arg := unkeyed(f.Arg(x, "tensors", 0)); arg.Is("identifier", "attribute") {
 					joined[f.Text(arg)] = true
 				}
 			}
@@ -526,7 +569,7 @@ func poppedInLoop(f *semantic.File, container string, scope *pyast.Node) bool {
 			switch f.MethodName(c) {
 			case "pop", "popleft":
 				if semantic.InScope(c, scope) && len(semantic.EnclosingLoops(c)) > 0 {
-					popped[f.Text(semantic.Receiver(c))] = true
+					popped[f.Text(unkeyed(semantic.Receiver(c)))] = true
 				}
 			}
 		}
@@ -582,7 +625,7 @@ func onlyMovedToCPU(f *semantic.File, value *pyast.Node) bool {
 // containerFixes offers .item() for scalar losses, .detach() always, and
 // .detach().cpu() for other tensors; only .detach() when the container is
 // later used as tensors.
-func containerFixes(f *semantic.File, value *pyast.Node, container string, scope *pyast.Node, scalar bool) []analysis.Fix {
+func containerFixes(f *semantic.File, value, container, scope *pyast.Node, scalar bool) []analysis.Fix {
 	detach := wrapFix(f, "Store", value, "detach()", analysis.Unsafe)
 	if onlyMovedToCPU(f, value) {
 		// logits.cpu() -> logits.detach().cpu(): detach before the copy.
@@ -594,7 +637,7 @@ func containerFixes(f *semantic.File, value *pyast.Node, container string, scope
 		}}
 	}
 	switch {
-	case usedAsTensor(f, container, scope, true) || returned(f, container, scope):
+	case usedAsTensor(f, elementsName(f, container), scope, true) || returned(f, f.Text(holderOf(container)), scope):
 		// Floats would break code that uses the elements as tensors,
 		// here or in a caller.
 		return []analysis.Fix{detach}

@@ -251,6 +251,32 @@ func checkCallerDecides(t *testing.T, helperFile, helper, callerFile, caller, de
 	c.shutdownAndExit()
 }
 
+// A meter's update in another file decides whether passing it a loss keeps
+// every step's graph: an edit there that converts the value first (the
+// meter's file changes, the training file does not) takes the finding
+// away, and undoing it brings it back.
+func TestMeterInAnotherFileDecidesFindings(t *testing.T) {
+	meter := "class AverageMeter:\n    def __init__(self):\n        self.sum = 0\n        self.count = 0\n\n" +
+		"    def update(self, val, n=1):\n        self.sum += val * n\n        self.count += n\n"
+	train := "import torch.nn.functional as F\n\nfrom meters import AverageMeter\n\n\n" +
+		"def train(model, loader, optimizer):\n    losses = AverageMeter()\n    for x, y in loader:\n" +
+		"        loss = F.mse_loss(model(x), y)\n        optimizer.zero_grad()\n        loss.backward()\n" +
+		"        optimizer.step()\n        losses.update(loss, x.size(0))\n    print(losses.sum / losses.count)\n"
+	c, dir := startWorkspace(t, map[string]string{"meters.py": meter, "train.py": train})
+	meterURI, trainURI := "file://"+filepath.Join(dir, "meters.py"), "file://"+filepath.Join(dir, "train.py")
+	c.open(trainURI, train)
+	awaitCodes(c, trainURI, "GPU003/2")
+	c.open(meterURI, meter)
+	awaitCodes(c, meterURI, "")
+	// Line 6: `        self.sum += val * n` becomes `self.sum += float(val) * n`.
+	at := strings.Index(strings.Split(meter, "\n")[6], "val")
+	c.change(meterURI, 0, lspTextEdit{Range: lspRange{lspPosition{6, at}, lspPosition{6, at + len("val")}}, NewText: "float(val)"})
+	awaitCodes(c, trainURI, "")
+	c.change(meterURI, 0, lspTextEdit{Range: lspRange{lspPosition{6, at}, lspPosition{6, at + len("float(val)")}}, NewText: "val"})
+	awaitCodes(c, trainURI, "GPU003/2")
+	c.shutdownAndExit()
+}
+
 // A watched file's change adds and removes a finding in an open file: the
 // collate function runs in workers only while some file's DataLoader says
 // so.

@@ -27,7 +27,12 @@ var GraphTensorAccumulated = &analysis.Rule{
 			"or is a LightningModule's `training_step` that returns `loss`: " +
 			"the total lives on the object, so a step called once per batch adds up every batch's loss (reported " +
 			"unless the total reaches a backward pass anywhere in the file, the method returns it or sets it " +
-			"afresh on every call, or autograd is off where the method is called). Deliberately not reported: " +
+			"afresh on every call, or autograd is off where the method is called). And `losses.update(loss, n)` in such " +
+			"a loop, where the meter is bound outside the loop to an instance of a class whose `update(self, val, ...)` " +
+			"adds `val` as it is to an attribute (`self.sum += val * n`, the ImageNet example's `AverageMeter`, copied " +
+			"into many projects, and timm's), in this file or another of the project: not when the method converts " +
+			"the value first (`val = val.item()`), nor for classes it cannot see (a metric's `update` may detach). " +
+			"Deliberately not reported: " +
 			"gradient accumulation, where the total reaches `.backward()` (or `accelerator.backward()`); " +
 			"residual streams (`h = h + layer(h)`) and loss terms summed in `forward` or a loss function; " +
 			"`outputs += [h]` (a list extend); a loss computed from detached predictions; a total reset on " +
@@ -78,7 +83,9 @@ print(total_loss / 100)`,
 			"an object or in a container, not read by another function), and unsafe otherwise, since a caller " +
 			"might backpropagate through it. Adding `loss.item()` (preferred when offered) is unsafe: the " +
 			"total becomes a Python float (and `.item()` waits for the GPU); it is not offered for a scalar " +
-			"used later as a tensor (`total.item()`, `torch.log(total)`) or returned to a caller.",
+			"used later as a tensor (`total.item()`, `torch.log(total)`) or returned to a caller. For a meter's " +
+			"update both are unsafe (the meter may be read wherever it goes), and `.item()` is not offered when " +
+			"its fields are used as tensors (`losses.avg.item()`) or it is returned.",
 	},
 	Run:   runGraphTensorAccumulated,
 	Local: true,
@@ -111,6 +118,14 @@ func accumulation(f *semantic.File, a *pyast.Node) (acc, value *pyast.Node) {
 
 func runGraphTensorAccumulated(pass *analysis.Pass) {
 	f := pass.File
+	updates := func(n *pyast.Node) bool {
+		meter, _ := meterUpdate(f, n)
+		return meter != nil
+	}
+	for _, call := range pass.CandidateCalls(updates, "update") {
+		meter, value := meterUpdate(f, call)
+		reportMeterUpdate(pass, call, meter, value)
+	}
 	// An accumulation in a loop (the step loop) is what the rest needs.
 	accumulates := func(a *pyast.Node) bool {
 		acc, _ := accumulation(f, a)
@@ -186,6 +201,80 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 			Detail:  detail + tail,
 		})
 	}
+}
+
+// meterUpdate returns the meter and the value of `meter.update(v, ...)`
+// in a loop, or nils.
+func meterUpdate(f *semantic.File, call *pyast.Node) (meter, value *pyast.Node) {
+	meter = semantic.Receiver(call)
+	value = f.Arg(call, "val", 0)
+	if f.MethodName(call) != "update" || !meter.Is("identifier", "attribute") || value == nil ||
+		value.Is("keyword_argument", "list_splat", "dictionary_splat") || !analysis.InLoop(call) {
+		return nil, nil
+	}
+	return meter, value
+}
+
+// meterFields are the attributes through which code reads a running
+// meter's values (`losses.avg`).
+var meterFields = []string{"val", "avg", "sum", "mean", "total", "value", "count"}
+
+// reportMeterUpdate reports `losses.update(loss, n)` in a step loop, where
+// the meter (bound outside the loop) is of a class whose update adds the
+// value as it is to a running sum (see semantic.File.SumsArgument): the
+// sum becomes a tensor linking every iteration's graph, as `total +=
+// loss` would.
+func reportMeterUpdate(pass *analysis.Pass, call, meter, value *pyast.Node) {
+	f := pass.File
+	if semantic.NeverTainted(f, value) {
+		return
+	}
+	loop := f.InnermostStepLoop(call)
+	if loop == nil || f.InNoGrad(call) {
+		return
+	}
+	scope := semantic.Scope(call)
+	name := f.Text(meter)
+	// The meter's class may be anywhere in the file, or in another.
+	pass.ReadsOutside(call)
+	taint := f.TaintOf(scope)
+	backed := backwardOfScalar(f, value, loop, call)
+	// `(window.sum / window.count).backward()` reaches a backward pass
+	// through the meter's name.
+	if !taint.Tainted(value) && !backed || f.AssignedIn(name, loop.Child("body")) || f.ReachesBackward(name, scope) {
+		return
+	}
+	if !f.SumsArgument(call) || f.CalledUnderNoGradAcrossFiles(call) {
+		return
+	}
+	usedLater := returned(f, name, scope)
+	for _, field := range meterFields {
+		usedLater = usedLater || usedAsTensor(f, name+"."+field, scope, false)
+	}
+	// The meter may be read anywhere it is passed: both fixes are unsafe.
+	fixes, advice, tail := totalAdvice(f, value, name, backed || taint.IsTensor(value), backed || taint.IsScalarLoss(value),
+		usedLater, false, analysis.Unsafe)
+	for i := range fixes {
+		fixes[i].Title = strings.Replace(fixes[i].Title, "Accumulate", "Pass", 1)
+	}
+	tail = strings.Replace(tail, ". Add ", ". Pass ", 1)
+	detail := "`" + f.Text(semantic.Receiver(call)) + ".update()` adds the value it is given to a running sum, which " +
+		"becomes a tensor whose graph links every iteration's graph and keeps them all alive"
+	if freedInStep(f, value, loop, call) {
+		detail = "`" + name + ".update()` adds the value it is given to a running sum: the step's `backward()` frees " +
+			"the activations, but the sum becomes a tensor whose `grad_fn` chain links every iteration's graph nodes " +
+			"and keeps them alive"
+	}
+	pass.Report(analysis.Diagnostic{
+		Start: call.Start(), End: call.End(),
+		Fixes: fixes,
+		Message: analysis.ShortestFit(
+			analysis.Code(name)+" sums "+analysis.Code(f.Text(value))+" with its history, keeping every iteration's graph alive; pass "+
+				analysis.Code(withMethod(f, value, advice)),
+			analysis.Code(name)+" sums "+analysis.Code(f.Text(value))+" with its history; pass its `"+advice+"`",
+			analysis.Code(name)+" sums a tensor with its history; pass its `"+advice+"`"),
+		Detail: detail + tail,
+	})
 }
 
 // stepMethodOf returns the method holding stmt, a statement outside any

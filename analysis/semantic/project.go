@@ -151,12 +151,16 @@ type FunctionFacts struct {
 	// ReturnsTensor: every return statement returns one tensor (what the
 	// .item() and .detach() fixes need to know of a call's value).
 	ReturnsTensor bool
+	// SumsFirstArgument: a method that adds its first argument, as it is,
+	// into an attribute of its object (a meter's update; see
+	// sumsFirstArgument).
+	SumsFirstArgument bool
 }
 
 // factsOf is the FunctionFacts of a definition of f.
 func (f *File) factsOf(def *pyast.Node) FunctionFacts {
 	s := f.summary(def)
-	return FunctionFacts{Behaviour: s.Behaviour, ReturnsTensor: f.returnsTensor(def, 0)}
+	return FunctionFacts{Behaviour: s.Behaviour, ReturnsTensor: f.returnsTensor(def, 0), SumsFirstArgument: sumsFirstArgument(f, def)}
 }
 
 // FactsOf summarises the top-level function name of f, or the method
@@ -165,15 +169,23 @@ func (f *File) factsOf(def *pyast.Node) FunctionFacts {
 func (f *File) FactsOf(name string) (FunctionFacts, bool) {
 	if class, method, ok := strings.Cut(name, "."); ok {
 		c := f.Classes[class]
-		// Only a model's methods: what the name heuristics judge "runs a
-		// model" inside a transform or a data class is too weak a guess to
-		// carry to other files.
-		if c == nil || c.Node.Ancestor("class_definition", "function_definition") != nil || !f.IsModule(c) {
+		if c == nil || c.Node.Ancestor("class_definition", "function_definition") != nil {
 			return FunctionFacts{}, false
 		}
 		def := f.methodOf(c, method, 0)
 		if def == nil {
 			return FunctionFacts{}, false
+		}
+		// Only a model's methods, and a meter's update: what the name
+		// heuristics judge "runs a model" inside a transform or a data
+		// class is too weak a guess to carry to other files. A method
+		// that sums its argument into its object does nothing else
+		// those heuristics would see.
+		if !f.IsModule(c) {
+			if !sumsFirstArgument(f, def) {
+				return FunctionFacts{}, false
+			}
+			return FunctionFacts{SumsFirstArgument: true}, true
 		}
 		return f.factsOf(def), true
 	}

@@ -53,8 +53,13 @@ type fileSummary struct {
 	// facts are the summaries of the functions other files asked about
 	// (see FunctionFacts), for this version of the file; they are part of
 	// the digest, so a change to one re-analyses the files that call it.
-	facts  map[string]semantic.FunctionFacts
-	digest string
+	facts map[string]semantic.FunctionFacts
+	// factless are the functions other files asked about that this
+	// version has no facts of (a method that is no longer a meter's
+	// update, a function gone): part of the digest, so that losing the
+	// facts a file's findings used re-analyses it too.
+	factless []string
+	digest   string
 }
 
 // loaderSummary is a DataLoader with what it runs in workers, qualified as
@@ -697,13 +702,17 @@ func (ix *Index) summarize(path string, f *semantic.File) *fileSummary {
 	asked := maps.Clone(ix.asked[path])
 	ix.mu.RUnlock()
 	for name := range asked {
-		if facts, ok := f.FactsOf(name); ok {
-			if s.facts == nil {
-				s.facts = map[string]semantic.FunctionFacts{}
-			}
-			s.facts[name] = facts
+		facts, ok := f.FactsOf(name)
+		if !ok {
+			s.factless = append(s.factless, name)
+			continue
 		}
+		if s.facts == nil {
+			s.facts = map[string]semantic.FunctionFacts{}
+		}
+		s.facts[name] = facts
 	}
+	sort.Strings(s.factless)
 	s.Calls = ix.projectCalls(path, f)
 	ix.mu.RLock()
 	methods := ix.methods // only ever appended to: this prefix stays as it is
@@ -1056,7 +1065,7 @@ func digest(s *fileSummary) string {
 		facts = append(facts, fmt.Sprintf("%s%+v", k, v))
 	}
 	sort.Strings(facts)
-	fmt.Fprintln(&b, facts)
+	fmt.Fprintln(&b, facts, s.factless)
 	calls := make([]string, 0, len(s.Calls))
 	for q, underNoGrad := range s.Calls {
 		calls = append(calls, fmt.Sprintf("%s=%v", q, underNoGrad))

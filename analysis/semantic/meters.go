@@ -44,7 +44,8 @@ func (f *File) SumsArgument(call *pyast.Node) bool {
 // sumsFirstArgument reports whether def, a method, adds its first
 // parameter after self, as it is, into an attribute of self: `self.sum +=
 // val * n`, `self.total += val`, never rebinding the parameter (`val =
-// val.item()` first makes the sum a number).
+// val.item()` first makes the sum a number), into a sum that no backward
+// pass of the class takes.
 func sumsFirstArgument(f *File, def *pyast.Node) bool {
 	if !isMethod(def) {
 		return false
@@ -86,10 +87,16 @@ func sumsFirstArgument(f *File, def *pyast.Node) bool {
 		}
 		right := a.Child("right")
 		if right.Is("binary_operator") && f.Text(right.Child("operator")) == "*" {
-			if f.Text(right.Child("left")) == val || f.Text(right.Child("right")) == val {
-				sums = true
+			right = right.Child("left")
+			if f.Text(right) != val {
+				right = a.Child("right").Child("right")
 			}
-		} else if f.Text(right) == val {
+		}
+		// A sum a method of the class backpropagates (a loss
+		// accumulated for a later backward pass) keeps its graph on
+		// purpose. Asked of the class, by the attribute's whole text:
+		// the file's `loss.sum().backward()` says nothing of `self.sum`.
+		if f.Text(right) == val && !f.backwardSinks(def.Ancestor("class_definition"), anyBackward)[f.Text(left)] {
 			sums = true
 		}
 	}

@@ -71,3 +71,8 @@ class Trainer:
             loss.backward()
             self.optimizer.step()
             self.totals.update(loss)  # want: GPU003 "`self.totals` sums `loss` with its history; pass its `.item\(\)`"
+
+
+def warm_up(model, x):
+    # A backward pass through another `.sum` says nothing of the meter's.
+    model(x).sum().backward()

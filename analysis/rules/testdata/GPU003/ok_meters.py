@@ -39,6 +39,22 @@ class Accumulator(AverageMeter):
         self.count = 0
 
 
+class LossAccumulator:
+    """Gradient accumulation behind a class: the sum is backpropagated."""
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        self.total = 0
+
+    def update(self, loss):
+        self.total += loss
+
+    def step(self):
+        self.total.backward()
+        self.optimizer.step()
+        self.total = 0
+
+
 class Window:
     def __init__(self):
         self.last = None
@@ -63,6 +79,7 @@ def converting(loader, model, optimizer):
     items = ItemMeter()
     window = Window()
     metric = MeanMetric()
+    accumulator = LossAccumulator(optimizer)
     for x, y in loader:
         loss = F.mse_loss(model(x), y)
         optimizer.zero_grad()
@@ -72,6 +89,7 @@ def converting(loader, model, optimizer):
         items.update(loss, x.size(0))
         window.update(loss)
         metric.update(loss)
+        accumulator.update(F.mse_loss(model(x), y))
 
 
 def per_step(loader, model, optimizer):

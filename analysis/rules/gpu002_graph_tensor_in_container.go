@@ -36,7 +36,13 @@ var GraphTensorInContainer = &analysis.Rule{
 			"pattern of Lightning's own docs, `self.training_step_outputs.append(loss)` (no fix when the stored value " +
 			"may be a dict); " +
 			"not when the container reaches a backward pass anywhere in the file, loses elements (`pop`), or is set " +
-			"afresh in or returned by the method.\n\n" +
+			"afresh in or returned by the method. And a call in a step loop of a method that appends the argument " +
+			"as it is to a list or dict on its object (`recorder.add_loss(loss)`, `self.save_loss(loss)` with `def " +
+			"save_loss(self, loss): self.history.append(loss)`), the class in this file or another of the project, " +
+			"the object made outside the loop: not when the method rebinds the argument first, sets the container " +
+			"afresh, or its class pops from it, hands it to NumPy or backpropagates through it (the fix, " +
+			"`.detach()` at the call, is the only one offered: how the class uses what it keeps may be in another " +
+			"file).\n\n" +
 			"A step loop is one whose body runs a backward pass or an optimizer step (directly, through a " +
 			"function of the file, or a conventional `training_step`), that iterates a data loader, or that " +
 			"counts steps, batches or epochs or feeds a model what it iterates, outside a module's own code, " +
@@ -290,6 +296,110 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 	for _, a := range pass.CandidateAssignments(stores) {
 		check(a)
 	}
+	pass.EachCandidateLoopCall(func(lc semantic.LoopCall) {
+		if recordingCall(f, lc.Call) {
+			storedByMethod(pass, lc.Call)
+		}
+	})
+}
+
+// recordingCall reports whether call may hand a method values to keep: a
+// method call on a name or attribute (`recorder.add_loss(loss)`,
+// `self.record(epoch, loss)`), as a statement of its own, with a
+// positional argument that may carry history.
+func recordingCall(f *semantic.File, call *pyast.Node) bool {
+	fn := call.Child("function")
+	if !fn.Is("attribute") || !fn.Child("object").Is("identifier", "attribute") || !call.Parent().Is("expression_statement") {
+		return false
+	}
+	for _, a := range call.Child("arguments").NamedChildren() {
+		if !a.Is("keyword_argument", "list_splat", "dictionary_splat", "comment") && !semantic.NeverTainted(f, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// storedByMethod reports `recorder.add_loss(loss)` in a step loop, where
+// the method (of a class of this file or another of the project) appends
+// the argument as it is to a list or dict on its object (see
+// semantic.File.StoredArguments), and the object outlives the iteration:
+// the list keeps every step's loss with its history, as GPU002's own
+// `losses.append(loss)` would.
+func storedByMethod(pass *analysis.Pass, call *pyast.Node) {
+	f := pass.File
+	loop := f.InnermostStepLoop(call)
+	if loop == nil || f.InNoGrad(call) {
+		return
+	}
+	recv := semantic.Receiver(call)
+	if f.AssignedIn(f.Text(recv), loop.Child("body")) {
+		return // a recorder made on each iteration
+	}
+	// What the method keeps is part of its summary: an edit of it
+	// re-runs this on the calls of its name (no ReadsOutside, which
+	// would re-run every such call in the file on every keystroke).
+	stored := f.StoredArguments(call)
+	if stored == 0 {
+		return
+	}
+	taint := f.TaintOf(semantic.Scope(call))
+	var value *pyast.Node
+	backed := false
+	i := 0
+	for _, a := range call.Child("arguments").NamedChildren() {
+		if a.Is("comment") {
+			continue
+		}
+		if a.Is("keyword_argument", "list_splat", "dictionary_splat") {
+			break
+		}
+		if stored&(1<<i) != 0 && !semantic.NeverTainted(f, a) {
+			backed = backwardOfScalar(f, a, loop, call)
+			if backed || taint.Tainted(a) {
+				value = a
+				break
+			}
+		}
+		i++
+	}
+	if value == nil || f.CalledUnderNoGradAcrossFiles(call) {
+		return
+	}
+	method := analysis.Code(f.Text(call.Child("function")) + "()")
+	val := analysis.Code(f.Text(value))
+	scalar := backed || taint.IsScalarLoss(value)
+	d := analysis.Diagnostic{
+		Start: call.Start(), End: call.End(),
+		Message: analysis.ShortestFit(
+			method+" keeps "+val+" with its autograd history on "+analysis.Code(f.Text(recv))+"; pass "+
+				analysis.Code(withMethod(f, value, ".detach()")),
+			method+" keeps "+val+" with its autograd history; pass its `.detach()`",
+			method+" keeps a tensor with its history; pass its `.detach()`"),
+		Detail: method + " stores the value it is given, as it is, in a list or dict on its object, which " +
+			"outlives the iteration: every step's tensor stays with its graph until that is emptied.",
+	}
+	if scalar && freedInStep(f, value, loop, call) {
+		d.Severity = analysis.SeverityInfo
+		d.Detail = method + " stores the value it is given, as it is, in a list or dict on its object, which " +
+			"outlives the iteration: the step's `backward()` frees the graph's activations, but each stored loss " +
+			"still holds its `grad_fn` chain and a small GPU block, so memory creeps up every step."
+	}
+	d.Detail += " Pass `" + withMethod(f, value, ".detach()") + "` (a tensor without history)"
+	if scalar {
+		d.Detail += ", or `" + withMethod(f, value, ".item()") + "` (a Python number) where the method's " +
+			"values are only read as numbers"
+	}
+	d.Detail += "."
+	if hasCall(value) {
+		pass.ReadsOutside(call)
+	}
+	// Only .detach(): whether the stored values are used as tensors is
+	// the class's business, which may be in another file.
+	if backed || taint.IsTensor(value) {
+		d.Fixes = []analysis.Fix{wrapFix(f, "Pass", value, "detach()", analysis.Unsafe)}
+	}
+	pass.Report(d)
 }
 
 // storedAcrossCalls reports `self.outputs.append(loss)` in method, a

@@ -235,16 +235,24 @@ func reportMeterUpdate(pass *analysis.Pass, call, meter, value *pyast.Node) {
 	}
 	scope := semantic.Scope(call)
 	name := f.Text(meter)
-	// The meter's class may be anywhere in the file, or in another.
-	pass.ReadsOutside(call)
 	taint := f.TaintOf(scope)
 	backed := backwardOfScalar(f, value, loop, call)
-	// `(window.sum / window.count).backward()` reaches a backward pass
-	// through the meter's name.
-	if !taint.Tainted(value) && !backed || f.AssignedIn(name, loop.Child("body")) || f.ReachesBackward(name, scope) {
+	// Whether the meter's update sums what it gets is part of its
+	// summary: an edit of it re-runs this on the calls of its name. Only
+	// a meter's calls read more (an attribute's uses across the file,
+	// what a call in the value returns): marking every update call as
+	// reading outside its statement would re-run them all on every
+	// keystroke.
+	if !taint.Tainted(value) && !backed || f.AssignedIn(name, loop.Child("body")) || !f.SumsArgument(call) {
 		return
 	}
-	if !f.SumsArgument(call) || f.CalledUnderNoGradAcrossFiles(call) {
+	readsWholeFile(pass, call, name, scope)
+	if hasCall(value) {
+		pass.ReadsOutside(call)
+	}
+	// `(window.sum / window.count).backward()` reaches a backward pass
+	// through the meter's name.
+	if f.ReachesBackward(name, scope) || f.CalledUnderNoGradAcrossFiles(call) {
 		return
 	}
 	usedLater := returned(f, name, scope)

@@ -329,6 +329,74 @@ def fit(model, loader, opt):
 	checkIncrementalSteps(t, base, steps)
 }
 
+// What a meter's update sums and what a recorder's method keeps is read
+// at the calls, statements away from the class: each edit of the class
+// (or of the object's binding) must analyse as a fresh file.
+func TestIncrementalMetersAndRecordersFollowTheirClasses(t *testing.T) {
+	base := `import torch
+
+
+class Meter:
+    def __init__(self):
+        self.sum = 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+
+
+class Recorder:
+    def __init__(self):
+        self.losses = []
+
+    def add(self, loss):
+        self.losses.append(loss)
+
+
+def fit(model, loader, opt):
+    meter = Meter()
+    rec = Recorder()
+    for x, y in loader:
+        loss = (model(x) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        meter.update(loss, x.size(0))
+        rec.add(loss)
+    print(meter.sum)
+` + strings.Repeat(unrelatedFunction, 6)
+	steps := []editStep{
+		{"self.sum += val * n", "self.sum += float(val) * n"}, // no longer sums the tensor
+		{"self.sum += float(val) * n", "self.sum += val * n"},
+		{"self.sum += val * n", "self.sum -= val * n"}, // the same names: only the summary tells
+		{"self.sum -= val * n", "self.sum += val * n"},
+		{"        self.losses.append(loss)", "        self.losses.append(loss)\n        self.losses.pop(0)"}, // a window
+		{"        self.losses.append(loss)\n        self.losses.pop(0)", "        self.losses.append(loss)"},
+		{"    def add(self, loss):", "    def add(self, value, loss=None):"}, // stores its second argument
+		{"    def add(self, value, loss=None):", "    def add(self, loss):"},
+		{"    meter = Meter()", "    meter = object()"}, // not a meter
+		{"    meter = object()", "    meter = Meter()"},
+		{"def fit(model, loader, opt):", "@torch.no_grad()\ndef fit(model, loader, opt):"},
+	}
+	results := checkIncrementalSteps(t, base, steps)
+	if len(results[0].Diagnostics) != 2 || len(results[1].Diagnostics) != 1 || len(results[3].Diagnostics) != 1 ||
+		len(results[5].Diagnostics) != 1 || len(results[7].Diagnostics) != 1 || len(results[9].Diagnostics) != 1 {
+		counts := []int{}
+		for _, r := range results {
+			counts = append(counts, len(r.Diagnostics))
+		}
+		t.Errorf("findings by version: %v; want 2 at first, 1 when the meter converts or subtracts, the window pops, add keeps another argument, or meter is no Meter", counts)
+	}
+}
+
+// unrelatedFunction pads a test program with segments an edit does not
+// touch, so that an incremental analysis has some to keep (one that would
+// re-analyse most segments re-analyses them all).
+const unrelatedFunction = `
+
+def unrelated(a, b):
+    return a + b
+`
+
 // The same for what this session's facts add: which elements of a
 // returned tuple carry history, whether a helper trains in a loop of its
 // own (the caller's loop is then over runs), whether self.m names a

@@ -1,6 +1,8 @@
 package semantic
 
 import (
+	"strings"
+
 	"github.com/vramlint/vramlint/analysis/pyast"
 )
 
@@ -28,7 +30,7 @@ var libraryMeters = map[string]bool{
 // FunctionFacts), or a library meter's update.
 func (f *File) SumsArgument(call *pyast.Node) bool {
 	if def := f.resolveCall(call); def != nil {
-		return sumsFirstArgument(f, def)
+		return f.summary(def).SumsFirstArgument
 	}
 	fn := call.Child("function")
 	if !fn.Is("attribute") {
@@ -50,22 +52,9 @@ func sumsFirstArgument(f *File, def *pyast.Node) bool {
 	if !isMethod(def) {
 		return false
 	}
-	var params []string
-	for _, p := range def.Child("parameters").NamedChildren() {
-		id := p
-		switch {
-		case p.Is("typed_parameter"):
-			id = p.FirstNamed()
-		case p.Is("default_parameter", "typed_default_parameter"):
-			id = p.Child("name")
-		}
-		if !id.Is("identifier") {
-			return false // *args, **kwargs: not a meter's update
-		}
-		params = append(params, f.Text(id))
-	}
+	params := plainParameters(f, def)
 	if len(params) < 2 {
-		return false
+		return false // *args, **kwargs: not a meter's update
 	}
 	self, val := params[0], params[1]
 	sums := false
@@ -101,4 +90,132 @@ func sumsFirstArgument(f *File, def *pyast.Node) bool {
 		}
 	}
 	return sums
+}
+
+// plainParameters returns the names of def's parameters, or nil when one
+// is not a plain name (`*args`, `**kwargs`, `/`, `*`).
+func plainParameters(f *File, def *pyast.Node) []string {
+	var params []string
+	for _, p := range def.Child("parameters").NamedChildren() {
+		id := p
+		switch {
+		case p.Is("typed_parameter"):
+			id = p.FirstNamed()
+		case p.Is("default_parameter", "typed_default_parameter"):
+			id = p.Child("name")
+		}
+		if !id.Is("identifier") {
+			return nil
+		}
+		params = append(params, f.Text(id))
+	}
+	return params
+}
+
+// StoredArguments reports which positional arguments of call (bit i: the
+// i-th) the method it runs stores, as they are, in a list or dict on its
+// object (see storedParameters): a method of a class of this file the
+// receiver is an instance of (self included), or of a class of another
+// file of the project (through FunctionFacts).
+func (f *File) StoredArguments(call *pyast.Node) uint64 {
+	if def := f.resolveCall(call); def != nil {
+		return f.summary(def).StoredArguments
+	}
+	facts, ok := f.projectCall(call)
+	if !ok {
+		return 0
+	}
+	return facts.StoredArguments
+}
+
+// storedParameters reports which of def's parameters after self (bit i:
+// the i-th) the method appends, as they are, to a container on self:
+// `self.losses.append(loss)`, `self.history["loss"].append(loss)`,
+// `self.last[k] = loss`, never rebinding the parameter. Not a container
+// the method sets afresh (it lives one call), one the class takes elements
+// from (`pop`: a window), hands to NumPy (which raises on tensors that
+// require grad: code that runs stores none there), or backpropagates
+// through (a loss kept for a later backward pass).
+func storedParameters(f *File, def *pyast.Node) uint64 {
+	class := def.Ancestor("class_definition")
+	params := plainParameters(f, def)
+	if !isMethod(def) || class == nil || len(params) < 2 || len(params) > 64 {
+		return 0
+	}
+	index := map[string]int{}
+	for i, p := range params[1:] {
+		index[p] = i
+	}
+	self := params[0]
+	// The container on self a store goes into: `self.x` for `self.x`
+	// and `self.x[k]`.
+	onSelf := func(c *pyast.Node) string {
+		if c.Is("subscript") {
+			c = c.Child("value")
+		}
+		if c.Is("attribute") && f.Text(c.Child("object")) == self {
+			return f.Text(c)
+		}
+		return ""
+	}
+	var stored uint64
+	containers := map[string]uint64{}
+	for _, c := range f.CallsIn(def) {
+		switch f.MethodName(c) {
+		case "append", "add", "appendleft":
+		default:
+			continue
+		}
+		arg := f.Arg(c, "", 0)
+		i, isParam := index[f.Text(arg)]
+		if container := onSelf(Receiver(c)); container != "" && arg.Is("identifier") && isParam && InScope(c, def) {
+			containers[container] |= 1 << i
+		}
+	}
+	for _, a := range f.AssignmentsIn(def) {
+		if !InScope(a, def) {
+			continue
+		}
+		left, right := a.Child("left"), a.Child("right")
+		for _, name := range targetNames(f, left) {
+			if _, isParam := index[name]; isParam {
+				return 0 // rebound: `loss = loss.item()`
+			}
+			delete(containers, name) // set afresh on every call
+		}
+		if i, isParam := index[f.Text(right)]; a.Kind() == "assignment" && left.Is("subscript") && right.Is("identifier") && isParam {
+			if container := onSelf(left); container != "" {
+				containers[container] |= 1 << i
+			}
+		}
+	}
+	if len(containers) == 0 {
+		return 0
+	}
+	sinks := f.backwardSinks(class, anyBackward)
+	for container, bits := range containers {
+		if sinks[container] || containerTakenOrJoined(f, class, container) {
+			continue
+		}
+		stored |= bits
+	}
+	return stored
+}
+
+// containerTakenOrJoined reports whether a method of class takes elements
+// out of the container on self (`self.xs.pop(0)`) or hands it to NumPy
+// (`np.array(self.xs)`, `np.mean(self.xs)`).
+func containerTakenOrJoined(f *File, class *pyast.Node, container string) bool {
+	for _, c := range f.CallsIn(class) {
+		switch f.MethodName(c) {
+		case "pop", "popleft", "popitem":
+			if r := Receiver(c); r.Is("subscript") && f.Text(r.Child("value")) == container || f.Text(r) == container {
+				return true
+			}
+		}
+		if q := f.QualifiedName(c.Child("function")); strings.HasPrefix(q, "numpy.") && MentionsName(f, c.Child("arguments"), container) {
+			return true
+		}
+	}
+	return false
 }

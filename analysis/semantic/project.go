@@ -151,16 +151,12 @@ type FunctionFacts struct {
 	// ReturnsTensor: every return statement returns one tensor (what the
 	// .item() and .detach() fixes need to know of a call's value).
 	ReturnsTensor bool
-	// SumsFirstArgument: a method that adds its first argument, as it is,
-	// into an attribute of its object (a meter's update; see
-	// sumsFirstArgument).
-	SumsFirstArgument bool
 }
 
 // factsOf is the FunctionFacts of a definition of f.
 func (f *File) factsOf(def *pyast.Node) FunctionFacts {
 	s := f.summary(def)
-	return FunctionFacts{Behaviour: s.Behaviour, ReturnsTensor: f.returnsTensor(def, 0), SumsFirstArgument: sumsFirstArgument(f, def)}
+	return FunctionFacts{Behaviour: s.Behaviour, ReturnsTensor: f.returnsTensor(def, 0)}
 }
 
 // FactsOf summarises the top-level function name of f, or the method
@@ -176,16 +172,17 @@ func (f *File) FactsOf(name string) (FunctionFacts, bool) {
 		if def == nil {
 			return FunctionFacts{}, false
 		}
-		// Only a model's methods, and a meter's update: what the name
+		// Only a model's methods, and a meter's or recorder's: what the name
 		// heuristics judge "runs a model" inside a transform or a data
 		// class is too weak a guess to carry to other files. A method
 		// that sums its argument into its object does nothing else
 		// those heuristics would see.
 		if !f.IsModule(c) {
-			if !sumsFirstArgument(f, def) {
+			s := f.summary(def)
+			if !s.SumsFirstArgument && s.StoredArguments == 0 {
 				return FunctionFacts{}, false
 			}
-			return FunctionFacts{SumsFirstArgument: true}, true
+			return FunctionFacts{Behaviour: Behaviour{SumsFirstArgument: s.SumsFirstArgument, StoredArguments: s.StoredArguments}}, true
 		}
 		return f.factsOf(def), true
 	}

@@ -54,6 +54,14 @@ type Behaviour struct {
 	// (`p.requires_grad = False`, `m.requires_grad_(False)`); as a context
 	// manager, the model in its body records no graph of its weights.
 	FreezesParameters bool
+	// SumsFirstArgument: a method that adds its first argument, as it is,
+	// into an attribute of its object (a meter's update; see
+	// sumsFirstArgument).
+	SumsFirstArgument bool
+	// StoredArguments: the arguments (bit i: the i-th after self) a method
+	// appends, as they are, to a list or dict on its object (see
+	// storedParameters).
+	StoredArguments uint64
 }
 
 // SummaryOfCall returns the summary of the function call calls, when the
@@ -238,6 +246,11 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 	for _, a := range f.AssignmentsIn(def) {
 		s.FreezesParameters = s.FreezesParameters || InScope(a, def) && FreezesParameters(f, a)
 	}
+	// What a method keeps of its arguments reads its class alone (the
+	// def's segment): a change there changes the summary, and so re-runs
+	// the rules on the calls of the method's name (see sameSummaries).
+	s.SumsFirstArgument = sumsFirstArgument(f, def)
+	s.StoredArguments = storedParameters(f, def)
 	s.ReturnsGraph = eachReturn(def, func(v *pyast.Node) bool { return t.Tainted(v) }) > 0
 	if s.ReturnsGraph {
 		s.Returned = returnedTuples(def, t)

@@ -35,3 +35,13 @@ class NumberMeter(AverageMeter):
 def accuracy(output, target):
     with torch.no_grad():
         return (output.argmax(1) == target).float().mean() * 100
+
+
+class History:
+    """Every step's loss, for the plots."""
+
+    def __init__(self):
+        self.losses = []
+
+    def add(self, loss):
+        self.losses.append(loss)

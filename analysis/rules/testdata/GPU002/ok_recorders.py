@@ -1,0 +1,82 @@
+# Methods given numbers, methods that convert or do not keep what they are
+# given, containers that are windows, reset each call, joined into NumPy
+# or backpropagated, and recorders made on each iteration.
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+class Recorder:
+    def __init__(self):
+        self.losses = []
+        self.window = []
+        self.last = []
+        self.pending = []
+        self.arrays = []
+
+    def add_loss(self, loss):
+        self.losses.append(loss)
+
+    def add_number(self, loss):
+        loss = float(loss)
+        self.losses.append(loss)
+
+    def add_recent(self, loss):
+        self.window.append(loss)
+        if len(self.window) > 10:
+            self.window.pop(0)
+
+    def add_last(self, loss):
+        self.last = []
+        self.last.append(loss)
+
+    def add_pending(self, loss):
+        self.pending.append(loss)
+
+    def flush(self):
+        torch.stack(self.pending).sum().backward()
+        self.pending = []
+
+    def add_array(self, out):
+        self.arrays.append(out)
+
+    def mean_array(self):
+        return np.mean(self.arrays)
+
+    def show(self, loss):
+        print(loss)
+
+
+def train(model, loader, optimizer):
+    rec = Recorder()
+    for x, y in loader:
+        out = model(x)
+        loss = F.mse_loss(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        rec.add_loss(loss.item())
+        rec.add_number(loss)
+        rec.add_recent(loss)
+        rec.add_last(loss)
+        rec.add_array(out)
+        rec.show(loss)
+        each = Recorder()
+        each.add_loss(loss)
+
+
+def accumulate(model, loader, optimizer, steps):
+    rec = Recorder()
+    for i, (x, y) in enumerate(loader):
+        rec.add_pending(F.mse_loss(model(x), y))
+        if (i + 1) % steps == 0:
+            rec.flush()
+            optimizer.step()
+
+
+def evaluate(model, loader):
+    rec = Recorder()
+    with torch.no_grad():
+        for x, y in loader:
+            rec.add_loss(F.mse_loss(model(x), y))
+    return rec.losses

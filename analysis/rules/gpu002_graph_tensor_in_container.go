@@ -39,7 +39,8 @@ var GraphTensorInContainer = &analysis.Rule{
 			"afresh in or returned by the method. And a call in a step loop of a method that appends the argument " +
 			"as it is to a list or dict on its object (`recorder.add_loss(loss)`, `self.save_loss(loss)` with `def " +
 			"save_loss(self, loss): self.history.append(loss)`), the class in this file or another of the project, " +
-			"the object made outside the loop: not when the method rebinds the argument first, sets the container " +
+			"the object made outside the loop, the argument a value the step's backward pass runs through (so no " +
+			"later backward pass can want it): not when the method rebinds the argument first, sets the container " +
 			"afresh, or its class pops from it, hands it to NumPy or backpropagates through it (the fix, " +
 			"`.detach()` at the call, is the only one offered: how the class uses what it keeps may be in another " +
 			"file).\n\n" +
@@ -171,9 +172,9 @@ func keyedEntry(container *pyast.Node) *pyast.Node {
 }
 
 // holderOf is what holds the values a store keeps: the container itself,
-// or the dict a keyed entry belongs to. Whether it
-// outlives the loop, is reset, reaches a backward pass, is joined, popped
-// or returned is asked of the holder.
+// or the dict a keyed entry belongs to. Whether it outlives the loop, is
+// reset, reaches a backward pass, is joined, popped or returned is asked
+// of the holder.
 func holderOf(container *pyast.Node) *pyast.Node {
 	if h := keyedEntry(container); h != nil {
 		return h
@@ -217,7 +218,8 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		// that only feeds a model (a generation's decoding steps) may
 		// keep what a caller trains on.
 		keyed := holderOf(container) != container
-		if !taint.Tainted(value) && !backed || keyed && f.StepLoopKind(loop) == semantic.ModelLoop || !builtinHolder(f, container, scope, stmt) || setAfreshIn(f, container, loop.Child("body")) ||
+		if !taint.Tainted(value) && !backed || keyed && f.StepLoopKind(loop) == semantic.ModelLoop ||
+			!builtinHolder(f, container, scope, stmt) || setAfreshIn(f, container, loop.Child("body")) ||
 			f.ReachesBackward(name, scope) || joinedIntoNumPy(f, name, scope) || poppedInLoop(f, name, scope) {
 			return
 		}
@@ -363,7 +365,11 @@ func storedByMethod(pass *analysis.Pass, call *pyast.Node) {
 		}
 		i++
 	}
-	if value == nil || f.CalledUnderNoGradAcrossFiles(call) {
+	// Only a value the step's backward pass runs through: a graph
+	// already backpropagated cannot be again, so the object does not
+	// keep it for a later backward (REINFORCE's log-probabilities, kept
+	// by a rollout buffer for the update after the episode, are).
+	if value == nil || !freedInStep(f, value, loop, call) || f.CalledUnderNoGradAcrossFiles(call) {
 		return
 	}
 	method := analysis.Code(f.Text(call.Child("function")) + "()")
@@ -377,13 +383,11 @@ func storedByMethod(pass *analysis.Pass, call *pyast.Node) {
 			method+" keeps "+val+" with its autograd history; pass its `.detach()`",
 			method+" keeps a tensor with its history; pass its `.detach()`"),
 		Detail: method + " stores the value it is given, as it is, in a list or dict on its object, which " +
-			"outlives the iteration: every step's tensor stays with its graph until that is emptied.",
+			"outlives the iteration: the step's `backward()` frees the graph's activations, but each stored tensor " +
+			"still holds its `grad_fn` chain until that is emptied, so memory creeps up every step.",
 	}
-	if scalar && freedInStep(f, value, loop, call) {
-		d.Severity = analysis.SeverityInfo
-		d.Detail = method + " stores the value it is given, as it is, in a list or dict on its object, which " +
-			"outlives the iteration: the step's `backward()` frees the graph's activations, but each stored loss " +
-			"still holds its `grad_fn` chain and a small GPU block, so memory creeps up every step."
+	if scalar {
+		d.Severity = analysis.SeverityInfo // as GPU002's stored losses the step backpropagates
 	}
 	d.Detail += " Pass `" + withMethod(f, value, ".detach()") + "` (a tensor without history)"
 	if scalar {

@@ -28,7 +28,8 @@ var GraphTensorAccumulated = &analysis.Rule{
 			"the total lives on the object, so a step called once per batch adds up every batch's loss (reported " +
 			"unless the total reaches a backward pass anywhere in the file, the method returns it or sets it " +
 			"afresh on every call, or autograd is off where the method is called). And `losses.update(loss, n)` in such " +
-			"a loop, where the meter is bound outside the loop to an instance of a class whose `update(self, val, ...)` " +
+			"a loop, of a value the step's backward pass runs through, where the meter is bound outside the loop to an " +
+			"instance of a class whose `update(self, val, ...)` " +
 			"adds `val` as it is to an attribute (`self.sum += val * n`, the ImageNet example's `AverageMeter`, copied " +
 			"into many projects, and timm's), in this file or another of the project: not when the method converts " +
 			"the value first (`val = val.item()`), nor for classes it cannot see (a metric's `update` may detach). " +
@@ -251,8 +252,10 @@ func reportMeterUpdate(pass *analysis.Pass, call, meter, value *pyast.Node) {
 		pass.ReadsOutside(call)
 	}
 	// `(window.sum / window.count).backward()` reaches a backward pass
-	// through the meter's name.
-	if f.ReachesBackward(name, scope) || f.CalledUnderNoGradAcrossFiles(call) {
+	// through the meter's name. And only a value the step's backward pass
+	// runs through: a graph already backpropagated cannot be again, so the
+	// meter does not sum it for a later backward.
+	if !freedInStep(f, value, loop, call) || f.ReachesBackward(name, scope) || f.CalledUnderNoGradAcrossFiles(call) {
 		return
 	}
 	usedLater := returned(f, name, scope)
@@ -266,13 +269,9 @@ func reportMeterUpdate(pass *analysis.Pass, call, meter, value *pyast.Node) {
 		fixes[i].Title = strings.Replace(fixes[i].Title, "Accumulate", "Pass", 1)
 	}
 	tail = strings.Replace(tail, ". Add ", ". Pass ", 1)
-	detail := "`" + f.Text(semantic.Receiver(call)) + ".update()` adds the value it is given to a running sum, which " +
-		"becomes a tensor whose graph links every iteration's graph and keeps them all alive"
-	if freedInStep(f, value, loop, call) {
-		detail = "`" + name + ".update()` adds the value it is given to a running sum: the step's `backward()` frees " +
-			"the activations, but the sum becomes a tensor whose `grad_fn` chain links every iteration's graph nodes " +
-			"and keeps them alive"
-	}
+	detail := "`" + name + ".update()` adds the value it is given to a running sum: the step's `backward()` frees " +
+		"the activations, but the sum becomes a tensor whose `grad_fn` chain links every iteration's graph nodes " +
+		"and keeps them alive"
 	pass.Report(analysis.Diagnostic{
 		Start: call.Start(), End: call.End(),
 		Fixes: fixes,

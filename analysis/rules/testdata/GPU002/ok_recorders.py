@@ -80,3 +80,33 @@ def evaluate(model, loader):
         for x, y in loader:
             rec.add_loss(F.mse_loss(model(x), y))
     return rec.losses
+
+
+class Rollout:
+    def __init__(self):
+        self.log_probs = []
+        self.rewards = []
+
+    def add(self, log_prob, reward):
+        self.log_probs.append(log_prob)
+        self.rewards.append(reward)
+
+
+def reinforce(policy, env, optimizer, steps):
+    # The log-probabilities are kept for the update after the episode:
+    # that backward pass needs their graphs.
+    rollout = Rollout()
+    state = env.reset()
+    for t in range(steps):
+        probs = policy(state)
+        action = torch.multinomial(probs, 1)
+        state, reward = env.step(action)
+        rollout.add(torch.log(probs[action]), reward)
+    update(rollout, optimizer)
+
+
+def update(rollout, optimizer):
+    loss = -(torch.stack(rollout.log_probs) * torch.tensor(rollout.rewards)).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()

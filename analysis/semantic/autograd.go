@@ -443,18 +443,24 @@ func (f *File) annotatedPlainObject(fn *pyast.Node) bool {
 // parameterNamed returns def's parameter called name, or nil.
 func parameterNamed(f *File, def *pyast.Node, name string) *pyast.Node {
 	for _, p := range def.Child("parameters").NamedChildren() {
-		id := p
-		switch {
-		case p.Is("typed_parameter"):
-			id = p.FirstNamed()
-		case p.Is("default_parameter", "typed_default_parameter"):
-			id = p.Child("name")
-		}
-		if id.Is("identifier") && f.Text(id) == name {
+		if id := parameterName(p); id.Is("identifier") && f.Text(id) == name {
 			return p
 		}
 	}
 	return nil
+}
+
+// parameterName returns the node naming the parameter p: an identifier
+// for a plain, typed or default parameter, something else for `*args`,
+// `**kwargs` and the like.
+func parameterName(p *pyast.Node) *pyast.Node {
+	switch {
+	case p.Is("typed_parameter"):
+		return p.FirstNamed()
+	case p.Is("default_parameter", "typed_default_parameter"):
+		return p.Child("name")
+	}
+	return p
 }
 
 // plainBase reports whether the qualified base q makes no model: the

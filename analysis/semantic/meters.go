@@ -97,13 +97,7 @@ func sumsFirstArgument(f *File, def *pyast.Node) bool {
 func plainParameters(f *File, def *pyast.Node) []string {
 	var params []string
 	for _, p := range def.Child("parameters").NamedChildren() {
-		id := p
-		switch {
-		case p.Is("typed_parameter"):
-			id = p.FirstNamed()
-		case p.Is("default_parameter", "typed_default_parameter"):
-			id = p.Child("name")
-		}
+		id := parameterName(p)
 		if !id.Is("identifier") {
 			return nil
 		}

@@ -32,11 +32,12 @@ var GraphTensorAccumulated = &analysis.Rule{
 			"instance of a class whose `update(self, val, ...)` " +
 			"adds `val` as it is to an attribute (`self.sum += val * n`, the ImageNet example's `AverageMeter`, copied " +
 			"into many projects, and timm's), in this file or another of the project: not when the method converts " +
-			"the value first (`val = val.item()`), nor for classes it cannot see (a metric's `update` may detach). " +
+			"the value first (`val = val.item()`) or the class backpropagates the sum itself (gradient accumulation " +
+			"behind a class), nor for classes it cannot see (a metric's `update` may detach). " +
 			"Deliberately not reported: " +
 			"gradient accumulation, where the total reaches `.backward()` (or `accelerator.backward()`); " +
 			"residual streams (`h = h + layer(h)`) and loss terms summed in `forward` or a loss function; " +
-			"`outputs += [h]` (a list extend); a loss computed from detached predictions; a total reset on " +
+			"`outputs += [h]` (a list extend: GPU002's); a loss computed from detached predictions; a total reset on " +
 			"every iteration; the elements without history of a tuple a helper returns (`loss, acc = " +
 			"step(batch)`, then `n_acc += acc` where `acc` is an argmax accuracy); gradients whose " +
 			"`create_graph` is an option (`create_graph=self.create_graph`: SmoothGrad's average); and the sum " +

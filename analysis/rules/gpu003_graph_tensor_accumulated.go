@@ -182,7 +182,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 			safety = analysis.Safe
 		}
 		fixes, advice, tail := totalAdvice(f, value, name, backed || taint.IsTensor(value), backed || taint.IsScalarLoss(value),
-			usedAsTensor(f, name, scope, false), returned(f, name, scope), safety)
+			usedAsTensor(f, name, scope, false), returned(f, name, scope), safety, totalWording)
 		// The step's backward pass, before the sum or after it, frees the
 		// activations: what the total links is the graphs' nodes.
 		freed := freedInStep(f, value, loop, a)
@@ -265,11 +265,7 @@ func reportMeterUpdate(pass *analysis.Pass, call, meter, value *pyast.Node) {
 	}
 	// The meter may be read anywhere it is passed: both fixes are unsafe.
 	fixes, advice, tail := totalAdvice(f, value, name, backed || taint.IsTensor(value), backed || taint.IsScalarLoss(value),
-		usedLater, false, analysis.Unsafe)
-	for i := range fixes {
-		fixes[i].Title = strings.Replace(fixes[i].Title, "Accumulate", "Pass", 1)
-	}
-	tail = strings.Replace(tail, ". Add ", ". Pass ", 1)
+		usedLater, false, analysis.Unsafe, meterWording)
 	detail := "`" + name + ".update()` adds the value it is given to a running sum: the step's `backward()` frees " +
 		"the activations, but the sum becomes a tensor whose `grad_fn` chain links every iteration's graph nodes " +
 		"and keeps them alive"
@@ -349,7 +345,7 @@ func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
 	}
 	// One scalar tensor (see above); a total on an object may be read
 	// anywhere, so .detach() is unsafe too.
-	fixes, advice, tail := totalAdvice(f, value, name, true, true, usedAsTensor(f, name, method, false), false, analysis.Unsafe)
+	fixes, advice, tail := totalAdvice(f, value, name, true, true, usedAsTensor(f, name, method, false), false, analysis.Unsafe, totalWording)
 	step := "`" + f.Text(method.Child("name")) + "` runs `" + f.Text(value) + ".backward()` each time it is called"
 	if lightning {
 		step = "Lightning runs `training_step` on every batch and backpropagates the loss it returns"
@@ -367,34 +363,43 @@ func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
 	})
 }
 
+// wording is how totalAdvice words its fixes' titles and its advice: a
+// total's value is accumulated (added), a meter's passed.
+type wording struct{ fix, advise string }
+
+var (
+	totalWording = wording{fix: "Accumulate", advise: "Add"}
+	meterWording = wording{fix: "Pass", advise: "Pass"}
+)
+
 // totalAdvice returns the fixes for a total name that adds up value, the
 // method the message advises and the detail's closing advice. Fixes only
 // when value is known to be one tensor: `.detach()` with detachSafety,
 // and first `.item()` (unsafe: a Python float) for one number that stays
 // a number. A total used as a tensor later or returned, or a value not
-// known to be one number, is told `.detach()`.
+// known to be one number, is told `.detach()`. verbs words both.
 func totalAdvice(f *semantic.File, value *pyast.Node, name string, tensor, scalar, usedLater, returnedTotal bool,
-	detachSafety analysis.Applicability) (fixes []analysis.Fix, advice, tail string) {
+	detachSafety analysis.Applicability, verbs wording) (fixes []analysis.Fix, advice, tail string) {
 	asNumber := scalar && !usedLater && !returnedTotal
 	if tensor {
-		fixes = []analysis.Fix{wrapFix(f, "Accumulate", value, "detach()", detachSafety)}
+		fixes = []analysis.Fix{wrapFix(f, verbs.fix, value, "detach()", detachSafety)}
 		if asNumber {
-			fixes = append([]analysis.Fix{wrapFix(f, "Accumulate", value, "item()", analysis.Unsafe)}, fixes...)
+			fixes = append([]analysis.Fix{wrapFix(f, verbs.fix, value, "item()", analysis.Unsafe)}, fixes...)
 		}
 	}
 	switch {
 	case !scalar:
-		return fixes, ".detach()", ". Add `" + withMethod(f, value, ".detach()") + "` (a tensor without history), " +
+		return fixes, ".detach()", ". " + verbs.advise + " `" + withMethod(f, value, ".detach()") + "` (a tensor without history), " +
 			"or `" + withMethod(f, value, ".item()") + "` if it is one number."
 	case !asNumber:
 		why := "is used as a tensor later"
 		if returnedTotal {
 			why = "is returned to callers that may use it as a tensor"
 		}
-		return fixes, ".detach()", ". Add `" + withMethod(f, value, ".detach()") + "` (a tensor without history): `" +
+		return fixes, ".detach()", ". " + verbs.advise + " `" + withMethod(f, value, ".detach()") + "` (a tensor without history): `" +
 			name + "` " + why + ", where a Python number would not do."
 	}
-	return fixes, ".item()", ". Add `" + withMethod(f, value, ".item()") + "` (a Python number) or `" +
+	return fixes, ".item()", ". " + verbs.advise + " `" + withMethod(f, value, ".item()") + "` (a Python number) or `" +
 		withMethod(f, value, ".detach()") + "` (a tensor without history)."
 }
 

@@ -74,22 +74,24 @@ func sumsFirstArgument(f *File, def *pyast.Node) bool {
 		if !left.Is("attribute") || f.Text(left.Child("object")) != self {
 			continue
 		}
-		right := a.Child("right")
-		if right.Is("binary_operator") && f.Text(right.Child("operator")) == "*" {
-			right = right.Child("left")
-			if f.Text(right) != val {
-				right = a.Child("right").Child("right")
-			}
-		}
 		// A sum a method of the class backpropagates (a loss
 		// accumulated for a later backward pass) keeps its graph on
 		// purpose. Asked of the class, by the attribute's whole text:
 		// the file's `loss.sum().backward()` says nothing of `self.sum`.
-		if f.Text(right) == val && !f.backwardSinks(def.Ancestor("class_definition"), anyBackward)[f.Text(left)] {
+		if addsAsItIs(f, a.Child("right"), val) && !f.backwardSinks(def.Ancestor("class_definition"), anyBackward)[f.Text(left)] {
 			sums = true
 		}
 	}
 	return sums
+}
+
+// addsAsItIs reports whether the added value e is the name val or val
+// times something (`val`, `val * n`, `n * val`).
+func addsAsItIs(f *File, e *pyast.Node, val string) bool {
+	if e.Is("binary_operator") && f.Text(e.Child("operator")) == "*" {
+		return f.Text(e.Child("left")) == val || f.Text(e.Child("right")) == val
+	}
+	return f.Text(e) == val
 }
 
 // plainParameters returns the names of def's parameters, or nil when one
@@ -131,9 +133,13 @@ func (f *File) StoredArguments(call *pyast.Node) uint64 {
 // require grad: code that runs stores none there), or backpropagates
 // through (a loss kept for a later backward pass).
 func storedParameters(f *File, def *pyast.Node) uint64 {
+	// Asked of every function summarised: the cheap test first.
+	if !isMethod(def) {
+		return 0
+	}
 	class := def.Ancestor("class_definition")
 	params := plainParameters(f, def)
-	if !isMethod(def) || class == nil || len(params) < 2 || len(params) > 64 {
+	if class == nil || len(params) < 2 || len(params) > 64 {
 		return 0
 	}
 	index := map[string]int{}
@@ -152,7 +158,6 @@ func storedParameters(f *File, def *pyast.Node) uint64 {
 		}
 		return ""
 	}
-	var stored uint64
 	containers := map[string]uint64{}
 	for _, c := range f.CallsIn(def) {
 		switch f.MethodName(c) {
@@ -166,6 +171,7 @@ func storedParameters(f *File, def *pyast.Node) uint64 {
 			containers[container] |= 1 << i
 		}
 	}
+	afresh := map[string]bool{} // set on every call, wherever in the method
 	for _, a := range f.AssignmentsIn(def) {
 		if !InScope(a, def) {
 			continue
@@ -175,7 +181,7 @@ func storedParameters(f *File, def *pyast.Node) uint64 {
 			if _, isParam := index[name]; isParam {
 				return 0 // rebound: `loss = loss.item()`
 			}
-			delete(containers, name) // set afresh on every call
+			afresh[name] = true
 		}
 		if i, isParam := index[f.Text(right)]; a.Kind() == "assignment" && left.Is("subscript") && right.Is("identifier") && isParam {
 			if container := onSelf(left); container != "" {
@@ -183,12 +189,9 @@ func storedParameters(f *File, def *pyast.Node) uint64 {
 			}
 		}
 	}
-	if len(containers) == 0 {
-		return 0
-	}
-	sinks := f.backwardSinks(class, anyBackward)
+	var stored uint64
 	for container, bits := range containers {
-		if sinks[container] || containerTakenOrJoined(f, class, container) {
+		if afresh[container] || f.backwardSinks(class, anyBackward)[container] || containerTakenOrJoined(f, class, container) {
 			continue
 		}
 		stored |= bits

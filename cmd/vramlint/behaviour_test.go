@@ -226,6 +226,12 @@ func checkFixedBehaviour(t *testing.T, outBefore, outAfter string, b, a shimCoun
 	}
 }
 
+// fixesApplyMarker is the line a precondition program carries when the
+// fixes are its point (a loss kept, summed or stored, fixed): the test then
+// checks that the fixed copy differs. The others check that no fix that
+// would break them is offered, and may stay as they are.
+const fixesApplyMarker = "# vramlint-behaviour: the fixes apply"
+
 // Programs where the fixes must not change results or gradients: values
 // that are not tensors (tuples, modules, optimizers, processes), lists
 // meant for backward(), totals a caller uses as tensors. Each prints its
@@ -243,6 +249,13 @@ func TestFixesKeepResultsAndGradients(t *testing.T) {
 			before, after, code, errOut := fixedCopy(t, program)
 			if code == exitError {
 				t.Fatalf("fix: exit %d, %s", code, errOut)
+			}
+			// A program that says its fixes apply must be rewritten: an
+			// unchanged copy would print the same and prove nothing.
+			original, _ := os.ReadFile(before)
+			fixed, _ := os.ReadFile(after)
+			if bytes.Contains(original, []byte(fixesApplyMarker)) && bytes.Equal(original, fixed) {
+				t.Fatal("no fix was applied, though the program says its fixes apply")
 			}
 			outBefore, _ := runProgram(t, python, before)
 			outAfter, _ := runProgram(t, python, after)

@@ -1,3 +1,4 @@
+# vramlint-behaviour: the fixes apply (the test checks that they do)
 # Losses logged by key (a dict of lists) and with `+= [loss]`: the fixes
 # (.item() where the values are only read as numbers, .detach() where they
 # are used as tensors) must leave every printed value as it was.

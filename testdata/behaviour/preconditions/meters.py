@@ -1,3 +1,4 @@
+# vramlint-behaviour: the fixes apply (the test checks that they do)
 # Running-average meters given the loss with its history: the fixes
 # (.item() where the meter's values are only read as numbers, .detach()
 # where they are used as tensors) must leave every printed value as it was.

@@ -1,3 +1,4 @@
+# vramlint-behaviour: the fixes apply (the test checks that they do)
 # Methods that keep the loss they are given, on a recorder and on the
 # agent: the fix (.detach() at the call) must leave every printed value
 # as it was, the stored values used as tensors included.

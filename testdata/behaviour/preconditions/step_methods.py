@@ -1,3 +1,4 @@
+# vramlint-behaviour: the fixes apply (the test checks that they do)
 # Totals and lists kept on an object by a training step called once a
 # step: the fixes (.item() where the values are only read as numbers,
 # .detach() where they are used as tensors) must leave every printed value

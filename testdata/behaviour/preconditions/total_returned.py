@@ -1,3 +1,4 @@
+# vramlint-behaviour: the fixes apply (the test checks that they do)
 # A running total returned to the caller, which uses it as a tensor: the
 # fix may detach it (nothing backpropagates through it) but must not turn
 # it into a float.

@@ -30,6 +30,11 @@ class Recorder:
         self.last = []
         self.last.append(loss)
 
+    def add_latest(self, key, loss):
+        # Set afresh before the store: one call's value only.
+        self.latest = {}
+        self.latest[key] = loss
+
     def add_pending(self, loss):
         self.pending.append(loss)
 
@@ -59,6 +64,7 @@ def train(model, loader, optimizer):
         rec.add_number(loss)
         rec.add_recent(loss)
         rec.add_last(loss)
+        rec.add_latest("loss", loss)
         rec.add_array(out)
         rec.show(loss)
         each = Recorder()

@@ -6,6 +6,7 @@
 //	# want: GPU001
 //	# want: GPU001, GPU005
 //	# want: GPU001 "regexp the message must match"
+//	# want: GPU003(info) "the diagnostic's severity must be info"
 //
 // Every diagnostic must be wanted on its start line, and every want met.
 package analysistest
@@ -23,12 +24,16 @@ import (
 	"github.com/vramlint/vramlint/analysis"
 )
 
-var wantComment = regexp.MustCompile(`#\s*want:\s*((?:GPU[0-9]{3}[\s,]*)+)(?:"((?:[^"\\]|\\.)*)")?`)
+var (
+	wantComment = regexp.MustCompile(`#\s*want:\s*((?:GPU[0-9]{3}(?:\([a-z]+\))?[\s,]*)+)(?:"((?:[^"\\]|\\.)*)")?`)
+	wantedCode  = regexp.MustCompile(`(GPU[0-9]{3})(?:\(([a-z]+)\))?`)
+)
 
 type want struct {
-	line int // 1-based
-	code string
-	msg  *regexp.Regexp
+	line     int // 1-based
+	code     string
+	severity string // empty: any
+	msg      *regexp.Regexp
 }
 
 // Wants reads the expectations of a fixture.
@@ -47,8 +52,11 @@ func Wants(src []byte) ([]want, error) {
 				return nil, fmt.Errorf("line %d: %v", i+1, err)
 			}
 		}
-		for _, code := range regexp.MustCompile(`GPU[0-9]{3}`).FindAllString(m[1], -1) {
-			out = append(out, want{line: i + 1, code: code, msg: msg})
+		for _, c := range wantedCode.FindAllStringSubmatch(m[1], -1) {
+			if _, err := analysis.ParseSeverity(c[2]); c[2] != "" && err != nil {
+				return nil, fmt.Errorf("line %d: %v", i+1, err)
+			}
+			out = append(out, want{line: i + 1, code: c[1], severity: c[2], msg: msg})
 		}
 	}
 	return out, nil
@@ -97,13 +105,14 @@ func Check(t *testing.T, name string, src []byte, rules ...*analysis.Rule) *anal
 		text := d.Message + " " + d.Detail
 		matched := false
 		for i, w := range wants {
-			if !met[i] && w.line == line && w.code == d.Code && (w.msg == nil || w.msg.MatchString(text)) {
+			if !met[i] && w.line == line && w.code == d.Code && (w.severity == "" || w.severity == d.Severity.String()) &&
+				(w.msg == nil || w.msg.MatchString(text)) {
 				met[i], matched = true, true
 				break
 			}
 		}
 		if !matched {
-			t.Errorf("%s:%d: unexpected %s: %s", name, line, d.Code, d.Message)
+			t.Errorf("%s:%d: unexpected %s (%s): %s", name, line, d.Code, d.Severity, d.Message)
 		}
 	}
 	for i, w := range wants {

@@ -265,7 +265,7 @@ func TestMeterInAnotherFileDecidesFindings(t *testing.T) {
 	c, dir := startWorkspace(t, map[string]string{"meters.py": meter, "train.py": train})
 	meterURI, trainURI := "file://"+filepath.Join(dir, "meters.py"), "file://"+filepath.Join(dir, "train.py")
 	c.open(trainURI, train)
-	awaitCodes(c, trainURI, "GPU003/2")
+	awaitCodes(c, trainURI, "GPU003/3") // an info: the step backpropagates the loss
 	c.open(meterURI, meter)
 	awaitCodes(c, meterURI, "")
 	// Line 6: `        self.sum += val * n` becomes `self.sum += float(val) * n`.
@@ -273,7 +273,7 @@ func TestMeterInAnotherFileDecidesFindings(t *testing.T) {
 	c.change(meterURI, 0, lspTextEdit{Range: lspRange{lspPosition{6, at}, lspPosition{6, at + len("val")}}, NewText: "float(val)"})
 	awaitCodes(c, trainURI, "")
 	c.change(meterURI, 0, lspTextEdit{Range: lspRange{lspPosition{6, at}, lspPosition{6, at + len("float(val)")}}, NewText: "val"})
-	awaitCodes(c, trainURI, "GPU003/2")
+	awaitCodes(c, trainURI, "GPU003/3") // an info: the step backpropagates the loss
 	c.shutdownAndExit()
 }
 

@@ -15,7 +15,10 @@ var GraphTensorAccumulated = &analysis.Rule{
 	Name:            "graph-tensor-accumulated",
 	Summary:         "A running total adds up losses with their autograd history across iterations",
 	DefaultSeverity: analysis.SeverityWarning,
-	Fixable:         analysis.FixAlways,
+	SeverityWhen: "info when the step's `backward()` runs through the loss (before the sum or after it, in the " +
+		"same iteration, or in the step method): the activations are freed, and what the total keeps is every " +
+		"step's graph nodes, in host memory",
+	Fixable: analysis.FixAlways,
 	Doc: analysis.Doc{
 		What: "Finds `total += loss` and `total = total + loss` in a loop that runs training or evaluation " +
 			"steps (see GPU002), where `loss` carries autograd history (as GPU002 tells it, a value the loop calls " +
@@ -45,8 +48,9 @@ var GraphTensorAccumulated = &analysis.Rule{
 		Why: "Adding a tensor that requires grad makes the total a tensor with its own `grad_fn`, whose " +
 			"graph links the graphs of every iteration so far. Nothing of it can be freed while the total " +
 			"lives, so memory grows with every step (the PyTorch FAQ's first example of \"accumulating " +
-			"history across your training loop\"); when the step's `backward()` runs through the loss, the " +
-			"activations are freed, and what stays is every step's `grad_fn` nodes, a slower leak. Add " +
+			"history across your training loop\"). When the step's `backward()` runs through the loss, the " +
+			"activations are freed and no GPU memory stays: what stays is every step's `grad_fn` nodes, in host " +
+			"memory, a slower leak (about 5.6 KB a step for a five-layer model; docs/GPU-MEASUREMENTS.md). Add " +
 			"`loss.item()` (a float; it waits for the GPU) or `loss.detach()` (stays on the device, no wait) " +
 			"instead.",
 		Example: `import torch
@@ -186,21 +190,25 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		// The step's backward pass, before the sum or after it, frees the
 		// activations: what the total links is the graphs' nodes.
 		freed := freedInStep(f, value, loop, a)
-		// A warning either way, as in the PyTorch FAQ's example: the nodes
-		// of every step stay, however small.
+		// Then the total keeps no GPU memory, only every step's graph
+		// nodes in host memory (measured: docs/GPU-MEASUREMENTS.md), as
+		// GPU002's stored losses the step backpropagates: an info.
+		severity := analysis.SeverityWarning
 		detail := "`" + name + "` becomes a tensor whose graph links every iteration's graph and keeps them all alive"
 		if freed {
+			severity = analysis.SeverityInfo
 			detail = "The step's `backward()` frees the activations, but `" + name + "` becomes a tensor whose " +
-				"`grad_fn` chain links every iteration's graph nodes and keeps them alive"
+				"`grad_fn` chain links every iteration's graph nodes and keeps them alive in host memory"
 		}
 		if reset != nil {
 			detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, loop, "iterations")
 		}
 		pass.Report(analysis.Diagnostic{
 			Start: a.Start(), End: a.End(),
-			Fixes:   fixes,
-			Message: keepsEveryGraph(f, a, value, name, advice, "iteration's"),
-			Detail:  detail + tail,
+			Severity: severity,
+			Fixes:    fixes,
+			Message:  keepsEveryGraph(f, a, value, name, advice, "iteration's"),
+			Detail:   detail + tail,
 		})
 	}
 }
@@ -268,10 +276,11 @@ func reportMeterUpdate(pass *analysis.Pass, call, meter, value *pyast.Node) {
 		usedLater, false, analysis.Unsafe, meterWording)
 	detail := "`" + name + ".update()` adds the value it is given to a running sum: the step's `backward()` frees " +
 		"the activations, but the sum becomes a tensor whose `grad_fn` chain links every iteration's graph nodes " +
-		"and keeps them alive"
+		"and keeps them alive in host memory"
 	pass.Report(analysis.Diagnostic{
 		Start: call.Start(), End: call.End(),
-		Fixes: fixes,
+		Severity: analysis.SeverityInfo, // the step backpropagates the value: nodes only, as above
+		Fixes:    fixes,
 		Message: analysis.ShortestFit(
 			analysis.Code(name)+" sums "+analysis.Code(f.Text(value))+" with its history, keeping every iteration's graph alive; pass "+
 				analysis.Code(withMethod(f, value, advice)),
@@ -351,15 +360,16 @@ func reportAcrossCalls(pass *analysis.Pass, a, acc, value, method *pyast.Node) {
 		step = "Lightning runs `training_step` on every batch and backpropagates the loss it returns"
 	}
 	detail := step + ", and `" + name + "` outlives the call: it becomes a tensor whose `grad_fn` chain links the graph " +
-		"nodes of every call so far and keeps them alive"
+		"nodes of every call so far and keeps them alive in host memory"
 	if reset != nil {
 		detail += " until " + analysis.Code(f.Text(reset)) + " resets it" + resetBound(f, reset, method, "calls")
 	}
 	pass.Report(analysis.Diagnostic{
 		Start: a.Start(), End: a.End(),
-		Fixes:   fixes,
-		Message: keepsEveryGraph(f, a, value, name, advice, "call's"),
-		Detail:  detail + tail,
+		Severity: analysis.SeverityInfo, // the step backpropagates the value: nodes only, as above
+		Fixes:    fixes,
+		Message:  keepsEveryGraph(f, a, value, name, advice, "call's"),
+		Detail:   detail + tail,
 	})
 }
 

@@ -46,4 +46,4 @@ def train(model, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        rec.add_loss(loss)  # want: GPU002 "`rec.add_loss\(\)` keeps `loss` with its autograd history on `rec`; pass `loss.detach\(\)`"
+        rec.add_loss(loss)  # want: GPU002(info) "`rec.add_loss\(\)` keeps `loss` with its autograd history on `rec`; pass `loss.detach\(\)`"

@@ -34,7 +34,7 @@ class LitDict(L.LightningModule):
     def training_step(self, batch, batch_idx):
         loss = self.step(self.model, batch)
         # The "loss" of the returned dict: one tensor, stored as a number.
-        self.losses.append(loss)  # want: GPU002 "store `loss.item\(\)`"
+        self.losses.append(loss)  # want: GPU002(info) "store `loss.item\(\)`"
         return {"loss": loss, "batch": batch_idx}
 
     def on_train_epoch_end(self):

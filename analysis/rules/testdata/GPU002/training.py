@@ -28,11 +28,11 @@ for step, (x, y) in enumerate(loader):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    history.append(loss)  # want: GPU002 "grad_fn. chain and a small GPU block"
-    preds.append(logits)  # want: GPU002 "store .logits.detach\(\)."
+    history.append(loss)  # want: GPU002(info) "grad_fn. chain and a small GPU block"
+    preds.append(logits)  # want: GPU002(warning) "store .logits.detach\(\)."
     cpu_outputs.append(logits.cpu())  # want: GPU002 "does not detach"
     by_step[step] = loss  # want: GPU002
-    seen.add(F.cross_entropy(logits, y))  # want: GPU002 "every activation"
+    seen.add(F.cross_entropy(logits, y))  # want: GPU002(warning) "every activation"
     history.extend([logits[0], logits[1]])  # want: GPU002
     history.insert(0, loss * 2)  # want: GPU002
 

@@ -39,7 +39,7 @@ def train(loader, model, criterion, optimizer):
     for images, target in loader:
         output = model(images)
         loss = criterion(output, target)
-        losses.update(loss, images.size(0))  # want: GPU003 "`losses` sums `loss` with its history, keeping every iteration's graph alive; pass `loss.item\(\)`"
+        losses.update(loss, images.size(0))  # want: GPU003(info) "`losses` sums `loss` with its history, keeping every iteration's graph alive; pass `loss.item\(\)`"
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -24,7 +24,7 @@ def fit(model, loader, optimizer, log_interval):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        total += loss  # want: GPU003 "keeps them alive. Add"
+        total += loss  # want: GPU003(info) "keeps them alive in host memory. Add"
         # A periodic reset bounds the growth but does not remove it.
         running += loss  # want: GPU003 "until `running = 0.0` resets it every `log_interval` iterations"
         if i % log_interval == 0:
@@ -81,7 +81,7 @@ def crf_train(model, training_data, optimizer, epochs):
             model.zero_grad()
             nll = model.neg_log_likelihood(sentence, tags)
             objective = model(sentence, tags)
-            total_nll += nll  # want: GPU003 "graph and keeps them all alive"
+            total_nll += nll  # want: GPU003(warning) "graph and keeps them all alive"
             objective.backward()
             optimizer.step()
         print(total_nll)

@@ -19,7 +19,7 @@ class Agent:
         out = self.model(data)
         loss = self.loss_function(out, target)
         loss.backward()
-        self.running_loss += loss  # want: GPU003 "`train` runs `loss.backward\(\)` each time it is called, and `self.running_loss` outlives the call"
+        self.running_loss += loss  # want: GPU003(info) "`train` runs `loss.backward\(\)` each time it is called, and `self.running_loss` outlives the call"
         self.optimizer.step()
 
 

@@ -16,10 +16,10 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        total_loss += loss  # want: GPU003 "frees the activations, but .total_loss. becomes a tensor whose .grad_fn. chain links every iteration"
+        total_loss += loss  # want: GPU003(info) "frees the activations, but .total_loss. becomes a tensor whose .grad_fn. chain links every iteration"
         running = running + loss  # want: GPU003
         epoch_total = loss.cpu() + epoch_total  # want: GPU003
-        total_loss += criterion(out, y)  # want: GPU003
+        total_loss += criterion(out, y)  # want: GPU003(warning)
 
 
 class Tracker:
@@ -29,7 +29,7 @@ class Tracker:
     def run(self, data):
         for x, y in data:
             out, aux = model(x), None
-            self.total += out.mean()  # want: GPU003 "`self.total` becomes a tensor whose graph links every iteration's graph"
+            self.total += out.mean()  # want: GPU003(warning) "`self.total` becomes a tensor whose graph links every iteration's graph"
 
 
 def weighted_total(loader, weights):

@@ -30,13 +30,16 @@ var DeviceMoveInDataset = &analysis.Rule{
 			"Dtype conversions such as `.to(torch.float32)` are not device moves and are not reported.",
 		Why: "That code runs in the DataLoader's worker processes when `num_workers > 0`. " +
 			"The CUDA runtime does not survive `fork`: with the `fork` start method (the Linux default " +
-			"before Python 3.14) and CUDA already initialised in the parent - the model is usually on the " +
-			"GPU by then - the worker dies with \"Cannot re-initialize CUDA in forked subprocess\". " +
-			"With `spawn` or `forkserver` (the Linux default from Python 3.14) every worker creates its " +
-			"own CUDA context, several hundred MiB of GPU memory each, and the tensors reach the main " +
-			"process through CUDA IPC, which keeps the producing worker's memory alive. " +
-			"`pin_memory=True` cannot pin CUDA tensors, so the batch cannot be copied asynchronously " +
-			"either. With `num_workers=0` it runs, but makes one small synchronous copy per sample.\n\n" +
+			"before Python 3.14), a worker forked after the parent initialised CUDA - the model is usually on " +
+			"the GPU by then, and `torch.cuda.is_available()` alone is enough - dies with \"Cannot " +
+			"re-initialize CUDA in forked subprocess\". Otherwise, and always with `spawn` or `forkserver` " +
+			"(the Linux default from Python 3.14), every worker creates its own CUDA context, several hundred " +
+			"MiB of GPU memory each (about 580 MiB on an H200: docs/GPU-MEASUREMENTS.md), and the tensors " +
+			"reach the main process through CUDA IPC, which keeps the producing worker's memory alive; under " +
+			"`fork` only until the parent uses a batch, which initialises CUDA there, and the next epoch's " +
+			"workers die. " +
+			"`pin_memory=True` fails outright: the pinning thread raises \"cannot pin " +
+			"'torch.cuda.FloatTensor'\". With `num_workers=0` it runs, but makes one small synchronous copy per sample.\n\n" +
 			"Return CPU tensors, let the DataLoader pin them (`pin_memory=True`), and move each batch " +
 			"in the training loop with `.to(device, non_blocking=True)`. The exception is a dataset " +
 			"preloaded onto the GPU once, in `__init__`, and read with `num_workers=0`.",
@@ -393,8 +396,8 @@ func deviceMoveDiagnostic(pass *analysis.Pass, wc workerCode, move deviceMove, r
 			Message: "this DataLoader (" + filepath.Base(l.Path) + ") runs " + wc.label + " " + phrase,
 		})
 	}
-	const consequences = "Under the `fork` start method with CUDA already initialised in the parent the " +
-		"worker crashes (\"Cannot re-initialize CUDA in forked subprocess\"); under `spawn`/`forkserver` each " +
+	const consequences = "Under the `fork` start method with CUDA already initialised in the parent " +
+		"(`torch.cuda.is_available()` is enough) the worker crashes (\"Cannot re-initialize CUDA in forked subprocess\"); under `spawn`/`forkserver` each " +
 		"worker creates its own CUDA context (hundreds of MiB of GPU memory each)"
 	// The message names the worker code when it fits; the squiggle shows
 	// which move it is, and the detail quotes it.
@@ -425,7 +428,7 @@ func deviceMoveDiagnostic(pass *analysis.Pass, wc workerCode, move deviceMove, r
 		detail += "With `num_workers > 0` it runs in the DataLoader's worker processes. " + consequences
 	}
 	if pinned {
-		detail += "; `pin_memory=True` cannot pin CUDA tensors"
+		detail += "; `pin_memory=True` raises, since it cannot pin CUDA tensors"
 	}
 	d.Detail = detail + ". Return CPU tensors and move the batch in the training loop with `.to(device, non_blocking=True)`."
 	return d

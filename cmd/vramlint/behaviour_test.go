@@ -269,3 +269,56 @@ func TestFixesKeepResultsAndGradients(t *testing.T) {
 		})
 	}
 }
+
+// The GPU measurement scripts (scripts/gpu, docs/GPU-MEASUREMENTS.md) run
+// only where there is a GPU, which CI has not: here they run on the CPU,
+// scaled down, so that neither rots. The article's program as vramlint
+// fixes it must run to the end there; as written it must not.
+func TestGPUMeasurementScriptsRunWithoutGPU(t *testing.T) {
+	python := torchPython(t)
+	vramlint := filepath.Join(buildVramlint(t), "vramlint")
+	out := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(python, args...)
+		cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+		output, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, output)
+		}
+		return string(output)
+	}
+	run("../../scripts/gpu/article_memory.py", "--vramlint", vramlint, "--out", out,
+		"--samples", "64", "--epochs", "2", "--timeout", "120")
+	data, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report struct {
+		Results []struct {
+			Variant          string
+			Outcome          string
+			BatchesProcessed int    `json:"batches_processed"`
+			FirstBatchOn     string `json:"first_batch_on"`
+		}
+	}
+	if err := json.Unmarshal(data, &report); err != nil {
+		t.Fatal(err)
+	}
+	if len(report.Results) != 4 {
+		t.Fatalf("want 4 variants, got %+v", report.Results)
+	}
+	for _, r := range report.Results[:3] {
+		if r.Outcome == "exit 0" {
+			t.Errorf("%s: the unfixed program ran to the end on a machine without CUDA: %+v", r.Variant, r)
+		}
+	}
+	// 64 samples in batches of 32, two epochs.
+	if after := report.Results[3]; after.Outcome != "exit 0" || after.BatchesProcessed != 4 || after.FirstBatchOn != "cpu" {
+		t.Errorf("the fixed program: %+v", after)
+	}
+	table := run("../../scripts/gpu/rule_claims.py", "--steps", "12")
+	if rows := bytes.Count([]byte(table), []byte("\n| GPU00")); rows != 7 {
+		t.Errorf("rule_claims.py printed %d rows, want 7:\n%s", rows, table)
+	}
+}

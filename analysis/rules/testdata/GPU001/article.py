@@ -14,7 +14,7 @@ class CustomDataset(Dataset):
     def __getitem__(self, idx):
         image = np.load(self.data_paths[idx]["image"]).astype(np.float32)
         label = np.load(self.data_paths[idx]["label"]).astype(np.int64)
-        image = torch.tensor(image).cuda()  # want: GPU001 "runs in 4 DataLoader workers; move it to the training loop .*fork.*spawn.*pin_memory=True. cannot pin"
+        image = torch.tensor(image).cuda()  # want: GPU001 "runs in 4 DataLoader workers; move it to the training loop .*is_available.*fork.*spawn.*pin_memory=True. raises"
         label = torch.tensor(label).cuda()  # want: GPU001
         return image, label
 

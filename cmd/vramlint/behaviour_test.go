@@ -272,8 +272,9 @@ func TestFixesKeepResultsAndGradients(t *testing.T) {
 
 // The GPU measurement scripts (scripts/gpu, docs/GPU-MEASUREMENTS.md) run
 // only where there is a GPU, which CI has not: here they run on the CPU,
-// scaled down, so that neither rots. The article's program as vramlint
-// fixes it must run to the end there; as written it must not.
+// scaled down, so that none rots. The article's program as vramlint fixes
+// it must run to the end there, and as written it must not; the behaviour
+// programs, under the shim, print the same before and after the fix.
 func TestGPUMeasurementScriptsRunWithoutGPU(t *testing.T) {
 	python := torchPython(t)
 	vramlint := filepath.Join(buildVramlint(t), "vramlint")
@@ -320,5 +321,29 @@ func TestGPUMeasurementScriptsRunWithoutGPU(t *testing.T) {
 	table := run("../../scripts/gpu/rule_claims.py", "--steps", "12")
 	if rows := bytes.Count([]byte(table), []byte("\n| GPU00")); rows != 7 {
 		t.Errorf("rule_claims.py printed %d rows, want 7:\n%s", rows, table)
+	}
+	// One program of one file and one project of two, under the shim.
+	programs := filepath.Join(out, "programs.json")
+	run("../../scripts/gpu/fixed_programs.py", "--vramlint", vramlint, "--out", programs, "--shim",
+		"--only", "collate_gpu", "--only", "projects/flat")
+	data, err = os.ReadFile(programs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ran struct{ Outcome, Stdout string }
+	var runs []struct {
+		Program       string
+		Before, After ran
+	}
+	if err := json.Unmarshal(data, &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("want 2 programs, got %+v", runs)
+	}
+	for _, r := range runs {
+		if r.Before.Outcome != "exit 0" || r.After != r.Before || r.After.Stdout == "" {
+			t.Errorf("%s under the shim: before %+v, after %+v", r.Program, r.Before, r.After)
+		}
 	}
 }

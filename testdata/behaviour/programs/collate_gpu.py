@@ -13,7 +13,7 @@ def main():
     g = torch.Generator().manual_seed(3)
     data = TensorDataset(torch.randn(60, 3, generator=g), torch.randn(60, generator=g))
     loader = DataLoader(data, batch_size=12, num_workers=2, collate_fn=to_gpu_batch)
-    w = torch.zeros(3)
+    w = torch.zeros(3).cuda()  # the weights live on the device, as the batches do
     for epoch in range(2):
         for xs, ys in loader:
             residual = xs @ w - ys

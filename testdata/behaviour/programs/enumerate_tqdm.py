@@ -29,7 +29,7 @@ class Blobs(Dataset):
 def main():
     torch.manual_seed(0)
     loader = DataLoader(Blobs(), batch_size=20, num_workers=3)
-    model = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 3))
+    model = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 3)).cuda()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
     for epoch in range(4):
         total = 0.0

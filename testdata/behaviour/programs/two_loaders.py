@@ -32,7 +32,7 @@ def main():
     torch.manual_seed(0)
     train_loader = DataLoader(Sines(128, 0.0), batch_size=32, shuffle=False, num_workers=2)
     val_loader = DataLoader(Sines(32, 0.05), batch_size=16, num_workers=2)
-    net = Net()
+    net = Net().to(DEVICE)
     optimizer = torch.optim.Adam(net.parameters(), lr=0.02)
     criterion = nn.MSELoss()
     for epoch in range(3):

@@ -32,7 +32,8 @@ var GraphTensorAccumulated = &analysis.Rule{
 			"unless the total reaches a backward pass anywhere in the file, the method returns it or sets it " +
 			"afresh on every call, or autograd is off where the method is called). And `losses.update(loss, n)` in such " +
 			"a loop, of a value the step's backward pass runs through, where the meter is bound outside the loop to an " +
-			"instance of a class whose `update(self, val, ...)` " +
+			"instance of a class (also in a tuple assignment: `batch_time, losses = AverageMeter(), AverageMeter()`) " +
+			"whose `update(self, val, ...)` " +
 			"adds `val` as it is to an attribute (`self.sum += val * n`, the ImageNet example's `AverageMeter`, copied " +
 			"into many projects, and timm's), in this file or another of the project: not when the method converts " +
 			"the value first (`val = val.item()`) or the class backpropagates the sum itself (gradient accumulation " +

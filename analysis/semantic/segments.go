@@ -792,10 +792,23 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				ix.loops = append(ix.loops, n)
 			case "assignment", "augmented_assignment":
 				ix.assignments = append(ix.assignments, n)
-				if left, right := n.Child("left"), n.Child("right"); n.Kind() == "assignment" && right != nil && left.Is("identifier", "attribute") {
+				left, right := n.Child("left"), n.Child("right")
+				if n.Kind() != "assignment" || right == nil {
+					break
+				}
+				if left.Is("identifier", "attribute") {
 					ix.bindings = append(ix.bindings, binding{name: text(left), target: left, value: right, class: seg.Own(attributeClass(left, tree.Src), tree.Src)})
 					if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
 						ix.deviceCandidates = append(ix.deviceCandidates, n)
+					}
+				}
+				// `losses, top1 = AverageMeter(), AverageMeter()` binds each
+				// target to its own value; `a, b = f()` binds them to parts
+				// of one value nobody here knows, so to nothing.
+				for i, target := range elementTargets(left, right) {
+					if target.Is("identifier", "attribute") {
+						value := right.NamedChildren()[i]
+						ix.bindings = append(ix.bindings, binding{name: text(target), target: target, value: value, class: seg.Own(attributeClass(target, tree.Src), tree.Src)})
 					}
 				}
 			case "identifier", "attribute":
@@ -952,6 +965,26 @@ func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, decl
 	if len(attributes) > 0 {
 		ix.classAttributes = newNodesByName(attributes)
 	}
+}
+
+// elementTargets returns the targets of a tuple assignment whose right side
+// lists one value for each (`a, b = x, y`, `(a, b) = [x, y]`), or nil:
+// a starred target or value, or a count that differs, unpacks values that
+// cannot be paired by position.
+func elementTargets(left, right *pyast.Node) []*pyast.Node {
+	if !left.Is("pattern_list", "tuple_pattern", "list_pattern") || !right.Is("expression_list", "tuple", "list") {
+		return nil
+	}
+	targets, values := left.NamedChildren(), right.NamedChildren()
+	if len(targets) != len(values) {
+		return nil
+	}
+	for i := range targets {
+		if targets[i].Is("list_splat_pattern", "list_splat", "comment") || values[i].Is("list_splat", "comment") {
+			return nil
+		}
+	}
+	return targets
 }
 
 // classAttribute is the name classAttributes keeps a class's chain under.

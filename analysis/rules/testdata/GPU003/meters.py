@@ -76,3 +76,30 @@ class Trainer:
 def warm_up(model, x):
     # A backward pass through another `.sum` says nothing of the meter's.
     model(x).sum().backward()
+
+
+def train_unpacked(loader, model, optimizer):
+    # Meters made in one tuple assignment, as ImageNet-style scripts often
+    # do: each target is bound to its own value.
+    batch_time, losses, top1 = AverageMeter(), AverageMeter("Loss"), AverageMeter()
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.update(loss, x.size(0))  # want: GPU003(info) "`losses` sums `loss`"
+    print(losses.avg)
+
+
+class UnpackingTrainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.train_loss, self.val_loss = AverageMeter(), AverageMeter()
+
+    def fit(self, loader):
+        for x, y in loader:
+            loss = F.mse_loss(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            self.train_loss.update(loss, x.size(0))  # want: GPU003(info) "`self.train_loss` sums `loss`"

@@ -119,3 +119,15 @@ def accumulate(loader, model, optimizer, steps):
             (window.sum / window.count).backward()
             optimizer.step()
             window.reset()
+
+
+def unpacked_converting(loader, model, optimizer):
+    # Paired by position: `safe` is the converting meter, not the summing one.
+    raw, safe = AverageMeter(), SafeMeter()
+    for x, y in loader:
+        loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        safe.update(loss)
+    print(raw.avg)

@@ -261,18 +261,13 @@ func lastBinding(f *semantic.File, name string, scope, stmt *pyast.Node) *pyast.
 			if a.Kind() != "assignment" || right == nil || !semantic.InScope(a, scope) {
 				continue
 			}
-			switch {
-			case left.Is("identifier"):
+			if left.Is("identifier") {
 				bindings[f.Text(left)] = append(bindings[f.Text(left)], binding{a.Start(), right})
-			case left.Is("pattern_list", "tuple_pattern") && right.Is("expression_list", "tuple"):
-				targets, values := left.NamedChildren(), right.NamedChildren()
-				if len(targets) != len(values) {
-					continue
-				}
-				for i, t := range targets {
-					if t.Is("identifier") {
-						bindings[f.Text(t)] = append(bindings[f.Text(t)], binding{a.Start(), values[i]})
-					}
+			}
+			targets, values := semantic.PairedElements(left, right)
+			for i, t := range targets {
+				if t.Is("identifier") {
+					bindings[f.Text(t)] = append(bindings[f.Text(t)], binding{a.Start(), values[i]})
 				}
 			}
 		}

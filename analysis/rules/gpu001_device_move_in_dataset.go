@@ -397,8 +397,9 @@ func deviceMoveDiagnostic(pass *analysis.Pass, wc workerCode, move deviceMove, r
 		})
 	}
 	const consequences = "Under the `fork` start method with CUDA already initialised in the parent " +
-		"(`torch.cuda.is_available()` is enough) the worker crashes (\"Cannot re-initialize CUDA in forked subprocess\"); under `spawn`/`forkserver` each " +
-		"worker creates its own CUDA context (hundreds of MiB of GPU memory each)"
+		"(`torch.cuda.is_available()` is enough) the worker crashes (\"Cannot re-initialize CUDA in forked " +
+		"subprocess\"); under `spawn`/`forkserver` each worker creates its own CUDA context (hundreds of MiB of " +
+		"GPU memory each)"
 	// The message names the worker code when it fits; the squiggle shows
 	// which move it is, and the detail quotes it.
 	where := func(format string, args ...any) string {

@@ -805,10 +805,10 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				// `losses, top1 = AverageMeter(), AverageMeter()` binds each
 				// target to its own value; `a, b = f()` binds them to parts
 				// of one value nobody here knows, so to nothing.
-				for i, target := range elementTargets(left, right) {
+				targets, values := PairedElements(left, right)
+				for i, target := range targets {
 					if target.Is("identifier", "attribute") {
-						value := right.NamedChildren()[i]
-						ix.bindings = append(ix.bindings, binding{name: text(target), target: target, value: value, class: seg.Own(attributeClass(target, tree.Src), tree.Src)})
+						ix.bindings = append(ix.bindings, binding{name: text(target), target: target, value: values[i], class: seg.Own(attributeClass(target, tree.Src), tree.Src)})
 					}
 				}
 			case "identifier", "attribute":
@@ -967,24 +967,26 @@ func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, decl
 	}
 }
 
-// elementTargets returns the targets of a tuple assignment whose right side
-// lists one value for each (`a, b = x, y`, `(a, b) = [x, y]`), or nil:
-// a starred target or value, or a count that differs, unpacks values that
-// cannot be paired by position.
-func elementTargets(left, right *pyast.Node) []*pyast.Node {
+// PairedElements returns the targets of a tuple assignment and the values
+// its right side lists, one for each by position (`a, b = x, y`, `(a, b)
+// = [x, y]`), or nils: a count that differs or a starred value (`a, b =
+// *xs`) unpacks values that cannot be paired so, and `a, b = f()` unpacks
+// one value nobody here knows. A starred target with as many values takes
+// exactly one of them, so the others still pair.
+func PairedElements(left, right *pyast.Node) (targets, values []*pyast.Node) {
 	if !left.Is("pattern_list", "tuple_pattern", "list_pattern") || !right.Is("expression_list", "tuple", "list") {
-		return nil
+		return nil, nil
 	}
-	targets, values := left.NamedChildren(), right.NamedChildren()
+	targets, values = left.NamedChildren(), right.NamedChildren()
 	if len(targets) != len(values) {
-		return nil
+		return nil, nil
 	}
 	for i := range targets {
-		if targets[i].Is("list_splat_pattern", "list_splat", "comment") || values[i].Is("list_splat", "comment") {
-			return nil
+		if targets[i].Is("comment") || values[i].Is("list_splat", "comment") {
+			return nil, nil
 		}
 	}
-	return targets
+	return targets, values
 }
 
 // classAttribute is the name classAttributes keeps a class's chain under.

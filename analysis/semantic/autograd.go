@@ -1213,10 +1213,15 @@ func (t *Taint) IsScalarLoss(e *pyast.Node) bool {
 		ev, _ := t.last(f.Text(e), e.Start())
 		return ev.tainted && ev.scalarLoss
 	case "binary_operator":
-		// loss / accumulation_steps, loss * weight.
+		// loss / accumulation_steps, loss * weight, loss_a + loss_b. Each
+		// operand is judged once: a chain `a + b + c ...` nests to the
+		// left, and judging it twice a level is exponential in its length.
 		l, r := e.Child("left"), e.Child("right")
-		return t.IsScalarLoss(l) && !t.Tainted(r) || t.IsScalarLoss(r) && !t.Tainted(l) ||
-			t.IsScalarLoss(l) && t.IsScalarLoss(r)
+		leftLoss := t.IsScalarLoss(l)
+		if leftLoss && !t.Tainted(r) {
+			return true
+		}
+		return t.IsScalarLoss(r) && (leftLoss || !t.Tainted(l))
 	case "parenthesized_expression":
 		return e.FirstNamed() != nil && t.IsScalarLoss(e.FirstNamed())
 	}
@@ -1433,9 +1438,14 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 	case "binary_operator":
 		switch f.Text(e.Child("operator")) {
 		case "+", "-", "*", "/", "//", "**", "@", "%":
+			// A tensor and a tensor or a number, or a number and a tensor;
+			// each operand judged once (see IsScalarLoss).
 			l, r := e.Child("left"), e.Child("right")
-			return t.isTensor(l, depth+1) && (t.isTensor(r, depth+1) || isNumber(r)) ||
-				t.isTensor(r, depth+1) && isNumber(l)
+			leftTensor := t.isTensor(l, depth+1)
+			if leftTensor && isNumber(r) {
+				return true
+			}
+			return (leftTensor || isNumber(l)) && t.isTensor(r, depth+1)
 		}
 	case "unary_operator":
 		return t.isTensor(e.FirstNamed(), depth+1)

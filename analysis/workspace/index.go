@@ -132,8 +132,19 @@ func NewIndex(root string) *Index {
 
 // Contains reports whether path is in the index's folder.
 func (ix *Index) Contains(path string) bool {
-	rel, err := filepath.Rel(ix.Root, absPath(path))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return within(ix.Root, absPath(path))
+}
+
+// within reports whether the absolute, clean path abs is the folder root
+// or inside it.
+func within(root, abs string) bool {
+	if abs == root {
+		return true
+	}
+	if strings.HasSuffix(root, string(filepath.Separator)) { // the file system's root
+		return strings.HasPrefix(abs, root+string(filepath.Separator))
+	}
+	return strings.HasPrefix(abs, root+string(filepath.Separator))
 }
 
 // Build indexes the given files (absolute or relative paths) that build
@@ -1131,7 +1142,13 @@ func (c *modelCache) get(path string, src []byte, build func() *semantic.File) *
 // folders may each have a package of the same name.
 type Projects struct {
 	mu      sync.RWMutex
-	indexes []*Index // innermost first
+	indexes []*Index          // innermost first
+	byRoot  map[string]*Index // the first added of each root
+	// absolute caches each relative path's absolute form: every rule asks
+	// For of its file many times, and filepath.Abs of a relative path asks
+	// the system for the working directory each time (a tree of many
+	// small projects, opencompass's, spent most of `check` there).
+	absolute sync.Map
 }
 
 // Add adds the index of a folder (and returns it).
@@ -1140,6 +1157,12 @@ func (p *Projects) Add(ix *Index) *Index {
 	defer p.mu.Unlock()
 	p.indexes = append(p.indexes, ix)
 	sort.SliceStable(p.indexes, func(i, j int) bool { return len(p.indexes[i].Root) > len(p.indexes[j].Root) })
+	if p.byRoot == nil {
+		p.byRoot = map[string]*Index{}
+	}
+	if p.byRoot[ix.Root] == nil {
+		p.byRoot[ix.Root] = ix
+	}
 	return ix
 }
 
@@ -1149,18 +1172,40 @@ func (p *Projects) Remove(root string) {
 	defer p.mu.Unlock()
 	root = absPath(root)
 	p.indexes = slices.DeleteFunc(p.indexes, func(ix *Index) bool { return ix.Root == root })
+	delete(p.byRoot, root)
 }
 
-// For returns the index of the innermost folder holding path, or nil.
+// For returns the index of the innermost folder holding path, or nil: the
+// index of the nearest folder upward from path that has one, found by
+// root rather than by asking every index (a tree without project markers
+// has one per folder of scripts).
 func (p *Projects) For(path string) *Index {
+	abs := p.absPath(path)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	for _, ix := range p.indexes {
-		if ix.Contains(path) {
+	for dir := abs; ; {
+		if ix := p.byRoot[dir]; ix != nil {
 			return ix
 		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil
+		}
+		dir = parent
 	}
-	return nil
+}
+
+// absPath is absPath(path), computed once per relative path.
+func (p *Projects) absPath(path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	if abs, ok := p.absolute.Load(path); ok {
+		return abs.(string)
+	}
+	abs := absPath(path)
+	p.absolute.Store(path, abs)
+	return abs
 }
 
 // All returns the indexes.

@@ -350,3 +350,36 @@ func TestCallersOfFilesCheckWasNotGiven(t *testing.T) {
 		}
 	}
 }
+
+// Projects.For answers with the index of the nearest folder upward that
+// has one, for absolute and relative paths, and forgets a removed one.
+func TestProjectsForTheInnermostFolder(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"outer/inner/a.py": "", "outer/b.py": "", "outer/innerlike/c.py": ""})
+	var projects workspace.Projects
+	outer := projects.Add(workspace.NewIndex(filepath.Join(root, "outer")))
+	inner := projects.Add(workspace.NewIndex(filepath.Join(root, "outer", "inner")))
+	t.Chdir(root)
+	for _, c := range []struct {
+		path string
+		want *workspace.Index
+	}{
+		{filepath.Join(root, "outer", "inner", "a.py"), inner},
+		{filepath.Join("outer", "inner", "a.py"), inner},
+		{"./outer/inner/../b.py", outer},
+		{filepath.Join(root, "outer", "inner"), inner},
+		{filepath.Join("outer", "innerlike", "c.py"), outer}, // a sibling whose name starts alike
+		{filepath.Join(root, "elsewhere.py"), nil},
+	} {
+		if got := projects.For(c.path); got != c.want {
+			t.Errorf("For(%q) = %v, want %v", c.path, got, c.want)
+		}
+	}
+	if !inner.Contains("outer/inner/a.py") || inner.Contains("outer/innerlike/c.py") || inner.Contains("outer/b.py") {
+		t.Errorf("inner.Contains is wrong about a.py, c.py or b.py")
+	}
+	projects.Remove(filepath.Join(root, "outer", "inner"))
+	if got := projects.For("outer/inner/a.py"); got != outer {
+		t.Errorf("after removing the inner folder's index, For(a.py) = %v, want the outer one", got)
+	}
+}

@@ -288,49 +288,96 @@ type binding struct {
 }
 
 // returned reports whether the value of name flows into a return or yield
-// of scope.
+// of scope: mentioned there, or in the value of an assignment of the scope
+// to a name that is, through at most four such assignments (`out =
+// torch.cat(outs); return out`, or a field of a result object:
+// `res.scores = torch.cat(outs); return res`). A dotted name counts only
+// where a return mentions it. Module code returns nothing (a return or
+// yield there does not compile).
 func returned(f *semantic.File, name string, scope *pyast.Node) bool {
-	return returnedVia(f, name, scope, 0)
-}
-
-func returnedVia(f *semantic.File, name string, scope *pyast.Node, depth int) bool {
-	if depth > 4 || scope.Is("module") {
-		// Module code returns nothing (a return or yield there does
-		// not compile).
+	if scope.Is("module") {
 		return false
 	}
-	found := false
-	f.Tree.Walk(scope, func(n *pyast.Node) bool {
-		switch {
-		case found || n != scope && n.Is("function_definition", "lambda", "class_definition"):
-			return false
-		case n.Is("return_statement", "yield"):
-			found = semantic.MentionsName(f, n, name)
-			return false
+	hops, ok := returnedNames(f, scope)[name]
+	return ok && (hops == 0 || !strings.Contains(name, "."))
+}
+
+// maxReturnHops is how many assignments returned follows from a name to
+// a return.
+const maxReturnHops = 4
+
+// returnedNames maps each name of scope whose value flows into a return or
+// yield to the fewest assignments it goes through to get there (see
+// returned). Found once per scope and version, backwards from the
+// returns: every accumulation and container of a function asks, and
+// following each candidate's name forwards walked the function once per
+// assignment it passed (quadratic in the function, more with branches).
+func returnedNames(f *semantic.File, scope *pyast.Node) map[string]int {
+	return semantic.OfVersion(f, "returned names", scope, func() map[string]int {
+		hops := map[string]int{}
+		mentioned := func(e *pyast.Node, each func(string)) {
+			pyast.Walk(e, func(n *pyast.Node) bool {
+				if n.Is("identifier", "attribute") {
+					each(f.Text(n))
+				}
+				return true
+			})
 		}
-		return true
-	})
-	if found || strings.Contains(name, ".") {
-		return found
-	}
-	// out = torch.cat(outs); return out. Or a field of a result object:
-	// res.scores = torch.cat(outs); return res. Only the scope's own
-	// assignments: for the module, AssignmentsIn is every assignment of
-	// the file.
-	for _, a := range f.AssignmentsIn(scope) {
-		if !semantic.InScope(a, scope) {
-			continue
-		}
-		r, l := a.Child("right"), a.Child("left")
-		if l.Is("attribute") && l.Child("object").Is("identifier") && f.Text(l.Child("object")) != "self" {
-			l = l.Child("object")
-		}
-		if r != nil && l.Is("identifier") && f.Text(l) != name &&
-			semantic.MentionsName(f, r, name) && returnedVia(f, f.Text(l), scope, depth+1) {
+		f.Tree.Walk(scope, func(n *pyast.Node) bool {
+			switch {
+			case n != scope && n.Is("function_definition", "lambda", "class_definition"):
+				return false
+			case n.Is("return_statement", "yield"):
+				mentioned(n, func(name string) { hops[name] = 0 })
+				return false
+			}
 			return true
+		})
+		// Each assignment's target and the names its value mentions (the
+		// target's own excluded: `x = x + 1` adds no way out).
+		type flow struct {
+			target string
+			from   []string
 		}
-	}
-	return false
+		var flows []flow
+		for _, a := range f.AssignmentsIn(scope) {
+			if !semantic.InScope(a, scope) {
+				continue // only the scope's own: for the module, AssignmentsIn is every assignment of the file
+			}
+			r, l := a.Child("right"), a.Child("left")
+			if l.Is("attribute") && l.Child("object").Is("identifier") && f.Text(l.Child("object")) != "self" {
+				l = l.Child("object")
+			}
+			if r == nil || !l.Is("identifier") {
+				continue
+			}
+			fl := flow{target: f.Text(l)}
+			mentioned(r, func(name string) {
+				if name != fl.target {
+					fl.from = append(fl.from, name)
+				}
+			})
+			flows = append(flows, fl)
+		}
+		for level := 0; level < maxReturnHops; level++ {
+			grew := false
+			for _, fl := range flows {
+				if h, ok := hops[fl.target]; !ok || h != level {
+					continue
+				}
+				for _, name := range fl.from {
+					if _, ok := hops[name]; !ok {
+						hops[name] = level + 1
+						grew = true
+					}
+				}
+			}
+			if !grew {
+				break
+			}
+		}
+		return hops
+	})
 }
 
 // wrapFix is a fix that calls method on the expression e.

@@ -2,6 +2,7 @@ package semantic
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -803,16 +804,17 @@ func targetNames(f *File, left *pyast.Node) []string {
 	return nil
 }
 
+// last returns the last assignment to name that takes effect at or before
+// at. A name's events are in source order (assignments of one scope, each
+// at its end), so a binary search finds it: a function that assigns one
+// name thousands of times asked a linear scan for each of them.
 func (t *Taint) last(name string, at int) (taintEvent, bool) {
-	var ev taintEvent
-	found := false
-	for _, e := range t.events[name] {
-		if e.at > at {
-			break
-		}
-		ev, found = e, true
+	events := t.events[name]
+	i := sort.Search(len(events), func(i int) bool { return events[i].at > at })
+	if i == 0 {
+		return taintEvent{}, false
 	}
-	return ev, found
+	return events[i-1], true
 }
 
 func (t *Taint) nameTainted(name string, at int) bool {

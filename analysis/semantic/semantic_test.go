@@ -528,3 +528,43 @@ func TestLongOperatorChainsAreJudgedOnce(t *testing.T) {
 		t.Fatal("judging a 100-term operator chain did not finish: an operand is judged more than once per level")
 	}
 }
+
+// Taint.last finds a name's last assignment by binary search, which is
+// right only while each name's events are in the order they take effect:
+// checked for every scope of the rules' test files.
+func TestTaintEventsAreInOrder(t *testing.T) {
+	paths, err := filepath.Glob("../rules/testdata/*/*.py")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no test files: %v", err)
+	}
+	events := 0
+	for _, path := range paths {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := pyast.Parse(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := NewFile(path, src, tree)
+		tree.Walk(tree.Root, func(n *pyast.Node) bool {
+			if n != tree.Root && !n.Is("function_definition", "lambda") {
+				return true
+			}
+			for name, evs := range f.TaintOf(n).events {
+				events += len(evs)
+				for i := 1; i < len(evs); i++ {
+					if evs[i].at < evs[i-1].at {
+						t.Errorf("%s: the assignments of %s in the scope on line %d are out of order: %d after %d",
+							path, name, f.Mapper.LineOf(n.Start())+1, evs[i].at, evs[i-1].at)
+					}
+				}
+			}
+			return true
+		})
+	}
+	if events == 0 {
+		t.Fatal("no assignments: the files no longer test this")
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/rules"
 	"github.com/vramlint/vramlint/analysis/workspace"
 )
 
@@ -67,6 +69,51 @@ func BenchmarkIndexWorkspace(b *testing.B) {
 				runtime.KeepAlive(ix)
 			}
 			b.ReportMetric(heap, "heap-MiB")
+		})
+	}
+}
+
+// BenchmarkCheckShapes checks, as `vramlint check` does from the folder
+// above, shapes of real code that once made check (and the server on the
+// same file) slow out of proportion to its size: a 30-term string
+// concatenation and a sum of 40 losses (an opencompass summariser took
+// 37 s; judging an operand twice a level was exponential), a function that
+// reassigns one name 5,000 times (quadratic), and 400 folders of scripts
+// without a project marker, an index each (every question asked each index
+// in turn, and each asked the system for the working directory).
+func BenchmarkCheckShapes(b *testing.B) {
+	head := "import torch\nimport torch.nn.functional as F\n\n\n"
+	loop := "def fit(model, opt, batches):\n    seen = []\n    for x, y in batches:\n        loss = F.cross_entropy(model(x), y)\n"
+	var terms, losses []string
+	for i := range 40 {
+		terms = append(terms, fmt.Sprintf("str(row[%d])", i))
+		losses = append(losses, fmt.Sprintf("F.mse_loss(model(x), y) * %d", i))
+	}
+	chain := head + "def report(rows):\n    out = []\n    for row in rows:\n        out.append(" + strings.Join(terms[:30], " + ") + ")\n    return out\n\n\n" +
+		loop + "        total = " + strings.Join(losses, " + ") + "\n        seen.append(total)\n        total.backward()\n"
+	reassigned := head + loop + strings.Repeat("        loss = loss + loss\n", 5000) + "        seen.append(loss)\n"
+	folders := map[string]string{}
+	for i := range 400 {
+		folders[fmt.Sprintf("exp%03d/train.py", i)] = head + loop + "        seen.append(loss)\n        loss.backward()\n"
+	}
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+	}{
+		{"operator-chains", map[string]string{"report.py": chain}},
+		{"reassigned-5000-times", map[string]string{"fit.py": reassigned}},
+		{"400-script-folders", folders},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			root := b.TempDir()
+			writeTree(b, root, c.files)
+			b.Chdir(root)
+			for b.Loop() {
+				checker := &workspace.Checker{Runner: &analysis.Runner{Rules: rules.All()}}
+				if results, problems := checker.Check(context.Background(), []string{"."}); len(results) != len(c.files) || len(problems) > 0 {
+					b.Fatalf("%d results of %d files, problems %v", len(results), len(c.files), problems)
+				}
+			}
 		})
 	}
 }

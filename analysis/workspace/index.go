@@ -142,7 +142,7 @@ func within(root, abs string) bool {
 		return true
 	}
 	if strings.HasSuffix(root, string(filepath.Separator)) { // the file system's root
-		return strings.HasPrefix(abs, root+string(filepath.Separator))
+		return strings.HasPrefix(abs, root)
 	}
 	return strings.HasPrefix(abs, root+string(filepath.Separator))
 }

@@ -378,6 +378,13 @@ func TestProjectsForTheInnermostFolder(t *testing.T) {
 	if !inner.Contains("outer/inner/a.py") || inner.Contains("outer/innerlike/c.py") || inner.Contains("outer/b.py") {
 		t.Errorf("inner.Contains is wrong about a.py, c.py or b.py")
 	}
+	// The file system's root holds every file (its name ends in the
+	// separator already).
+	var everywhere workspace.Projects
+	top := everywhere.Add(workspace.NewIndex(string(filepath.Separator)))
+	if !top.Contains(filepath.Join(root, "elsewhere.py")) || everywhere.For("outer/b.py") != top {
+		t.Errorf("an index of the file system's root does not hold every file")
+	}
 	projects.Remove(filepath.Join(root, "outer", "inner"))
 	if got := projects.For("outer/inner/a.py"); got != outer {
 		t.Errorf("after removing the inner folder's index, For(a.py) = %v, want the outer one", got)

@@ -319,8 +319,8 @@ func TestGPUMeasurementScriptsRunWithoutGPU(t *testing.T) {
 		t.Errorf("the fixed program: %+v", after)
 	}
 	table := run("../../scripts/gpu/rule_claims.py", "--steps", "12")
-	if rows := bytes.Count([]byte(table), []byte("\n| GPU00")); rows != 7 {
-		t.Errorf("rule_claims.py printed %d rows, want 7:\n%s", rows, table)
+	if rows := bytes.Count([]byte(table), []byte("\n| GPU00")); rows != 8 {
+		t.Errorf("rule_claims.py printed %d rows, want 8:\n%s", rows, table)
 	}
 	// One program of one file and one project of two, under the shim.
 	programs := filepath.Join(out, "programs.json")

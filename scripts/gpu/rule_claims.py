@@ -77,10 +77,53 @@ def kept_per_step(step, steps, memory=None):
         step(index)
     return (memory() - before) / (steps - WARMUP)
 
+class Transformer(nn.Module):
+    """A GPT-2-small-sized encoder (12 layers, 768 wide) over token ids: many
+    more autograd nodes a step than the MLP, for what a kept total costs in
+    host memory."""
 
-def training_case(store, steps, data, memory=None):
-    """A training loop that calls store(loss, kept) after backward; returns bytes kept per step."""
-    model = make_model()
+    def __init__(self, vocab=1000, width=768, layers=12):
+        super().__init__()
+        if DEVICE == "cpu":
+            width, layers = 64, 2  # a dry run checks the script, not the numbers
+        self.embed = nn.Embedding(vocab, width)
+        layer = nn.TransformerEncoderLayer(width, 12 if width % 12 == 0 else 4, 4 * width, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        return self.head(self.encoder(self.embed(tokens))).flatten(0, 1)
+
+
+def make_transformer():
+    torch.manual_seed(0)
+    return Transformer().to(DEVICE)
+
+
+def token_batches(count, size=8, length=128, vocab=1000):
+    if DEVICE == "cpu":
+        length = 16  # a dry run checks the script, not the numbers
+    generator = torch.Generator(device=DEVICE).manual_seed(1)
+    return [(torch.randint(0, vocab, (size, length), device=DEVICE, generator=generator),
+             torch.randint(0, vocab, (size * length,), device=DEVICE, generator=generator))
+            for _ in range(count)]
+
+
+def autograd_nodes(loss):
+    """How many autograd nodes the graph behind loss has."""
+    seen, stack = set(), [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            stack.extend(parent for parent, _ in node.next_functions)
+    return len(seen)
+
+
+def training_case(store, steps, data, memory=None, model_factory=make_model, nodes=None):
+    """A training loop that calls store(loss, kept) after backward; returns bytes kept per step.
+    nodes, a list, gets the number of autograd nodes of the first step's graph."""
+    model = model_factory()
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     criterion = nn.CrossEntropyLoss()
     kept = {"list": [], "total": 0.0}
@@ -88,6 +131,8 @@ def training_case(store, steps, data, memory=None):
     def step(index):
         x, y = data[index % len(data)]
         loss = criterion(model(x), y)
+        if nodes is not None and not nodes:
+            nodes.append(autograd_nodes(loss))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -169,41 +214,57 @@ def add(kept, value):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--only", action="append", default=[],
+                        help="measure only the rows whose pattern contains this (repeatable)")
     args = parser.parse_args()
     steps = args.steps
     data = batches(16)
     rows = []
 
     def row(rule, pattern, measure, reported, fixed, unit):
+        """Measures and prints a row; reported and fixed are called only for the rows measured."""
+        if args.only and not any(text in pattern for text in args.only):
+            return
         rows.append({"rule": rule, "pattern": pattern, "measure": measure,
-                     "reported": reported, "fixed": fixed, "unit": unit})
+                     "reported": reported(), "fixed": fixed(), "unit": unit})
         print(json.dumps(rows[-1]), flush=True)
 
     kib = 1024
     row("GPU002", "eval outputs kept: preds.append(model(x)) / .detach()", "kept per step",
-        evaluation_case(lambda out, loss, kept: append(kept, out), steps, data) / kib,
-        evaluation_case(lambda out, loss, kept: append(kept, out.detach()), steps, data) / kib,
+        lambda: evaluation_case(lambda out, loss, kept: append(kept, out), steps, data) / kib,
+        lambda: evaluation_case(lambda out, loss, kept: append(kept, out.detach()), steps, data) / kib,
         "KiB")
     row("GPU002", "loss kept after backward: losses.append(loss) / loss.item()", "kept per step",
-        training_case(lambda loss, kept: append(kept, loss), steps, data),
-        training_case(lambda loss, kept: append(kept, loss.item()), steps, data),
+        lambda: training_case(lambda loss, kept: append(kept, loss), steps, data),
+        lambda: training_case(lambda loss, kept: append(kept, loss.item()), steps, data),
         "bytes")
     row("GPU003", "total += loss after backward / loss.item()", "kept per step",
-        training_case(lambda loss, kept: add(kept, loss), steps, data),
-        training_case(lambda loss, kept: add(kept, loss.item()), steps, data),
+        lambda: training_case(lambda loss, kept: add(kept, loss), steps, data),
+        lambda: training_case(lambda loss, kept: add(kept, loss.item()), steps, data),
         "bytes")
     row("GPU003", "total += loss after backward / loss.item()", "host memory kept per step",
-        training_case(lambda loss, kept: add(kept, loss), steps * 5, data, host_memory),
-        training_case(lambda loss, kept: add(kept, loss.item()), steps * 5, data, host_memory),
+        lambda: training_case(lambda loss, kept: add(kept, loss), steps * 5, data, host_memory),
+        lambda: training_case(lambda loss, kept: add(kept, loss.item()), steps * 5, data, host_memory),
         "bytes")
+    # The same on a model with many more operations a step: what the total
+    # keeps is each step's graph nodes, so it grows with the model.
+    tokens, nodes = token_batches(4), []
+    row("GPU003", "total += loss after backward, 12-layer transformer / loss.item()", "host memory kept per step",
+        lambda: training_case(lambda loss, kept: add(kept, loss), steps * 5, tokens, host_memory,
+                              make_transformer, nodes),
+        lambda: training_case(lambda loss, kept: add(kept, loss.item()), steps * 5, tokens, host_memory,
+                              make_transformer),
+        "bytes")
+    if nodes:
+        print(json.dumps({"transformer autograd nodes a step": nodes[0]}), flush=True)
     row("GPU003", "eval total += loss, autograd on / loss.item()", "kept per step",
-        evaluation_case(lambda out, loss, kept: add(kept, loss), steps, data) / kib,
-        evaluation_case(lambda out, loss, kept: add(kept, loss.item()), steps, data) / kib,
+        lambda: evaluation_case(lambda out, loss, kept: add(kept, loss), steps, data) / kib,
+        lambda: evaluation_case(lambda out, loss, kept: add(kept, loss.item()), steps, data) / kib,
         "KiB")
     row("GPU004", "eval forward, autograd on / torch.no_grad()", "peak above weights",
-        forward_peak(False, data) / MIB, forward_peak(True, data) / MIB, "MiB")
+        lambda: forward_peak(False, data) / MIB, lambda: forward_peak(True, data) / MIB, "MiB")
     row("GPU005", "empty_cache() every step / once after the loop", "time per step",
-        milliseconds_per_step(True, steps, data), milliseconds_per_step(False, steps, data), "ms")
+        lambda: milliseconds_per_step(True, steps, data), lambda: milliseconds_per_step(False, steps, data), "ms")
 
     print(json.dumps({"torch": torch.__version__, "gpu": gpu.get_device_name(), "steps": steps}))
     print("| rule | pattern (reported / fixed) | measure | reported | fixed |")

@@ -6,10 +6,13 @@ side, on the same model and data, and prints what the rule's explanation makes
 a claim about: GPU memory kept per step (gpu.memory_allocated after
 each step, as it grows past a warm-up), the peak of a forward pass, or
 milliseconds per step. It needs a CUDA GPU; it is not part of CI, which has
-none. Without one it runs on the CPU with the memory columns at zero, which
-only checks that the script runs.
+none. Without one it runs on the CPU with the GPU memory columns at zero, which
+only checks that the script runs (the host rows then read the CPU allocator's
+growth, activations included: not the graph's nodes).
 
-    python3 scripts/gpu/rule_claims.py [--steps 200]
+    python3 scripts/gpu/rule_claims.py [--steps 200] [--only TEXT ...]
+
+--only measures only the rows whose pattern contains TEXT.
 """
 
 import argparse
@@ -76,6 +79,7 @@ def kept_per_step(step, steps, memory=None):
     for index in range(WARMUP, steps):
         step(index)
     return (memory() - before) / (steps - WARMUP)
+
 
 class Transformer(nn.Module):
     """A GPT-2-small-sized encoder (12 layers, 768 wide) over token ids: many

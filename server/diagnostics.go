@@ -58,12 +58,20 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	if ctx.Err() != nil {
 		return
 	}
+	s.mu.Lock()
+	d := s.docs[snap.uri]
+	s.mu.Unlock()
+	if d == nil {
+		return // closed
+	}
 	started := time.Now()
-	res := s.analyze(snap)
+	res, ok := s.analyzeInTurn(ctx, d, snap, &started)
+	if !ok {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock() // held while sending, so no older result can overtake
-	d := s.docs[snap.uri]
-	if d == nil || !d.current(snap) || ctx.Err() != nil {
+	if s.docs[snap.uri] != d || !d.current(snap) || ctx.Err() != nil {
 		return
 	}
 	analysed := time.Now()
@@ -78,6 +86,27 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 		s.tracePhases(snap, res, started, analysed, converted, time.Now())
 	}
 	s.prepareWhenIdle(d, snap)
+}
+
+// analyzeInTurn analyses snap once no other version of d is being
+// analysed for its diagnostics, and sets started to when it began; ok is
+// false when ctx is cancelled first (a newer version arrived, or d closed). One
+// analysis of a document at a time: an analysis cannot be stopped halfway,
+// so a file whose analysis is slow had one more running on every
+// keystroke, all but the last discarded, each taking a core; now the
+// versions typed meanwhile give up, and only the latest runs after it.
+func (s *Server) analyzeInTurn(ctx context.Context, d *document, snap *snapshot, started *time.Time) (res *analysis.Result, ok bool) {
+	select {
+	case d.analysing <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false
+	}
+	defer func() { <-d.analysing }()
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	*started = time.Now()
+	return s.analyze(snap), true
 }
 
 // prepareWhenIdle makes the spares of the version after snap ready (see

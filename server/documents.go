@@ -26,6 +26,9 @@ type document struct {
 
 	timer     *time.Timer        // the pending debounced analysis
 	cancelRun context.CancelFunc // the running analysis
+	// analysing is held while a version of the document is analysed for
+	// its pushed diagnostics: one at a time (see Server.publish).
+	analysing chan struct{}
 
 	// The latest analysis, for the workspace index once the editor pauses
 	// (see Server.analyze), the timer that waits for the pause, and how

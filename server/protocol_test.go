@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -913,5 +914,59 @@ func TestDisplayOnlyFixIsNotOffered(t *testing.T) {
 	}
 	if strings.Join(titles, "\n") != "vramlint (GPU001): Disable GPU001 for this line" {
 		t.Errorf("actions: %q", titles)
+	}
+}
+
+// A document is analysed for its pushed diagnostics one version at a time:
+// the versions typed while an analysis runs wait for it, all but the last
+// give up, and the last is analysed and published. Before, each keystroke
+// started one more analysis beside the running ones, so a file whose
+// analysis was slow took every core while the user typed.
+func TestAnalysesOfADocumentRunOneAtATime(t *testing.T) {
+	var running, most, runs atomic.Int32
+	release := make(chan struct{})
+	blocking := &analysis.Rule{Code: "GPU997", Name: "blocking", DefaultSeverity: analysis.SeverityHint, Run: func(p *analysis.Pass) {
+		if !strings.Contains(string(p.Src), "BLOCK") {
+			return
+		}
+		n := running.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		runs.Add(1)
+		<-release // the first analysis waits here; the later ones find it closed
+		running.Add(-1)
+	}}
+	c := startServer(t, Options{Rules: append(rules.All(), blocking)})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///block.py"
+	c.open(uri, "# BLOCK\n"+leakyDataset)
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(hungAfter); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("never: %s", what)
+			}
+		}
+	}
+	eventually("the first analysis runs", func() bool { return runs.Load() == 1 })
+	var last int
+	for range 5 {
+		last = c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{1, 0}, lspPosition{1, 0}}, NewText: "#"})
+	}
+	eventually("the server has the last version", func() bool {
+		c.srv.mu.Lock()
+		defer c.srv.mu.Unlock()
+		d := c.srv.docs[uri]
+		return d != nil && d.snap.version == int32(last)
+	})
+	close(release)
+	if diags := c.diagnostics(uri, last); len(diags) == 0 {
+		t.Error("no diagnostics for the last version")
+	}
+	if n := most.Load(); n != 1 {
+		t.Errorf("%d analyses of the document ran at once, want 1", n)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Errorf("%d versions analysed, want 2: the first and the last of the ones typed while it ran", n)
 	}
 }

@@ -45,7 +45,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	if old := s.docs[td.URI]; old != nil {
 		old.stopDiagnostics()
 	}
-	d := &document{uri: td.URI}
+	d := &document{uri: td.URI, analysing: make(chan struct{}, 1)}
 	d.path, _ = filePath(td.URI)
 	src := []byte(td.Text)
 	onSave := s.analysedOnSave(td.URI, len(src))

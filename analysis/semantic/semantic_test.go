@@ -450,21 +450,9 @@ func TestNodesByNameGroupsEachNamesNodes(t *testing.T) {
 // Tainted is. Checked on every expression of the rules' test files, where
 // many values are tainted and many are detached.
 func TestNeverTaintedOnlyWhereTaintedIsFalse(t *testing.T) {
-	paths, err := filepath.Glob("../rules/testdata/*/*.py")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no test files: %v", err)
-	}
 	never, tainted := 0, 0
-	for _, path := range paths {
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tree, err := pyast.Parse(context.Background(), src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := NewFile(path, src, tree)
+	for _, f := range ruleTestFiles(t) {
+		path, tree := f.Path, f.Tree
 		tree.Walk(tree.Root, func(n *pyast.Node) bool {
 			isTainted := f.TaintOf(Scope(n)).Tainted(n)
 			if NeverTainted(f, n) {
@@ -533,21 +521,9 @@ func TestLongOperatorChainsAreJudgedOnce(t *testing.T) {
 // right only while each name's events are in the order they take effect:
 // checked for every scope of the rules' test files.
 func TestTaintEventsAreInOrder(t *testing.T) {
-	paths, err := filepath.Glob("../rules/testdata/*/*.py")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no test files: %v", err)
-	}
 	events := 0
-	for _, path := range paths {
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tree, err := pyast.Parse(context.Background(), src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := NewFile(path, src, tree)
+	for _, f := range ruleTestFiles(t) {
+		path, tree := f.Path, f.Tree
 		tree.Walk(tree.Root, func(n *pyast.Node) bool {
 			if n != tree.Root && !n.Is("function_definition", "lambda") {
 				return true
@@ -567,4 +543,27 @@ func TestTaintEventsAreInOrder(t *testing.T) {
 	if events == 0 {
 		t.Fatal("no assignments: the files no longer test this")
 	}
+}
+
+// ruleTestFiles returns the rules' test files, each as a File: many
+// training loops, tainted and detached values, in the shapes rules meet.
+func ruleTestFiles(t *testing.T) []*File {
+	t.Helper()
+	paths, err := filepath.Glob("../rules/testdata/*/*.py")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no test files: %v", err)
+	}
+	var files []*File
+	for _, path := range paths {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := pyast.Parse(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, NewFile(path, src, tree))
+	}
+	return files
 }

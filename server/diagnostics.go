@@ -90,11 +90,11 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 
 // analyzeInTurn analyses snap once no other version of d is being
 // analysed for its diagnostics, and sets started to when it began; ok is
-// false when ctx is cancelled first (a newer version arrived, or d closed). One
-// analysis of a document at a time: an analysis cannot be stopped halfway,
-// so a file whose analysis is slow had one more running on every
-// keystroke, all but the last discarded, each taking a core; now the
-// versions typed meanwhile give up, and only the latest runs after it.
+// false when ctx is cancelled first (a newer version arrived, or d
+// closed). One analysis of a document at a time: an analysis cannot be
+// stopped halfway, so a file whose analysis is slow had one more running
+// on every keystroke, all but the last discarded, each taking a core; now
+// the versions typed meanwhile give up, and only the latest runs after it.
 func (s *Server) analyzeInTurn(ctx context.Context, d *document, snap *snapshot, started *time.Time) (res *analysis.Result, ok bool) {
 	select {
 	case d.analysing <- struct{}{}:

@@ -261,10 +261,7 @@ func lastBinding(f *semantic.File, name string, scope, stmt *pyast.Node) *pyast.
 			if a.Kind() != "assignment" || right == nil || !semantic.InScope(a, scope) {
 				continue
 			}
-			if left.Is("identifier") {
-				bindings[f.Text(left)] = append(bindings[f.Text(left)], binding{a.Start(), right})
-			}
-			targets, values := semantic.PairedElements(left, right)
+			targets, values := semantic.AssignedPairs(left, right)
 			for i, t := range targets {
 				if t.Is("identifier") {
 					bindings[f.Text(t)] = append(bindings[f.Text(t)], binding{a.Start(), values[i]})

@@ -796,16 +796,13 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				if n.Kind() != "assignment" || right == nil {
 					break
 				}
-				if left.Is("identifier", "attribute") {
-					ix.bindings = append(ix.bindings, binding{name: text(left), target: left, value: right, class: seg.Own(attributeClass(left, tree.Src), tree.Src)})
-					if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
-						ix.deviceCandidates = append(ix.deviceCandidates, n)
-					}
+				if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
+					ix.deviceCandidates = append(ix.deviceCandidates, n)
 				}
 				// `losses, top1 = AverageMeter(), AverageMeter()` binds each
 				// target to its own value; `a, b = f()` binds them to parts
 				// of one value nobody here knows, so to nothing.
-				targets, values := PairedElements(left, right)
+				targets, values := AssignedPairs(left, right)
 				for i, target := range targets {
 					if target.Is("identifier", "attribute") {
 						ix.bindings = append(ix.bindings, binding{name: text(target), target: target, value: values[i], class: seg.Own(attributeClass(target, tree.Src), tree.Src)})
@@ -967,14 +964,19 @@ func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, decl
 	}
 }
 
-// PairedElements returns the targets of a tuple assignment and the values
-// its right side lists, one for each by position (`a, b = x, y`, `(a, b)
-// = [x, y]`), or nils: a count that differs or a starred value (`a, b =
-// *xs`) unpacks values that cannot be paired so, and `a, b = f()` unpacks
-// one value nobody here knows. A starred target with as many values takes
-// exactly one of them, so the others still pair.
-func PairedElements(left, right *pyast.Node) (targets, values []*pyast.Node) {
-	if !left.Is("pattern_list", "tuple_pattern", "list_pattern") || !right.Is("expression_list", "tuple", "list") {
+// AssignedPairs returns the targets an assignment `left = right` binds,
+// each with the value it is bound to: a plain target (a name, an
+// attribute, a subscript) the whole right side; the targets of a tuple
+// the values its right side lists, one for each by position (`a, b = x,
+// y`, `(a, b) = [x, y]`). None for a tuple whose values cannot be paired
+// so: a count that differs or a starred value (`a, b = *xs`), or one value
+// nobody here knows the parts of (`a, b = f()`). A starred target with as
+// many values takes exactly one of them, so the others still pair.
+func AssignedPairs(left, right *pyast.Node) (targets, values []*pyast.Node) {
+	if !left.Is("pattern_list", "tuple_pattern", "list_pattern") {
+		return []*pyast.Node{left}, []*pyast.Node{right}
+	}
+	if !right.Is("expression_list", "tuple", "list") {
 		return nil, nil
 	}
 	targets, values = left.NamedChildren(), right.NamedChildren()

@@ -3,8 +3,10 @@ package analysis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -223,6 +225,44 @@ flag()
 	want := "GPU002:1:info GPU001:4:warning GPU001:5:warning GPU002:5:info GPU001:6:warning GPU002:6:info"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestNoqaEdit checks the edit that silences a finding on its line: a
+// code added to the line's noqa comment, a comment added where there is
+// none (after another comment too), nothing where the line ends inside a
+// string (a bare noqa silences the finding itself), and the same in a block of
+// thousands of statements, where the comment and the string are looked
+// up rather than walked past.
+func TestNoqaEdit(t *testing.T) {
+	body := strings.Repeat("    x = 1\n", 3000)
+	src := "flag()  # noqa: GPU002\n" +
+		"flag()  # noqa\n" +
+		"flag()  # a note\n" +
+		"s = flag(), \"\"\"a\nb\"\"\"\n" +
+		"def f():\n" + body + "    flag()  # noqa: GPU005\n    t = flag(), '''\n    '''\n" + body +
+		"flag()\n"
+	res := run(t, src, nil)
+	var got []string
+	for _, d := range res.Diagnostics {
+		if d.Code != "GPU001" {
+			continue
+		}
+		line := res.file.Mapper.Position(d.Start, UTF8).Line + 1
+		e, ok := res.NoqaEdit(d)
+		if !ok {
+			got = append(got, fmt.Sprintf("%d:none", line))
+			continue
+		}
+		at := res.file.Mapper.Position(res.file.FromSource(e.Start), UTF8)
+		got = append(got, fmt.Sprintf("%d:%d:%d:%q", line, at.Line+1, at.Column, e.NewText))
+	}
+	want := []string{
+		`1:1:22:", GPU001"`, `3:3:16:"  # noqa: GPU001"`, "4:none",
+		`3007:3007:26:", GPU001"`, "3008:none", `6010:6010:6:"  # noqa: GPU001"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("noqa edits\ngot  %q\nwant %q", got, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package analysis
 import (
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -119,9 +120,12 @@ func (res *Result) NoqaEdit(diag Diagnostic) (Edit, bool) {
 	}
 	line := f.Mapper.LineOf(f.FromSource(diag.Start))
 	lineStart, lineEnd := f.Mapper.LineStart(line), f.Mapper.LineEnd(line)
-	for _, c := range f.Comments() {
-		if c.Start() < lineStart || c.Start() >= lineEnd {
-			continue
+	// Only a comment that mentions noqa can hold codes (see NoqaCodes);
+	// they are in source order.
+	noqa := f.NoqaComments()
+	for _, c := range noqa[sort.Search(len(noqa), func(i int) bool { return noqa[i].Start() >= lineStart }):] {
+		if c.Start() >= lineEnd {
+			break
 		}
 		text := f.Text(c)
 		codes, listEnd, ok := NoqaCodes(text)
@@ -139,15 +143,7 @@ func (res *Result) NoqaEdit(diag Diagnostic) (Edit, bool) {
 	}
 	// The line's end may lie inside a multi-line string: a comment there
 	// would become part of the string.
-	inString := false
-	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-		if n.End() < lineEnd || n.Start() > lineEnd || inString {
-			return false
-		}
-		inString = n.Is("string") && n.Start() < lineEnd && lineEnd < n.End()
-		return !inString
-	})
-	if inString {
+	if stringAcross(f.Tree, lineEnd) {
 		return Edit{}, false
 	}
 	e := at(lineEnd)
@@ -193,4 +189,31 @@ func (c *compacted) noqaEdit(diags []Diagnostic, diag Diagnostic) (Edit, bool) {
 		}
 	}
 	return Edit{}, false
+}
+
+// stringAcross reports whether off lies inside a string of t, past its
+// first character and before its last. It looks only into the nodes that
+// hold off: a finding's line in a block of thousands of statements (or a
+// file of thousands) is not a walk past all of them.
+func stringAcross(t *pyast.Tree, off int) bool {
+	stmts := t.Statements
+	for i := sort.Search(len(stmts), func(i int) bool { return stmts[i].End() >= off }); i < len(stmts) && stmts[i].Start() <= off; i++ {
+		if stringWithin(stmts[i], off) {
+			return true
+		}
+	}
+	return false
+}
+
+// stringWithin is stringAcross for n and the nodes in it.
+func stringWithin(n *pyast.Node, off int) bool {
+	if n.Is("string") && n.Start() < off && off < n.End() {
+		return true
+	}
+	for c := n.FirstChild(); c != nil && c.Start() <= off; c = c.NextSibling() {
+		if c.End() >= off && stringWithin(c, off) {
+			return true
+		}
+	}
+	return false
 }

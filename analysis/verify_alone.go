@@ -129,11 +129,19 @@ func innermostAlone(f *semantic.File, e Edit) (s editedStatement, ok bool) {
 	if i < 0 || e.End > linesEnd(f.Src, stmts[i]) {
 		return s, false
 	}
+	// A child that ends at or before the last line break before e's last
+	// character neither holds e's end nor has it in its lines: skipped
+	// with one comparison, so that finding the statement of an edit in a
+	// block of thousands does not look for each one's line end.
+	before := bytes.LastIndexByte(f.Src[:max(e.End-1, 0)], '\n')
 	// The statements that hold e, outermost first.
 	var holding []*pyast.Node
 	for n := stmts[i]; n != nil; {
 		var in *pyast.Node
 		for c := n.FirstChild(); c != nil && c.Start() < e.Start; c = c.NextSibling() {
+			if c.End() <= before {
+				continue
+			}
 			if e.End <= c.End() || inBlock(c) && e.End <= linesEnd(f.Src, c) {
 				in = c
 				break

@@ -78,9 +78,13 @@ func BenchmarkIndexWorkspace(b *testing.B) {
 // same file) slow out of proportion to its size: a 30-term string
 // concatenation and a sum of 40 losses (an opencompass summariser took
 // 37 s; judging an operand twice a level was exponential), a function that
-// reassigns one name 5,000 times (quadratic), and 400 folders of scripts
+// reassigns one name 5,000 times (quadratic), 400 folders of scripts
 // without a project marker, an index each (every question asked each index
-// in turn, and each asked the system for the working directory).
+// in turn, and each asked the system for the working directory), and
+// blocks of thousands of statements: each fix's statement and each
+// finding's noqa comment were found by a walk past the statements before
+// it. A chain of 5,000 calls is still slow (every call's question walks up
+// through the chain; no real file comes near).
 func BenchmarkCheckShapes(b *testing.B) {
 	head := "import torch\nimport torch.nn.functional as F\n\n\n"
 	loop := "def fit(model, opt, batches):\n    seen = []\n    for x, y in batches:\n        loss = F.cross_entropy(model(x), y)\n"
@@ -92,6 +96,15 @@ func BenchmarkCheckShapes(b *testing.B) {
 	chain := head + "def report(rows):\n    out = []\n    for row in rows:\n        out.append(" + strings.Join(terms[:30], " + ") + ")\n    return out\n\n\n" +
 		loop + "        total = " + strings.Join(losses, " + ") + "\n        seen.append(total)\n        total.backward()\n"
 	reassigned := head + loop + strings.Repeat("        loss = loss + loss\n", 5000) + "        seen.append(loss)\n"
+	// 6,000 appends of a loss in one loop body, 6,000 elif branches in
+	// one, and a chain of 5,000 method calls on one value.
+	appends := head + loop + "        loss.backward()\n" + strings.Repeat("        seen.append(loss)\n", 6000)
+	var branches strings.Builder
+	branches.WriteString(head + loop + "        loss.backward()\n        if y == 0:\n            seen.append(loss)\n")
+	for i := range 6000 {
+		fmt.Fprintf(&branches, "        elif y == %d:\n            seen.append(loss)\n", i+1)
+	}
+	chained := head + loop + "        loss.backward()\n        seen.append(loss" + strings.Repeat(".float()", 5000) + ")\n"
 	folders := map[string]string{}
 	for i := range 400 {
 		folders[fmt.Sprintf("exp%03d/train.py", i)] = head + loop + "        seen.append(loss)\n        loss.backward()\n"
@@ -103,6 +116,9 @@ func BenchmarkCheckShapes(b *testing.B) {
 		{"operator-chains", map[string]string{"report.py": chain}},
 		{"reassigned-5000-times", map[string]string{"fit.py": reassigned}},
 		{"400-script-folders", folders},
+		{"appends-6000-in-a-loop", map[string]string{"fit.py": appends}},
+		{"elif-6000-branches", map[string]string{"fit.py": branches.String()}},
+		{"calls-5000-chained", map[string]string{"fit.py": chained}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			root := b.TempDir()

@@ -446,26 +446,34 @@ func backwardOfScalar(f *semantic.File, value, loop, stmt *pyast.Node) bool {
 // itself (`loss = loss / n`, `loss *= w`) does not count: broadcasting
 // never shrinks a tensor, so when the result is one number, so was it.
 func assignedBetween(f *semantic.File, value, loop *pyast.Node, from, to int) bool {
-	for _, a := range f.AssignmentsIn(loop) {
-		if a.Start() <= from || a.Start() >= to || arithmeticOnItself(f, a, value) {
-			continue
+	// Where the loop's assignments bind each name, found once per loop
+	// and version (a loop body of thousands of `total += loss` asked this
+	// of each, and each range held most of them).
+	rebinds := semantic.OfVersion(f, "rebinding assignments", loop, func() map[string][]int {
+		out := map[string][]int{}
+		for _, a := range f.AssignmentsIn(loop) {
+			pyast.Walk(a.Child("left"), func(n *pyast.Node) bool {
+				if n.Is("identifier", "attribute") {
+					if name := f.Text(n); !arithmeticOnItself(f, a, name) {
+						if starts := out[name]; len(starts) == 0 || starts[len(starts)-1] != a.Start() {
+							out[name] = append(starts, a.Start())
+						}
+					}
+				}
+				return true
+			})
 		}
-		binds := false
-		pyast.Walk(a.Child("left"), func(n *pyast.Node) bool {
-			binds = binds || n.Is("identifier", "attribute") && f.Text(n) == f.Text(value)
-			return !binds
-		})
-		if binds {
-			return true
-		}
-	}
-	return false
+		return out
+	})
+	starts := rebinds[f.Text(value)]
+	i := sort.SearchInts(starts, from+1)
+	return i < len(starts) && starts[i] < to
 }
 
-// arithmeticOnItself reports whether a rebinds value to arithmetic on
-// itself: `value op= e` or `value = value op e` (or `e op value`).
-func arithmeticOnItself(f *semantic.File, a, value *pyast.Node) bool {
-	if f.Text(a.Child("left")) != f.Text(value) {
+// arithmeticOnItself reports whether a rebinds name to arithmetic on
+// itself: `name op= e` or `name = name op e` (or `e op name`).
+func arithmeticOnItself(f *semantic.File, a *pyast.Node, name string) bool {
+	if f.Text(a.Child("left")) != name {
 		return false
 	}
 	arithmetic := func(op string) bool {
@@ -480,7 +488,7 @@ func arithmeticOnItself(f *semantic.File, a, value *pyast.Node) bool {
 	}
 	right := a.Child("right")
 	return right.Is("binary_operator") && arithmetic(f.Text(right.Child("operator"))) &&
-		(f.Text(right.Child("left")) == f.Text(value) || f.Text(right.Child("right")) == f.Text(value))
+		(f.Text(right.Child("left")) == name || f.Text(right.Child("right")) == name)
 }
 
 // backwardBefore reports whether, in loop, `<value>.backward()` runs

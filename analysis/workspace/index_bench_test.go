@@ -81,10 +81,11 @@ func BenchmarkIndexWorkspace(b *testing.B) {
 // reassigns one name 5,000 times (quadratic), 400 folders of scripts
 // without a project marker, an index each (every question asked each index
 // in turn, and each asked the system for the working directory), and
-// blocks of thousands of statements: each fix's statement and each
-// finding's noqa comment were found by a walk past the statements before
-// it. A chain of 5,000 calls is still slow (every call's question walks up
-// through the chain; no real file comes near).
+// blocks of thousands of statements: each fix's statement, each finding's
+// noqa comment and whatever rebinds a summed loss were found by a walk
+// past the statements before it. A chain of 5,000 calls is still slow
+// (every call's question walks up through the chain; no real file comes
+// near).
 func BenchmarkCheckShapes(b *testing.B) {
 	head := "import torch\nimport torch.nn.functional as F\n\n\n"
 	loop := "def fit(model, opt, batches):\n    seen = []\n    for x, y in batches:\n        loss = F.cross_entropy(model(x), y)\n"
@@ -96,9 +97,10 @@ func BenchmarkCheckShapes(b *testing.B) {
 	chain := head + "def report(rows):\n    out = []\n    for row in rows:\n        out.append(" + strings.Join(terms[:30], " + ") + ")\n    return out\n\n\n" +
 		loop + "        total = " + strings.Join(losses, " + ") + "\n        seen.append(total)\n        total.backward()\n"
 	reassigned := head + loop + strings.Repeat("        loss = loss + loss\n", 5000) + "        seen.append(loss)\n"
-	// 6,000 appends of a loss in one loop body, 6,000 elif branches in
-	// one, and a chain of 5,000 method calls on one value.
+	// 6,000 appends of a loss in one loop body, as many sums of it, 6,000
+	// elif branches in one, and a chain of 5,000 method calls on one value.
 	appends := head + loop + "        loss.backward()\n" + strings.Repeat("        seen.append(loss)\n", 6000)
+	sums := head + loop + "        loss.backward()\n" + strings.Repeat("        total += loss\n", 6000)
 	var branches strings.Builder
 	branches.WriteString(head + loop + "        loss.backward()\n        if y == 0:\n            seen.append(loss)\n")
 	for i := range 6000 {
@@ -117,6 +119,7 @@ func BenchmarkCheckShapes(b *testing.B) {
 		{"reassigned-5000-times", map[string]string{"fit.py": reassigned}},
 		{"400-script-folders", folders},
 		{"appends-6000-in-a-loop", map[string]string{"fit.py": appends}},
+		{"sums-6000-in-a-loop", map[string]string{"fit.py": sums}},
 		{"elif-6000-branches", map[string]string{"fit.py": branches.String()}},
 		{"calls-5000-chained", map[string]string{"fit.py": chained}},
 	} {

@@ -90,14 +90,23 @@ func (c *Checker) Check(ctx context.Context, paths []string) ([]FileResult, []Pr
 		c.Runner.Project = c.projects
 	}
 	results := make([]FileResult, len(files))
+	if c.projects != nil {
+		c.projects.Provisional()
+	}
 	c.checkAll(ctx, files, results, nil)
 	if c.projects != nil {
 		// Every file's summary is known now: the files that other files'
 		// DataLoaders run (a Dataset, a collate function) are analysed
-		// again, with all of those DataLoaders in view. A few, usually.
+		// again, with all of those DataLoaders in view, and so are those
+		// that asked about their functions' callers in other files and
+		// were told otherwise than all of them tell. A few, usually.
+		unsettled := map[string]bool{}
+		for _, f := range c.projects.Settle() {
+			unsettled[f] = true
+		}
 		var again []int
 		for i, f := range files {
-			if results[i].Result != nil && len(c.projects.LoadersUsing(f)) > 0 {
+			if results[i].Result != nil && (unsettled[f] || len(c.projects.LoadersUsing(f)) > 0) {
 				again = append(again, i)
 			}
 		}

@@ -96,3 +96,52 @@ func TestCheckSurvivesAPanicOutsideTheRules(t *testing.T) {
 		}
 	}
 }
+
+// While check analyses a project, a question about a function's callers
+// in other files is answered from the files analysed so far, and a file
+// told otherwise than all of them tell at the end is analysed again: the
+// evaluation helpers below are checked before their callers (one job,
+// files in order), and those called only under no-grad, a function and a
+// method, are not reported; the one called with autograd on is. No file
+// is parsed to be summarised on the way: each is parsed once, for its
+// own analysis (the answers once read every caller not yet analysed,
+// which was parsed again for its analysis).
+func TestCheckSettlesCallersAnsweredEarly(t *testing.T) {
+	const loop = "    model.eval()\n    out = []\n    for x in loader:\n        out.append(model(x).argmax(1))\n    return out\n"
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"pyproject.toml": "[project]\nname = \"p\"\n",
+		"a_eval.py":      "import torch\n\n\ndef evaluate(model, loader):\n" + loop,
+		"a_score.py":     "import torch\n\n\ndef score(model, loader):\n" + loop,
+		"a_net.py":       "import torch\n\n\nclass Net:\n    def inference(self, model, loader):\n" + indented(loop),
+		"z_main.py": "import torch\nfrom a_eval import evaluate\nfrom a_score import score\nfrom a_net import Net\n\n\n" +
+			"def main(model, loader):\n    with torch.no_grad():\n        evaluate(model, loader)\n        Net().inference(model, loader)\n" +
+			"    return score(model, loader)\n",
+	})
+	checker := &workspace.Checker{Runner: &analysis.Runner{Rules: rules.All()}, Options: workspace.Options{Jobs: 1}}
+	results, problems := checker.Check(context.Background(), []string{root})
+	if len(problems) > 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	var got []string
+	for _, r := range results {
+		if r.Err != nil {
+			t.Fatalf("%s: %v", r.Path, r.Err)
+		}
+		for _, d := range r.Result.Diagnostics {
+			got = append(got, filepath.Base(r.Path)+":"+d.Code)
+		}
+	}
+	if strings.Join(got, " ") != "a_score.py:GPU004" {
+		t.Errorf("findings %q, want only a_score.py's GPU004", got)
+	}
+	ix := checker.Runner.Project.(*workspace.Projects).For(filepath.Join(root, "a_eval.py"))
+	if n := ix.Parses(); n != 0 {
+		t.Errorf("%d files parsed to be summarised, want none", n)
+	}
+}
+
+// indented indents every line of code by four more spaces.
+func indented(code string) string {
+	return "    " + strings.ReplaceAll(strings.TrimSuffix(code, "\n"), "\n", "\n    ") + "\n"
+}

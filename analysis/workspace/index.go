@@ -1188,8 +1188,8 @@ type callersQuestion struct {
 // asks so while it analyses every file, each of which it summarises as
 // it goes: the first question about a name summarised, one parse each,
 // the files not yet analysed that mention it, which check then parsed
-// again for their analysis (a fifth of its time on real projects, nearly
-// half on a generated tree of training scripts).
+// again for their analysis (on a generated tree of training files, where
+// every file asks, 0.46 s of its 1.6 s of CPU).
 func (p *Projects) Provisional() {
 	p.provisional.Lock()
 	defer p.provisional.Unlock()

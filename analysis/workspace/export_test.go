@@ -13,3 +13,8 @@ func (ix *Index) StoreStale(path string) {
 	defer ix.mu.Unlock()
 	ix.store(s)
 }
+
+// ImportedModules is importedModules, for the file at path.
+func ImportedModules(path, module string, pkg bool) []string {
+	return importedModules(path, module, pkg)
+}

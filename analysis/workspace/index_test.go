@@ -390,3 +390,29 @@ func TestProjectsForTheInnermostFolder(t *testing.T) {
 		t.Errorf("after removing the inner folder's index, For(a.py) = %v, want the outer one", got)
 	}
 }
+
+// The modules a file may import, as ImportOrder reads them from its
+// import statements: every package on the way, the names a `from` import
+// takes (each may be a module), relative imports from a module and from a
+// package's __init__.py, a parenthesised list over lines, and nothing
+// above the roots.
+func TestImportedModules(t *testing.T) {
+	root := t.TempDir()
+	src := "import os, torch.nn as nn\nfrom a.b import c, d as e  # note\nfrom . import f\nfrom ..g import (\n    h,\n    i,\n)\n" +
+		"if x:\n    import j.k\nfrom .... import nope\nfrom m import *\n"
+	path := filepath.Join(root, "x.py")
+	writeTree(t, root, map[string]string{"x.py": src})
+	for _, c := range []struct {
+		module string
+		pkg    bool
+		want   string
+	}{
+		{"p.q.x", false, "os torch.nn torch a.b a a.b.c a.b.d p.q p p.q.f p.g p p.g.h p.g.i j.k j m"},
+		{"p.q", true, "os torch.nn torch a.b a a.b.c a.b.d p.q p p.q.f p.g p p.g.h p.g.i j.k j m"},
+		{"x", false, "os torch.nn torch a.b a a.b.c a.b.d j.k j m"},
+	} {
+		if got := strings.Join(workspace.ImportedModules(path, c.module, c.pkg), " "); got != c.want {
+			t.Errorf("from module %s (package %v):\ngot  %s\nwant %s", c.module, c.pkg, got, c.want)
+		}
+	}
+}

@@ -90,10 +90,12 @@ func (c *Checker) Check(ctx context.Context, paths []string) ([]FileResult, []Pr
 		c.Runner.Project = c.projects
 	}
 	results := make([]FileResult, len(files))
+	var order []int // every file, in the given order
 	if c.projects != nil {
 		c.projects.Provisional()
+		order = c.projects.ImportOrder(files)
 	}
-	c.checkAll(ctx, files, results, nil)
+	c.checkAll(ctx, files, results, order)
 	if c.projects != nil {
 		// Every file's summary is known now: the files that other files'
 		// DataLoaders run (a Dataset, a collate function) are analysed

@@ -145,3 +145,47 @@ func TestCheckSettlesCallersAnsweredEarly(t *testing.T) {
 func indented(code string) string {
 	return "    " + strings.ReplaceAll(strings.TrimSuffix(code, "\n"), "\n", "\n    ") + "\n"
 }
+
+// check analyses a file after the files of its project it imports: the
+// training script below (first by name) runs models of two modules of its
+// project, each imported its own way (an absolute import; a relative one,
+// a parenthesised list over two lines). Analysed first, it had each
+// imported file parsed to be summarised (what its classes derive from),
+// and check parsed it again for its own analysis; now no file is parsed
+// but for its own analysis, and the findings are the same.
+func TestCheckAnalysesImportedFilesFirst(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"pyproject.toml":  "[project]\nname = \"p\"\n",
+		"pkg/__init__.py": "",
+		"pkg/a_train.py": "import torch\nfrom pkg.z_heads import Head\nfrom .m_nets import (\n    Net,\n)\n\n\n" +
+			"def train(opt, batches):\n    model, head, losses = Net(), Head(), []\n    for x in batches:\n        loss = head(model(x)).sum()\n" +
+			"        loss.backward()\n        opt.step()\n        losses.append(loss)\n    return len(losses)\n",
+		"pkg/m_nets.py":  "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n",
+		"pkg/z_heads.py": "from torch import nn\n\n\nclass Head(nn.Module):\n    def forward(self, x):\n        return x + 1\n",
+	})
+	checker := &workspace.Checker{Runner: &analysis.Runner{Rules: rules.All()}, Options: workspace.Options{Jobs: 1}}
+	results, problems := checker.Check(context.Background(), []string{root})
+	if len(problems) > 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	var got []string
+	for _, r := range results {
+		if r.Err != nil {
+			t.Fatalf("%s: %v", r.Path, r.Err)
+		}
+		if r.Result == nil {
+			continue // nothing worth analysing (the empty __init__.py)
+		}
+		for _, d := range r.Result.Diagnostics {
+			got = append(got, filepath.Base(r.Path)+":"+d.Code)
+		}
+	}
+	if strings.Join(got, " ") != "a_train.py:GPU002" {
+		t.Errorf("findings %q, want a_train.py's GPU002", got)
+	}
+	ix := checker.Runner.Project.(*workspace.Projects).For(filepath.Join(root, "pkg", "a_train.py"))
+	if n := ix.Parses(); n != 0 {
+		t.Errorf("%d files parsed to be summarised, want none", n)
+	}
+}

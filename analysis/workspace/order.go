@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/semantic"
 )
 
 // ImportOrder returns the positions of files in the order `check`
@@ -21,24 +22,32 @@ func (p *Projects) ImportOrder(files []string) []int {
 		name string
 	}
 	at := map[module]int{}
+	indexes := make([]*Index, len(files))
 	for i, f := range files {
 		if ix := p.For(f); ix != nil {
+			indexes[i] = ix
 			if name, _ := ix.Module(f); name != "" {
 				at[module{ix, name}] = i
 			}
 		}
 	}
+	// Reading the files is most of the work (PyTorch's 1,141: 90 ms of
+	// CPU): on every core.
+	imports := make([][]string, len(files))
+	semantic.InParallel(len(files), func(i int) {
+		if ix := indexes[i]; ix != nil {
+			name, pkg := ix.Module(files[i])
+			imports[i] = importedModules(files[i], name, pkg)
+		}
+	})
 	order := make([]int, 0, len(files))
 	seen := make([]bool, len(files))
 	var visit func(i int)
 	visit = func(i int) {
 		seen[i] = true
-		if ix := p.For(files[i]); ix != nil {
-			name, pkg := ix.Module(files[i])
-			for _, imported := range importedModules(files[i], name, pkg) {
-				if j, ok := at[module{ix, imported}]; ok && !seen[j] {
-					visit(j)
-				}
+		for _, imported := range imports[i] {
+			if j, ok := at[module{indexes[i], imported}]; ok && !seen[j] {
+				visit(j)
 			}
 		}
 		order = append(order, i)
@@ -72,9 +81,23 @@ func importedModules(path, name string, pkg bool) []string {
 			m = m[:i]
 		}
 	}
-	lines := bytes.Split(src, []byte{'\n'})
-	for k := 0; k < len(lines); k++ {
-		line := strings.TrimSpace(string(lines[k]))
+	// Line by line, without splitting the text: most lines import nothing.
+	rest := src
+	nextLine := func() []byte {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		return bytes.TrimSpace(line)
+	}
+	for len(rest) > 0 {
+		trimmed := nextLine()
+		if !bytes.HasPrefix(trimmed, []byte("import ")) && !bytes.HasPrefix(trimmed, []byte("from ")) {
+			continue
+		}
+		line := string(trimmed)
 		switch {
 		case strings.HasPrefix(line, "import "):
 			for _, part := range strings.Split(strings.TrimPrefix(line, "import "), ",") {
@@ -86,9 +109,8 @@ func importedModules(path, name string, pkg bool) []string {
 				continue
 			}
 			// A parenthesised list may run over several lines.
-			for strings.Contains(names, "(") && !strings.Contains(names, ")") && k+1 < len(lines) {
-				k++
-				names += " " + strings.TrimSpace(string(lines[k]))
+			for strings.Contains(names, "(") && !strings.Contains(names, ")") && len(rest) > 0 {
+				names += " " + string(nextLine())
 			}
 			base := absoluteModule(strings.TrimSpace(from), name, pkg)
 			if base == "" {

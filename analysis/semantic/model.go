@@ -55,6 +55,10 @@ type File struct {
 		sync.Once
 		all []*pyast.Node
 	}
+	noqaComments struct { // read once for the suppressions, and per finding for its noqa edit
+		sync.Once
+		all []*pyast.Node
+	}
 
 	indexes []*segmentIndex // in source order
 	totals  segmentTotals   // of the indexes
@@ -371,11 +375,13 @@ func (f *File) NoqaComments() []*pyast.Node {
 	if f.totals.noqa == 0 {
 		return nil
 	}
-	out := make([]*pyast.Node, 0, f.totals.noqa)
-	for _, ix := range f.indexes {
-		out = append(out, ix.noqaComments...)
-	}
-	return out
+	f.noqaComments.Do(func() {
+		f.noqaComments.all = make([]*pyast.Node, 0, f.totals.noqa)
+		for _, ix := range f.indexes {
+			f.noqaComments.all = append(f.noqaComments.all, ix.noqaComments...)
+		}
+	})
+	return f.noqaComments.all
 }
 
 // mentionsNoqa reports whether text holds "noqa" in any case, as every

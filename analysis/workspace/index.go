@@ -1182,6 +1182,15 @@ type callersQuestion struct {
 	suppressed   bool   // calls > 0 && underNoGrad, what the rules act on
 }
 
+// ask asks ix the question from the file at path, summarising the files
+// that have no summary yet when scan.
+func (q callersQuestion) ask(ix *Index, path string, scan bool) (calls int, underNoGrad bool) {
+	if q.method != "" {
+		return ix.methodCallersUnderNoGrad(path, q.method, scan)
+	}
+	return ix.callersUnderNoGrad(path, q.name, scan)
+}
+
 // Provisional has CallersUnderNoGrad and MethodCallersUnderNoGrad, from
 // now until Settle, answer from the summaries the indexes have, without
 // summarising the files that have none yet, and keep each answer. `check`
@@ -1196,10 +1205,10 @@ func (p *Projects) Provisional() {
 	p.provisional.on, p.provisional.asked = true, map[string][]callersQuestion{}
 }
 
-// Settle ends what Provisional began and returns the paths of the files
-// that asked a question whose provisional answer differs from the one the
-// indexes give now, each with every file summarised that mentions the
-// name: those are to be analysed again.
+// Settle ends what Provisional began, once no analysis asks any more, and
+// returns the paths of the files that asked a question whose provisional
+// answer differs from the one the indexes give now, with every file
+// summarised that mentions the name: those are to be analysed again.
 func (p *Projects) Settle() []string {
 	p.provisional.Lock()
 	asked := p.provisional.asked
@@ -1208,14 +1217,7 @@ func (p *Projects) Settle() []string {
 	var unsettled []string
 	for path, questions := range asked {
 		for _, q := range questions {
-			var calls int
-			var under bool
-			if q.method != "" {
-				calls, under = p.MethodCallersUnderNoGrad(path, q.method)
-			} else {
-				calls, under = p.CallersUnderNoGrad(path, q.name)
-			}
-			if (calls > 0 && under) != q.suppressed {
+			if calls, under := p.callers(path, q); (calls > 0 && under) != q.suppressed {
 				unsettled = append(unsettled, path)
 				break
 			}
@@ -1225,23 +1227,26 @@ func (p *Projects) Settle() []string {
 	return unsettled
 }
 
-// keepProvisional records a provisional answer; it reports false, and
-// records nothing, when answers are not provisional.
-func (p *Projects) keepProvisional(path string, q callersQuestion) bool {
-	p.provisional.Lock()
-	defer p.provisional.Unlock()
-	if !p.provisional.on {
-		return false
+// callers answers q from the file at path; between Provisional and
+// Settle, provisionally, and kept for Settle.
+func (p *Projects) callers(path string, q callersQuestion) (calls int, underNoGrad bool) {
+	ix := p.For(path)
+	if ix == nil {
+		return 0, false
 	}
-	p.provisional.asked[path] = append(p.provisional.asked[path], q)
-	return true
-}
-
-// provisionalOn reports whether answers are provisional (see Provisional).
-func (p *Projects) provisionalOn() bool {
 	p.provisional.Lock()
-	defer p.provisional.Unlock()
-	return p.provisional.on
+	provisional := p.provisional.on
+	p.provisional.Unlock()
+	calls, underNoGrad = q.ask(ix, path, !provisional)
+	if provisional {
+		q.suppressed = calls > 0 && underNoGrad
+		p.provisional.Lock()
+		if p.provisional.on { // Settle comes after every analysis (see Checker.Check)
+			p.provisional.asked[path] = append(p.provisional.asked[path], q)
+		}
+		p.provisional.Unlock()
+	}
+	return calls, underNoGrad
 }
 
 // Add adds the index of a folder (and returns it).
@@ -1350,34 +1355,12 @@ func (p *Projects) Model(path string) *semantic.File {
 
 // CallersUnderNoGrad implements semantic.Project.
 func (p *Projects) CallersUnderNoGrad(path, name string) (int, bool) {
-	ix := p.For(path)
-	if ix == nil {
-		return 0, false
-	}
-	if !p.provisionalOn() {
-		return ix.CallersUnderNoGrad(path, name)
-	}
-	calls, under := ix.callersUnderNoGrad(path, name, false)
-	if !p.keepProvisional(path, callersQuestion{name: name, suppressed: calls > 0 && under}) {
-		return ix.CallersUnderNoGrad(path, name) // settled meanwhile
-	}
-	return calls, under
+	return p.callers(path, callersQuestion{name: name})
 }
 
 // MethodCallersUnderNoGrad implements semantic.Project.
 func (p *Projects) MethodCallersUnderNoGrad(path, name string) (int, bool) {
-	ix := p.For(path)
-	if ix == nil {
-		return 0, false
-	}
-	if !p.provisionalOn() {
-		return ix.MethodCallersUnderNoGrad(path, name)
-	}
-	calls, under := ix.methodCallersUnderNoGrad(path, name, false)
-	if !p.keepProvisional(path, callersQuestion{method: name, suppressed: calls > 0 && under}) {
-		return ix.MethodCallersUnderNoGrad(path, name) // settled meanwhile
-	}
-	return calls, under
+	return p.callers(path, callersQuestion{method: name})
 }
 
 // Generation implements semantic.Project.

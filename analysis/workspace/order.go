@@ -23,11 +23,14 @@ func (p *Projects) ImportOrder(files []string) []int {
 	}
 	at := map[module]int{}
 	indexes := make([]*Index, len(files))
+	modules := make([]string, len(files))
+	packages := make([]bool, len(files))
 	for i, f := range files {
 		if ix := p.For(f); ix != nil {
 			indexes[i] = ix
-			if name, _ := ix.Module(f); name != "" {
-				at[module{ix, name}] = i
+			modules[i], packages[i] = ix.Module(f)
+			if modules[i] != "" {
+				at[module{ix, modules[i]}] = i
 			}
 		}
 	}
@@ -35,9 +38,8 @@ func (p *Projects) ImportOrder(files []string) []int {
 	// CPU): on every core.
 	imports := make([][]string, len(files))
 	semantic.InParallel(len(files), func(i int) {
-		if ix := indexes[i]; ix != nil {
-			name, pkg := ix.Module(files[i])
-			imports[i] = importedModules(files[i], name, pkg)
+		if indexes[i] != nil {
+			imports[i] = importedModules(files[i], modules[i], packages[i])
 		}
 	})
 	order := make([]int, 0, len(files))

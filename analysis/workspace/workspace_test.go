@@ -118,6 +118,20 @@ func TestCheckSettlesCallersAnsweredEarly(t *testing.T) {
 			"def main(model, loader):\n    with torch.no_grad():\n        evaluate(model, loader)\n        Net().inference(model, loader)\n" +
 			"    return score(model, loader)\n",
 	})
+	got, parses := checkOneJob(t, root)
+	if got != "a_score.py:GPU004" {
+		t.Errorf("findings %q, want only a_score.py's GPU004", got)
+	}
+	if parses != 0 {
+		t.Errorf("%d files parsed to be summarised, want none", parses)
+	}
+}
+
+// checkOneJob checks the project at root on one job (files in order) and
+// returns its findings as "file:code" joined by spaces, and how many files
+// the project's index parsed to summarise them.
+func checkOneJob(t *testing.T, root string) (findings string, parses int64) {
+	t.Helper()
 	checker := &workspace.Checker{Runner: &analysis.Runner{Rules: rules.All()}, Options: workspace.Options{Jobs: 1}}
 	results, problems := checker.Check(context.Background(), []string{root})
 	if len(problems) > 0 {
@@ -128,17 +142,14 @@ func TestCheckSettlesCallersAnsweredEarly(t *testing.T) {
 		if r.Err != nil {
 			t.Fatalf("%s: %v", r.Path, r.Err)
 		}
+		if r.Result == nil {
+			continue // nothing worth analysing (an empty __init__.py)
+		}
 		for _, d := range r.Result.Diagnostics {
 			got = append(got, filepath.Base(r.Path)+":"+d.Code)
 		}
 	}
-	if strings.Join(got, " ") != "a_score.py:GPU004" {
-		t.Errorf("findings %q, want only a_score.py's GPU004", got)
-	}
-	ix := checker.Runner.Project.(*workspace.Projects).For(filepath.Join(root, "a_eval.py"))
-	if n := ix.Parses(); n != 0 {
-		t.Errorf("%d files parsed to be summarised, want none", n)
-	}
+	return strings.Join(got, " "), checker.Runner.Project.(*workspace.Projects).For(root).Parses()
 }
 
 // indented indents every line of code by four more spaces.
@@ -164,28 +175,11 @@ func TestCheckAnalysesImportedFilesFirst(t *testing.T) {
 		"pkg/m_nets.py":  "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n",
 		"pkg/z_heads.py": "from torch import nn\n\n\nclass Head(nn.Module):\n    def forward(self, x):\n        return x + 1\n",
 	})
-	checker := &workspace.Checker{Runner: &analysis.Runner{Rules: rules.All()}, Options: workspace.Options{Jobs: 1}}
-	results, problems := checker.Check(context.Background(), []string{root})
-	if len(problems) > 0 {
-		t.Fatalf("problems: %v", problems)
-	}
-	var got []string
-	for _, r := range results {
-		if r.Err != nil {
-			t.Fatalf("%s: %v", r.Path, r.Err)
-		}
-		if r.Result == nil {
-			continue // nothing worth analysing (the empty __init__.py)
-		}
-		for _, d := range r.Result.Diagnostics {
-			got = append(got, filepath.Base(r.Path)+":"+d.Code)
-		}
-	}
-	if strings.Join(got, " ") != "a_train.py:GPU002" {
+	got, parses := checkOneJob(t, root)
+	if got != "a_train.py:GPU002" {
 		t.Errorf("findings %q, want a_train.py's GPU002", got)
 	}
-	ix := checker.Runner.Project.(*workspace.Projects).For(filepath.Join(root, "pkg", "a_train.py"))
-	if n := ix.Parses(); n != 0 {
-		t.Errorf("%d files parsed to be summarised, want none", n)
+	if parses != 0 {
+		t.Errorf("%d files parsed to be summarised, want none", parses)
 	}
 }

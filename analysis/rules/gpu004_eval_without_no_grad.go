@@ -267,7 +267,7 @@ func loopIterables(loop *pyast.Node) []*pyast.Node {
 // runtime (`self.predict_onnx(x)`): its model is an exported graph that
 // records nothing.
 func runsModel(f *semantic.File, call *pyast.Node) bool {
-	if otherRuntime.MatchString(f.LastName(call.Child("function"))) {
+	if namedForOtherRuntime(f.LastName(call.Child("function"))) {
 		return false
 	}
 	if f.IsModelCall(call) {
@@ -487,9 +487,25 @@ func differentiatingCall(f *semantic.File, call *pyast.Node, depth int) bool {
 	return false
 }
 
-// otherRuntime matches the names of functions that run a model exported
-// to another runtime: ONNX Runtime, TensorRT, OpenVINO, TensorFlow Lite.
-var otherRuntime = regexp.MustCompile(`(?i)(^|_)(onnx|ort|tensorrt|trt|openvino|tflite)(_|$)`)
+// otherRuntimes are the words, between underscores in a function's name,
+// that name another runtime for an exported model: ONNX Runtime, TensorRT,
+// OpenVINO, TensorFlow Lite.
+var otherRuntimes = [...]string{"onnx", "ort", "tensorrt", "trt", "openvino", "tflite"}
+
+// namedForOtherRuntime reports whether one of the words of name, split at
+// underscores, names another runtime in any case (`predict_onnx`,
+// `TRT_infer`). Hand-written rather than a regular expression: it runs
+// for every call in every loop of a script on every version.
+func namedForOtherRuntime(name string) bool {
+	for word := range strings.SplitSeq(name, "_") {
+		for _, runtime := range otherRuntimes {
+			if strings.EqualFold(word, runtime) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // gradModeChosen reports whether the loop runs under a grad mode its
 // author chose: `torch.enable_grad()`, or `torch.set_grad_enabled(flag)`

@@ -22,11 +22,12 @@ var EmptyCacheInLoop = &analysis.Rule{
 			"every iteration of a loop that runs training or evaluation steps (see GPU002), or of a loop " +
 			"nested in one. Deliberately not reported: a call in an `except` branch (an out-of-memory " +
 			"handler) or in the `try` of an out-of-memory retry loop, under a step-interval condition such as " +
-			"`if step % 100 == 0` or on one iteration (`if step == 0`), in a branch that leaves the loop, once after the loop, once per epoch (after " +
-			"the batch loop, or in a loop over epochs), and in loops that are not per batch: over experiments " +
-			"whose training runs in a called function (one that loops over its own steps) or over datasets each put " +
-			"in a DataLoader of their own, over models built in the loop, over checkpoints, " +
-			"files or labels, or over the chunks of one forward pass.",
+			"`if step % 100 == 0` or on one iteration (`if step == 0`), in a branch that leaves the loop, " +
+			"once after the loop, once per phase (after a nested loop that runs steps or a model, such as an " +
+			"epoch's batch loop or a rollout, or in a loop over epochs), and in loops that are not per batch: " +
+			"over experiments whose training runs in a called function (one that loops over its own steps) or " +
+			"over datasets each put in a DataLoader of their own, over models built in the loop, over " +
+			"checkpoints, files or labels, or over the chunks of one forward pass.",
 		Why: "`empty_cache()` returns only the *unoccupied* blocks of PyTorch's caching allocator to the " +
 			"driver. It does not free a single tensor that is still referenced, so it cannot stop memory " +
 			"that grows because tensors are kept alive; it only makes the growth harder to see in " +
@@ -55,7 +56,8 @@ torch.cuda.empty_cache()`,
 			"change how much memory the process keeps reserved, which other processes on the GPU can see, so " +
 			"neither is applied without asking. The move is offered only for a call that is a statement of the " +
 			"loop body itself (moving it out of an `if` or a `try` would drop its guard), and for one call per " +
-			"loop when the loop has several.",
+			"loop when the loop has several, and only out of a loop that runs steps or a model (out of a loop over the " +
+			"parts of a batch, the call would still run once a batch).",
 	},
 	Run:   runEmptyCacheInLoop,
 	Local: true,
@@ -85,8 +87,10 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 	for i, r := range reported {
 		call, loop := r.Call, r.Loop
 		// One call after the loop is enough: when the loop has several,
-		// only the last one moves there, the others go.
-		moveAfter := true
+		// only the last one moves there, the others go. After a loop that
+		// runs no phase (a batch's parts, nested in the step loop), the
+		// call would still run once a batch: it only goes.
+		moveAfter := runsPhase(f, loop)
 		for _, later := range reported[i+1:] {
 			moveAfter = moveAfter && !(later.Loop == loop && inLoopBody(later.Call, loop))
 		}
@@ -175,14 +179,41 @@ func buildsModelEachIteration(f *semantic.File, loop *pyast.Node) bool {
 }
 
 // phaseBoundary reports whether call runs once per phase rather than per
-// batch: after a nested loop in the same loop body (the end of an epoch),
-// or in a loop over epochs.
+// batch: after a nested loop in the same loop body that runs a phase (the
+// end of an epoch, or of a rollout before the update trains on it), or in
+// a loop over epochs.
 func phaseBoundary(f *semantic.File, call, loop *pyast.Node) bool {
 	if left := loop.Child("left"); left != nil && epochName.MatchString(f.Text(left)) {
 		return true
 	}
 	for _, inner := range f.LoopsIn(loop.Child("body")) {
-		if inner.End() <= call.Start() {
+		if inner.End() <= call.Start() && runsPhase(f, inner) {
+			return true
+		}
+	}
+	return false
+}
+
+// runsPhase reports whether a nested loop can be a phase that a call after
+// it ends: it runs steps, or something in it runs a model (trl's rollout
+// runs the policy and the reward model over micro-batches, under no_grad,
+// before the update's training). Not a loop that only zeroes entries or
+// gathers what the step computed: gluonts' attack evaluation masks a
+// perturbation's entries in two small loops before its per-batch
+// empty_cache().
+func runsPhase(f *semantic.File, inner *pyast.Node) bool {
+	if f.IsStepLoop(inner) {
+		return true
+	}
+	scope := semantic.Scope(inner)
+	for _, c := range f.CallsIn(inner) {
+		if !semantic.InScope(c, scope) {
+			continue
+		}
+		if f.IsModelCall(c) {
+			return true
+		}
+		if s := f.SummaryOfCall(c); s != nil && (s.RunsModel || s.Trains) {
 			return true
 		}
 	}

@@ -143,3 +143,45 @@ def check_model_zoo(zoo):
         output = ddp_model(**data_fn())
         loss_fn(output).backward()
         torch.cuda.empty_cache()
+
+
+def benchmark_batch_sizes(model, sizes, iters):
+    # Each batch size is benchmarked in a loop of its own; the cache is
+    # emptied between sizes, after the repetitions.
+    for batch_size in sizes:
+        inp = torch.randn(batch_size, 3, 224, 224, device="cuda")
+        for _ in range(iters):
+            model(inp)
+        torch.cuda.empty_cache()
+
+
+def run_rounds(model, optimizer, loader, rounds):
+    # Each round is a pass over the loader; the cache is emptied once a
+    # round, after it.
+    for round_idx in range(rounds):
+        for x in loader:
+            model(x).sum().backward()
+            optimizer.step()
+        torch.cuda.empty_cache()
+
+
+
+def policy_logits(model, responses):
+    return model(responses).logits
+
+
+def ppo_updates(policy, ref_policy, optimizer, queries, num_updates, micro, epochs):
+    # trl's PPO: each update rolls out over micro-batches under no_grad,
+    # then trains a few epochs on what it gathered, with the same function
+    # running the model; the cache is emptied once between the two phases.
+    for update in range(num_updates):
+        with torch.no_grad():
+            ref_logits = []
+            for i in range(0, queries.shape[0], micro):
+                ref_logits.append(policy_logits(ref_policy, queries[i : i + micro]))
+            ref_logits = torch.cat(ref_logits)
+        torch.cuda.empty_cache()
+        for _ in range(epochs):
+            loss = (policy_logits(policy, queries) - ref_logits).pow(2).mean()
+            loss.backward()
+            optimizer.step()

@@ -36,3 +36,46 @@ def segment_images(model, image_paths, load):
             masks.append(model(image).argmax(1).cpu())
             torch.cuda.empty_cache()  # want: GPU005
     return masks
+
+
+def attacked_forecasts(net, loader, sparsity, perturbation, attack_items):
+    # gluonts: two small loops mask a perturbation's entries before each
+    # sparsity level's forward; the cache is still emptied per batch and
+    # level, not after a phase.
+    forecasts = []
+    with torch.no_grad():
+        for batch in loader:
+            for k in sparsity:
+                masked = perturbation.clone()
+                for idx in range(masked.shape[-1]):
+                    if idx not in attack_items:
+                        masked[:, :, idx] = 0
+                forecasts.append(net(batch * (1 + masked)).cpu().numpy())
+                del masked
+                torch.cuda.empty_cache()  # want: GPU005
+    return forecasts
+
+
+def encode(blocks, loader):
+    # The inner loop runs one batch through blocks the loop iterates: part
+    # of the step, not a phase before the call.
+    outs = []
+    with torch.no_grad():
+        for x in loader:
+            h = x
+            for block in blocks:
+                h = block(h)
+            outs.append(h.cpu())
+            torch.cuda.empty_cache()  # want: GPU005
+    return outs
+
+
+def shifted_views(model, loader, shifts):
+    # Emptied after each view of a batch: moved out of the views' loop it
+    # would still run once a batch, so the fix only removes it.
+    for batch in loader:
+        views = []
+        for shift in shifts:
+            views.append(batch.roll(shift, dims=-1))
+            torch.cuda.empty_cache()  # want: GPU005
+        model(torch.cat(views))

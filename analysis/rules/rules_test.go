@@ -237,6 +237,9 @@ crit = nn.MSELoss()
 		{"class Net:", "class Net(nn.Module):"},
 		{"import torch.nn as nn", "import torch.nn as tnn"}, // an import changes
 		{"import torch.nn as tnn", "import torch.nn as nn"},
+		{"import torch.nn as nn", `nn = _safe_import("torch.nn")`}, // an import made by a call
+		{`_safe_import("torch.nn")`, `_safe_import("torch.nx")`},   // its path changes
+		{`nn = _safe_import("torch.nx")`, "import torch.nn as nn"},
 		{"        history.append(loss)", "        history.append(loss)\n        torch.set_grad_enabled(False)"},
 		{"history = []", "history = []  # typing in the scope itself"},
 	}

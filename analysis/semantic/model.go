@@ -499,6 +499,59 @@ func (f *File) addFromImport(n *pyast.Node) {
 	}
 }
 
+// importedByCall recognises an import made by a call, as libraries that
+// keep torch optional write them: `torch = _safe_import("torch")`,
+// `Dataset = _safe_import("torch.utils.data.Dataset")` (sktime), `nn =
+// importlib.import_module("torch.nn")`, `torch = try_import("torch")`.
+// It returns the name bound and the dotted path it stands for, or "" for
+// the path: the callee's last name must contain "import" and its first
+// argument must be a plain string naming a dotted path. Not __import__,
+// which returns the top-level package of a dotted path.
+func importedByCall(assignment *pyast.Node, src []byte) (name, path string) {
+	left, right := assignment.Child("left"), assignment.Child("right")
+	if !assignment.Is("assignment") || !left.Is("identifier") || !right.Is("call") {
+		return "", ""
+	}
+	fn, args := right.Child("function"), right.Child("arguments")
+	if fn == nil || args == nil || !fn.Is("identifier", "attribute") {
+		return "", ""
+	}
+	callee := fn.Text(src)
+	callee = callee[strings.LastIndexByte(callee, '.')+1:]
+	if !strings.Contains(strings.ToLower(callee), "import") || callee == "__import__" {
+		return "", ""
+	}
+	first := args.FirstNamed()
+	if first == nil || !first.Is("string") {
+		return "", ""
+	}
+	literal := first.Text(src)
+	if len(literal) < 2 || (literal[0] != '"' && literal[0] != '\'') || literal[len(literal)-1] != literal[0] {
+		return "", "" // a prefix (f"", r"") or a triple quote: not a plain path
+	}
+	path = literal[1 : len(literal)-1]
+	for part := range strings.SplitSeq(path, ".") {
+		if !isIdentifier(part) {
+			return "", ""
+		}
+	}
+	return left.Text(src), path
+}
+
+// isIdentifier reports whether s is a Python identifier in ASCII.
+func isIdentifier(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
 // canonicalNames folds the private modules PyTorch defines public names in.
 var canonicalNames = strings.NewReplacer(
 	"torch.utils.data.dataset.", "torch.utils.data.",

@@ -107,18 +107,20 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		var structure strings.Builder
 		for _, ix := range f.indexes {
 			for _, n := range ix.imports {
-				if n.Kind() == "import_statement" {
+				switch n.Kind() {
+				case "assignment":
+					f.setImport(importedByCall(n, f.Src))
+				case "import_statement":
 					f.addImport(n)
-					// Where torch is bound matters to the fixes that name
-					// it (see TorchNameAt): an import of it that moves into
-					// a function or under TYPE_CHECKING, or one at module
-					// level that goes while another binds the name, changes
-					// them.
-					if torchBinding(f, n) != "" {
-						structure.WriteString(torchImportPlace(f, n) + " " + f.Text(n) + ";")
-					}
-				} else {
+				default:
 					f.addFromImport(n)
+				}
+				// Where torch is bound matters to the fixes that name it
+				// (see TorchNameAt): an import of it that moves into a
+				// function or under TYPE_CHECKING, or one at module level
+				// that goes while another binds the name, changes them.
+				if torchBinding(f, n) != "" {
+					structure.WriteString(torchImportPlace(f, n) + " " + f.Text(n) + ";")
 				}
 			}
 			for _, c := range ix.classes {
@@ -802,6 +804,9 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				// `losses, top1 = AverageMeter(), AverageMeter()` binds each
 				// target to its own value; `a, b = f()` binds them to parts
 				// of one value nobody here knows, so to nothing.
+				if _, module := importedByCall(n, tree.Src); module != "" {
+					ix.imports = append(ix.imports, n)
+				}
 				targets, values := AssignedPairs(left, right)
 				for i, target := range targets {
 					if target.Is("identifier", "attribute") {

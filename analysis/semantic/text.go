@@ -113,6 +113,12 @@ func (f *File) TorchNameAt(n *pyast.Node) string {
 // module to (`import torch`, `import torch.nn`: torch; `import torch as
 // th`: th), or "".
 func torchBinding(f *File, imp *pyast.Node) string {
+	if imp.Kind() == "assignment" {
+		if name, path := importedByCall(imp, f.Src); path == "torch" {
+			return name // torch = _safe_import("torch")
+		}
+		return ""
+	}
 	if imp.Kind() != "import_statement" {
 		return ""
 	}

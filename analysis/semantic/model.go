@@ -386,14 +386,7 @@ func (f *File) NoqaComments() []*pyast.Node {
 
 // mentionsNoqa reports whether text holds "noqa" in any case, as every
 // suppression comment does.
-func mentionsNoqa(text string) bool {
-	for i := 0; i+4 <= len(text); i++ {
-		if (text[i]|0x20) == 'n' && strings.EqualFold(text[i:i+4], "noqa") {
-			return true
-		}
-	}
-	return false
-}
+func mentionsNoqa(text string) bool { return containsFold(text, "noqa") }
 
 // indexAll joins the segments' indexes into the file's, once.
 func (f *File) indexAll() {
@@ -518,7 +511,7 @@ func importedByCall(assignment *pyast.Node, src []byte) (name, path string) {
 	}
 	callee := fn.Text(src)
 	callee = callee[strings.LastIndexByte(callee, '.')+1:]
-	if !strings.Contains(strings.ToLower(callee), "import") || callee == "__import__" {
+	if !containsFold(callee, "import") || callee == "__import__" {
 		return "", ""
 	}
 	first := args.FirstNamed()
@@ -536,6 +529,18 @@ func importedByCall(assignment *pyast.Node, src []byte) (name, path string) {
 		}
 	}
 	return left.Text(src), path
+}
+
+// containsFold reports whether s holds word, a word of ASCII lower-case
+// letters, in any case, without allocating: it runs on every comment and
+// every assignment of a call.
+func containsFold(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if s[i]|0x20 == word[0] && strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }
 
 // isIdentifier reports whether s is a Python identifier in ASCII.

@@ -801,12 +801,14 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
 					ix.deviceCandidates = append(ix.deviceCandidates, n)
 				}
+				// `Dataset = _safe_import("torch.utils.data.Dataset")` is an
+				// import too (see importedByCall), and a binding.
+				if _, path := importedByCall(n, tree.Src); path != "" {
+					ix.imports = append(ix.imports, n)
+				}
 				// `losses, top1 = AverageMeter(), AverageMeter()` binds each
 				// target to its own value; `a, b = f()` binds them to parts
 				// of one value nobody here knows, so to nothing.
-				if _, module := importedByCall(n, tree.Src); module != "" {
-					ix.imports = append(ix.imports, n)
-				}
 				targets, values := AssignedPairs(left, right)
 				for i, target := range targets {
 					if target.Is("identifier", "attribute") {

@@ -111,7 +111,7 @@ func (f *File) TorchNameAt(n *pyast.Node) string {
 
 // torchBinding returns the name an import statement binds the torch
 // module to (`import torch`, `import torch.nn`: torch; `import torch as
-// th`: th), or "".
+// th`: th; `th = _safe_import("torch")`: th), or "".
 func torchBinding(f *File, imp *pyast.Node) string {
 	if imp.Kind() == "assignment" {
 		if name, path := importedByCall(imp, f.Src); path == "torch" {

@@ -40,6 +40,9 @@ type Behaviour struct {
 	// RunsModel: it calls a model with autograd on; RunsModelInLoop: inside
 	// a loop of its own (it runs a whole evaluation, not one step).
 	RunsModel, RunsModelInLoop bool
+	// CallsModel: it calls a model, with autograd on or off (a rollout
+	// helper that runs the policy under no_grad itself).
+	CallsModel bool
 	// Returned says, for a function whose every return statement returns
 	// a tuple of the same length (`return loss, acc`), which elements carry
 	// history, so that `loss, acc = step(b)` taints only loss.
@@ -236,9 +239,14 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 			s.Trains = true
 			s.TrainsInLoop = s.TrainsInLoop || len(EnclosingLoops(c)) > 0
 		}
-		if !s.RunsModelInLoop && f.IsModelCall(c) && !f.InNoGrad(c) {
-			s.RunsModel = true
-			s.RunsModelInLoop = len(EnclosingLoops(c)) > 0
+		// Once the model runs in a loop (CallsModel is set then too), the
+		// other calls tell nothing more.
+		if !s.RunsModelInLoop && f.IsModelCall(c) {
+			s.CallsModel = true
+			if !f.InNoGrad(c) {
+				s.RunsModel = true
+				s.RunsModelInLoop = len(EnclosingLoops(c)) > 0
+			}
 		}
 		s.FreezesParameters = s.FreezesParameters || FreezesParameters(f, c)
 		s.Differentiates = s.Differentiates || Differentiates(f, c)

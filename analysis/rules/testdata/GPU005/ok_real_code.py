@@ -185,3 +185,21 @@ def ppo_updates(policy, ref_policy, optimizer, queries, num_updates, micro, epoc
             loss = (policy_logits(policy, queries) - ref_logits).pow(2).mean()
             loss.backward()
             optimizer.step()
+
+
+def sample_actions(policy, states):
+    with torch.no_grad():
+        return policy(states)
+
+
+def reinforce(policy, optimizer, envs, updates):
+    # The rollout helper runs the policy under no_grad itself: the loop
+    # calling it is still a phase, and the cache is emptied once an update,
+    # between the rollout and the training.
+    for update in range(updates):
+        actions = []
+        for states in envs:
+            actions.append(sample_actions(policy, states))
+        torch.cuda.empty_cache()
+        policy(torch.stack(actions)).sum().backward()
+        optimizer.step()

@@ -197,10 +197,10 @@ func phaseBoundary(f *semantic.File, call, loop *pyast.Node) bool {
 // runsPhase reports whether a nested loop can be a phase that a call after
 // it ends: it runs steps, or something in it runs a model, with autograd
 // on or off (trl's rollout runs the policy and the reward model over
-// micro-batches, under no_grad, before the update's training). Not a loop that only zeroes entries or
-// gathers what the step computed: gluonts' attack evaluation masks a
-// perturbation's entries in two small loops before its per-batch
-// empty_cache().
+// micro-batches, under no_grad, before the update's training). Not a loop
+// that only zeroes entries or gathers what the step computed: gluonts'
+// attack evaluation masks a perturbation's entries in two small loops
+// before its per-batch empty_cache().
 func runsPhase(f *semantic.File, inner *pyast.Node) bool {
 	if f.IsStepLoop(inner) {
 		return true

@@ -237,13 +237,50 @@ crit = nn.MSELoss()
 		{"class Net:", "class Net(nn.Module):"},
 		{"import torch.nn as nn", "import torch.nn as tnn"}, // an import changes
 		{"import torch.nn as tnn", "import torch.nn as nn"},
-		{"import torch.nn as nn", `nn = _safe_import("torch.nn")`}, // an import made by a call
-		{`_safe_import("torch.nn")`, `_safe_import("torch.nx")`},   // its path changes
-		{`nn = _safe_import("torch.nx")`, "import torch.nn as nn"},
 		{"        history.append(loss)", "        history.append(loss)\n        torch.set_grad_enabled(False)"},
 		{"history = []", "history = []  # typing in the scope itself"},
 	}
 	checkIncrementalSteps(t, base, steps)
+}
+
+// An import made by a call (`data = _safe_import("torch.utils.data")`)
+// binds its name as the import statement does: the same findings,
+// incrementally and afresh; and a change of its path changes them.
+func TestImportsMadeByCallsFollowTheirPath(t *testing.T) {
+	const base = `import torch
+import torch.utils.data as data
+
+
+class Pairs(data.Dataset):
+    def __getitem__(self, i):
+        return torch.ones(3).cuda()
+
+
+loader = data.DataLoader(Pairs(), num_workers=2)
+`
+	steps := []editStep{
+		{"import torch.utils.data as data", `data = _safe_import("torch.utils.data")`},
+		{`_safe_import("torch.utils.data")`, `_safe_import("torch.utils.datx")`},
+		{`_safe_import("torch.utils.datx")`, `importlib.import_module("torch.utils.data")`},
+	}
+	results := checkIncrementalSteps(t, base, steps)
+	// What is found, not where: the edits move the offsets after them.
+	found := func(i int) string {
+		var b strings.Builder
+		for _, d := range results[i].Diagnostics {
+			b.WriteString(d.Code + " " + d.Message + "\n")
+		}
+		return b.String()
+	}
+	if found(0) == "" {
+		t.Fatal("the import statement's Dataset should be reported")
+	}
+	if found(1) != found(0) || found(3) != found(0) {
+		t.Errorf("imports made by calls found\n%s%s, the import statement\n%s", found(1), found(3), found(0))
+	}
+	if found(2) == found(1) {
+		t.Errorf("changing the imported path left the findings as they were:\n%s", found(2))
+	}
 }
 
 // The same across segments for what functions of the file say about their

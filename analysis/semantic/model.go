@@ -1161,7 +1161,9 @@ func delegates(f *File, c *pyast.Node, name string) bool {
 
 // noGradImportedByName reports whether target is a name bound to a no-grad
 // context imported by its dotted name: `ng = _safe_import("torch.no_grad")`
-// (sktime's optional dependencies), `importlib`-style helpers alike.
+// (sktime's optional dependencies), `importlib`-style helpers alike. Wider
+// than importedByCall, which needs a callee named for importing: for these
+// few strings any callee will do (`load_symbol("torch.inference_mode")`).
 func (f *File) noGradImportedByName(target *pyast.Node) bool {
 	if !target.Is("identifier") {
 		return false

@@ -283,6 +283,66 @@ loader = data.DataLoader(Pairs(), num_workers=2)
 	}
 }
 
+// A model whose name says nothing is known by its builder's returns
+// (`scorer = make_scorer()`, `self.recon = self._make_recon()`): when the
+// builder, in another statement or in the same class, comes, goes or
+// returns something else, the name's answers follow, incrementally as
+// afresh.
+func TestModelsBuiltByFunctionsFollowTheirBuilders(t *testing.T) {
+	const base = `import torch
+import torch.nn as nn
+
+
+def make_scorer():
+    return nn.Linear(4, 1)
+
+
+def rank(loader):
+    scorer = make_scorer()
+    scorer.eval()
+    for x in loader:
+        print(scorer(x))
+
+
+class Detector:
+    def _make_recon(self):
+        recon = nn.Linear(4, 4)
+        return recon
+
+    def fit(self):
+        self.recon = self._make_recon().cuda()
+
+    def score(self, loader):
+        self.recon.eval()
+        for x in loader:
+            print(self.recon(x))
+`
+	steps := []editStep{
+		{"    return nn.Linear(4, 1)", "    return lambda x: x"}, // the builder builds no model now
+		{"    return lambda x: x", "    return nn.Linear(4, 1)"}, // and does again
+		{"nn.Linear(4, 1)", "[nn.Linear(4, 1)]"},                 // a list, asking the same names
+		{"[nn.Linear(4, 1)]", "nn.Linear(4, 1)"},
+		{"def make_scorer():", "def make_scorer2():"},               // the call no longer resolves
+		{"def make_scorer2():", "def make_scorer():"},               // and resolves again
+		{"        recon = nn.Linear(4, 4)", "        recon = None"}, // the method's local binding
+		{"        recon = None", "        recon = nn.Linear(4, 4)"},
+	}
+	results := checkIncrementalSteps(t, base, steps)
+	// GPU004 findings of each version: both loops, or one.
+	want := []int{2, 1, 2, 1, 2, 1, 2, 1, 2}
+	for i, r := range results {
+		n := 0
+		for _, d := range r.Diagnostics {
+			if d.Code == "GPU004" {
+				n++
+			}
+		}
+		if n != want[i] {
+			t.Errorf("version %d: %d GPU004 findings, want %d", i, n, want[i])
+		}
+	}
+}
+
 // The same across segments for what functions of the file say about their
 // calls: a helper's summary, its name, the calls that put a function under
 // no_grad.

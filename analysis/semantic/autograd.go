@@ -380,7 +380,20 @@ func (f *File) NamesModule(fn *pyast.Node) bool {
 	if !fn.Is("identifier", "attribute") || f.ownMethod(fn) || f.annotatedPlainObject(fn) {
 		return false
 	}
-	return f.memo(&f.memos.module, f.NameKey(fn), func() bool { return f.namesModule(fn) })
+	key := f.NameKey(fn)
+	return f.memo(&f.memos.module, key, func() bool {
+		is, callees := f.namesModule(fn)
+		if len(callees) > 0 {
+			// The answer read those functions' returns: see carryOver.
+			f.memos.Lock()
+			if f.memos.moduleCallees == nil {
+				f.memos.moduleCallees = map[string][]string{}
+			}
+			f.memos.moduleCallees[strings.Clone(key)] = callees
+			f.memos.Unlock()
+		}
+		return is
+	})
 }
 
 // ownMethod reports whether fn is `self.m` (or `cls.m`) for a method m the
@@ -427,10 +440,18 @@ func (f *File) annotatedPlainObject(fn *pyast.Node) bool {
 	for def := EnclosingFunction(fn); def.Is("function_definition", "lambda") && p == nil; def = EnclosingFunction(def) {
 		p = parameterNamed(f, def, name)
 	}
-	if !p.Is("typed_parameter", "typed_default_parameter") || len(f.BindingsOf(fn)) > 0 {
+	// Never assigned in its function: BindingsOf would give the module's
+	// bindings of the name for a parameter its function does not assign
+	// (a module-level `model = build_model()` beside `def run(model: Engine)`).
+	if !p.Is("typed_parameter", "typed_default_parameter") || f.localScopeOf(fn) != nil {
 		return false
 	}
 	class := p.Child("type").FirstNamed()
+	if class.Is("string") {
+		// A forward reference (`model: "TRTInference"`, rfdetr's
+		// TensorRT engine): the class named in the string.
+		return f.plainClassNamed(forwardReference(f, class))
+	}
 	if !class.Is("identifier", "attribute") || !isClassName(f.LastName(class)) {
 		return false
 	}
@@ -439,6 +460,44 @@ func (f *File) annotatedPlainObject(fn *pyast.Node) bool {
 	}
 	q := f.QualifiedName(class)
 	return q != "" && (plainBase(q) || f.plainProjectClass(f.Path, q, 0))
+}
+
+// forwardReference returns the dotted name a string annotation holds
+// (`"TRTInference"`, `'nn.Module'`), or "" when it holds anything else
+// (`"list[Net]"`, an f-string).
+func forwardReference(f *File, s *pyast.Node) string {
+	text := f.Text(s)
+	if len(text) < 2 || text[0] != text[len(text)-1] || text[0] != '"' && text[0] != '\'' {
+		return "" // a prefixed or triple-quoted string, or an odd one
+	}
+	name := text[1 : len(text)-1]
+	for part := range strings.SplitSeq(name, ".") {
+		if !isIdentifier(part) {
+			return ""
+		}
+	}
+	return name
+}
+
+// plainClassNamed is annotatedPlainObject's test for a class given by its
+// dotted name as written in the file.
+func (f *File) plainClassNamed(name string) bool {
+	if name == "" || !isClassName(name[strings.LastIndexByte(name, '.')+1:]) {
+		return false
+	}
+	if c := f.Classes[name]; c != nil {
+		return f.plainLocalClass(c, 0)
+	}
+	head, rest, dotted := strings.Cut(name, ".")
+	q, ok := f.Imports[head]
+	if !ok {
+		return false
+	}
+	if dotted {
+		q += "." + rest
+	}
+	q = canonical(q)
+	return plainBase(q) || f.plainProjectClass(f.Path, q, 0)
 }
 
 // parameterNamed returns def's parameter called name, or nil.
@@ -527,19 +586,29 @@ func (f *File) plainProjectClass(from, qualified string, depth int) bool {
 	return true
 }
 
-func (f *File) namesModule(fn *pyast.Node) bool {
+// namesModule answers NamesModule; callees are the names of the calls
+// bound to fn that may be builders of this file (see builtByFunction), in
+// whatever version: an answer that read them is stale once a function of
+// such a name comes, goes or returns something else.
+func (f *File) namesModule(fn *pyast.Node) (is bool, callees []string) {
 	if f.QualifiedName(fn) != "" {
-		return false // torch.relu, np.mean, ...: an imported function
+		return false, nil // torch.relu, np.mean, ...: an imported function
 	}
 	if fn.Is("identifier") && len(f.Functions[f.Text(fn)]) > 0 && len(f.BindingsOf(fn)) == 0 {
-		return false // a function defined in this file; its summary tells what it does
+		return false, nil // a function defined in this file; its summary tells what it does
 	}
 	// Any module bound to the name makes it a model, whatever else it is
 	// bound to: the answer must not depend on the order of the bindings.
 	criterion, layer, otherRuntime := false, false, false
 	for _, b := range f.BindingsOf(fn) {
 		if f.constructsModule(b) {
-			return true
+			return true, callees
+		}
+		if callee := builderCallee(f, b); callee != "" {
+			callees = append(callees, callee)
+			if f.builtByFunction(b) {
+				return true, callees
+			}
 		}
 		criterion = criterion || f.constructsCriterion(b)
 		layer = layer || f.constructsParameterlessLayer(b)
@@ -547,7 +616,88 @@ func (f *File) namesModule(fn *pyast.Node) bool {
 	}
 	last := f.LastName(fn)
 	return !criterion && !layer && !otherRuntime && modelName.MatchString(last) && !notModelName.MatchString(last) &&
-		!f.importsOtherFrameworkOnly()
+		!f.importsOtherFrameworkOnly(), callees
+}
+
+// builderCallee returns the name of the function the value e calls, when
+// it may be a builder of this file (see builtByFunction): a plain name
+// not imported, or a method on self or cls; its chain of `.to(device)`
+// and the like aside. "" otherwise.
+func builderCallee(f *File, e *pyast.Node) string {
+	e = f.unwrapModuleChain(e)
+	if !e.Is("call") {
+		return ""
+	}
+	switch fn := e.Child("function"); {
+	case fn.Is("identifier") && f.QualifiedName(fn) == "":
+		return f.Text(fn)
+	case fn.Is("attribute") && fn.Child("object").Is("identifier"):
+		if recv := f.Text(fn.Child("object")); recv == "self" || recv == "cls" {
+			return f.Text(fn.Child("attribute"))
+		}
+	}
+	return ""
+}
+
+// builtByFunction reports whether e calls a function of this file, or a
+// method of its own class, that builds the nn.Module it returns: merlion's
+// `self.lstmed = self._build_model(dim).to(device)`, whose
+// `_build_model` returns `LSTMEDModule(...)`. The builder is judged by
+// its own returns alone (see returnsModule), so no answer follows a chain
+// of builders, and no summary is asked (the summaries ask NamesModule).
+// Methods of other objects are left out: which class an object is an
+// instance of reads other names, which the answer would then depend on.
+func (f *File) builtByFunction(e *pyast.Node) bool {
+	if builderCallee(f, e) == "" {
+		return false
+	}
+	def := f.resolveCall(f.unwrapModuleChain(e))
+	return def != nil && f.returnsModule(def)
+}
+
+// returnsModule reports whether every return statement of def returns an
+// nn.Module that def builds: a construction (see constructsModule), or a
+// name def binds to one (`model = Net(); ...; return model.to(device)`).
+// A generator, or a bare return, builds nothing.
+func (f *File) returnsModule(def *pyast.Node) bool {
+	return remember(f, &f.memos.returnsModule, def, func() bool {
+		returns, modules := 0, 0
+		pyast.Walk(def.Child("body"), func(x *pyast.Node) bool {
+			switch x.Kind() {
+			case "function_definition", "lambda", "class_definition":
+				return false
+			case "yield":
+				returns = -1 << 30
+				return false
+			case "return_statement":
+				returns++
+				if v := x.FirstNamed(); v != nil && f.buildsModuleIn(def, v) {
+					modules++
+				}
+				return false
+			}
+			return true
+		})
+		return returns > 0 && modules == returns
+	})
+}
+
+// buildsModuleIn reports whether v, returned by def, is a module def
+// builds: a construction, or a name of def's bound to one.
+func (f *File) buildsModuleIn(def, v *pyast.Node) bool {
+	if f.constructsModule(v) {
+		return true
+	}
+	v = f.unwrapModuleChain(v)
+	if !v.Is("identifier") || Scope(v) != def {
+		return false
+	}
+	for _, b := range f.BindingsOf(v) {
+		if f.constructsModule(b) {
+			return true
+		}
+	}
+	return false
 }
 
 // torchFrameworks and otherFrameworks are the roots of the imports that

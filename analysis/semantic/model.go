@@ -109,6 +109,10 @@ type File struct {
 		// since module and loss were last rid of their local keys (see
 		// carryOver).
 		staleSerials map[string]bool
+		// moduleCallees: for module's answers that read what a call bound
+		// to the name returns, the callees' names (see namesModule).
+		moduleCallees map[string][]string
+		returnsModule map[*pyast.Node]bool // by def, see returnsModule
 	}
 
 	// Computed on first use.

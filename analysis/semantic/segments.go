@@ -1690,6 +1690,28 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	}
 	prev.memos.Lock()
 	defer prev.memos.Unlock()
+	// A name bound to a call of a function that came, went, was bound
+	// anew or returns another kind of thing now (a builder, see
+	// namesModule) may name a model where it did not, or the reverse: it
+	// changed as its bindings would have. Most keystrokes change no
+	// function.
+	var changedFunctions map[string]bool
+	for key := range changed {
+		name, isDef := strings.CutPrefix(key, "def:")
+		if isDef || len(f.Functions[name]) > 0 || len(prev.Functions[name]) > 0 {
+			if changedFunctions == nil {
+				changedFunctions = map[string]bool{}
+			}
+			changedFunctions[name] = true
+		}
+	}
+	if changedFunctions != nil {
+		for key, callees := range prev.memos.moduleCallees {
+			if slices.ContainsFunc(callees, func(c string) bool { return changedFunctions[c] }) {
+				changed[key] = true
+			}
+		}
+	}
 	// The answers remembered by the local keys of segments gone are never
 	// asked for again (no later segment has their serial), so they are
 	// dropped only once maxStaleSerials segments have gone: finding them
@@ -1706,25 +1728,9 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	if !purge {
 		f.memos.staleSerials = staleSerials
 	}
-	// A copy less what changed: cheaper than a copy of what did not.
-	keep := func(from map[string]bool) map[string]bool {
-		to := maps.Clone(from)
-		if to == nil {
-			to = map[string]bool{}
-		}
-		for key := range changed {
-			delete(to, key)
-		}
-		if purge {
-			for key := range to {
-				if isLocalKey(key) && staleSerials[localKeySerial(key)] {
-					delete(to, key)
-				}
-			}
-		}
-		return to
-	}
-	f.memos.module, f.memos.loss = keep(prev.memos.module), keep(prev.memos.loss)
+	f.memos.module = keepAnswers(prev.memos.module, changed, purge, staleSerials)
+	f.memos.loss = keepAnswers(prev.memos.loss, changed, purge, staleSerials)
+	f.memos.moduleCallees = keepAnswers(prev.memos.moduleCallees, changed, purge, staleSerials)
 	changedSignature := askedSignatureOf(changed)
 	stale := func(asked asked, signature askedSignature) bool {
 		if len(changed) == 0 || !signature.mayShare(changedSignature) {
@@ -1909,6 +1915,29 @@ func carryCallIndex(idx map[string][]*pyast.Node, prev, f *File, only [2][]*segm
 		}
 	}
 	return idx
+}
+
+// keepAnswers returns a copy of from, one of the answers remembered by
+// name, less the answers about the names that changed, and, when purge is
+// set, those remembered by the local keys of segments gone (see
+// carryOver). A copy less what changed: cheaper than a copy of what did
+// not.
+func keepAnswers[V any](from map[string]V, changed map[string]bool, purge bool, staleSerials map[string]bool) map[string]V {
+	to := maps.Clone(from)
+	if to == nil {
+		to = map[string]V{}
+	}
+	for key := range changed {
+		delete(to, key)
+	}
+	if purge {
+		for key := range to {
+			if isLocalKey(key) && staleSerials[localKeySerial(key)] {
+				delete(to, key)
+			}
+		}
+	}
+	return to
 }
 
 // sameSummaries reports whether the definitions a (in prev) and b (in f)

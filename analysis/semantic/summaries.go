@@ -43,6 +43,10 @@ type Behaviour struct {
 	// CallsModel: it calls a model, with autograd on or off (a rollout
 	// helper that runs the policy under no_grad itself).
 	CallsModel bool
+	// ReturnsModule: it builds the nn.Module it returns (see
+	// returnsModule). In the summary so that a change of it changes the
+	// answers about names bound to its calls (see carryOver).
+	ReturnsModule bool
 	// Returned says, for a function whose every return statement returns
 	// a tuple of the same length (`return loss, acc`), which elements carry
 	// history, so that `loss, acc = step(b)` taints only loss.
@@ -258,6 +262,7 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 	// def's segment): a change there changes the summary, and so re-runs
 	// the rules on the calls of the method's name (see sameSummaries).
 	s.SumsFirstArgument = sumsFirstArgument(f, def)
+	s.ReturnsModule = f.returnsModule(def)
 	s.StoredArguments = storedParameters(f, def)
 	s.ReturnsGraph = eachReturn(def, func(v *pyast.Node) bool { return t.Tainted(v) }) > 0
 	if s.ReturnsGraph {

@@ -41,6 +41,11 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"`x.name(...)`, leaving out an override's call of the method it overrides and the project's tests; " +
 			"a function defined in another one and only called there runs as that one's callers run it), and so " +
 			"does the body of a context manager of this file that wraps its `yield` in no-grad. " +
+			"A model is a name bound to an nn.Module: constructed, or returned by a function or a method of " +
+			"the name's own class in this file that builds it on every return (`self.net = " +
+			"self._build_model(dim).to(device)`), or named like one. A loop that runs no steps (a " +
+			"sampling model's draws, `for _ in range(num_samples)`) inside an evaluation loop is judged as " +
+			"that loop, which is reported. " +
 			"Loops over configuration constants (`cfg.DATASETS.TEST`), test parameters (`test_cases`, a " +
 			"symmetry group's `testing_elements`) or candidate answers (`val_ans_l`, `val_masks`), loops along " +
 			"a tensor's inner dimension (`range(0, z.shape[3], stride)`: one input's tiles), loops in a module's " +
@@ -61,7 +66,8 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"over batches or steps are not reported. A function named for another runtime (`predict_onnx`) runs " +
 			"no torch model, and neither does a name bound to a model another runtime runs (built by ONNX " +
 			"Runtime, OpenVINO, TensorRT, AWS Neuron or TensorFlow, or from a class deriving from one of theirs), a " +
-			"parameter annotated with such a class (`CompiledModel`) or with a class of the file or the project " +
+			"parameter annotated with such a class (`CompiledModel`, also as a forward reference: " +
+			"`model: \"TRTInference\"`) or with a class of the file or the project " +
 			"that derives from no model class (a policy wrapper), or a function named for what it does to a " +
 			"model (`accelerator.unwrap_model(model)`, `get_model`, `save_model`) or runs a whole procedure on " +
 			"it (`evaluate_model`, `quantize_model`). A call that passes text " +
@@ -111,11 +117,7 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 	// have no sign.
 	signs := map[*pyast.Node]evalSigns{}
 	reported := map[*pyast.Node]bool{}
-	pass.EachCandidateLoopCall(func(lc semantic.LoopCall) {
-		call, loop := lc.Call, lc.Loop
-		if reported[loop] {
-			return
-		}
+	signsOf := func(loop *pyast.Node) evalSigns {
 		sign, known := signs[loop]
 		if !known {
 			sign = evalSignsOf(f, modes, loop)
@@ -127,11 +129,33 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 			}
 			signs[loop] = sign
 		}
+		return sign
+	}
+	pass.EachCandidateLoopCall(func(lc semantic.LoopCall) {
+		call, loop := lc.Call, lc.Loop
+		if reported[loop] {
+			return
+		}
+		sign := signsOf(loop)
 		if !sign.any() || !runsModel(f, call) || f.InNoGrad(call) {
 			return
 		}
 		reported[loop] = true
-		if !evaluates(f, loop, sign) || f.CalledUnderNoGradAcrossFiles(loop) {
+		if !evaluates(f, loop, sign) {
+			// A loop of no steps (draws of a sampling model, a batch's
+			// items) inside the evaluation loop: that one is to report
+			// (merlion's VAE reconstructs each batch num_eval_samples
+			// times). Judged with its own signs, once.
+			loop = outerEvaluationLoop(f, loop)
+			if loop == nil || reported[loop] {
+				return
+			}
+			reported[loop] = true
+			if sign = signsOf(loop); !sign.any() || !evaluates(f, loop, sign) {
+				return
+			}
+		}
+		if f.CalledUnderNoGradAcrossFiles(loop) {
 			return // the cross-file question last: it may read the project's other files
 		}
 		end := loop.End()
@@ -153,6 +177,21 @@ func runEvalWithoutNoGrad(pass *analysis.Pass) {
 				"its activations. `torch.no_grad()` (or `torch.inference_mode()`) turns it off.",
 		})
 	})
+}
+
+// outerEvaluationLoop returns the loop of statements around loop, in its
+// function, when loop runs no steps (a comprehension, or a loop that is no
+// step loop) and that one may: the candidate to report instead. Nil
+// otherwise.
+func outerEvaluationLoop(f *semantic.File, loop *pyast.Node) *pyast.Node {
+	if loop.Is("for_statement", "while_statement") && f.StepLoopKind(loop) != semantic.NotStepLoop {
+		return nil
+	}
+	outer := semantic.EnclosingLoops(loop)
+	if len(outer) == 0 {
+		return nil
+	}
+	return outer[0]
 }
 
 // evalSigns are what marks a loop (or comprehension) as evaluation.

@@ -140,3 +140,18 @@ class ActivationEstimator:
         loss = ((outputs - y) ** 2).sum()
         loss.backward()
         return x.grad
+
+
+class SamplingScorer:
+    # merlion's VAE: each batch is reconstructed several times, in a loop
+    # of draws (no step loop); the batch loop around it is the evaluation.
+    def anomaly_scores(self, loader):
+        self.model.eval()
+        scores = []
+        for window in loader:  # want: GPU004
+            window = torch.as_tensor(window, device=self.device)
+            total = torch.zeros_like(window)
+            for _ in range(self.draws):
+                total += self.model(window)
+            scores.append((total / self.draws).cpu().numpy())
+        return scores

@@ -12,9 +12,10 @@ import (
 // calls produce tensors that carry a graph, and which names hold them.
 
 var (
-	// Names a model object goes by. A bare suffix (`...model`) is not
-	// enough: `extract_from_model` is a function.
-	modelName = regexp.MustCompile(`(?i)^(model|net|network|module|encoder|decoder|classifier|backbone|generator|discriminator|policy|critic|actor|teacher|student|head|ddp_model|unet|transformer|vae|gan)s?$|^[a-z0-9]*_(model|net)$|^(model|net)_[a-z0-9_]*$|^[a-z]{0,6}model$`)
+	// Names a model object goes by (`model`, co-teaching's `model1`,
+	// pix2pix's `netG`). A bare suffix (`...model`) is not enough:
+	// `extract_from_model` is a function.
+	modelName = regexp.MustCompile(`(?i)^(model|net|network|module|encoder|decoder|classifier|backbone|generator|discriminator|policy|critic|actor|teacher|student|head|ddp_model|unet|transformer|vae|gan)(s?|[0-9]+)$|^net[gd](_[ab])?$|^[a-z0-9]*_(model|net)$|^(model|net)_[a-z0-9_]*$|^[a-z]{0,6}model$`)
 	// notModelName: names modelName matches that load, build or name
 	// models (model_loader, net_builder, model_cls, model_template, with one
 	// word between: model_wrapper_class) or are pydantic's

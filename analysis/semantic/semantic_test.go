@@ -567,3 +567,18 @@ func ruleTestFiles(t *testing.T) []*File {
 	}
 	return files
 }
+
+// The names a model goes by, numbered (`model1`, co-teaching's two
+// networks) and GAN-style (`netG`, CycleGAN's `netD_A`), and names that
+// only mention one.
+func TestModelNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"model": true, "models": true, "model1": true, "net2": true, "decoder1": true,
+		"netG": true, "netd": true, "netD_A": true, "teacher_model": true, "model_ema": true,
+		"extract_from_model": false, "netx": false, "layer1": false, "models1": false, "netG_C": false,
+	} {
+		if got := modelName.MatchString(name) && !notModelName.MatchString(name); got != want {
+			t.Errorf("%s names a model: %v, want %v", name, got, want)
+		}
+	}
+}

@@ -155,3 +155,33 @@ class SamplingScorer:
                 total += self.model(window)
             scores.append((total / self.draws).cpu().numpy())
         return scores
+
+
+def evaluate_pair(test_loader, model1, model2):
+    # Co-teaching: two networks, numbered.
+    model1.eval()
+    hits = 0
+    for images, labels in test_loader:  # want: GPU004
+        hits += (model1(images.cuda()).argmax(1).cpu() == labels).sum().item()
+    model2.eval()
+    for images, labels in test_loader:  # want: GPU004
+        hits += (model2(images.cuda()).argmax(1).cpu() == labels).sum().item()
+    return hits
+
+
+class SequenceRegressor(nn.Module):
+    # A model that evaluates itself: self.eval(), then self(...) per batch.
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 8)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+    def held_out_loss(self, loaders):
+        self.eval()
+        losses = []
+        for loader in loaders:
+            for step, (x, y) in enumerate(loader):  # want: GPU004
+                losses.append(((self(x) - y) ** 2).mean().item())
+        return sum(losses) / len(losses)

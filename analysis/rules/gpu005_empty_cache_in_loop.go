@@ -19,11 +19,12 @@ var EmptyCacheInLoop = &analysis.Rule{
 	Fixable:         analysis.FixSometimes,
 	Doc: analysis.Doc{
 		What: "Finds `torch.cuda.empty_cache()` and `torch.accelerator.memory.empty_cache()` called on " +
-			"every iteration of a loop that runs training or evaluation steps (see GPU002), or of a loop " +
-			"nested in one. Deliberately not reported: a call in an `except` branch (an out-of-memory " +
+			"every iteration of a loop that runs training or evaluation steps (see GPU002) or strides over its " +
+			"data a batch at a time (`range(0, len(texts), self.batch_size)`, whatever its body calls), or of " +
+			"a loop nested in one. Deliberately not reported: a call in an `except` branch (an out-of-memory " +
 			"handler) or in the `try` of an out-of-memory retry loop, under a step-interval condition such as " +
 			"`if step % 100 == 0` or on one iteration (`if step == 0`), in a branch that leaves the loop, " +
-			"once after the loop, once per phase (after a nested loop that runs steps or a model, such as an " +
+			"once after the loop, once per phase (after a nested loop that runs steps, batches or a model, such as an " +
 			"epoch's batch loop or a rollout, or in a loop over epochs), and in loops that are not per batch: " +
 			"over experiments whose training runs in a called function (one that loops over its own steps) or " +
 			"over datasets each put in a DataLoader of their own, over models built in the loop, over " +
@@ -77,6 +78,9 @@ func runEmptyCacheInLoop(pass *analysis.Pass) {
 		// checkpoints, experiments, labels or the chunks of one forward.
 		loops := semantic.EnclosingLoops(call)
 		step := f.InnermostStepLoop(call)
+		if step == nil {
+			step = innermostBatchLoop(f, loops)
+		}
 		if step == nil || f.StepLoopKind(step) == semantic.RunLoop || offNormalPath(f, call, loops[0]) ||
 			phaseBoundary(f, call, loops[0]) || exitBranch(f, call, loops[0]) || retryLoop(f, call, step) ||
 			buildsModelEachIteration(f, step) {
@@ -202,7 +206,7 @@ func phaseBoundary(f *semantic.File, call, loop *pyast.Node) bool {
 // attack evaluation masks a perturbation's entries in two small loops
 // before its per-batch empty_cache().
 func runsPhase(f *semantic.File, inner *pyast.Node) bool {
-	if f.IsStepLoop(inner) {
+	if f.IsStepLoop(inner) || stridesOverBatches(f, inner) {
 		return true
 	}
 	scope := semantic.Scope(inner)
@@ -216,6 +220,69 @@ func runsPhase(f *semantic.File, inner *pyast.Node) bool {
 		if s := f.SummaryOfCall(c); s != nil && (s.CallsModel || s.Trains) {
 			return true
 		}
+	}
+	return false
+}
+
+// batchSizeName: what a batch size goes by (`batch_size`,
+// `self.eval_batch_size`, `args.mini_batch_size`, `bs`).
+var batchSizeName = regexp.MustCompile(`(?i)(^|_)(batch_?size|bs)$`)
+
+// innermostBatchLoop returns the innermost of loops (a call's, innermost
+// first) that strides over batches (see stridesOverBatches), or nil.
+func innermostBatchLoop(f *semantic.File, loops []*pyast.Node) *pyast.Node {
+	for _, l := range loops {
+		if stridesOverBatches(f, l) {
+			return l
+		}
+	}
+	return nil
+}
+
+// stridesOverBatches reports whether loop walks its data a batch at a
+// time, `for start in range(0, len(texts), self.batch_size)`, directly,
+// through tqdm or enumerate, or through a name its function binds only to
+// such ranges (flair's `iterations`, a tqdm of the range or the range
+// alone): it runs once a batch whatever its body calls (flair embeds
+// each batch with `self.embeddings["dense"].embed(batch)`, which is no
+// model call by its name).
+func stridesOverBatches(f *semantic.File, loop *pyast.Node) bool {
+	if !loop.Is("for_statement") {
+		return false
+	}
+	it := loop.Child("right")
+	if it.Is("identifier") && semantic.EnclosingFunction(loop) != nil {
+		bound := f.BindingsOf(it)
+		if len(bound) == 0 {
+			return false
+		}
+		for _, b := range bound {
+			if !batchRange(f, b) {
+				return false
+			}
+		}
+		return true
+	}
+	return batchRange(f, it)
+}
+
+// batchRange reports whether e is `range(start, stop, batch_size)`,
+// possibly wrapped in tqdm(...) or enumerate(...).
+func batchRange(f *semantic.File, e *pyast.Node) bool {
+	for e.Is("call") {
+		switch f.LastName(e.Child("function")) {
+		case "tqdm", "enumerate":
+			e = f.Arg(e, "", 0)
+			continue
+		case "range":
+			args := e.Child("arguments")
+			if args == nil || len(args.NamedChildren()) != 3 {
+				return false
+			}
+			stride := args.NamedChildren()[2]
+			return stride.Is("identifier", "attribute") && batchSizeName.MatchString(f.LastName(stride))
+		}
+		return false
 	}
 	return false
 }

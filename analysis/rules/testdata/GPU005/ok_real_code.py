@@ -203,3 +203,21 @@ def reinforce(policy, optimizer, envs, updates):
         torch.cuda.empty_cache()
         policy(torch.stack(actions)).sum().backward()
         optimizer.step()
+
+
+def attend_in_chunks(q, k, chunk_size):
+    # The chunks of one attention: strided by a chunk size, not a batch.
+    outs = []
+    for start in range(0, q.shape[0], chunk_size):
+        outs.append(q[start : start + chunk_size] @ k.T)
+        torch.cuda.empty_cache()
+    return torch.cat(outs)
+
+
+def encode_micro_batches(encoder, loader, micro_bs):
+    # Emptied after each batch's micro-batches: a phase, as after a nested
+    # step loop.
+    for batch in loader:
+        for start in range(0, len(batch), micro_bs):
+            encoder.embed(batch[start : start + micro_bs])
+        torch.cuda.empty_cache()

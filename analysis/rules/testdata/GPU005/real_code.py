@@ -79,3 +79,28 @@ def shifted_views(model, loader, shifts):
             views.append(batch.roll(shift, dims=-1))
             torch.cuda.empty_cache()  # want: GPU005
         model(torch.cat(views))
+
+
+class ConceptIndex:
+    # flair's entity linker: names embedded a batch at a time by an
+    # embedding object (no model call by its name), the stride says batch.
+    def precompute(self, names, show_progress):
+        if show_progress:
+            starts = tqdm(range(0, len(names), self.batch_size))
+        else:
+            starts = range(0, len(names), self.batch_size)
+        vectors = []
+        for start in starts:
+            batch = names[start : start + self.batch_size]
+            self.embeddings["dense"].embed(batch)
+            vectors.extend(s.get_embedding().cpu() for s in batch)
+            torch.cuda.empty_cache()  # want: GPU005
+        return vectors
+
+    def query(self, mentions, bs):
+        found = []
+        for i in range(0, len(mentions), bs):
+            found.append(self.lookup(mentions[i : i + bs]))
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()  # want: GPU005
+        return found

@@ -21,7 +21,8 @@ var EvalWithoutNoGrad = &analysis.Rule{
 	Doc: analysis.Doc{
 		What: "Finds loops and comprehensions that run the model (a model call, a conventional " +
 			"`validation_step`, or a function of this file that calls the model with autograd on) after " +
-			"`model.eval()` (or `self.eval()` in a method of a model class), or that iterate a loader named `val*`, `valid*`, `test*` or `eval*` (directly, " +
+			"`model.eval()` (or `self.eval()` in a method of a model class), or that iterate a loader named " +
+			"`val*`, `valid*`, `test*` or `eval*` (directly, " +
 			"through `enumerate`/`tqdm`/`zip`, or a local name bound to such a wrapper), or that iterate a " +
 			"loader, or hand the model the data they iterate, in a function named for evaluation (`evaluate*`, " +
 			"`validate*`, `predict*`, `infer*`), or that " +
@@ -43,9 +44,9 @@ var EvalWithoutNoGrad = &analysis.Rule{
 			"does the body of a context manager of this file that wraps its `yield` in no-grad. " +
 			"A model is a name bound to an nn.Module: constructed, or returned by a function or a method of " +
 			"the name's own class in this file that builds it on every return (`self.net = " +
-			"self._build_model(dim).to(device)`), or named like one (`model`, `model1`, `encoder`, `netG`). A loop that runs no steps (a " +
-			"sampling model's draws, `for _ in range(num_samples)`) inside an evaluation loop is judged as " +
-			"that loop, which is reported. " +
+			"self._build_model(dim).to(device)`), or named like one (`model`, `model1`, `encoder`, `netG`). " +
+			"A loop that runs no steps (a sampling model's draws, `for _ in range(num_samples)`) inside an " +
+			"evaluation loop is judged as that loop, which is reported. " +
 			"Loops over configuration constants (`cfg.DATASETS.TEST`), test parameters (`test_cases`, a " +
 			"symmetry group's `testing_elements`) or candidate answers (`val_ans_l`, `val_masks`), loops along " +
 			"a tensor's inner dimension (`range(0, z.shape[3], stride)`: one input's tiles), loops in a module's " +
@@ -389,8 +390,6 @@ func (m modeCalls) in(f *semantic.File, scope *pyast.Node) []*pyast.Node {
 	return calls
 }
 
-// evalBefore reports whether the last `model.eval()`/`model.train()`
-// before loop, in the same function, put the model in eval mode.
 // modeOfModel reports whether the mode call c (`x.eval()`, `x.train()`)
 // sets a model's mode: x names a model, or is `self` in a method of a
 // model class of the file (synthcity's TimeSeriesModel puts itself in
@@ -403,6 +402,8 @@ func modeOfModel(f *semantic.File, c *pyast.Node) bool {
 	return f.NamesModule(recv)
 }
 
+// evalBefore reports whether the last `model.eval()`/`model.train()`
+// before loop, in the same function, put the model in eval mode.
 func (m modeCalls) evalBefore(f *semantic.File, loop *pyast.Node) bool {
 	var last *pyast.Node
 	for _, c := range m.in(f, semantic.Scope(loop)) {

@@ -587,10 +587,10 @@ func (f *File) plainProjectClass(from, qualified string, depth int) bool {
 	return true
 }
 
-// namesModule answers NamesModule; callees are the names of the calls
-// bound to fn that may be builders of this file (see builtByFunction), in
-// whatever version: an answer that read them is stale once a function of
-// such a name comes, goes or returns something else.
+// namesModule answers NamesModule; callees are the names of the
+// functions that calls bound to fn may run (see builtByFunction), whether
+// or not the file defines them now: the answer goes stale once a function
+// of such a name comes, goes, is bound anew or returns something else.
 func (f *File) namesModule(fn *pyast.Node) (is bool, callees []string) {
 	if f.QualifiedName(fn) != "" {
 		return false, nil // torch.relu, np.mean, ...: an imported function

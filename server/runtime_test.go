@@ -41,12 +41,17 @@ func TestCollectIfDue(t *testing.T) {
 		return s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
 	}
 	var keep [][]byte
-	// Another test's goroutines may allocate meanwhile, and the collector
-	// may run between the check and the call: a few tries.
+	// Another test's goroutines may allocate meanwhile (right after the
+	// collection too: a loaded CI machine once saw a collection due
+	// there), and the collector may run between the check and the call:
+	// a few tries.
 	for try := 0; ; try++ {
 		runtime.GC()
 		if collectIfDue() {
-			t.Fatal("collected right after a collection")
+			if try == 4 {
+				t.Fatal("collected right after a collection, in every try")
+			}
+			continue
 		}
 		keep = keep[:0]
 		for !collectionDue(read()) {

@@ -382,24 +382,13 @@ func (m modeCalls) in(f *semantic.File, scope *pyast.Node) []*pyast.Node {
 	}
 	var calls []*pyast.Node
 	for _, c := range f.CallsIn(scope) {
-		if name := f.MethodName(c); (name == "eval" || name == "train") && semantic.InScope(c, scope) && modeOfModel(f, c) {
+		if name := f.MethodName(c); (name == "eval" || name == "train") && semantic.InScope(c, scope) &&
+			(f.IsModelSelf(semantic.Receiver(c)) || f.NamesModule(semantic.Receiver(c))) {
 			calls = append(calls, c)
 		}
 	}
 	m[scope] = calls
 	return calls
-}
-
-// modeOfModel reports whether the mode call c (`x.eval()`, `x.train()`)
-// sets a model's mode: x names a model, or is `self` in a method of a
-// model class of the file (synthcity's TimeSeriesModel puts itself in
-// eval mode and runs `self(...)` over its loaders).
-func modeOfModel(f *semantic.File, c *pyast.Node) bool {
-	recv := semantic.Receiver(c)
-	if recv.Is("identifier") && f.Text(recv) == "self" {
-		return f.IsModule(f.EnclosingClass(c))
-	}
-	return f.NamesModule(recv)
 }
 
 // evalBefore reports whether the last `model.eval()`/`model.train()`

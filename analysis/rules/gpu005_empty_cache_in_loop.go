@@ -269,22 +269,16 @@ func stridesOverBatches(f *semantic.File, loop *pyast.Node) bool {
 // batchRange reports whether e is `range(start, stop, batch_size)`,
 // possibly wrapped in tqdm(...) or enumerate(...).
 func batchRange(f *semantic.File, e *pyast.Node) bool {
-	for e.Is("call") {
-		switch f.LastName(e.Child("function")) {
-		case "tqdm", "enumerate":
-			e = f.Arg(e, "", 0)
-			continue
-		case "range":
-			args := e.Child("arguments")
-			if args == nil || len(args.NamedChildren()) != 3 {
-				return false
-			}
-			stride := args.NamedChildren()[2]
-			return stride.Is("identifier", "attribute") && batchSizeName.MatchString(f.LastName(stride))
-		}
+	e, _ = unwrapIterable(f, e)
+	if !e.Is("call") || f.Text(e.Child("function")) != "range" {
 		return false
 	}
-	return false
+	args := e.Child("arguments")
+	if args == nil || len(args.NamedChildren()) != 3 {
+		return false
+	}
+	stride := args.NamedChildren()[2]
+	return stride.Is("identifier", "attribute") && batchSizeName.MatchString(f.LastName(stride))
 }
 
 // offNormalPath reports whether call, inside loop, runs only in an except

@@ -289,11 +289,14 @@ func (f *File) IsModelCall(call *pyast.Node) bool {
 	if generates(f, call) || fitted(f, call) {
 		return false
 	}
-	if fn.Is("identifier") && f.Text(fn) == "self" {
-		// self(x) in a LightningModule's training_step.
-		return f.IsModule(f.EnclosingClass(call))
-	}
-	return f.NamesModule(fn)
+	return f.IsModelSelf(fn) || f.NamesModule(fn)
+}
+
+// IsModelSelf reports whether e is `self` in a method of a model class of
+// the file: `self(x)` in a LightningModule's training_step, synthcity's
+// `self.eval()` before `self(...)`.
+func (f *File) IsModelSelf(e *pyast.Node) bool {
+	return e.Is("identifier") && f.Text(e) == "self" && f.IsModule(f.EnclosingClass(e))
 }
 
 // generationKeywords are arguments of text generation (Hugging Face's
@@ -376,7 +379,10 @@ func hasForwardInput(call *pyast.Node) bool {
 
 // NamesModule reports whether the expression fn (an identifier or an
 // attribute chain) names a model: bound to an nn.Module in this file, or
-// named like one (model, net, self.encoder, ...).
+// named like one (model, net, self.encoder, ...). Not `self`, even in a
+// model class: calls of its methods ask about their receiver, and a
+// model's `self.loss(x)` is no conventional step (answering yes here made
+// 80 false findings on the ecosystem's loss modules; see IsModelSelf).
 func (f *File) NamesModule(fn *pyast.Node) bool {
 	if !fn.Is("identifier", "attribute") || f.ownMethod(fn) || f.annotatedPlainObject(fn) {
 		return false
@@ -436,10 +442,9 @@ func (f *File) annotatedPlainObject(fn *pyast.Node) bool {
 	if !fn.Is("identifier") {
 		return false
 	}
-	name := f.Text(fn)
 	var p *pyast.Node // the parameter, in fn's function or one around it (a closure)
 	for def := EnclosingFunction(fn); def.Is("function_definition", "lambda") && p == nil; def = EnclosingFunction(def) {
-		p = parameterNamed(f, def, name)
+		p = parameterNamed(f, def, f.Text(fn))
 	}
 	// Never assigned in its function: BindingsOf would give the module's
 	// bindings of the name for a parameter its function does not assign
@@ -447,19 +452,22 @@ func (f *File) annotatedPlainObject(fn *pyast.Node) bool {
 	if !p.Is("typed_parameter", "typed_default_parameter") || f.localScopeOf(fn) != nil {
 		return false
 	}
-	class := p.Child("type").FirstNamed()
-	if class.Is("string") {
+	var class, q string // the annotation's class as written, and qualified
+	switch annotation := p.Child("type").FirstNamed(); {
+	case annotation.Is("string"):
 		// A forward reference (`model: "TRTInference"`, rfdetr's
 		// TensorRT engine): the class named in the string.
-		return f.plainClassNamed(forwardReference(f, class))
+		class = forwardReference(f, annotation)
+		q = f.qualifiedText(class)
+	case annotation.Is("identifier", "attribute"):
+		class, q = f.Text(annotation), f.QualifiedName(annotation)
 	}
-	if !class.Is("identifier", "attribute") || !isClassName(f.LastName(class)) {
+	if class == "" || !isClassName(class[strings.LastIndexByte(class, '.')+1:]) {
 		return false
 	}
-	if class.Is("identifier") && f.Classes[f.Text(class)] != nil {
-		return f.plainLocalClass(f.Classes[f.Text(class)], 0)
+	if c := f.Classes[class]; c != nil {
+		return f.plainLocalClass(c, 0)
 	}
-	q := f.QualifiedName(class)
 	return q != "" && (plainBase(q) || f.plainProjectClass(f.Path, q, 0))
 }
 
@@ -480,25 +488,18 @@ func forwardReference(f *File, s *pyast.Node) string {
 	return name
 }
 
-// plainClassNamed is annotatedPlainObject's test for a class given by its
-// dotted name as written in the file.
-func (f *File) plainClassNamed(name string) bool {
-	if name == "" || !isClassName(name[strings.LastIndexByte(name, '.')+1:]) {
-		return false
-	}
-	if c := f.Classes[name]; c != nil {
-		return f.plainLocalClass(c, 0)
-	}
+// qualifiedText is QualifiedName for a dotted name given as text (a
+// forward reference): "" when its first name is not imported.
+func (f *File) qualifiedText(name string) string {
 	head, rest, dotted := strings.Cut(name, ".")
 	q, ok := f.Imports[head]
 	if !ok {
-		return false
+		return ""
 	}
 	if dotted {
 		q += "." + rest
 	}
-	q = canonical(q)
-	return plainBase(q) || f.plainProjectClass(f.Path, q, 0)
+	return canonical(q)
 }
 
 // parameterNamed returns def's parameter called name, or nil.
@@ -588,7 +589,7 @@ func (f *File) plainProjectClass(from, qualified string, depth int) bool {
 }
 
 // namesModule answers NamesModule; callees are the names of the
-// functions that calls bound to fn may run (see builtByFunction), whether
+// functions that calls bound to fn may run (see builderCall), whether
 // or not the file defines them now: the answer goes stale once a function
 // of such a name comes, goes, is bound anew or returns something else.
 func (f *File) namesModule(fn *pyast.Node) (is bool, callees []string) {
@@ -605,9 +606,12 @@ func (f *File) namesModule(fn *pyast.Node) (is bool, callees []string) {
 		if f.constructsModule(b) {
 			return true, callees
 		}
-		if callee := builderCallee(f, b); callee != "" {
+		// A builder is judged by its own returns alone (returnsModule): no
+		// chain of builders is followed, and no summary asked (summaries
+		// ask NamesModule).
+		if call, callee := builderCall(f, b); call != nil {
 			callees = append(callees, callee)
-			if f.builtByFunction(b) {
+			if def := f.resolveCall(call); def != nil && f.returnsModule(def) {
 				return true, callees
 			}
 		}
@@ -620,40 +624,27 @@ func (f *File) namesModule(fn *pyast.Node) (is bool, callees []string) {
 		!f.importsOtherFrameworkOnly(), callees
 }
 
-// builderCallee returns the name of the function the value e calls, when
-// it may be a builder of this file (see builtByFunction): a plain name
-// not imported, or a method on self or cls; its chain of `.to(device)`
-// and the like aside. "" otherwise.
-func builderCallee(f *File, e *pyast.Node) string {
+// builderCall returns the call the value e makes, its chain of
+// `.to(device)` and the like aside, when it may run a builder of this
+// file, and the callee's name: a plain name not imported, or a method on
+// self or cls (merlion's `self.lstmed = self._build_model(dim).to(device)`,
+// whose `_build_model` returns `LSTMEDModule(...)`); nil and "" otherwise.
+// Methods of other objects are left out: which class an object is an
+// instance of reads other names, which the answer would then depend on.
+func builderCall(f *File, e *pyast.Node) (call *pyast.Node, callee string) {
 	e = f.unwrapModuleChain(e)
 	if !e.Is("call") {
-		return ""
+		return nil, ""
 	}
 	switch fn := e.Child("function"); {
 	case fn.Is("identifier") && f.QualifiedName(fn) == "":
-		return f.Text(fn)
+		return e, f.Text(fn)
 	case fn.Is("attribute") && fn.Child("object").Is("identifier"):
 		if recv := f.Text(fn.Child("object")); recv == "self" || recv == "cls" {
-			return f.Text(fn.Child("attribute"))
+			return e, f.Text(fn.Child("attribute"))
 		}
 	}
-	return ""
-}
-
-// builtByFunction reports whether e calls a function of this file, or a
-// method of its own class, that builds the nn.Module it returns: merlion's
-// `self.lstmed = self._build_model(dim).to(device)`, whose
-// `_build_model` returns `LSTMEDModule(...)`. The builder is judged by
-// its own returns alone (see returnsModule), so no answer follows a chain
-// of builders, and no summary is asked (the summaries ask NamesModule).
-// Methods of other objects are left out: which class an object is an
-// instance of reads other names, which the answer would then depend on.
-func (f *File) builtByFunction(e *pyast.Node) bool {
-	if builderCallee(f, e) == "" {
-		return false
-	}
-	def := f.resolveCall(f.unwrapModuleChain(e))
-	return def != nil && f.returnsModule(def)
+	return nil, ""
 }
 
 // returnsModule reports whether every return statement of def returns an
@@ -662,24 +653,18 @@ func (f *File) builtByFunction(e *pyast.Node) bool {
 // A generator, or a bare return, builds nothing.
 func (f *File) returnsModule(def *pyast.Node) bool {
 	return remember(f, &f.memos.returnsModule, def, func() bool {
-		returns, modules := 0, 0
-		pyast.Walk(def.Child("body"), func(x *pyast.Node) bool {
-			switch x.Kind() {
-			case "function_definition", "lambda", "class_definition":
-				return false
-			case "yield":
-				returns = -1 << 30
-				return false
-			case "return_statement":
-				returns++
-				if v := x.FirstNamed(); v != nil && f.buildsModuleIn(def, v) {
-					modules++
-				}
-				return false
+		returns, modules, generator := 0, 0, false
+		visitReturns(def, func(x *pyast.Node) {
+			if x.Is("yield") {
+				generator = true
+				return
 			}
-			return true
+			returns++
+			if v := x.NamedChildren(); len(v) > 0 && f.buildsModuleIn(def, v[0]) {
+				modules++
+			}
 		})
-		return returns > 0 && modules == returns
+		return !generator && returns > 0 && modules == returns
 	})
 }
 

@@ -1921,12 +1921,9 @@ func carryCallIndex(idx map[string][]*pyast.Node, prev, f *File, only [2][]*segm
 // name, less the answers about the names that changed, and, when purge is
 // set, those remembered by the local keys of segments gone (see
 // carryOver). A copy less what changed: cheaper than a copy of what did
-// not.
+// not. Nil for none (remember makes the map on the first answer).
 func keepAnswers[V any](from map[string]V, changed map[string]bool, purge bool, staleSerials map[string]bool) map[string]V {
 	to := maps.Clone(from)
-	if to == nil {
-		to = map[string]V{}
-	}
 	for key := range changed {
 		delete(to, key)
 	}

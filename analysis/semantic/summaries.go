@@ -372,19 +372,27 @@ func returnedTuples(def *pyast.Node, t *Taint) TupleGraph {
 // that return a value for which ok holds.
 func eachReturn(def *pyast.Node, ok func(value *pyast.Node) bool) int {
 	n := 0
+	visitReturns(def, func(x *pyast.Node) {
+		if v := x.NamedChildren(); len(v) > 0 && ok(v[0]) {
+			n++
+		}
+	})
+	return n
+}
+
+// visitReturns calls visit for each return statement and yield of def's
+// own body, not of the functions, lambdas and classes nested in it.
+func visitReturns(def *pyast.Node, visit func(x *pyast.Node)) {
 	pyast.Walk(def.Child("body"), func(x *pyast.Node) bool {
 		switch x.Kind() {
 		case "function_definition", "lambda", "class_definition":
 			return false
 		case "return_statement", "yield":
-			if v := x.NamedChildren(); len(v) > 0 && ok(v[0]) {
-				n++
-			}
+			visit(x)
 			return false
 		}
 		return true
 	})
-	return n
 }
 
 // plainTaintOf is the taint of scope judged without function summaries

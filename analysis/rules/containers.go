@@ -38,16 +38,15 @@ func usedAsTensor(f *semantic.File, name string, scope *pyast.Node, elements boo
 	}
 	// The names used so, found once per scope: at module level the scope
 	// is the whole file, and every candidate asks.
-	used := semantic.OfVersion(f, question, scope, func() map[string]bool {
-		used := map[string]bool{}
-		f.Tree.Walk(scope, func(n *pyast.Node) bool {
+	return semantic.NamesIn(f, question, scope, func(root *pyast.Node, add func(string)) {
+		pyast.Walk(root, func(n *pyast.Node) bool {
 			switch {
 			case n.Is("call") && strings.HasPrefix(f.Callee(n), "torch."):
 				pyast.Walk(n.Child("arguments"), func(a *pyast.Node) bool {
 					if a.Is("identifier", "attribute") {
-						used[f.Text(a)] = true
+						add(f.Text(a))
 					} else if a.Is("subscript") {
-						used[f.Text(unkeyed(a))+"[]"] = true // torch.stack(history["loss"])
+						add(f.Text(unkeyed(a)) + "[]") // torch.stack(history["loss"])
 					}
 					return true
 				})
@@ -56,54 +55,52 @@ func usedAsTensor(f *semantic.File, name string, scope *pyast.Node, elements boo
 				if elements {
 					// (sum(losses) / len(losses)).item(): the sum of
 					// tensors is one, of floats a float.
-					aggregated(f, obj, used)
+					aggregated(f, obj, add)
 					if obj.Is("subscript") {
 						// losses[-1].item(), history["loss"][-1].item();
 						// not history["loss"].append, a list's method.
-						elementsOf(f, obj.Child("value"), used)
+						elementsOf(f, obj.Child("value"), add)
 					}
 					return true
 				}
 				if obj.Is("identifier", "attribute") {
-					used[f.Text(obj)] = true
+					add(f.Text(obj))
 				}
 			}
 			return true
 		})
-		return used
-	})
-	return used[name]
+	}).Has(name)
 }
 
-// aggregated adds to names the containers whose elements e combines with
+// aggregated adds the containers whose elements e combines with
 // Python's builtins into one value of their type: `sum(xs)`, `max(xs)`,
 // `min(xs)`, in parentheses or arithmetic (`sum(xs) / len(xs)`).
-func aggregated(f *semantic.File, e *pyast.Node, names map[string]bool) {
+func aggregated(f *semantic.File, e *pyast.Node, add func(string)) {
 	switch {
 	case e.Is("parenthesized_expression"):
-		aggregated(f, e.FirstNamed(), names)
+		aggregated(f, e.FirstNamed(), add)
 	case e.Is("binary_operator"):
-		aggregated(f, e.Child("left"), names)
-		aggregated(f, e.Child("right"), names)
+		aggregated(f, e.Child("left"), add)
+		aggregated(f, e.Child("right"), add)
 	case e.Is("unary_operator"):
-		aggregated(f, e.Child("argument"), names)
+		aggregated(f, e.Child("argument"), add)
 	case e.Is("call") && e.Child("function").Is("identifier"):
 		switch f.Text(e.Child("function")) {
 		case "sum", "max", "min":
-			elementsOf(f, f.Arg(e, "", 0), names)
+			elementsOf(f, f.Arg(e, "", 0), add)
 		}
 	}
 }
 
-// elementsOf adds to names the container c, whose elements are used: its
+// elementsOf adds the container c, whose elements are used: its
 // name, or for an entry of a keyed history (`history["loss"]`) the
 // holder's name and "[]".
-func elementsOf(f *semantic.File, c *pyast.Node, names map[string]bool) {
+func elementsOf(f *semantic.File, c *pyast.Node, add func(string)) {
 	switch {
 	case c.Is("identifier", "attribute"):
-		names[f.Text(c)] = true
+		add(f.Text(c))
 	case c.Is("subscript"):
-		names[f.Text(unkeyed(c))+"[]"] = true
+		add(f.Text(unkeyed(c)) + "[]")
 	}
 }
 

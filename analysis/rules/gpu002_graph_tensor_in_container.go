@@ -642,16 +642,15 @@ func takenFrom(f *semantic.File, name string) bool {
 func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool {
 	// Every such container of the scope, found once: at module level the
 	// scope is the whole file, and every candidate asks.
-	return semantic.OfVersion(f, "joined into NumPy", scope, func() map[string]bool {
-		joined := map[string]bool{}
-		for _, call := range f.CallsIn(scope) {
+	return semantic.NamesIn(f, "joined into NumPy", scope, func(root *pyast.Node, add func(string)) {
+		for _, call := range f.CallsIn(root) {
 			if !semantic.InScope(call, scope) {
 				continue
 			}
 			switch f.QualifiedName(call.Child("function")) {
 			case "numpy.concatenate", "numpy.stack", "numpy.vstack", "numpy.hstack", "numpy.array", "numpy.asarray":
 				if arg := unkeyed(f.Arg(call, "", 0)); arg.Is("identifier", "attribute") {
-					joined[f.Text(arg)] = true
+					add(f.Text(arg))
 				}
 			}
 			if f.MethodName(call) != "numpy" {
@@ -667,12 +666,11 @@ func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool
 			switch f.QualifiedName(x.Child("function")) {
 			case "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack":
 				if arg := unkeyed(f.Arg(x, "tensors", 0)); arg.Is("identifier", "attribute") {
-					joined[f.Text(arg)] = true
+					add(f.Text(arg))
 				}
 			}
 		}
-		return joined
-	})[container]
+	}).Has(container)
 }
 
 // poppedInLoop reports whether a loop of scope takes elements out of the
@@ -680,18 +678,16 @@ func joinedIntoNumPy(f *semantic.File, container string, scope *pyast.Node) bool
 // in flight (a pipeline schedule's activations, waiting for their
 // backward) or a window of the last few, not a history that grows.
 func poppedInLoop(f *semantic.File, container string, scope *pyast.Node) bool {
-	return semantic.OfVersion(f, "popped in a loop", scope, func() map[string]bool {
-		popped := map[string]bool{}
-		for _, c := range f.CallsIn(scope) {
+	return semantic.NamesIn(f, "popped in a loop", scope, func(root *pyast.Node, add func(string)) {
+		for _, c := range f.CallsIn(root) {
 			switch f.MethodName(c) {
 			case "pop", "popleft":
 				if semantic.InScope(c, scope) && len(semantic.EnclosingLoops(c)) > 0 {
-					popped[f.Text(unkeyed(semantic.Receiver(c)))] = true
+					add(f.Text(unkeyed(semantic.Receiver(c))))
 				}
 			}
 		}
-		return popped
-	})[container]
+	}).Has(container)
 }
 
 // keepsRequiresGrad are the tensor methods whose result requires grad

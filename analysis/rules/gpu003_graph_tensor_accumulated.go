@@ -464,25 +464,24 @@ func resetBound(f *semantic.File, reset, loop *pyast.Node, units string) string 
 // returned or yielded, not stored in an attribute, a container or a
 // global, and is passed only to printing, logging and conversions.
 func totalStaysLocal(f *semantic.File, acc, scope *pyast.Node) bool {
-	return acc.Is("identifier") && !escapingNames(f, scope)[f.Text(acc)]
+	return acc.Is("identifier") && !escapingNames(f, scope).Has(f.Text(acc))
 }
 
 // escapingNames are the names whose values may reach, in scope, something
 // that could backpropagate through them (see totalStaysLocal), found once
 // per scope: at module level the scope is the whole file, and every
 // candidate asks.
-func escapingNames(f *semantic.File, scope *pyast.Node) map[string]bool {
-	return semantic.OfVersion(f, "escaping names", scope, func() map[string]bool {
-		escaping := map[string]bool{}
+func escapingNames(f *semantic.File, scope *pyast.Node) semantic.Names {
+	return semantic.NamesIn(f, "escaping names", scope, func(root *pyast.Node, add func(string)) {
 		mentioned := func(e *pyast.Node, except string) {
 			pyast.Walk(e, func(n *pyast.Node) bool {
 				if n.Is("identifier", "attribute") && f.Text(n) != except {
-					escaping[f.Text(n)] = true
+					add(f.Text(n))
 				}
 				return true
 			})
 		}
-		f.Tree.Walk(scope, func(n *pyast.Node) bool {
+		pyast.Walk(root, func(n *pyast.Node) bool {
 			switch n.Kind() {
 			case "function_definition", "lambda", "class_definition":
 				// Read in another function (a closure, or a function
@@ -506,7 +505,6 @@ func escapingNames(f *semantic.File, scope *pyast.Node) map[string]bool {
 			}
 			return true
 		})
-		return escaping
 	})
 }
 

@@ -146,7 +146,8 @@ func mentionsAny(f *File, n *pyast.Node, names map[string]bool) bool {
 	return found
 }
 
-// nameSeed hashes names for the segments' mentions (see segmentIndex).
+// nameSeed hashes names for the segments' mentions (see segmentIndex)
+// and for the sets of names of NamesIn.
 var nameSeed = maphash.MakeSeed()
 
 func nameHash(name string) uint64 { return maphash.String(nameSeed, name) }

@@ -3,6 +3,7 @@ package semantic
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
 	"reflect"
 	"slices"
@@ -849,6 +850,73 @@ def other():
 		}
 		if f.namesChanged() != step.namesChanged {
 			t.Errorf("after %q: names changed %v, want %v", step.new, f.namesChanged(), step.namesChanged)
+		}
+	}
+}
+
+// The module's sets of names (NamesIn) are patched from the last
+// version's: a keystroke collects the statements of the segments it
+// touched only, and the set equals a fresh version's; an import, or a
+// binding of torch, collects every statement again.
+func TestModuleNamesArePatchedByTheSegmentsEdited(t *testing.T) {
+	b := newBuffer(t, `import torch
+
+a = torch.zeros(1)
+b = a.sum()
+
+
+def f(x):
+    return torch.relu(x)
+
+
+c = torch.stack(xs)
+`)
+	collected := 0
+	names := func(f *File) Names {
+		return NamesIn(f, "torch arguments", f.Tree.Root, func(stmt *pyast.Node, add func(string)) {
+			collected++
+			for _, call := range f.CallsIn(stmt) {
+				if strings.HasPrefix(f.Callee(call), "torch.") {
+					for _, arg := range call.Child("arguments").NamedChildren() {
+						add(f.Text(arg))
+					}
+				}
+			}
+		})
+	}
+	for _, step := range []struct {
+		old, new string
+		collects int // statements collected
+		want     []string
+	}{
+		{"", "", 5, []string{"1", "x", "xs"}},
+		{"torch.stack(xs)", "torch.stack(ys)", 1, []string{"1", "x", "ys"}},
+		{"a.sum()", "torch.mean(a)", 1, []string{"1", "a", "x", "ys"}},
+		{"torch.relu(x)", "torch.relu(y)", 1, []string{"1", "a", "y", "ys"}},
+		{"torch.zeros(1)", "torch.zeros(2)", 1, []string{"2", "a", "y", "ys"}},
+		{"import torch\n", "import numpy as torch\n", 5, nil},
+		{"import numpy as torch\n", "", 4, []string{"2", "a", "y", "ys"}}, // a star import's torch
+		{"c = ", "torch = None\nc = ", 5, nil},                            // torch bound: no module
+	} {
+		if step.old != "" || step.new != "" {
+			b.replace(step.old, step.new)
+		}
+		before := collected
+		got := names(b.f)
+		names(b.f) // once a version
+		if collected-before != step.collects {
+			t.Errorf("after %q: collected %d statements, want %d", step.new, collected-before, step.collects)
+		}
+		if len(got) != len(step.want) {
+			t.Errorf("after %q: %d names, want %q", step.new, len(got), step.want)
+		}
+		for _, name := range step.want {
+			if !got.Has(name) {
+				t.Errorf("after %q: no %q", step.new, name)
+			}
+		}
+		if fresh := names(NewFile("p.py", b.src, b.tree)); !maps.Equal(got, fresh) {
+			t.Errorf("after %q: names %v, a fresh version's %v", step.new, got, fresh)
 		}
 	}
 }

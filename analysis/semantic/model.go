@@ -104,7 +104,8 @@ type File struct {
 		loaderReads       map[loaderReadsKey][]string   // see loaderLike
 		inflight          map[inflightKey]chan struct{} // see rememberShared
 		gradOff           map[gradOffKey]bool
-		ofVersion         map[question]any // see OfVersion
+		ofVersion         map[question]any        // see OfVersion
+		moduleNames       map[string]*moduleNames // see NamesIn
 		// staleSerials are the serials of the segment indexes gone
 		// since module and loss were last rid of their local keys (see
 		// carryOver).
@@ -153,6 +154,9 @@ type File struct {
 		families *map[string][]string
 		removed  []*segmentIndex
 		fresh    []int
+		// names are the module's sets of names that version found, to
+		// patch (see NamesIn).
+		names map[string]*moduleNames
 		// gone are the indexes of the segments only that version had,
 		// kept for this version's life (removed is let go once Bindings
 		// patched its map): see unchangedFor.

@@ -61,6 +61,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	f.carried.removed, f.carried.fresh, f.carried.gone = removed, fresh, removed
 	if prev != nil {
 		f.carried.bindings = prev.bindings.built.Load()
+		f.carried.names = prev.namesSoFar()
 	}
 	// A keystroke in a function's body leaves the file's structure (its
 	// imports, classes and their headers), its DataLoaders and its grad
@@ -705,6 +706,9 @@ type segmentIndex struct {
 	// read (see reanalyse).
 	mentions []uint64
 	bloom    [8]uint64 // a bit per mention (see mentionsHash), to skip most lookups
+	// shares are what the segment adds to the module's sets of names
+	// (see NamesIn).
+	shares nameShares
 	// breaks counts the segment's line breaks, for File.lineEnding.
 	breaks struct{ crlf, lf, cr int }
 

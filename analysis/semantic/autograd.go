@@ -1376,7 +1376,7 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 		scope = f.Tree.Root
 		name = name[strings.LastIndexByte(name, '.')+1:]
 	}
-	return f.backwardSinks(scope, anyBackward)[name]
+	return f.backwardSink(scope, anyBackward, name)
 }
 
 // FreedByBackward reports whether a backward pass within scope (a step
@@ -1386,7 +1386,7 @@ func (f *File) ReachesBackward(name string, scope *pyast.Node) bool {
 // graph nor creating one (torch.autograd.grad is left out: it keeps them
 // with create_graph).
 func (f *File) FreedByBackward(name string, scope *pyast.Node) bool {
-	return f.backwardSinks(scope, freeingBackward)[name]
+	return f.backwardSink(scope, freeingBackward, name)
 }
 
 // falseOrAbsent reports whether an argument is missing, False or None.
@@ -1436,21 +1436,11 @@ func (f *File) backwardSinks(scope *pyast.Node, kind backwardKind) map[string]bo
 		sinks := map[string]bool{}
 		var added []string // sinks whose flows are still to follow
 		mentions := func(e *pyast.Node) {
-			pyast.Walk(e, func(n *pyast.Node) bool {
-				var names [2]string
-				switch n.Kind() {
-				case "identifier":
-					names[0] = f.Text(n)
-				case "attribute":
-					names = [2]string{f.Text(n), f.Text(n.Child("attribute"))}
+			mentionedNames(f, e, func(name string) {
+				if !sinks[name] {
+					sinks[name] = true
+					added = append(added, name)
 				}
-				for _, name := range names {
-					if name != "" && !sinks[name] {
-						sinks[name] = true
-						added = append(added, name)
-					}
-				}
-				return true
 			})
 		}
 		calls := f.CallsIn(scope)
@@ -1493,6 +1483,73 @@ func (f *File) backwardSinks(scope *pyast.Node, kind backwardKind) map[string]bo
 				if !followed[from] {
 					followed[from] = true
 					mentions(from)
+				}
+			}
+		}
+		return sinks
+	})
+}
+
+// mentionedNames adds the names e mentions, as backwardSinks counts them:
+// each identifier's text, and each attribute's whole text and last name.
+func mentionedNames(f *File, e *pyast.Node, add func(string)) {
+	pyast.Walk(e, func(n *pyast.Node) bool {
+		switch n.Kind() {
+		case "identifier":
+			add(f.Text(n))
+		case "attribute":
+			add(f.Text(n))
+			if last := f.Text(n.Child("attribute")); last != "" {
+				add(last)
+			}
+		}
+		return true
+	})
+}
+
+// backwardSink reports whether name is one of scope's backward sinks of
+// kind (see backwardSinks).
+func (f *File) backwardSink(scope *pyast.Node, kind backwardKind, name string) bool {
+	if scope == f.Tree.Root {
+		return f.moduleSinks(kind).Has(name)
+	}
+	return f.backwardSinks(scope, kind)[name]
+}
+
+// moduleSinks is backwardSinks for the module, the scope of a script's
+// candidates, every one of which asks on every version: the names the
+// backward passes take (NamesIn) and what flows into what (moduleFlows)
+// are patched from the last version's by the segments an edit changed,
+// and only the walk from the one along the other is made again.
+func (f *File) moduleSinks(kind backwardKind) Names {
+	return OfVersion(f, kind.question()+" of the module", f.Tree.Root, func() Names {
+		passes := NamesIn(f, kind.question()+": what the passes take", f.Tree.Root, func(stmt *pyast.Node, add func(string)) {
+			for _, call := range f.CallsIn(stmt) {
+				if kind.is(f, call) {
+					mentionedNames(f, call.Child("arguments"), add)
+					if f.MethodName(call) == "backward" {
+						mentionedNames(f, Receiver(call), add)
+					}
+				}
+			}
+		})
+		sinks := Names{}
+		if len(passes) == 0 {
+			return sinks
+		}
+		into := f.moduleFlows()
+		follow := make([]uint64, 0, len(passes)) // sinks whose flows are still to follow
+		for name := range passes {
+			sinks[name] = 1
+			follow = append(follow, name)
+		}
+		for len(follow) > 0 {
+			name := follow[len(follow)-1]
+			follow = follow[:len(follow)-1]
+			for from := range into[name] {
+				if sinks[from] == 0 {
+					sinks[from] = 1
+					follow = append(follow, from)
 				}
 			}
 		}

@@ -920,3 +920,67 @@ c = torch.stack(xs)
 		}
 	}
 }
+
+// Which names of a script reach a backward pass (ReachesBackward,
+// FreedByBackward at module level) follows the statements edited: the
+// passes' names and the flows between names are patched from the last
+// version's (see moduleSinks), and every version answers as a fresh one.
+func TestModuleSinksFollowTheStatementsEdited(t *testing.T) {
+	b := newBuffer(t, `import torch
+
+a = model(x)
+b = a * 2
+c = b + 1
+losses = []
+losses.append(c)
+total = sum(losses)
+total.backward()
+d = other(y)
+`)
+	names := []string{"a", "b", "c", "d", "losses", "total", "w", "x", "y", "model", "other"}
+	for _, step := range []struct {
+		old, new string
+		reach    string // the names that reach a backward pass
+		freed    string // the names a freeing one runs through
+	}{
+		{"", "", "a b c losses total x model", "a b c losses total x model"},
+		{"c = b + 1", "c = d + 1", "c d losses total y other", "c d losses total y other"},
+		{"total.backward()", "total.backward(retain_graph=True)", "c d losses total y other", ""},
+		{"total.backward(retain_graph=True)", "total.item()", "", ""},
+		{"total.item()", "b.backward()", "a b x model", "a b x model"},
+		{"losses.append(c)", "losses.append(c)\nb = losses", "a b c d losses x y model other", "a b c d losses x y model other"},
+		{"b.backward()", "torch.autograd.grad(b, w)", "a b c d losses w x y model other", ""},
+		{"import torch\n", "import numpy as torch\n", "", ""}, // no torch.autograd.grad then
+		{"import numpy as torch\n", "import torch\n", "a b c d losses w x y model other", ""},
+	} {
+		if step.old != "" || step.new != "" {
+			b.replace(step.old, step.new)
+		}
+		fresh := NewFile("p.py", b.src, b.tree)
+		for _, name := range names {
+			reach, freed := b.f.ReachesBackward(name, b.f.Tree.Root), b.f.FreedByBackward(name, b.f.Tree.Root)
+			if want := slices.Contains(strings.Fields(step.reach), name); reach != want {
+				t.Errorf("after %q: %s reaches a backward pass: %v, want %v", step.new, name, reach, want)
+			}
+			if want := slices.Contains(strings.Fields(step.freed), name); freed != want {
+				t.Errorf("after %q: a freeing backward pass runs through %s: %v, want %v", step.new, name, freed, want)
+			}
+			if reach != fresh.ReachesBackward(name, fresh.Tree.Root) || freed != fresh.FreedByBackward(name, fresh.Tree.Root) {
+				t.Errorf("after %q: %s answers differently from a fresh version", step.new, name)
+			}
+		}
+	}
+	// Two versions made from one (an edit given up for another) each
+	// patch that version's sets, which neither may change.
+	base, src, tree := b.f, b.src, b.tree
+	for _, edit := range []string{"d = other(y) + z", "d = other( y)"} {
+		b.f, b.src, b.tree = base, src, tree
+		b.replace("d = other(y)", edit)
+		fresh := NewFile("p.py", b.src, b.tree)
+		for _, name := range append(names, "z") {
+			if b.f.ReachesBackward(name, b.f.Tree.Root) != fresh.ReachesBackward(name, fresh.Tree.Root) {
+				t.Errorf("%q made from the same version as another: %s answers differently from a fresh version", edit, name)
+			}
+		}
+	}
+}

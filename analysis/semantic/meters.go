@@ -78,7 +78,7 @@ func sumsFirstArgument(f *File, def *pyast.Node) bool {
 		// accumulated for a later backward pass) keeps its graph on
 		// purpose. Asked of the class, by the attribute's whole text:
 		// the file's `loss.sum().backward()` says nothing of `self.sum`.
-		if addsAsItIs(f, a.Child("right"), val) && !f.backwardSinks(def.Ancestor("class_definition"), anyBackward)[f.Text(left)] {
+		if addsAsItIs(f, a.Child("right"), val) && !f.backwardSink(def.Ancestor("class_definition"), anyBackward, f.Text(left)) {
 			sums = true
 		}
 	}
@@ -191,7 +191,7 @@ func storedParameters(f *File, def *pyast.Node) uint64 {
 	}
 	var stored uint64
 	for container, bits := range containers {
-		if afresh[container] || f.backwardSinks(class, anyBackward)[container] || containerTakenOrJoined(f, class, container) {
+		if afresh[container] || f.backwardSink(class, anyBackward, container) || containerTakenOrJoined(f, class, container) {
 			continue
 		}
 		stored |= bits

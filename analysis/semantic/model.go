@@ -104,8 +104,8 @@ type File struct {
 		loaderReads       map[loaderReadsKey][]string   // see loaderLike
 		inflight          map[inflightKey]chan struct{} // see rememberShared
 		gradOff           map[gradOffKey]bool
-		ofVersion         map[question]any        // see OfVersion
-		moduleNames       map[string]*moduleNames // see NamesIn
+		ofVersion         map[question]any // see OfVersion
+		moduleSets        map[string]any   // *moduleNames or *flowSet, see NamesIn and moduleFlows
 		// staleSerials are the serials of the segment indexes gone
 		// since module and loss were last rid of their local keys (see
 		// carryOver).
@@ -154,9 +154,9 @@ type File struct {
 		families *map[string][]string
 		removed  []*segmentIndex
 		fresh    []int
-		// names are the module's sets of names that version found, to
-		// patch (see NamesIn).
-		names map[string]*moduleNames
+		// moduleSets are the module's sets that version found, to patch
+		// (see NamesIn, moduleFlows).
+		moduleSets map[string]any
 		// gone are the indexes of the segments only that version had,
 		// kept for this version's life (removed is let go once Bindings
 		// patched its map): see unchangedFor.

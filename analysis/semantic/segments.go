@@ -61,7 +61,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	f.carried.removed, f.carried.fresh, f.carried.gone = removed, fresh, removed
 	if prev != nil {
 		f.carried.bindings = prev.bindings.built.Load()
-		f.carried.names = prev.namesSoFar()
+		f.carried.moduleSets = prev.moduleSetsSoFar()
 	}
 	// A keystroke in a function's body leaves the file's structure (its
 	// imports, classes and their headers), its DataLoaders and its grad

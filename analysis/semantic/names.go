@@ -20,6 +20,20 @@ type Names map[uint64]int32
 // Has reports whether the set holds name.
 func (s Names) Has(name string) bool { return s[nameHash(name)] > 0 }
 
+// uncount counts the name of hash h once less; false if the set does not
+// hold it (what was counted differs from what is taken away).
+func (s Names) uncount(h uint64) bool {
+	switch s[h] {
+	case 0:
+		return false
+	case 1:
+		delete(s, h)
+	default:
+		s[h]--
+	}
+	return true
+}
+
 // NamesIn returns the names collect adds for scope, once per version: for
 // a function, what collect adds given the function; for the module,
 // what it adds given each top-level statement, together.
@@ -138,13 +152,8 @@ func (f *File) patchNames(had Names, q int, context uint64, collect func(*pyast.
 			return nil, false
 		}
 		for _, name := range share {
-			switch names[name] {
-			case 0:
+			if !names.uncount(name) {
 				return nil, false
-			case 1:
-				delete(names, name)
-			default:
-				names[name]--
 			}
 		}
 	}
@@ -269,14 +278,8 @@ func (f *File) patchFlows(had map[uint64]Names, q int, context uint64, find func
 			if !copied[to] {
 				into[to], copied[to] = maps.Clone(into[to]), true
 			}
-			names := into[to]
-			switch names[from] {
-			case 0:
+			if !into[to].uncount(from) {
 				return nil, false
-			case 1:
-				delete(names, from)
-			default:
-				names[from]--
 			}
 		}
 	}

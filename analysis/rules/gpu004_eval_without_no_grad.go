@@ -342,7 +342,9 @@ func frozenBefore(f *semantic.File, loop *pyast.Node) bool {
 	firstFreeze := semantic.OfVersion(f, "first freezes parameters", scope, func() int {
 		first := -1
 		for _, n := range append(f.AssignmentsIn(scope), f.CallsIn(scope)...) {
-			if (first < 0 || n.Start() < first) && semantic.InScope(n, scope) && semantic.FreezesParameters(f, n) {
+			// The syntax first: whether a node is in scope walks up to its
+			// function, and at module level every node of the file is asked.
+			if (first < 0 || n.Start() < first) && semantic.FreezesParameters(f, n) && semantic.InScope(n, scope) {
 				first = n.Start()
 			}
 		}

@@ -263,6 +263,9 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 // outputs), for the callers to decide what becomes of them.
 func returnsLoopGraphs(f *semantic.File, loop *pyast.Node) bool {
 	scope := semantic.Scope(loop)
+	if scope.Is("module") {
+		return false // module code returns nothing; its stores' taint is dear to ask
+	}
 	taint := f.TaintOf(scope)
 	stores := append(f.CallsIn(loop), f.AssignmentsIn(loop)...)
 	return slices.ContainsFunc(stores, func(stmt *pyast.Node) bool {

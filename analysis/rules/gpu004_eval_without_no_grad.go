@@ -263,14 +263,12 @@ func evaluates(f *semantic.File, loop *pyast.Node, sign evalSigns) bool {
 // outputs), for the callers to decide what becomes of them.
 func returnsLoopGraphs(f *semantic.File, loop *pyast.Node) bool {
 	scope := semantic.Scope(loop)
-	if scope.Is("module") {
-		return false // module code returns nothing; its stores' taint is dear to ask
-	}
-	taint := f.TaintOf(scope)
 	stores := append(f.CallsIn(loop), f.AssignmentsIn(loop)...)
 	return slices.ContainsFunc(stores, func(stmt *pyast.Node) bool {
+		// Whether the container is returned first: a lookup (never, for
+		// module code), where the value's taint is dear to ask.
 		value, container := storedValue(f, stmt)
-		return value != nil && semantic.InScope(stmt, scope) && taint.Tainted(value) && returned(f, f.Text(container), scope)
+		return value != nil && semantic.InScope(stmt, scope) && returned(f, f.Text(container), scope) && f.TaintOf(scope).Tainted(value)
 	})
 }
 

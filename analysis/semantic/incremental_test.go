@@ -971,8 +971,13 @@ d = other(y)
 		}
 	}
 	// Two versions made from one (an edit given up for another) each
-	// patch that version's sets, which neither may change.
+	// patch that version's sets, which neither may change: d's flows
+	// come from two statements, so that an edit of one leaves d's set.
+	b.replace("c = d + 1", "c = d + 1\nd = c")
 	base, src, tree := b.f, b.src, b.tree
+	if !base.ReachesBackward("d", base.Tree.Root) { // and its sets are found, to patch
+		t.Fatal("d does not reach the backward pass")
+	}
 	for _, edit := range []string{"d = other(y) + z", "d = other( y)"} {
 		b.f, b.src, b.tree = base, src, tree
 		b.replace("d = other(y)", edit)

@@ -105,7 +105,7 @@ type File struct {
 		inflight          map[inflightKey]chan struct{} // see rememberShared
 		gradOff           map[gradOffKey]bool
 		ofVersion         map[question]any // see OfVersion
-		moduleSets        map[string]any   // *moduleNames or *flowSet, see NamesIn and moduleFlows
+		moduleSets        map[string]any   // module-wide answers by question, see moduleAnswer
 		// staleSerials are the serials of the segment indexes gone
 		// since module and loss were last rid of their local keys (see
 		// carryOver).

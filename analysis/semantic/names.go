@@ -56,16 +56,76 @@ func NamesIn(f *File, question string, scope *pyast.Node, collect func(n *pyast.
 			return names
 		})
 	}
-	return rememberShared(f, &f.memos.moduleSets, question, func() any {
-		return f.moduleNames(question, collect)
-	}).(*moduleNames).names
+	find := func(stmts []*pyast.Node) []uint64 {
+		var found []uint64
+		for _, stmt := range stmts {
+			collect(stmt, func(name string) { found = append(found, nameHash(name)) })
+		}
+		slices.Sort(found)
+		return slices.Compact(found)
+	}
+	return moduleAnswer(f, question, find, func(names Names) (take func([]uint64) bool, add func([]uint64)) {
+		take = func(share []uint64) bool {
+			for _, name := range share {
+				if !names.uncount(name) {
+					return false
+				}
+			}
+			return true
+		}
+		add = func(share []uint64) {
+			for _, name := range share {
+				names[name]++
+			}
+		}
+		return take, add
+	})
 }
 
-// moduleNames is NamesIn's answer for the module, and the context it was
-// found in (see nameContext).
-type moduleNames struct {
-	context uint64
-	names   Names
+// moduleAnswer returns this version's answer to question about the whole
+// module, made of its segments' shares (what find makes of each one's
+// statements, kept with its index): the last version's answer, copied,
+// less the shares of the segments only that version had and plus those of
+// the segments only this one has, when that answer was found in the same
+// context (see nameContext) and nothing it counted is missing; otherwise
+// every segment's share. counter gives, for the answer being made, how to
+// take a share away (false: it was not counted) and how to add one.
+func moduleAnswer[M ~map[uint64]V, V any](f *File, question string, find func([]*pyast.Node) []uint64, counter func(M) (take func([]uint64) bool, add func([]uint64))) M {
+	type answer struct {
+		context uint64
+		value   M
+	}
+	return rememberShared(f, &f.memos.moduleSets, question, func() any {
+		context, q := f.nameContext(), questionNumber(question)
+		if had, _ := f.carried.moduleSets[question].(*answer); had != nil && had.context == context {
+			value := maps.Clone(had.value)
+			if take, add := counter(value); f.patchShares(q, context, find, take, add) {
+				return &answer{context, value}
+			}
+		}
+		value := M{}
+		_, add := counter(value)
+		for i := range f.indexes {
+			add(f.segmentShare(i, q, context, find))
+		}
+		return &answer{context, value}
+	}).(*answer).value
+}
+
+// patchShares takes away the shares of the segments only the last version
+// had and adds those of the segments only this one has; false when a
+// segment gone has no share of that context (another version asked in
+// another one since) or take refuses one.
+func (f *File) patchShares(q int, context uint64, find func([]*pyast.Node) []uint64, take func([]uint64) bool, add func([]uint64)) bool {
+	for _, ix := range f.carried.gone {
+		if share, ok := ix.share(q, context); !ok || !take(share) {
+			return false
+		}
+	}
+	for _, i := range f.carried.fresh {
+		add(f.segmentShare(i, q, context, find))
+	}
+	return true
 }
 
 // nameShares are what a segment adds to the module's sets of names, by
@@ -121,50 +181,6 @@ func (f *File) nameContext() uint64 {
 	return context
 }
 
-// moduleNames finds NamesIn's answer for the module: the last version's,
-// less the shares of the segments only it had, plus those of the
-// segments only this one has, when it found one in the same context;
-// otherwise every segment's share, each found once for the segment.
-func (f *File) moduleNames(question string, collect func(*pyast.Node, func(string))) *moduleNames {
-	context, q := f.nameContext(), questionNumber(question)
-	if had, _ := f.carried.moduleSets[question].(*moduleNames); had != nil && had.context == context {
-		if names, ok := f.patchNames(had.names, q, context, collect); ok {
-			return &moduleNames{context, names}
-		}
-	}
-	names := Names{}
-	for i := range f.indexes {
-		for _, name := range f.nameShare(i, q, context, collect) {
-			names[name]++
-		}
-	}
-	return &moduleNames{context, names}
-}
-
-// patchNames patches the last version's set had; false if a segment it
-// counted has no share of that context (another version asked in
-// another one since), or a count would go below zero.
-func (f *File) patchNames(had Names, q int, context uint64, collect func(*pyast.Node, func(string))) (Names, bool) {
-	names := maps.Clone(had)
-	for _, ix := range f.carried.gone {
-		share, ok := ix.share(q, context)
-		if !ok {
-			return nil, false
-		}
-		for _, name := range share {
-			if !names.uncount(name) {
-				return nil, false
-			}
-		}
-	}
-	for _, i := range f.carried.fresh {
-		for _, name := range f.nameShare(i, q, context, collect) {
-			names[name]++
-		}
-	}
-	return names, true
-}
-
 // share returns the index's share of question number q found in context.
 func (ix *segmentIndex) share(q int, context uint64) ([]uint64, bool) {
 	ix.shares.Lock()
@@ -198,19 +214,6 @@ func (ix *segmentIndex) keepShare(q int, context uint64, names []uint64) {
 	ix.shares.found |= 1 << q
 }
 
-// nameShare returns the names collect adds given the statements of f's
-// i-th segment, found once for the segment's index in a context.
-func (f *File) nameShare(i, q int, context uint64, collect func(*pyast.Node, func(string))) []uint64 {
-	return f.segmentShare(i, q, context, func(stmts []*pyast.Node) []uint64 {
-		var found []uint64
-		for _, stmt := range stmts {
-			collect(stmt, func(name string) { found = append(found, nameHash(name)) })
-		}
-		slices.Sort(found)
-		return slices.Compact(found)
-	})
-}
-
 // segmentShare returns what find makes of the statements of f's i-th
 // segment, found once for the segment's index in a context.
 func (f *File) segmentShare(i, q int, context uint64, find func([]*pyast.Node) []uint64) []uint64 {
@@ -234,80 +237,42 @@ func (f *File) moduleSetsSoFar() map[string]any {
 	return maps.Clone(f.memos.moduleSets)
 }
 
-// flowSet is moduleFlows' answer, and the context it was found in.
-type flowSet struct {
-	context uint64
-	into    map[uint64]Names // a name's hash -> the names flowing into it
-}
-
-// flowsQuestion names moduleFlows' shares and answer.
-const flowsQuestion = "flows into names"
-
 // moduleFlows returns what flows into each name anywhere in the module, as
-// backwardSinks follows it (see flowsOf): patched from the last version's
-// like NamesIn's sets, each segment's flows kept with its index.
+// backwardSinks follows it (see flowsOf): a name's hash -> the names
+// flowing into it, patched like NamesIn's sets. A patch copies a name's set
+// before changing it: the last version's stay its own.
 func (f *File) moduleFlows() map[uint64]Names {
-	return rememberShared(f, &f.memos.moduleSets, flowsQuestion, func() any {
-		context, q := f.nameContext(), questionNumber(flowsQuestion)
-		find := func(stmts []*pyast.Node) []uint64 { return flowsOf(f, stmts) }
-		if had, _ := f.carried.moduleSets[flowsQuestion].(*flowSet); had != nil && had.context == context {
-			if into, ok := f.patchFlows(had.into, q, context, find); ok {
-				return &flowSet{context, into}
+	find := func(stmts []*pyast.Node) []uint64 { return flowsOf(f, stmts) }
+	return moduleAnswer(f, "flows into names", find, func(into map[uint64]Names) (take func([]uint64) bool, add func([]uint64)) {
+		copied := map[uint64]bool{}
+		own := func(name uint64) Names {
+			if !copied[name] {
+				into[name], copied[name] = maps.Clone(into[name]), true
+			}
+			if into[name] == nil {
+				into[name] = Names{}
+			}
+			return into[name]
+		}
+		take = func(share []uint64) bool {
+			for k := 0; k+1 < len(share); k += 2 {
+				names := own(share[k])
+				if !names.uncount(share[k+1]) {
+					return false
+				}
+				if len(names) == 0 {
+					delete(into, share[k])
+				}
+			}
+			return true
+		}
+		add = func(share []uint64) {
+			for k := 0; k+1 < len(share); k += 2 {
+				own(share[k])[share[k+1]]++
 			}
 		}
-		into := map[uint64]Names{}
-		for i := range f.indexes {
-			countFlows(into, f.segmentShare(i, q, context, find), nil)
-		}
-		return &flowSet{context, into}
-	}).(*flowSet).into
-}
-
-// patchFlows patches the last version's flows had as patchNames does a
-// set, copying only the sets of the names whose flows change.
-func (f *File) patchFlows(had map[uint64]Names, q int, context uint64, find func([]*pyast.Node) []uint64) (map[uint64]Names, bool) {
-	into := maps.Clone(had)
-	copied := map[uint64]bool{}
-	for _, ix := range f.carried.gone {
-		share, ok := ix.share(q, context)
-		if !ok {
-			return nil, false
-		}
-		for k := 0; k+1 < len(share); k += 2 {
-			to, from := share[k], share[k+1]
-			if !copied[to] {
-				into[to], copied[to] = maps.Clone(into[to]), true
-			}
-			if !into[to].uncount(from) {
-				return nil, false
-			}
-		}
-	}
-	for _, i := range f.carried.fresh {
-		countFlows(into, f.segmentShare(i, q, context, find), copied)
-	}
-	for to := range copied {
-		if len(into[to]) == 0 {
-			delete(into, to)
-		}
-	}
-	return into, true
-}
-
-// countFlows counts a segment's flows (pairs of hashes: into, from) once
-// more in into, copying first the sets of had's names that copied does
-// not list (nil: into is new, nothing to copy).
-func countFlows(into map[uint64]Names, share []uint64, copied map[uint64]bool) {
-	for k := 0; k+1 < len(share); k += 2 {
-		to, from := share[k], share[k+1]
-		if copied != nil && !copied[to] {
-			into[to], copied[to] = maps.Clone(into[to]), true
-		}
-		if into[to] == nil {
-			into[to] = Names{}
-		}
-		into[to][from]++
-	}
+		return take, add
+	})
 }
 
 // flowsOf returns what flows into what in stmts, as backwardSinks follows

@@ -781,6 +781,19 @@ type taintFacts struct {
 	// plain: calls of functions defined in this file are judged without
 	// their summaries (see Summary).
 	plain bool
+
+	// The module's taint is kept by segment, so that the next version
+	// recomputes only the segments whose reads changed (see
+	// buildModuleTaint): parts, in source order, and what it was computed
+	// with besides them.
+	parts        []*moduleTaintPart
+	gradSwitches []*pyast.Node
+	// While a part is being built: the part, the names whose events this
+	// taint owns rather than shares with the last version's (nil: it
+	// owns them all), and the copies of names it keeps.
+	part     *moduleTaintPart
+	owned    map[string]bool
+	interned map[string]string // see intern
 }
 
 type taintEvent struct {
@@ -826,56 +839,64 @@ func (f *File) taintOf(taints *map[*pyast.Node]*Taint, facts *map[*pyast.Node]*t
 func (f *File) newTaint(scope *pyast.Node, plain bool) *Taint {
 	t := &Taint{f: f, taintFacts: &taintFacts{events: map[string][]taintEvent{}, asked: asked{}, building: true, plain: plain}}
 	defer func() { t.building, t.signature = false, askedSignatureOf(t.asked) }()
-	if scope != f.Tree.Root {
-		t.segment = f.segmentOf(scope)
+	if scope == f.Tree.Root {
+		f.buildModuleTaint(t)
+		return t
 	}
+	t.segment = f.segmentOf(scope)
 	for _, a := range f.AssignmentsIn(scope) {
-		if !InScope(a, scope) {
-			continue
-		}
-		left, right := a.Child("left"), a.Child("right")
-		if left == nil || right == nil {
-			continue
-		}
-		at := a.End()
-		if a.Kind() == "augmented_assignment" {
-			// x += y keeps x tainted if either side is.
-			for _, name := range targetNames(f, left) {
-				tainted := t.Tainted(right) || t.nameTainted(name, a.Start())
-				t.add(name, taintEvent{at: at, tainted: tainted, value: right, aug: true, from: a.Start()})
-			}
-			continue
-		}
-		names := targetNames(f, left)
-		// a, b = x, y: element-wise when the shapes match.
-		if elems := right.NamedChildren(); right.Is("expression_list", "tuple") && len(elems) == len(names) && left.Is("pattern_list", "tuple_pattern") {
-			for i, name := range names {
-				t.add(name, taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i]), value: elems[i], from: a.Start()})
-			}
-			continue
-		}
-		tainted, scalar := t.Tainted(right), t.IsScalarLoss(right)
-		value := right
-		if len(names) != 1 {
-			value = nil
-		}
-		// loss, acc = step(batch), where step returns `loss, acc` and only
-		// loss has history: element-wise too.
-		var returned TupleGraph
-		if tainted && len(names) > 1 && flatTargets(left, len(names)) {
-			returned = t.returnedTuple(right)
-		}
-		for i, name := range names {
-			// loss, n_samples = model.forward_loss(batch): a count beside
-			// the loss is a number.
-			graph := tainted && !(len(names) > 1 && countName.MatchString(name[strings.LastIndexByte(name, '.')+1:]))
-			if element, ok := returned.Element(i, len(names)); ok {
-				graph = element
-			}
-			t.add(name, taintEvent{at: at, tainted: graph, scalarLoss: scalar && len(names) == 1, value: value, from: a.Start()})
+		if InScope(a, scope) {
+			t.assign(a)
 		}
 	}
 	return t
+}
+
+// assign records the events of the assignment a, in the taint's scope;
+// the assignments before it in the scope are recorded already.
+func (t *Taint) assign(a *pyast.Node) {
+	f := t.f
+	left, right := a.Child("left"), a.Child("right")
+	if left == nil || right == nil {
+		return
+	}
+	at := a.End()
+	if a.Kind() == "augmented_assignment" {
+		// x += y keeps x tainted if either side is.
+		for _, name := range targetNames(f, left) {
+			tainted := t.Tainted(right) || t.nameTainted(name, a.Start())
+			t.add(name, taintEvent{at: at, tainted: tainted, value: right, aug: true, from: a.Start()})
+		}
+		return
+	}
+	names := targetNames(f, left)
+	// a, b = x, y: element-wise when the shapes match.
+	if elems := right.NamedChildren(); right.Is("expression_list", "tuple") && len(elems) == len(names) && left.Is("pattern_list", "tuple_pattern") {
+		for i, name := range names {
+			t.add(name, taintEvent{at: at, tainted: t.Tainted(elems[i]), scalarLoss: t.IsScalarLoss(elems[i]), value: elems[i], from: a.Start()})
+		}
+		return
+	}
+	tainted, scalar := t.Tainted(right), t.IsScalarLoss(right)
+	value := right
+	if len(names) != 1 {
+		value = nil
+	}
+	// loss, acc = step(batch), where step returns `loss, acc` and only
+	// loss has history: element-wise too.
+	var returned TupleGraph
+	if tainted && len(names) > 1 && flatTargets(left, len(names)) {
+		returned = t.returnedTuple(right)
+	}
+	for i, name := range names {
+		// loss, n_samples = model.forward_loss(batch): a count beside
+		// the loss is a number.
+		graph := tainted && !(len(names) > 1 && countName.MatchString(name[strings.LastIndexByte(name, '.')+1:]))
+		if element, ok := returned.Element(i, len(names)); ok {
+			graph = element
+		}
+		t.add(name, taintEvent{at: at, tainted: graph, scalarLoss: scalar && len(names) == 1, value: value, from: a.Start()})
+	}
 }
 
 // flatTargets reports whether left is a tuple of n plain targets (names
@@ -944,13 +965,15 @@ func targetNames(f *File, left *pyast.Node) []string {
 // at. A name's events are in source order (assignments of one scope, each
 // at its end), so a binary search finds it: a function that assigns one
 // name thousands of times asked a linear scan for each of them.
-func (t *Taint) last(name string, at int) (taintEvent, bool) {
+func (t *Taint) last(name string, at int) (ev taintEvent, found bool) {
 	events := t.events[name]
-	i := sort.Search(len(events), func(i int) bool { return events[i].at > at })
-	if i == 0 {
-		return taintEvent{}, false
+	if i := sort.Search(len(events), func(i int) bool { return events[i].at > at }); i > 0 {
+		ev, found = events[i-1], true
 	}
-	return events[i-1], true
+	if t.part != nil {
+		t.read(name, at, ev, found)
+	}
+	return ev, found
 }
 
 func (t *Taint) nameTainted(name string, at int) bool {
@@ -1300,7 +1323,17 @@ func (t *Taint) provablyDetached(e *pyast.Node, depth int) bool {
 
 // add records an assignment to name. Names are copies: a taint outlives
 // the version whose text it was computed from (see File.carryOver).
-func (t *Taint) add(name string, e taintEvent) { appendOwned(t.events, name, e) }
+func (t *Taint) add(name string, e taintEvent) {
+	switch {
+	case t.part == nil:
+		appendOwned(t.events, name, e)
+	case t.owned == nil: // the module's, computed afresh: in order
+		name = t.assigned(name)
+		t.events[name] = append(t.events[name], e)
+	default: // the module's, patched (see buildModuleTaint)
+		t.insert(t.assigned(name), e)
+	}
+}
 
 // ask records, while the taint is being built, what judging call reads.
 func (t *Taint) ask(call *pyast.Node) {

@@ -49,7 +49,10 @@
 // used keep their bodies, and the imports and class headers stay the same
 // (File.carryOver): a keystroke recomputes what it could have changed.
 // The indexes of functions and bindings by name and the line index are
-// patched with the segments that came and went rather than built again;
+// patched with the segments that came and went rather than built again,
+// as are the module's sets of names (NamesIn) and its taint, whose
+// segments are recomputed only when what they looked up or asked changed
+// (moduletaint.go);
 // and File.Reanalysed tells the runner which segments' findings of local
 // rules may differ from the previous version's (incremental.go).
 package semantic

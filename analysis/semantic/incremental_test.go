@@ -989,3 +989,209 @@ d = other(y)
 		}
 	}
 }
+
+// A script's taint is kept per segment (see buildModuleTaint): an edit
+// recomputes its own statement and the later ones whose look-ups now find
+// other events, or that asked about what changed, and every version's
+// taint equals a fresh version's.
+func TestModuleTaintFollowsTheStatementsEdited(t *testing.T) {
+	b := newBuffer(t, `import torch
+
+model = Net()
+a = model(x)
+b = a * 2
+c = 1.0
+
+
+def step(batch):
+    return model(batch)
+
+
+for batch in loader:
+    with torch.no_grad():
+        logits = model(batch)
+    loss = criterion(logits.detach(), y)
+    c += loss
+d = step(x)
+e = b.sum()
+f = d + 1
+c = c / 2
+`)
+	// Each name's events, at the source's offsets, as the rules see them.
+	taintOf := func(f *File) map[string][]string {
+		out := map[string][]string{}
+		for name, events := range f.TaintOf(f.Tree.Root).events {
+			for _, ev := range events {
+				out[name] = append(out[name], fmt.Sprintf("%d %v %v %v %q", f.Tree.Real(ev.at), ev.tainted, ev.scalarLoss, ev.aug, f.Text(ev.value)))
+			}
+		}
+		return out
+	}
+	// The statements whose part this version computed rather than took
+	// from the last version's, by their first line.
+	var lastParts []*moduleTaintPart
+	recomputed := func(f *File) []string {
+		var out []string
+		for _, p := range f.TaintOf(f.Tree.Root).parts {
+			if !slices.Contains(lastParts, p) {
+				out = append(out, strings.SplitN(string(p.seg.Text()), "\n", 2)[0])
+			}
+		}
+		lastParts = f.TaintOf(f.Tree.Root).parts
+		return out
+	}
+	tainted := func(f *File) []string {
+		var out []string
+		for _, name := range []string{"model", "a", "b", "c", "logits", "loss", "d", "e", "f"} {
+			if f.TaintOf(f.Tree.Root).nameTainted(name, len(f.Src)) {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	for _, step := range []struct {
+		old, new   string
+		recomputed string // the statements recomputed, by first line, "|" between them
+		tainted    string // the names holding history at the end
+	}{
+		{"", "", "model = Net()|a = model(x)|b = a * 2|c = 1.0|for batch in loader:|d = step(x)|e = b.sum()|f = d + 1|c = c / 2", "a b d e f"},
+		// Its own statement, and the loop that reads c: a look-up finds
+		// an event of another statement (the values that provablyDetached
+		// follows are compared as nodes).
+		{"c = 1.0", "c = 2.0", "c = 2.0|for batch in loader:", "a b d e f"},
+		// A statement no other one reads.
+		{"e = b.sum()", "e = b.sum( )", "e = b.sum( )", "a b d e f"},
+		// a loses its history: b, then e, read it; d and f do not.
+		{"a = model(x)", "a = model(x).detach()", "a = model(x).detach()|b = a * 2|e = b.sum( )", "d f"},
+		{"a = model(x).detach()", "a = model(x)", "a = model(x)|b = a * 2|e = b.sum( )", "a b d e f"},
+		// The loop's loss is computed from a detached prediction: c stays a
+		// number. Under no_grad no longer, logits are detached explicitly
+		// still, so the loss has no history either.
+		{"loss = criterion(logits.detach(), y)", "loss = criterion(logits, y)", "for batch in loader:|c = c / 2", "a b d e f"},
+		{"    with torch.no_grad():\n        logits = model(batch)", "    logits = model(batch)", "for batch in loader:|c = c / 2", "a b c logits loss d e f"},
+		// A summary that changes: the statement calling step asked about it.
+		{"return model(batch)", "return model(batch).item()", "d = step(x)|f = d + 1", "a b c logits loss e"},
+		// A switch turns autograd off for the statements after it, which
+		// read nothing that changed.
+		{"d = step(x)", "torch.set_grad_enabled(False)\nd = step(x)", "model = Net()|a = model(x)|b = a * 2|c = 2.0|for batch in loader:|d = step(x)|e = b.sum( )|f = d + 1|c = c / 2", "a b logits loss"},
+		{"torch.set_grad_enabled(False)\n", "", "model = Net()|a = model(x)|b = a * 2|c = 2.0|for batch in loader:|d = step(x)|e = b.sum( )|f = d + 1|c = c / 2", "a b c logits loss e"},
+		// A statement added before the others: nothing after it reads b2.
+		{"b = a * 2", "b2 = a\nb = a * 2", "b2 = a", "a b c logits loss e"},
+		// A statement removed: what read its events is recomputed.
+		{"b2 = a\nb = a * 2\n", "", "e = b.sum( )", "a c logits loss"},
+		{"import torch\n", "import torch\nimport numpy\n", "model = Net()|a = model(x)|c = 2.0|for batch in loader:|d = step(x)|e = b.sum( )|f = d + 1|c = c / 2", "a c logits loss"},
+	} {
+		if step.old != "" || step.new != "" {
+			b.replace(step.old, step.new)
+		}
+		got := taintOf(b.f)
+		if want := taintOf(NewFile("p.py", b.src, b.tree)); !reflect.DeepEqual(got, want) {
+			t.Errorf("after %q: the module's taint\n%v\na fresh version's\n%v", step.new, got, want)
+		}
+		if parts := strings.Join(recomputed(b.f), "|"); parts != step.recomputed {
+			t.Errorf("after %q: recomputed %q, want %q", step.new, parts, step.recomputed)
+		}
+		if names := strings.Join(tainted(b.f), " "); names != step.tainted {
+			t.Errorf("after %q: tainted %q, want %q", step.new, names, step.tainted)
+		}
+	}
+	// Two versions made from one (an edit given up for another): each
+	// patches the events of that version, which neither may change.
+	base, src, tree := b.f, b.src, b.tree
+	before := taintOf(base)
+	for _, edit := range []string{"a = model(x).detach()", "a = model(x)\nc = 3.0"} {
+		b.f, b.src, b.tree = base, src, tree
+		b.replace("a = model(x)", edit)
+		if got, want := taintOf(b.f), taintOf(NewFile("p.py", b.src, b.tree)); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q made from the same version as another: the module's taint\n%v\na fresh version's\n%v", edit, got, want)
+		}
+	}
+	if after := taintOf(base); !reflect.DeepEqual(before, after) {
+		t.Errorf("the versions made from it changed the last version's taint:\n%v\nthen\n%v", before, after)
+	}
+}
+
+// After random edits of a script (assignments that pass history on or
+// detach it, loops, no_grad blocks, functions whose summaries the module
+// asks, imports, grad switches, broken code), each version's module taint
+// equals a fresh version's, while most versions reuse most parts.
+func TestModuleTaintEqualsAFreshOneAfterRandomEdits(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n\nmodel = Net()\nx = torch.randn(3)\n")
+	for i := range 60 {
+		switch i % 6 {
+		case 0:
+			fmt.Fprintf(&b, "v%d = model(x)\n", i%9)
+		case 1:
+			fmt.Fprintf(&b, "v%d = v%d * 2\n", i%9, (i+4)%9)
+		case 2:
+			fmt.Fprintf(&b, "\n\ndef f%d(a):\n    return model(a)\n\n\n", i%5)
+		case 3:
+			fmt.Fprintf(&b, "for batch in loader:\n    out = f%d(batch)\n    loss = criterion(out, y)\n    v%d += loss\n", i%5, i%9)
+		case 4:
+			fmt.Fprintf(&b, "with torch.no_grad():\n    v%d = model(v%d)\n", i%9, (i+2)%9)
+		case 5:
+			fmt.Fprintf(&b, "v%d, n = v%d.detach(), 1\n", i%9, (i+1)%9)
+		}
+	}
+	snippets := []string{"v1 = model(x)\n", "v2 = v3.item()\n", "v4 += v5\n", "v3 = f1(x)\n", ".detach()", "(", "\n",
+		"    return model(a).item()\n", "def f2(a):\n    return a.detach()\n", "import numpy as torch\n",
+		"torch.set_grad_enabled(False)\n", "with torch.no_grad():\n    v6 = f3(v2)\n", "loss = criterion(v1, y)\n",
+		"for b in loader:\n    v7 = model(b)\n", "v8 = torch.stack([v1, v2])\n", "model = None\n", "x"}
+	rng := rand.New(rand.NewSource(11))
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := NewFile("p.py", src, tree)
+	prev.TaintOf(prev.Tree.Root)
+	events := func(f *File) map[string][]string {
+		out := map[string][]string{}
+		for name, evs := range f.TaintOf(f.Tree.Root).events {
+			for _, ev := range evs {
+				out[name] = append(out[name], fmt.Sprintf("%d %v %v %v %d %q", ev.at, ev.tainted, ev.scalarLoss, ev.aug, ev.from, f.Text(ev.value)))
+			}
+		}
+		return out
+	}
+	reused, parts := 0, 0
+	for i := range 300 {
+		at := rng.Intn(len(src) + 1)
+		end := at
+		text := snippets[rng.Intn(len(snippets))]
+		if rng.Intn(3) == 0 { // delete up to the end of the line instead
+			end = at + strings.IndexByte(string(src[at:])+"\n", '\n')
+			text = ""
+		}
+		ed := pyast.NewEditor(tree, src)
+		ed.Replace(at, min(end, len(src)), text)
+		next, err := ed.Parse(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, tree = ed.Text(), next
+		got := NewFileFrom(prev, "p.py", src, tree)
+		// Summaries are compared with the last version's (see carryOver),
+		// as an analysis asks for them.
+		for _, defs := range got.Functions {
+			for _, d := range defs {
+				got.summary(d)
+			}
+		}
+		if g, w := events(got), events(NewFile("p.py", src, tree)); !reflect.DeepEqual(g, w) {
+			t.Fatalf("edit %d (%q at %d): the module's taint\n%v\na fresh version's\n%v\nsource:\n%s", i, text, at, g, w, src)
+		}
+		for _, p := range got.TaintOf(got.Tree.Root).parts {
+			parts++
+			if slices.Contains(prev.TaintOf(prev.Tree.Root).parts, p) {
+				reused++
+			}
+		}
+		prev = got
+	}
+	t.Logf("%d of %d parts reused", reused, parts)
+	if reused < parts/2 {
+		t.Errorf("%d of %d parts reused from the last version: the test no longer tests patching", reused, parts)
+	}
+}

@@ -157,6 +157,10 @@ type File struct {
 		// moduleSets are the module's sets that version found, to patch
 		// (see NamesIn, moduleFlows).
 		moduleSets map[string]any
+		// moduleTaint is the module's taint that version found, to
+		// recompute only in part (see buildModuleTaint); taken by the
+		// first build.
+		moduleTaint *taintFacts
 		// gone are the indexes of the segments only that version had,
 		// kept for this version's life (removed is let go once Bindings
 		// patched its map): see unchangedFor.

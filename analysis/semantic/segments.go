@@ -1788,6 +1788,7 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		}
 	}
 	carryTaints(&f.memos.taintFacts, prev.memos.taintFacts)
+	f.carried.moduleTaint = prev.memos.taintFacts[prev.Tree.Root]
 	carryTaints(&f.memos.plainTaintFacts, prev.memos.plainTaintFacts)
 	if f.memos.summaries == nil {
 		f.memos.summaries = make(map[*pyast.Node]*Summary, len(prev.memos.summaries))
@@ -1819,11 +1820,16 @@ var askedSeed = maphash.MakeSeed()
 func askedSignatureOf(a map[string]bool) askedSignature {
 	s := askedSignature{taken: true}
 	for key := range a {
-		h := maphash.String(askedSeed, key)
-		s.bits[h>>6&1] |= 1 << (h & 63)
+		s.add(askedHash(key))
 	}
 	return s
 }
+
+// askedHash is the hash of an asked key that signatures take.
+func askedHash(key string) uint64 { return maphash.String(askedSeed, key) }
+
+// add sets the bit of a key's hash.
+func (s *askedSignature) add(h uint64) { s.bits[h>>6&1] |= 1 << (h & 63) }
 
 // mayShare reports whether the sets of s and o may have a key in common:
 // false only when they have none.

@@ -198,9 +198,9 @@ type Result struct {
 	// local are the findings of the local rules, for the next version of
 	// an edited buffer (see Rule.Local); nil when not edited.
 	local map[string]localFindings
-	// verdicts are the verifications of its fixes, for the next version
-	// (see keptVerdict); nil when not edited.
-	verdicts map[editsID]keptVerdict
+	// verdicts are the verifications of its fixes by the hash of their
+	// edits, for the next version (see keptVerdict); nil when not edited.
+	verdicts map[uint64]keptVerdict
 	dropped  []droppedFix // during the analysis, see DroppedFixes
 	reused   int          // findings taken from the previous version
 	// reexamined: segments the local rules analysed again (see
@@ -685,7 +685,7 @@ func within(d Diagnostic, inside func(off int) bool) bool {
 // verifyFixes drops every fix whose result would have a syntax error the
 // source did not have: a fix is only offered if it leaves valid code.
 // Distinct fixes (several diagnostics often share one, the same edits) are
-// verified side by side; a fix prev verified, the same edits over the same
+// verified side by side; a fix prev verified, equal edits over the same
 // segments, is not verified again (see keptVerdict).
 func (res *Result) verifyFixes(prev *Result) {
 	f := res.file
@@ -710,7 +710,8 @@ func (res *Result) verifyFixes(prev *Result) {
 		}
 	}
 	verdicts := make([]keptVerdict, len(fixes))
-	var prevVerdicts map[editsID]keptVerdict
+	hashes := make([]uint64, len(fixes)) // of the fixes' edits, see hashEdits
+	var prevVerdicts map[uint64]keptVerdict
 	if prev != nil && f.Tree.LaidOut() {
 		prevVerdicts = prev.verdicts
 	}
@@ -724,13 +725,14 @@ func (res *Result) verifyFixes(prev *Result) {
 	semantic.InParallel(len(fixes), func(i int) {
 		fix := fixes[i]
 		if len(fix.Edits) > 0 && len(fix.Others) == 0 {
-			if kept, ok := prevVerdicts[idOf(fix.Edits)]; ok && kept.holdsFor(f) {
+			hashes[i] = hashEdits(fix.Edits)
+			if kept, ok := prevVerdicts[hashes[i]]; ok && kept.holdsFor(f, fix.Edits) {
 				verdicts[i] = kept
 				return
 			}
 		}
 		regions := fixRegions(f, fix.Edits)
-		v := keptVerdict{regions: regions, err: verifyFix(f, fix, regions, &trees)}
+		v := keptVerdict{edits: fix.Edits, regions: regions, err: verifyFix(f, fix, regions, &trees)}
 		for _, o := range fix.Others {
 			if v.err != nil {
 				break
@@ -751,10 +753,10 @@ func (res *Result) verifyFixes(prev *Result) {
 		verdicts[i] = v
 	})
 	if f.Tree.LaidOut() {
-		res.verdicts = make(map[editsID]keptVerdict, len(index))
-		for id, j := range index {
-			if verdicts[j].segments != nil {
-				res.verdicts[id] = verdicts[j]
+		res.verdicts = make(map[uint64]keptVerdict, len(index))
+		for i, v := range verdicts {
+			if v.segments != nil {
+				res.verdicts[hashes[i]] = v
 			}
 		}
 	}
@@ -772,13 +774,14 @@ func (res *Result) verifyFixes(prev *Result) {
 	}
 }
 
-// keptVerdict is a fix's verification, with what it was made over: the
-// regions of the text it parsed and the segments they lie in. A version
-// of the buffer whose rule hands back the same fix (the same edits, not
-// just equal ones: a remembered verdict, see semantic.RememberReading)
-// over the same segments, in the same places, would parse the same text
-// with the same edits.
+// keptVerdict is a fix's verification, with what it was made over: its
+// edits, the regions of the text it parsed and the segments they lie in.
+// A version of the buffer whose rule hands back equal edits (a remembered
+// verdict's, see semantic.RememberReading, or those of a finding in module
+// code, found again on every version) over the same segments, in the same
+// places, would parse the same text with the same edits.
 type keptVerdict struct {
+	edits    []Edit
 	regions  []region
 	segments []*pyast.Segment // the segments the regions overlap, in order
 	err      error
@@ -793,10 +796,11 @@ type editsID struct {
 
 func idOf(edits []Edit) editsID { return editsID{&edits[0], len(edits)} }
 
-// holdsFor reports whether the verdict holds in f for the edits it was
-// made for: the segments its regions overlap are the same ones.
-func (v keptVerdict) holdsFor(f *semantic.File) bool {
-	if v.segments == nil {
+// holdsFor reports whether the verdict holds in f for edits: they equal
+// those it was made for, and the segments its regions overlap are the
+// same ones.
+func (v keptVerdict) holdsFor(f *semantic.File, edits []Edit) bool {
+	if v.segments == nil || !slices.Equal(v.edits, edits) {
 		return false
 	}
 	k := 0

@@ -127,6 +127,22 @@ func verdictKeyOf(text []byte, edits []Edit) verdictKey {
 	return key
 }
 
+// hashEdits hashes the offsets and texts of edits, as keptVerdicts are
+// looked up by.
+func hashEdits(edits []Edit) uint64 {
+	var h maphash.Hash
+	h.SetSeed(verdictSeeds[0])
+	for _, e := range edits {
+		var n [24]byte
+		binary.LittleEndian.PutUint64(n[0:], uint64(e.Start))
+		binary.LittleEndian.PutUint64(n[8:], uint64(e.End))
+		binary.LittleEndian.PutUint64(n[16:], uint64(len(e.NewText)))
+		h.Write(n[:])
+		h.WriteString(e.NewText)
+	}
+	return h.Sum64()
+}
+
 const maxVerdicts = 1 << 14
 
 // regionTrees are the regions parsed during one analysis, by their range

@@ -137,63 +137,66 @@ func TestVerdictKeysTellTextsAndEditsApart(t *testing.T) {
 }
 
 // A fix verified on one version of a buffer is not verified again on the
-// next when it is the same fix (the same edits, as a rule hands back a
-// remembered verdict) over the same segments; when a segment its regions
-// overlap changed, it is. The rule below hands back one fix on every
-// version, its edit reaching from the first statement into the second:
-// while another statement is edited its verdict is kept, and once the
-// second statement is edited so that the fix would break it, the fix is
-// dropped, as a verification without the last version's verdicts finds.
+// next when it is the same fix (equal edits: the same ones, as a rule hands
+// back a remembered verdict, or equal ones found again, as for module
+// code) over the same segments; when a segment its regions overlap
+// changed, it is. The rule below hands back one fix on every version, its
+// edit reaching from the first statement into the second: while another
+// statement is edited its verdict is kept, and once the second statement
+// is edited so that the fix would break it, the fix is dropped, as a
+// verification without the last version's verdicts finds.
 func TestKeptVerdictsFollowTheirSegments(t *testing.T) {
-	var remembered []Edit
-	rule := &Rule{Code: "GPU998", Run: func(p *Pass) {
-		if remembered == nil {
-			first, second := p.File.Tree.Statements[0], p.File.Tree.Statements[1]
-			remembered = []Edit{{Start: first.Start(), End: second.Start() + len("b = ("), NewText: "a = ("}}
+	for _, foundAgain := range []bool{false, true} {
+		var remembered []Edit
+		rule := &Rule{Code: "GPU998", Run: func(p *Pass) {
+			if remembered == nil || foundAgain {
+				first, second := p.File.Tree.Statements[0], p.File.Tree.Statements[1]
+				remembered = []Edit{{Start: first.Start(), End: second.Start() + len("b = ("), NewText: "a = ("}}
+			}
+			p.Report(Diagnostic{Start: 0, End: 1, Message: "merge", Fixes: []Fix{{Title: "Merge", Edits: remembered}}})
+		}}
+		runner := &Runner{Rules: []*Rule{rule}}
+		var b strings.Builder
+		b.WriteString("a = 1\nb = (2)\n")
+		for i := range 10 {
+			fmt.Fprintf(&b, "\n\ndef f%d():\n    return %d\n", i, i)
 		}
-		p.Report(Diagnostic{Start: 0, End: 1, Message: "merge", Fixes: []Fix{{Title: "Merge", Edits: remembered}}})
-	}}
-	runner := &Runner{Rules: []*Rule{rule}}
-	var b strings.Builder
-	b.WriteString("a = 1\nb = (2)\n")
-	for i := range 10 {
-		fmt.Fprintf(&b, "\n\ndef f%d():\n    return %d\n", i, i)
-	}
-	src := []byte(b.String())
-	tree, err := pyast.ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := runner.AnalyzeTree(nil, "v.py", src, tree, nil)
-	for _, step := range []struct {
-		old, new string
-		kept     bool // the verdict is the last version's
-		fixed    bool // the fix is offered
-	}{
-		{"return 3", "return 33", true, true},
-		{"b = (2)", "b = 2 + (3)", false, false},
-		{"return 4", "return 44", true, false},
-	} {
-		at := bytes.Index(src, []byte(step.old))
-		ed := pyast.NewEditor(tree, src)
-		ed.Replace(at, at+len(step.old), step.new)
-		next, err := ed.Parse(context.Background())
+		src := []byte(b.String())
+		tree, err := pyast.ParseForEditing(context.Background(), src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		had := res.verdicts[idOf(remembered)]
-		src, tree = ed.Text(), next
-		res = runner.AnalyzeTree(res, "v.py", src, tree, nil)
-		again := runner.AnalyzeTree(nil, "v.py", src, tree, nil) // verified afresh
-		if !reflect.DeepEqual(res.Diagnostics, again.Diagnostics) {
-			t.Fatalf("after %q: %+v, verified afresh %+v", step.new, res.Diagnostics, again.Diagnostics)
-		}
-		if fixed := len(res.Diagnostics[0].Fixes) == 1; fixed != step.fixed {
-			t.Errorf("after %q: fix offered %v, want %v", step.new, fixed, step.fixed)
-		}
-		now := res.verdicts[idOf(remembered)]
-		if kept := len(now.regions) > 0 && &now.regions[0] == &had.regions[0]; kept != step.kept {
-			t.Errorf("after %q: the last version's verdict kept %v, want %v", step.new, kept, step.kept)
+		res := runner.AnalyzeTree(nil, "v.py", src, tree, nil)
+		for _, step := range []struct {
+			old, new string
+			kept     bool // the verdict is the last version's
+			fixed    bool // the fix is offered
+		}{
+			{"return 3", "return 33", true, true},
+			{"b = (2)", "b = 2 + (3)", false, false},
+			{"return 4", "return 44", true, false},
+		} {
+			at := bytes.Index(src, []byte(step.old))
+			ed := pyast.NewEditor(tree, src)
+			ed.Replace(at, at+len(step.old), step.new)
+			next, err := ed.Parse(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			had := res.verdicts[hashEdits(remembered)]
+			src, tree = ed.Text(), next
+			res = runner.AnalyzeTree(res, "v.py", src, tree, nil)
+			again := runner.AnalyzeTree(nil, "v.py", src, tree, nil) // verified afresh
+			if !reflect.DeepEqual(res.Diagnostics, again.Diagnostics) {
+				t.Fatalf("found again %v, after %q: %+v, verified afresh %+v", foundAgain, step.new, res.Diagnostics, again.Diagnostics)
+			}
+			if fixed := len(res.Diagnostics[0].Fixes) == 1; fixed != step.fixed {
+				t.Errorf("found again %v, after %q: fix offered %v, want %v", foundAgain, step.new, fixed, step.fixed)
+			}
+			now := res.verdicts[hashEdits(remembered)]
+			if kept := len(now.regions) > 0 && &now.regions[0] == &had.regions[0]; kept != step.kept {
+				t.Errorf("found again %v, after %q: the last version's verdict kept %v, want %v", foundAgain, step.new, kept, step.kept)
+			}
 		}
 	}
 }

@@ -114,14 +114,7 @@ func verdictKeyOf(text []byte, edits []Edit) verdictKey {
 		binary.LittleEndian.PutUint64(n[:], uint64(len(text)))
 		h.Write(n[:])
 		h.Write(text)
-		for _, e := range edits {
-			var n [24]byte
-			binary.LittleEndian.PutUint64(n[0:], uint64(e.Start))
-			binary.LittleEndian.PutUint64(n[8:], uint64(e.End))
-			binary.LittleEndian.PutUint64(n[16:], uint64(len(e.NewText)))
-			h.Write(n[:])
-			h.WriteString(e.NewText)
-		}
+		writeEdits(&h, edits)
 		key[i] = h.Sum64()
 	}
 	return key
@@ -132,6 +125,12 @@ func verdictKeyOf(text []byte, edits []Edit) verdictKey {
 func hashEdits(edits []Edit) uint64 {
 	var h maphash.Hash
 	h.SetSeed(verdictSeeds[0])
+	writeEdits(&h, edits)
+	return h.Sum64()
+}
+
+// writeEdits writes each edit's offsets, length and text to h.
+func writeEdits(h *maphash.Hash, edits []Edit) {
 	for _, e := range edits {
 		var n [24]byte
 		binary.LittleEndian.PutUint64(n[0:], uint64(e.Start))
@@ -140,7 +139,6 @@ func hashEdits(edits []Edit) uint64 {
 		h.Write(n[:])
 		h.WriteString(e.NewText)
 	}
-	return h.Sum64()
 }
 
 const maxVerdicts = 1 << 14

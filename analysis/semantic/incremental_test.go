@@ -57,20 +57,7 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 	prev.WorkerMethods()
 	reusedDevices := 0
 	for i := range 200 {
-		at := rng.Intn(len(src) + 1)
-		end := at
-		text := snippets[rng.Intn(len(snippets))]
-		if rng.Intn(3) == 0 { // delete up to the end of the line instead
-			end = at + strings.IndexByte(string(src[at:])+"\n", '\n')
-			text = ""
-		}
-		ed := pyast.NewEditor(tree, src)
-		ed.Replace(at, min(end, len(src)), text)
-		next, err := ed.Parse(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, tree = ed.Text(), next
+		src, tree, _, _ = randomEdit(t, rng, src, tree, snippets)
 		got := NewFileFrom(prev, "p.py", src, tree)
 		want := NewFile("p.py", src, tree)
 		checkSharedIndexes(t, i, prev, got)
@@ -165,6 +152,28 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 	if reusedDevices == 0 {
 		t.Error("no version started from the device bindings of the one before: the test no longer tests that")
 	}
+}
+
+// randomEdit inserts one of snippets at a random offset of src, or
+// deletes up to the end of a line from one, and parses the result
+// incrementally from tree: the text inserted ("" for a deletion) and the
+// offset are returned with the new text and tree.
+func randomEdit(t *testing.T, rng *rand.Rand, src []byte, tree *pyast.Tree, snippets []string) ([]byte, *pyast.Tree, string, int) {
+	t.Helper()
+	at := rng.Intn(len(src) + 1)
+	end := at
+	text := snippets[rng.Intn(len(snippets))]
+	if rng.Intn(3) == 0 { // delete up to the end of the line instead
+		end = at + strings.IndexByte(string(src[at:])+"\n", '\n')
+		text = ""
+	}
+	ed := pyast.NewEditor(tree, src)
+	ed.Replace(at, min(end, len(src)), text)
+	next, err := ed.Parse(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ed.Text(), next, text, at
 }
 
 // checkSharedIndexes checks that f, built from prev, took prev's index of
@@ -1064,9 +1073,9 @@ c = c / 2
 		// a loses its history: b, then e, read it; d and f do not.
 		{"a = model(x)", "a = model(x).detach()", "a = model(x).detach()|b = a * 2|e = b.sum( )", "d f"},
 		{"a = model(x).detach()", "a = model(x)", "a = model(x)|b = a * 2|e = b.sum( )", "a b d e f"},
-		// The loop's loss is computed from a detached prediction: c stays a
-		// number. Under no_grad no longer, logits are detached explicitly
-		// still, so the loss has no history either.
+		// The loop's loss is computed from logits made under no_grad, and
+		// c stays a number; out of no_grad the logits carry history, and
+		// the loss and c with them.
 		{"loss = criterion(logits.detach(), y)", "loss = criterion(logits, y)", "for batch in loader:|c = c / 2", "a b d e f"},
 		{"    with torch.no_grad():\n        logits = model(batch)", "    logits = model(batch)", "for batch in loader:|c = c / 2", "a b c logits loss d e f"},
 		// A summary that changes: the statement calling step asked about it.
@@ -1157,20 +1166,9 @@ func TestModuleTaintEqualsAFreshOneAfterRandomEdits(t *testing.T) {
 	}
 	reused, parts := 0, 0
 	for i := range 300 {
-		at := rng.Intn(len(src) + 1)
-		end := at
-		text := snippets[rng.Intn(len(snippets))]
-		if rng.Intn(3) == 0 { // delete up to the end of the line instead
-			end = at + strings.IndexByte(string(src[at:])+"\n", '\n')
-			text = ""
-		}
-		ed := pyast.NewEditor(tree, src)
-		ed.Replace(at, min(end, len(src)), text)
-		next, err := ed.Parse(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, tree = ed.Text(), next
+		var text string
+		var at int
+		src, tree, text, at = randomEdit(t, rng, src, tree, snippets)
 		got := NewFileFrom(prev, "p.py", src, tree)
 		// Summaries are compared with the last version's (see carryOver),
 		// as an analysis asks for them.
@@ -1179,8 +1177,14 @@ func TestModuleTaintEqualsAFreshOneAfterRandomEdits(t *testing.T) {
 				got.summary(d)
 			}
 		}
-		if g, w := events(got), events(NewFile("p.py", src, tree)); !reflect.DeepEqual(g, w) {
+		fresh := NewFile("p.py", src, tree)
+		if g, w := events(got), events(fresh); !reflect.DeepEqual(g, w) {
 			t.Fatalf("edit %d (%q at %d): the module's taint\n%v\na fresh version's\n%v\nsource:\n%s", i, text, at, g, w, src)
+		}
+		// No name left behind without events (typing leaves a name for
+		// each prefix of one).
+		if g, w := len(got.TaintOf(got.Tree.Root).events), len(fresh.TaintOf(fresh.Tree.Root).events); g != w {
+			t.Fatalf("edit %d: the module's taint holds %d names, a fresh version's %d", i, g, w)
 		}
 		for _, p := range got.TaintOf(got.Tree.Root).parts {
 			parts++

@@ -16,12 +16,12 @@ import (
 // assignment's events follow from its own statement, from the events of
 // the names it looks up (Taint.last), from what it asked of the rest of
 // the file (the asked keys carryOver judges) and from the module's grad
-// switches (compared whole). So each segment's share
-// is kept with what it looked up outside itself and what the answers
-// were, and the next version recomputes a kept segment only when one of
-// those answers differs, or what it asked changed: a keystroke
-// recomputes its own statement and, in order, those that read a name
-// whose events it changed.
+// switches (compared whole). So each segment's share is kept with what it
+// looked up outside itself and what the answers were, and the next
+// version recomputes a kept segment only when one of those answers
+// differs, or what it asked changed: a keystroke recomputes its own
+// statement and, in order, those that read a name whose events it
+// changed.
 
 // moduleTaintPart is one segment's share of the module's taint: the
 // names its module-level assignments bind (their events lie in the
@@ -238,11 +238,16 @@ func (t *Taint) drop(name string, seg *pyast.Segment) {
 	if len(in) == 0 {
 		return
 	}
+	t.owned[name] = true
+	if len(in) == len(events) {
+		// No key for a name no longer assigned: typing a name leaves one
+		// for each of its prefixes.
+		delete(t.events, name)
+		return
+	}
 	start := sort.Search(len(events), func(i int) bool { return events[i].at > seg.Base })
 	kept := make([]taintEvent, 0, len(events)-len(in)+1)
-	kept = append(append(kept, events[:start]...), events[start+len(in):]...)
-	t.events[name] = kept
-	t.owned[name] = true
+	t.events[name] = append(append(kept, events[:start]...), events[start+len(in):]...)
 }
 
 // insert adds e to name's events (a name the part owns a copy of) at its

@@ -243,6 +243,70 @@ crit = nn.MSELoss()
 	checkIncrementalSteps(t, base, steps)
 }
 
+// A context manager of the file decides whether the statements in its
+// with blocks run under no_grad (see semantic.File.IsNoGradContext): when
+// its body stops or starts turning autograd off, the taint of the
+// functions and of the module code that use it follows, incrementally as
+// afresh. Its summary says nothing of that (the call binding ctx below
+// makes one, for the next version to compare).
+func TestContextManagersEditedChangeWhatRunsUnderNoGrad(t *testing.T) {
+	const base = `import contextlib
+import torch
+
+
+@contextlib.contextmanager
+def quiet():
+    with torch.no_grad():
+        yield
+
+
+def evaluate(model, loader):
+    model.train()
+    outs = []
+    for x in loader:
+        with quiet():
+            out = model(x)
+        outs.append(out)
+    return len(outs)
+
+
+ctx = quiet()
+model.train()
+kept = []
+for x in loader:
+    with quiet():
+        out = model(x)
+    kept.append(out)
+print(len(kept))
+total = 0.0
+for batch in train_loader:
+    model(batch).sum().backward()
+    torch.cuda.empty_cache()
+`
+	steps := []editStep{
+		{"total = 0.0", "total = 1.0"}, // the base findings, carried
+		{"    with torch.no_grad():\n        yield", "    yield"},
+		{"total = 1.0", "total = 2.0"},
+		{"    yield", "    with torch.no_grad():\n        yield"},
+		{"    with torch.no_grad():\n        yield", "    with torch.set_grad_enabled(False):\n        yield"},
+		// The same calls in its body (the same summary), autograd on.
+		{"torch.set_grad_enabled(False)", "torch.set_grad_enabled(True)"},
+	}
+	results := checkIncrementalSteps(t, base, steps)
+	count := func(i int) int {
+		n := 0
+		for _, d := range results[i].Diagnostics {
+			if d.Code == "GPU002" {
+				n++
+			}
+		}
+		return n
+	}
+	if count(1) != 0 || count(2) != 2 || count(4) != 0 || count(5) != 0 || count(6) != 2 {
+		t.Errorf("GPU002 findings %d, %d, %d, %d, %d: want none under no_grad, both without it", count(1), count(2), count(4), count(5), count(6))
+	}
+}
+
 // An import made by a call (`data = _safe_import("torch.utils.data")`)
 // binds its name as the import statement does: the same findings,
 // incrementally and afresh; and a change of its path changes them.

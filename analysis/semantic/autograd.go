@@ -1344,9 +1344,24 @@ func (t *Taint) ask(call *pyast.Node) {
 
 // inNoGrad is File.InNoGrad, recording while the taint is built that the
 // answer depends on the call sites of the enclosing functions (a function
-// only ever called under no_grad runs without autograd).
+// only ever called under no_grad runs without autograd) and on what the
+// context managers of the with statements around n are bound to or do
+// (`with quiet():`, a function of the file that turns autograd off
+// around its yield, see turnsGradOff).
 func (t *Taint) inNoGrad(n *pyast.Node) bool {
 	if t.building {
+		for p := n.Parent(); p != nil; p = p.Parent() { // as File.inNoGrad walks
+			if !p.Is("with_statement") || !p.Child("body").Contains(n) {
+				continue
+			}
+			for _, item := range p.ChildOfKind("with_clause").NamedChildren() {
+				if v, target := contextTarget(item.Child("value")); v.Is("call") {
+					t.asked.call(t.f, v)
+				} else {
+					t.asked.name(t.f, target)
+				}
+			}
+		}
 		for p := EnclosingFunction(n); p != nil; p = EnclosingFunction(p) {
 			if p.Is("function_definition") {
 				t.asked["calls:"+t.f.Text(p.Child("name"))] = true

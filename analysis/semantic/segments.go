@@ -1688,7 +1688,7 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 			// a call of the function, or of what the name is bound to.
 			changed[name] = true
 		}
-		if !sameSummaries(prev, ds[0], f, ds[1]) {
+		if !sameSummaries(prev, ds[0], f, ds[1]) || !sameGradOff(prev, ds[0], f, ds[1]) {
 			changed["def:"+name] = true
 		}
 	}
@@ -1968,6 +1968,21 @@ func sameSummaries(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
 		}
 	}
 	return true
+}
+
+// sameGradOff reports whether two versions of a function's definitions
+// (a's prev's, b's f's) turn autograd off alike as context managers (see
+// turnsGradOff), which their summaries do not say: a with statement
+// calling one runs its body under no_grad or not.
+func sameGradOff(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
+	for i := range min(len(a), len(b)) {
+		for _, passesFalse := range []bool{false, true} {
+			if prev.bodyTurnsGradOff(a[i], passesFalse) != f.bodyTurnsGradOff(b[i], passesFalse) {
+				return false
+			}
+		}
+	}
+	return len(a) == len(b)
 }
 
 // InParallel calls do for every i in [0, n) on as many cores as there are

@@ -1345,20 +1345,27 @@ func (t *Taint) ask(call *pyast.Node) {
 // inNoGrad is File.InNoGrad, recording while the taint is built that the
 // answer depends on the call sites of the enclosing functions (a function
 // only ever called under no_grad runs without autograd) and on what the
-// context managers of the with statements around n are bound to or do
-// (`with quiet():`, a function of the file that turns autograd off
-// around its yield, see turnsGradOff).
+// context managers of the with statements and the decorators around n
+// are bound to or do (`with quiet():`, a function of the file that turns
+// autograd off around its yield, see turnsGradOff).
 func (t *Taint) inNoGrad(n *pyast.Node) bool {
 	if t.building {
-		for p := n.Parent(); p != nil; p = p.Parent() { // as File.inNoGrad walks
-			if !p.Is("with_statement") || !p.Child("body").Contains(n) {
-				continue
+		askContext := func(e *pyast.Node) {
+			if v, target := contextTarget(e); v.Is("call") {
+				t.asked.call(t.f, v)
+			} else {
+				t.asked.name(t.f, target)
 			}
-			for _, item := range p.ChildOfKind("with_clause").NamedChildren() {
-				if v, target := contextTarget(item.Child("value")); v.Is("call") {
-					t.asked.call(t.f, v)
-				} else {
-					t.asked.name(t.f, target)
+		}
+		for p := n.Parent(); p != nil; p = p.Parent() { // as File.inNoGrad walks
+			switch {
+			case p.Is("with_statement") && p.Child("body").Contains(n):
+				for _, item := range p.ChildOfKind("with_clause").NamedChildren() {
+					askContext(item.Child("value"))
+				}
+			case p.Is("function_definition"):
+				for _, d := range DecoratorsOf(p) {
+					askContext(d)
 				}
 			}
 		}

@@ -1199,3 +1199,60 @@ func TestModuleTaintEqualsAFreshOneAfterRandomEdits(t *testing.T) {
 		t.Errorf("%d of %d parts reused from the last version: the test no longer tests patching", reused, parts)
 	}
 }
+
+// Whether a statement runs under no_grad may follow from a context manager
+// of the file around it, in a with statement or as a decorator (see
+// turnsGradOff): the taints carried over ask about those, and an edit of
+// the context manager's body that turns autograd on or off again (the same
+// calls, the same summary) is a change, so that every carried taint
+// answers as a fresh version's.
+func TestCarriedTaintsAskTheirContextManagers(t *testing.T) {
+	b := newBuffer(t, `import contextlib
+import torch
+
+
+@contextlib.contextmanager
+def quiet():
+    with torch.set_grad_enabled(False):
+        yield
+
+
+@quiet()
+def predict(model, loader):
+    for x in loader:
+        pred = model(x)
+
+
+def evaluate(model, loader):
+    for x in loader:
+        with quiet():
+            out = model(x)
+
+
+with quiet():
+    y = model(x)
+`)
+	scopes := map[string]*pyast.Node{"": b.f.Tree.Root}
+	b.f.Tree.Walk(b.f.Tree.Root, func(n *pyast.Node) bool {
+		if n.Kind() == "function_definition" {
+			scopes[b.f.Text(n.Child("name"))] = n
+		}
+		return true
+	})
+	names := map[string]string{"predict": "pred", "evaluate": "out", "": "y"}
+	check := func(step string, want bool) {
+		b.summarise()
+		fresh := NewFile("p.py", b.src, b.tree)
+		for scope, name := range names {
+			got := b.f.TaintOf(scopes[scope]).nameTainted(name, len(b.f.Src))
+			if got != want || got != fresh.TaintOf(scopes[scope]).nameTainted(name, len(fresh.Src)) {
+				t.Errorf("%s: %s holds history: %v, want %v (a fresh version: %v)", step, name, got, want, !got)
+			}
+		}
+	}
+	check("at first", false)
+	b.replace("set_grad_enabled(False)", "set_grad_enabled(True)")
+	check("autograd on", true)
+	b.replace("set_grad_enabled(True)", "set_grad_enabled(False)")
+	check("autograd off again", false)
+}

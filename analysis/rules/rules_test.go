@@ -245,11 +245,11 @@ crit = nn.MSELoss()
 
 // A context manager of the file decides whether the statements in its
 // with blocks, and in the functions it decorates, run under no_grad (see
-// semantic.File.IsNoGradContext): when
-// its body stops or starts turning autograd off, the taint of the
-// functions and of the module code that use it follows, incrementally as
-// afresh. Its summary says nothing of that (the call binding ctx below
-// makes one, for the next version to compare).
+// semantic.File.IsNoGradContext): when its body stops or starts turning
+// autograd off, the taint of the functions and of the module code that
+// use it follows, incrementally as afresh. Its summary says nothing of
+// that (the call binding ctx below makes one, for the next version to
+// compare).
 func TestContextManagersEditedChangeWhatRunsUnderNoGrad(t *testing.T) {
 	const base = `import contextlib
 import torch
@@ -314,7 +314,7 @@ for batch in train_loader:
 		return n
 	}
 	if count(1) != 0 || count(2) != 3 || count(4) != 0 || count(5) != 0 || count(6) != 3 {
-		t.Errorf("GPU002 findings %d, %d, %d, %d, %d: want none under no_grad, both without it", count(1), count(2), count(4), count(5), count(6))
+		t.Errorf("GPU002 findings %d, %d, %d, %d, %d: want none under no_grad, all three without it", count(1), count(2), count(4), count(5), count(6))
 	}
 }
 

@@ -1342,40 +1342,27 @@ func (t *Taint) ask(call *pyast.Node) {
 	}
 }
 
-// inNoGrad is File.InNoGrad, recording while the taint is built that the
-// answer depends on the call sites of the enclosing functions (a function
-// only ever called under no_grad runs without autograd) and on what the
-// context managers of the with statements and the decorators around n
-// are bound to or do (`with quiet():`, a function of the file that turns
+// inNoGrad is File.InNoGrad, recording while the taint is built what the
+// answer read: the callers of the enclosing functions it asked about (a
+// function only ever called under no_grad runs without autograd), and what
+// the context managers of the with statements and decorators around n are
+// bound to or do (`with quiet():`, a function of the file that turns
 // autograd off around its yield, see turnsGradOff).
 func (t *Taint) inNoGrad(n *pyast.Node) bool {
-	if t.building {
-		askContext := func(e *pyast.Node) {
-			if v, target := contextTarget(e); v.Is("call") {
-				t.asked.call(t.f, v)
-			} else {
-				t.asked.name(t.f, target)
-			}
-		}
-		for p := n.Parent(); p != nil; p = p.Parent() { // as File.inNoGrad walks
-			switch {
-			case p.Is("with_statement") && p.Child("body").Contains(n):
-				for _, item := range p.ChildOfKind("with_clause").NamedChildren() {
-					askContext(item.Child("value"))
-				}
-			case p.Is("function_definition"):
-				for _, d := range DecoratorsOf(p) {
-					askContext(d)
-				}
-			}
-		}
-		for p := EnclosingFunction(n); p != nil; p = EnclosingFunction(p) {
-			if p.Is("function_definition") {
-				t.asked["calls:"+t.f.Text(p.Child("name"))] = true
-			}
-		}
+	if !t.building {
+		return t.f.InNoGrad(n)
 	}
-	return t.f.InNoGrad(n)
+	return t.f.inNoGrad(n, 0, func(c *pyast.Node) {
+		if c.Is("function_definition") {
+			t.asked["calls:"+t.f.Text(c.Child("name"))] = true
+			return
+		}
+		if v, target := contextTarget(c); v.Is("call") {
+			t.asked.call(t.f, v)
+		} else {
+			t.asked.name(t.f, target)
+		}
+	})
 }
 
 // askDef records, while the taint is being built, that it used the summary
@@ -1490,46 +1477,23 @@ func (f *File) backwardSinks(scope *pyast.Node, kind backwardKind) map[string]bo
 	return OfVersion(f, kind.question(), scope, func() map[string]bool {
 		sinks := map[string]bool{}
 		var added []string // sinks whose flows are still to follow
-		mentions := func(e *pyast.Node) {
-			mentionedNames(f, e, func(name string) {
-				if !sinks[name] {
-					sinks[name] = true
-					added = append(added, name)
-				}
-			})
+		sink := func(name string) {
+			if !sinks[name] {
+				sinks[name] = true
+				added = append(added, name)
+			}
 		}
 		calls := f.CallsIn(scope)
 		for _, call := range calls {
-			// loss.backward(), accelerator.backward(loss),
-			// self.manual_backward(loss), torch.autograd.grad(loss, ...).
-			if kind.is(f, call) {
-				mentions(call.Child("arguments"))
-				if f.MethodName(call) == "backward" {
-					mentions(Receiver(call))
-				}
-			}
+			passNames(f, kind, call, sink)
 		}
 		if len(added) == 0 {
 			return sinks
 		}
-		// What flows into a name: an assignment's value (or a for loop's
-		// iterable) into its targets, a container's new elements into
-		// the container.
 		flowsInto := map[string][]*pyast.Node{}
-		for _, a := range append(f.AssignmentsIn(scope), f.LoopsIn(scope)...) {
-			if right := a.Child("right"); right != nil && a.Kind() != "while_statement" {
-				for _, name := range targetNames(f, a.Child("left")) {
-					flowsInto[name] = append(flowsInto[name], right)
-				}
-			}
-		}
-		for _, c := range calls {
-			switch f.MethodName(c) {
-			case "append", "extend", "insert", "add":
-				name := f.Text(Receiver(c))
-				flowsInto[name] = append(flowsInto[name], c.Child("arguments"))
-			}
-		}
+		eachFlow(f, append(f.AssignmentsIn(scope), f.LoopsIn(scope)...), calls, func(into string, from *pyast.Node) {
+			flowsInto[into] = append(flowsInto[into], from)
+		})
 		followed := map[*pyast.Node]bool{}
 		for len(added) > 0 {
 			name := added[len(added)-1]
@@ -1537,12 +1501,43 @@ func (f *File) backwardSinks(scope *pyast.Node, kind backwardKind) map[string]bo
 			for _, from := range flowsInto[name] {
 				if !followed[from] {
 					followed[from] = true
-					mentions(from)
+					mentionedNames(f, from, sink)
 				}
 			}
 		}
 		return sinks
 	})
+}
+
+// passNames adds the names a backward pass of kind takes, when call is
+// one: `loss.backward()`, `accelerator.backward(loss)`,
+// `self.manual_backward(loss)`, `torch.autograd.grad(loss, ...)`.
+func passNames(f *File, kind backwardKind, call *pyast.Node, add func(string)) {
+	if kind.is(f, call) {
+		mentionedNames(f, call.Child("arguments"), add)
+		if f.MethodName(call) == "backward" {
+			mentionedNames(f, Receiver(call), add)
+		}
+	}
+}
+
+// eachFlow calls flow for what flows into a name, as backwardSinks follows
+// it: an assignment's value (or a for loop's iterable, of stores) into its
+// targets, a container's new elements (of calls) into the container.
+func eachFlow(f *File, stores, calls []*pyast.Node, flow func(into string, from *pyast.Node)) {
+	for _, a := range stores {
+		if right := a.Child("right"); right != nil && a.Kind() != "while_statement" {
+			for _, name := range targetNames(f, a.Child("left")) {
+				flow(name, right)
+			}
+		}
+	}
+	for _, c := range calls {
+		switch f.MethodName(c) {
+		case "append", "extend", "insert", "add":
+			flow(f.Text(Receiver(c)), c.Child("arguments"))
+		}
+	}
 }
 
 // mentionedNames adds the names e mentions, as backwardSinks counts them:
@@ -1580,12 +1575,7 @@ func (f *File) moduleSinks(kind backwardKind) Names {
 	return OfVersion(f, kind.question()+" of the module", f.Tree.Root, func() Names {
 		passes := NamesIn(f, kind.question()+": what the passes take", f.Tree.Root, func(stmt *pyast.Node, add func(string)) {
 			for _, call := range f.CallsIn(stmt) {
-				if kind.is(f, call) {
-					mentionedNames(f, call.Child("arguments"), add)
-					if f.MethodName(call) == "backward" {
-						mentionedNames(f, Receiver(call), add)
-					}
-				}
+				passNames(f, kind, call, add)
 			}
 		})
 		sinks := Names{}

@@ -1256,3 +1256,45 @@ with quiet():
 	b.replace("set_grad_enabled(True)", "set_grad_enabled(False)")
 	check("autograd off again", false)
 }
+
+// A function every call of which runs under no_grad runs under no_grad
+// itself (calledOnlyUnderNoGrad): its carried taint asked about its
+// callers, so that a call taken out of the no_grad block makes it hold
+// history again, as in a fresh version.
+func TestCarriedTaintsAskTheirCallers(t *testing.T) {
+	b := newBuffer(t, `import torch
+
+
+def helper(model, x):
+    out = model(x)
+    return 1
+
+
+with torch.no_grad():
+    helper(model, x)
+`)
+	var helper *pyast.Node
+	b.f.Tree.Walk(b.f.Tree.Root, func(n *pyast.Node) bool {
+		if n.Kind() == "function_definition" {
+			helper = n
+		}
+		return true
+	})
+	for _, step := range []struct {
+		old, new string
+		want     bool // out holds history
+	}{
+		{"", "", false},
+		{"with torch.no_grad():\n    helper(model, x)", "helper(model, x)", true},
+		{"helper(model, x)", "with torch.no_grad():\n    helper(model, x)", false},
+	} {
+		if step.old != "" {
+			b.replace(step.old, step.new)
+		}
+		fresh := NewFile("p.py", b.src, b.tree)
+		got := b.f.TaintOf(helper).nameTainted("out", len(b.f.Src))
+		if got != step.want || got != fresh.TaintOf(helper).nameTainted("out", len(fresh.Src)) {
+			t.Errorf("after %q: out holds history: %v, want %v", step.new, got, step.want)
+		}
+	}
+}

@@ -949,9 +949,20 @@ func (f *File) bodyTurnsGradOff(def *pyast.Node, passesFalse bool) bool {
 // `with` block, or in a function decorated with one, or in a Lightning
 // validation/test/predict step, or in a function every call of which in
 // this file is itself under no-grad.
-func (f *File) InNoGrad(n *pyast.Node) bool { return f.inNoGrad(n, 0) }
+func (f *File) InNoGrad(n *pyast.Node) bool { return f.inNoGrad(n, 0, nil) }
 
-func (f *File) inNoGrad(n *pyast.Node, depth int) bool {
+// inNoGrad is InNoGrad; consulted, when not nil, is told what the answer
+// read outside n's own syntax, as it reads it: each with item's and
+// decorator's context expression (what a name there is bound to, what a
+// function of the file called there does) and each enclosing function
+// whose callers it asked about (see Taint.inNoGrad).
+func (f *File) inNoGrad(n *pyast.Node, depth int, consulted func(*pyast.Node)) bool {
+	noGrad := func(context *pyast.Node) bool {
+		if consulted != nil {
+			consulted(context)
+		}
+		return f.IsNoGradContext(context)
+	}
 	for p := n.Parent(); p != nil; p = p.Parent() {
 		switch p.Kind() {
 		case "with_statement":
@@ -959,18 +970,21 @@ func (f *File) inNoGrad(n *pyast.Node, depth int) bool {
 				continue
 			}
 			for _, item := range p.ChildOfKind("with_clause").NamedChildren() {
-				if f.IsNoGradContext(item.Child("value")) {
+				if noGrad(item.Child("value")) {
 					return true
 				}
 			}
 		case "function_definition":
 			for _, d := range DecoratorsOf(p) {
-				if f.IsNoGradContext(d) {
+				if noGrad(d) {
 					return true
 				}
 			}
 			if lightningNoGrad(f.Text(p.Child("name"))) && f.EnclosingClass(p) != nil {
 				return true
+			}
+			if consulted != nil {
+				consulted(p)
 			}
 			if f.calledOnlyUnderNoGrad(p, depth) {
 				return true
@@ -1140,7 +1154,7 @@ func (f *File) callsUnderNoGrad(fn *pyast.Node, name string, method bool, depth 
 		if method && delegates(f, c, name) {
 			continue
 		}
-		if !f.inNoGrad(c, depth+1) {
+		if !f.inNoGrad(c, depth+1, nil) {
 			return calls, false
 		}
 		calls++

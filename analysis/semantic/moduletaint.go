@@ -127,21 +127,25 @@ func (f *File) buildModuleTaint(t *Taint) {
 		}
 		return
 	}
-	// Pair the segments with the last version's parts: a segment kept
-	// keeps its offset, and both lists are in offset order.
+	// Pair the segments with the last version's parts (both in offset
+	// order); the parts left unpaired are those of segments gone.
 	lastPart := make([]*moduleTaintPart, len(f.Tree.Segments))
-	var gone []*moduleTaintPart
-	j := 0
+	inLast := segmentsByOffset{old: make([]*pyast.Segment, len(last.parts))}
+	for j, p := range last.parts {
+		inLast.old[j] = p.seg
+	}
+	paired := make([]bool, len(last.parts))
 	for i, seg := range f.Tree.Segments {
-		for ; j < len(last.parts) && last.parts[j].seg.Base <= seg.Base && last.parts[j].seg != seg; j++ {
-			gone = append(gone, last.parts[j])
-		}
-		if j < len(last.parts) && last.parts[j].seg == seg {
-			lastPart[i] = last.parts[j]
-			j++
+		if j := inLast.find(seg); j >= 0 {
+			lastPart[i], paired[j] = last.parts[j], true
 		}
 	}
-	gone = append(gone, last.parts[j:]...)
+	var gone []*moduleTaintPart
+	for j, p := range last.parts {
+		if !paired[j] {
+			gone = append(gone, p)
+		}
+	}
 
 	t.events = maps.Clone(last.events)
 	t.owned = map[string]bool{}
@@ -185,7 +189,7 @@ func (f *File) buildModuleTaint(t *Taint) {
 				continue
 			}
 			for _, name := range part.names {
-				if p == nil || built == nil || !slices.Equal(eventsIn(last.events[name], seg), eventsIn(t.events[name], seg)) {
+				if p == nil || !slices.Equal(eventsIn(last.events[name], seg), eventsIn(t.events[name], seg)) {
 					touched[name] = true
 				}
 			}
@@ -225,29 +229,34 @@ func (t *Taint) buildPart(i int) *moduleTaintPart {
 
 // eventsIn returns the events of events (in offset order) that lie in seg.
 func eventsIn(events []taintEvent, seg *pyast.Segment) []taintEvent {
-	lo := sort.Search(len(events), func(i int) bool { return events[i].at > seg.Base })
-	hi := sort.Search(len(events), func(i int) bool { return events[i].at > seg.Base+seg.Len() })
+	lo, hi := eventRange(events, seg)
 	return events[lo:hi]
+}
+
+// eventRange returns where seg's events lie in events: [lo, hi).
+func eventRange(events []taintEvent, seg *pyast.Segment) (lo, hi int) {
+	lo = sort.Search(len(events), func(i int) bool { return events[i].at > seg.Base })
+	hi = sort.Search(len(events), func(i int) bool { return events[i].at > seg.Base+seg.Len() })
+	return lo, hi
 }
 
 // drop removes name's events in seg, copying its list first if the last
 // version's taint shares it.
 func (t *Taint) drop(name string, seg *pyast.Segment) {
 	events := t.events[name]
-	in := eventsIn(events, seg)
-	if len(in) == 0 {
+	lo, hi := eventRange(events, seg)
+	switch {
+	case lo == hi:
 		return
-	}
-	t.owned[name] = true
-	if len(in) == len(events) {
+	case hi-lo == len(events):
 		// No key for a name no longer assigned: typing a name leaves one
 		// for each of its prefixes.
 		delete(t.events, name)
-		return
+	default:
+		kept := make([]taintEvent, 0, len(events)-(hi-lo)+1)
+		t.events[name] = append(append(kept, events[:lo]...), events[hi:]...)
 	}
-	start := sort.Search(len(events), func(i int) bool { return events[i].at > seg.Base })
-	kept := make([]taintEvent, 0, len(events)-len(in)+1)
-	t.events[name] = append(append(kept, events[:start]...), events[start+len(in):]...)
+	t.owned[name] = true
 }
 
 // insert adds e to name's events (a name the part owns a copy of) at its

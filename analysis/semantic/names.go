@@ -283,24 +283,11 @@ func (f *File) moduleFlows() map[uint64]Names {
 func flowsOf(f *File, stmts []*pyast.Node) []uint64 {
 	type flow struct{ into, from uint64 }
 	var flows []flow
-	add := func(into string, from *pyast.Node) {
-		h := nameHash(into)
-		mentionedNames(f, from, func(name string) { flows = append(flows, flow{h, nameHash(name)}) })
-	}
 	for _, stmt := range stmts {
-		for _, a := range append(f.AssignmentsIn(stmt), f.LoopsIn(stmt)...) {
-			if right := a.Child("right"); right != nil && a.Kind() != "while_statement" {
-				for _, name := range targetNames(f, a.Child("left")) {
-					add(name, right)
-				}
-			}
-		}
-		for _, c := range f.CallsIn(stmt) {
-			switch f.MethodName(c) {
-			case "append", "extend", "insert", "add":
-				add(f.Text(Receiver(c)), c.Child("arguments"))
-			}
-		}
+		eachFlow(f, append(f.AssignmentsIn(stmt), f.LoopsIn(stmt)...), f.CallsIn(stmt), func(into string, from *pyast.Node) {
+			h := nameHash(into)
+			mentionedNames(f, from, func(name string) { flows = append(flows, flow{h, nameHash(name)}) })
+		})
 	}
 	slices.SortFunc(flows, func(a, b flow) int {
 		if c := cmp.Compare(a.into, b.into); c != 0 {

@@ -1975,11 +1975,14 @@ func sameSummaries(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
 // turnsGradOff), which their summaries do not say: a with statement
 // calling one runs its body under no_grad or not.
 func sameGradOff(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
-	for i := range min(len(a), len(b)) {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
 		if prev.Text(a[i]) == f.Text(b[i]) {
 			// The same text under the same imports (carryOver compares
-			// versions of one structure): no walk of each method of a
-			// class of thousands of lines on every keystroke in it.
+			// versions of one structure): of the methods of an edited
+			// class, only the edited one is walked.
 			continue
 		}
 		for _, passesFalse := range []bool{false, true} {
@@ -1988,7 +1991,7 @@ func sameGradOff(prev *File, a []*pyast.Node, f *File, b []*pyast.Node) bool {
 			}
 		}
 	}
-	return len(a) == len(b)
+	return true
 }
 
 // InParallel calls do for every i in [0, n) on as many cores as there are

@@ -32,7 +32,13 @@ type Pass struct {
 	// outside are the statements whose verdict read code outside their
 	// top-level statement (see ReadsOutside).
 	outside []*pyast.Node
+	// definitionsRead are the definitions of other top-level statements
+	// whose code a verdict read (see ReadsDefinition).
+	definitionsRead []definitionRead
 }
+
+// definitionRead: the verdict on stmt read def's code.
+type definitionRead struct{ stmt, def *pyast.Node }
 
 // ReadsOutside tells the runner that the local rule's verdict on n, a
 // finding or none, reads code outside n's top-level statement that the
@@ -40,6 +46,16 @@ type Pass struct {
 // file, say). While a buffer is edited, n's statement is then analysed
 // again on every version rather than kept (see Rule.Local).
 func (p *Pass) ReadsOutside(n *pyast.Node) { p.outside = append(p.outside, n) }
+
+// ReadsDefinition tells the runner that the local rule's verdict on n read
+// the code of def, a definition of the file (what a function returns),
+// beyond what the model's tracked answers cover. While a buffer is edited,
+// n's statement is then analysed again on every version that changes
+// def's top-level statement, or finds what that statement reads changed
+// (see semantic.File.Reanalysed).
+func (p *Pass) ReadsDefinition(n, def *pyast.Node) {
+	p.definitionsRead = append(p.definitionsRead, definitionRead{n, def})
+}
 
 // A Shape is what a rule requires of a candidate statement's own syntax
 // (its kind and parts, the loops around it within its top-level
@@ -344,6 +360,10 @@ type segmentFindings struct {
 	// readsOutside: the rule's verdict on a statement of the segment read
 	// code outside it (see Pass.ReadsOutside); analysed on every version.
 	readsOutside bool
+	// reads are the other segments whose definitions a verdict on a
+	// statement of the segment read (see Pass.ReadsDefinition); analysed
+	// again when one of them is.
+	reads []*pyast.Segment
 	// source holds diags at the source's offsets of the version that found
 	// them, where the segment started at sourceStart. With settled (every
 	// offset of diags lies in the segment's text, see
@@ -387,12 +407,10 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 	// The rules only read the model (its remembered answers are guarded),
 	// so they run side by side; their results are taken in rule order.
 	type outcome struct {
-		focus   semantic.Focus // nil: the whole file
-		kept    localFindings  // prev's findings outside focus
-		diags   []Diagnostic
-		others  map[string]*semantic.File
-		outside []*pyast.Node // see Pass.ReadsOutside
-		err     error
+		focus semantic.Focus // nil: the whole file
+		kept  localFindings  // prev's findings outside focus
+		pass  *Pass          // what the rule found and read
+		err   error
 		// from, to: where its new findings are in res.Diagnostics.
 		from, to int
 	}
@@ -414,7 +432,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 	start := time.Now()
 	semantic.InParallel(len(enabled), func(i int) {
 		o := &outcomes[i]
-		o.diags, o.others, o.outside, o.err = runRule(enabled[i], f, sup, o.focus)
+		o.pass, o.err = runRule(enabled[i], f, sup, o.focus)
 	})
 	res.Timings.Rules = time.Since(start)
 	for i := range enabled {
@@ -422,14 +440,14 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 		if o.err != nil {
 			res.RuleErrors = append(res.RuleErrors, o.err)
 		}
-		for path, other := range o.others {
+		for path, other := range o.pass.others {
 			if res.otherModels == nil {
 				res.otherModels = map[string]*semantic.File{}
 			}
 			res.otherModels[path] = other
 		}
 		o.from = len(res.Diagnostics)
-		for _, d := range o.diags {
+		for _, d := range o.pass.diagnostics {
 			if sup.at(f, d.Start, d.Code) || o.focus != nil && !o.focus.Has(f.SegmentAt(d.Start)) {
 				continue
 			}
@@ -465,8 +483,14 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 				}
 				return found[seg]
 			}
-			for _, n := range o.outside {
+			for _, n := range o.pass.outside {
 				in(n.Start()).readsOutside = true
+			}
+			for _, r := range o.pass.definitionsRead {
+				sf, read := in(r.stmt.Start()), f.SegmentAt(r.def.Start())
+				if read != f.SegmentAt(r.stmt.Start()) && !slices.Contains(sf.reads, read) {
+					sf.reads = append(sf.reads, read)
+				}
 			}
 			for k, d := range res.Diagnostics[o.from:o.to] {
 				sf := in(d.Start)
@@ -639,9 +663,11 @@ func (res *Result) localFindings(code string) (localFindings, bool) {
 // keepFindings splits a local rule's findings in prev (the model f was
 // built from) into those f keeps and the segments where the rule runs
 // again: those changed says (see semantic.File.Reanalysed), those where
-// the rule read outside the segment (see Pass.ReadsOutside), and those
-// holding a finding that reaches, with its related information or its
-// fixes, into a segment f does not share with prev, or into another file.
+// the rule read outside the segment (see Pass.ReadsOutside), those whose
+// verdicts read a definition of a segment analysed again or gone (see
+// Pass.ReadsDefinition), and those holding a finding that
+// reaches, with its related information or its fixes, into a segment f
+// does not share with prev, or into another file.
 func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic.Focus) (semantic.Focus, localFindings) {
 	focus := maps.Clone(changed)
 	kept := make(localFindings, len(cached))
@@ -659,7 +685,11 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 		// no segment need be looked up for them.
 		inside := func(off int) bool { return off >= seg.Base && off < seg.Base+seg.Len() || shared(off) }
 		// Settled findings lie inside the segment (see settledIn).
-		if found.readsOutside || !found.settled && slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) {
+		// A definition read is mostly one the statement calls by name, and
+		// the focus (the segments mentioning what changed) has it already;
+		// asking for the definition's own segment costs a lookup.
+		readAgain := func(read *pyast.Segment) bool { return changed[read] || f.SegmentAt(read.Base) != read }
+		if found.readsOutside || slices.ContainsFunc(found.reads, readAgain) || !found.settled && slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) {
 			focus[seg] = true
 			continue
 		}
@@ -867,14 +897,13 @@ func sourceDiagnostic(f *semantic.File, d Diagnostic) Diagnostic {
 
 // runRule runs one rule, turning a panic into an error so that one broken
 // rule never takes the others (or the language server) down.
-func runRule(rule *Rule, f *semantic.File, sup *suppressions, focus semantic.Focus) (diags []Diagnostic, others map[string]*semantic.File, outside []*pyast.Node, err error) {
-	pass := &Pass{File: f, Rule: rule, sup: sup, focus: focus}
+func runRule(rule *Rule, f *semantic.File, sup *suppressions, focus semantic.Focus) (pass *Pass, err error) {
+	pass = &Pass{File: f, Rule: rule, sup: sup, focus: focus}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("rule %s panicked on %s: %v\n%s", rule.Code, f.Path, p, debug.Stack())
-			diags, others, outside = pass.diagnostics, pass.others, pass.outside
 		}
 	}()
 	rule.Run(pass)
-	return pass.diagnostics, pass.others, pass.outside, nil
+	return pass, nil
 }

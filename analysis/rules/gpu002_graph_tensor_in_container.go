@@ -284,7 +284,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 		if hasCall(value) {
 			pass.ReadsOutside(stmt)
 		}
-		if (!stmt.Is("call") || f.MethodName(stmt) != "extend") && (backed || taint.IsTensor(value)) {
+		if (!stmt.Is("call") || f.MethodName(stmt) != "extend") && (backed || isTensor(pass, taint, value, stmt)) {
 			d.Fixes = containerFixes(f, value, container, scope, scalar)
 		}
 		pass.Report(d)
@@ -403,7 +403,7 @@ func storedByMethod(pass *analysis.Pass, call *pyast.Node) {
 	}
 	// Only .detach(): whether the stored values are used as tensors is
 	// the class's business, which may be in another file.
-	if backed || taint.IsTensor(value) {
+	if backed || isTensor(pass, taint, value, call) {
 		d.Fixes = []analysis.Fix{wrapFix(f, "Pass", value, "detach()", analysis.Unsafe)}
 	}
 	pass.Report(d)
@@ -446,7 +446,7 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 	}
 	taint := f.TaintOf(method)
 	scalar = scalar || taint.IsScalarLoss(value)
-	tensor := scalar || taint.IsTensor(value)
+	tensor := scalar || isTensor(pass, taint, value, stmt)
 	who, val := analysis.Code(f.Text(container)), analysis.Code(f.Text(value))
 	asTensors := usedAsTensor(f, elementsName(f, container), method, true)
 	step := "`" + f.Text(method.Child("name")) + "` runs `" + f.Text(value) + ".backward()` each time it is called"
@@ -699,6 +699,21 @@ var keepsRequiresGrad = map[string]bool{
 }
 
 // hasCall reports whether e is or holds a call.
+// isTensor reports whether value is one tensor (see
+// semantic.Taint.IsTensor), which a fix of stmt's finding may require.
+// The answer may read what a definition elsewhere returns (a model's
+// forward, for `out` bound to `model(x)`): an edit there changes the fixes
+// here, so the runner is told.
+func isTensor(pass *analysis.Pass, taint *semantic.Taint, value, stmt *pyast.Node) bool {
+	return taint.IsTensor(value, func(def *pyast.Node) {
+		if def == nil {
+			pass.ReadsOutside(stmt) // another file's
+		} else {
+			pass.ReadsDefinition(stmt, def)
+		}
+	})
+}
+
 func hasCall(e *pyast.Node) bool {
 	found := false
 	pyast.Walk(e, func(n *pyast.Node) bool {

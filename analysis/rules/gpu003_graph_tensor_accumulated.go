@@ -188,7 +188,7 @@ func runGraphTensorAccumulated(pass *analysis.Pass) {
 		if totalStaysLocal(f, acc, scope) {
 			safety = analysis.Safe
 		}
-		fixes, advice, tail := totalAdvice(f, value, name, backed || taint.IsTensor(value), backed || taint.IsScalarLoss(value),
+		fixes, advice, tail := totalAdvice(f, value, name, backed || isTensor(pass, taint, value, a), backed || taint.IsScalarLoss(value),
 			usedAsTensor(f, name, scope, false), returned(f, name, scope), safety, totalWording)
 		// The step's backward pass, before the sum or after it, frees the
 		// activations: what the total links is the graphs' nodes.
@@ -275,7 +275,7 @@ func reportMeterUpdate(pass *analysis.Pass, call, meter, value *pyast.Node) {
 		usedLater = usedLater || usedAsTensor(f, name+"."+field, scope, false)
 	}
 	// The meter may be read anywhere it is passed: both fixes are unsafe.
-	fixes, advice, tail := totalAdvice(f, value, name, backed || taint.IsTensor(value), backed || taint.IsScalarLoss(value),
+	fixes, advice, tail := totalAdvice(f, value, name, backed || isTensor(pass, taint, value, call), backed || taint.IsScalarLoss(value),
 		usedLater, false, analysis.Unsafe, meterWording)
 	detail := "`" + name + ".update()` adds the value it is given to a running sum: the step's `backward()` frees " +
 		"the activations, but the sum becomes a tensor whose `grad_fn` chain links every iteration's graph nodes " +

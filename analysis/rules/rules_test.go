@@ -933,6 +933,61 @@ def helper(v):
 	}
 }
 
+// A fix that needs the stored value to be one tensor reads what the
+// value's call returns: an edit of the model's forward (its summary the
+// same), or of what the forward calls, changes the fixes of a finding in
+// another function, which is analysed again then, and only then.
+func TestFixesFollowTheDefinitionsTheyRead(t *testing.T) {
+	const base = `import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+net = Net()
+HEAD = torch.nn.Linear(4, 2)
+
+
+def other(v):
+    return v * 2
+
+
+def train(loader, optimizer):
+    outputs = []
+    for x in loader:
+        out = net(x)
+        outputs.append(out)
+        out.sum().backward()
+        optimizer.step()
+`
+	steps := []editStep{
+		{"return v * 2", "return v * 3"},
+		{"return self.fc(x)", "return self.fc(x), x"},
+		{"return v * 3", "return v * 2"},
+		{"return self.fc(x), x", "return self.fc(x)"},
+		{"return self.fc(x)", "return HEAD(x)"},
+		// The forward's code is the same, what it calls another layer.
+		{"HEAD = torch.nn.Linear(4, 2)", "HEAD = torch.nn.LSTM(4, 2)"},
+	}
+	wantFixes := []int{2, 2, 0, 0, 2, 2, 0}
+	wantReused := []int{-1, 1, 0, 1, 0, 0, 0} // train's finding kept while the forward is left alone
+	for i, res := range checkIncrementalSteps(t, base, steps) {
+		fixes := 0
+		for _, d := range res.Diagnostics {
+			fixes += len(d.Fixes)
+		}
+		if len(res.Diagnostics) != 1 || fixes != wantFixes[i] || i > 0 && res.Reused() != wantReused[i] {
+			t.Errorf("version %d: %d findings with %d fixes, %d kept; want 1 with %d fixes, %d kept", i, len(res.Diagnostics), fixes, res.Reused(), wantFixes[i], wantReused[i])
+		}
+	}
+}
+
 // edited replaces src[start:end] with text and parses the result for
 // editing: what the server does with a change.
 func edited(t *testing.T, tree *pyast.Tree, src []byte, start, end int, text string) (*pyast.Tree, []byte) {

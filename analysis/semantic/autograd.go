@@ -1655,18 +1655,28 @@ var (
 // IsTensor reports whether e is known to evaluate to one tensor: a loss, a
 // torch function or tensor method that returns a tensor, arithmetic on
 // one, a torch.nn layer's output, a name last assigned one of those.
-func (t *Taint) IsTensor(e *pyast.Node) bool { return t.isTensor(e, 0) }
+// read, when not nil, is told each function definition whose returns the
+// answer read (a function of the file the value calls, a model's
+// forward), which its summary does not describe: an edit there may change
+// the answer, also for a value that calls nothing itself (`out = net(x)`,
+// then `out`). It is told nil for a function of another file.
+func (t *Taint) IsTensor(e *pyast.Node, read func(def *pyast.Node)) bool {
+	if read == nil {
+		read = func(*pyast.Node) {}
+	}
+	return t.isTensor(e, 0, read)
+}
 
-func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
+func (t *Taint) isTensor(e *pyast.Node, depth int, read func(def *pyast.Node)) bool {
 	f := t.f
 	if e == nil || depth > 12 {
 		return false
 	}
 	switch e.Kind() {
 	case "parenthesized_expression":
-		return t.isTensor(e.FirstNamed(), depth+1)
+		return t.isTensor(e.FirstNamed(), depth+1, read)
 	case "identifier":
-		return t.nameIsTensor(f.Text(e), e.Start(), depth)
+		return t.nameIsTensor(f.Text(e), e.Start(), depth, read)
 	case "attribute":
 		// A model output's loss and logits (Hugging Face's ModelOutput).
 		switch f.Text(e.Child("attribute")) {
@@ -1674,21 +1684,21 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 			return t.Tainted(e.Child("object"))
 		}
 	case "subscript":
-		return t.isTensor(e.Child("value"), depth+1)
+		return t.isTensor(e.Child("value"), depth+1, read)
 	case "binary_operator":
 		switch f.Text(e.Child("operator")) {
 		case "+", "-", "*", "/", "//", "**", "@", "%":
 			// A tensor and a tensor or a number, or a number and a tensor;
 			// each operand judged once (see IsScalarLoss).
 			l, r := e.Child("left"), e.Child("right")
-			leftTensor := t.isTensor(l, depth+1)
+			leftTensor := t.isTensor(l, depth+1, read)
 			if leftTensor && isNumber(r) {
 				return true
 			}
-			return (leftTensor || isNumber(l)) && t.isTensor(r, depth+1)
+			return (leftTensor || isNumber(l)) && t.isTensor(r, depth+1, read)
 		}
 	case "unary_operator":
-		return t.isTensor(e.FirstNamed(), depth+1)
+		return t.isTensor(e.FirstNamed(), depth+1, read)
 	case "call":
 		model, loss := f.IsModelCall(e), f.IsLossCall(e)
 		if m := f.MethodName(e); m != "" && !model && !loss {
@@ -1698,12 +1708,13 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 			if facts, ok := f.projectCall(e); ok && !t.plain {
 				// `metrics.batch_error(...)`, or a model's method, in
 				// another module.
+				read(nil)
 				return facts.ReturnsTensor
 			}
 			if q := f.Callee(e); q != "" {
 				return t.torchFunctionTensor(q, e)
 			}
-			return t.isTensor(Receiver(e), depth+1)
+			return t.isTensor(Receiver(e), depth+1, read)
 		}
 		switch {
 		case loss:
@@ -1712,17 +1723,27 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 			fn := e.Child("function")
 			if c := f.classOfInstance(fn, 0); c != nil {
 				forward := f.methodOf(c, "forward", 0)
-				return forward != nil && !t.plain && f.returnsTensor(forward, depth+1)
+				if forward == nil || t.plain {
+					return false
+				}
+				read(forward)
+				return f.returnsTensor(forward, depth+1)
 			}
 			if facts, ok := f.projectCall(e); ok && !t.plain {
+				read(nil)
 				return facts.ReturnsTensor // a model of another module: its forward
 			}
 			return f.layerReturnsTensor(fn)
 		}
 		if def := f.resolveCall(e); def != nil {
-			return !t.plain && f.returnsTensor(def, depth+1)
+			if t.plain {
+				return false
+			}
+			read(def)
+			return f.returnsTensor(def, depth+1)
 		}
 		if facts, ok := f.projectCall(e); ok && !t.plain {
+			read(nil)
 			return facts.ReturnsTensor
 		}
 		if q := f.Callee(e); q != "" {
@@ -1735,15 +1756,15 @@ func (t *Taint) isTensor(e *pyast.Node, depth int) bool {
 // nameIsTensor reports whether name, at offset at, holds one tensor: its
 // last assignment assigned one (`x += y` keeps a tensor a tensor when y is
 // a tensor or a number). Judged on demand, with the file's current model.
-func (t *Taint) nameIsTensor(name string, at, depth int) bool {
+func (t *Taint) nameIsTensor(name string, at, depth int, read func(def *pyast.Node)) bool {
 	ev, ok := t.last(name, at)
 	if !ok || ev.value == nil || depth > 12 {
 		return false
 	}
 	if ev.aug {
-		return t.nameIsTensor(name, ev.from, depth+1) && (t.isTensor(ev.value, depth+1) || isNumber(ev.value))
+		return t.nameIsTensor(name, ev.from, depth+1, read) && (t.isTensor(ev.value, depth+1, read) || isNumber(ev.value))
 	}
-	return t.isTensor(ev.value, depth+1)
+	return t.isTensor(ev.value, depth+1, read)
 }
 
 func (t *Taint) torchFunctionTensor(q string, call *pyast.Node) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,8 +113,9 @@ func TestSummariesAndValues(t *testing.T) {
 	if !taint.Tainted(out) {
 		t.Error("a forward pass carries history")
 	}
-	if !taint.IsTensor(out) {
-		t.Error("Net's forward returns self.fc(h), one tensor")
+	var read []string
+	if !taint.IsTensor(out, func(def *pyast.Node) { read = append(read, f.Text(def.Child("name"))) }) || !slices.Equal(read, []string{"forward"}) {
+		t.Errorf("Net's forward returns self.fc(h), one tensor, read there: read %q", read)
 	}
 	// evaluate's only caller runs it under no_grad.
 	if !f.InNoGrad(node(t, f, "call", "model(x)")) {
@@ -134,12 +136,27 @@ c = lstm(x)
 d = (x,)
 e = x.max(dim=0)
 g = x.max()
+
+
+def scaled(v):
+    return torch.ones(2) * 2
+
+
+h = scaled(x)
+k = h
 `)
 	taint := f.TaintOf(f.Tree.Root)
-	for name, want := range map[string]bool{"a": true, "b": false, "c": false, "d": false, "e": false, "g": true} {
+	// The second: what scaled returns was read (h's value calls it, k's
+	// name is bound to that call).
+	for name, want := range map[string][2]bool{
+		"a": {true, false}, "b": {false, false}, "c": {false, false}, "d": {false, false}, "e": {false, false},
+		"g": {true, false}, "h": {true, true}, "k": {true, true},
+	} {
 		v := node(t, f, "assignment", name+" = ").Child("right")
-		if got := taint.IsTensor(v); got != want {
-			t.Errorf("%s: IsTensor %v, want %v", f.Text(v), got, want)
+		readScaled := false
+		tensor := taint.IsTensor(v, func(def *pyast.Node) { readScaled = readScaled || f.Text(def.Child("name")) == "scaled" })
+		if tensor != want[0] || readScaled != want[1] {
+			t.Errorf("%s: IsTensor %v reading scaled %v, want %v", f.Text(v), tensor, readScaled, want)
 		}
 	}
 }

@@ -281,7 +281,7 @@ func (f *File) returnsTensor(def *pyast.Node, depth int) bool {
 	}
 	t := f.plainTaintOf(def)
 	returns := eachReturn(def, func(*pyast.Node) bool { return true })
-	return returns > 0 && eachReturn(def, func(v *pyast.Node) bool { return t.isTensor(v, depth+1) }) == returns
+	return returns > 0 && eachReturn(def, func(v *pyast.Node) bool { return t.isTensor(v, depth+1, func(*pyast.Node) {}) }) == returns
 }
 
 // Differentiates reports whether call takes derivatives: a backward pass,

@@ -30,8 +30,9 @@ type Pass struct {
 	// nil: the whole file.
 	focus semantic.Focus
 	// outside are the statements whose verdict read code outside their
-	// top-level statement (see ReadsOutside).
-	outside []*pyast.Node
+	// top-level statement (see ReadsOutside); moduleLevel the candidates
+	// at module level (see CandidateCalls).
+	outside, moduleLevel []*pyast.Node
 	// definitionsRead are the definitions of other top-level statements
 	// whose code a verdict read (see ReadsDefinition).
 	definitionsRead []definitionRead
@@ -72,11 +73,11 @@ func InLoop(n *pyast.Node) bool { return len(semantic.EnclosingLoops(n)) > 0 }
 // findings: those whose callee's last name is one of names (see
 // semantic.File.CallsNamed) and that have the shape, of the whole file,
 // or, for a local rule while a buffer is edited, of the statements the
-// edit touched. A candidate at module level reads outside its statement
-// (module code is one scope across statements): it is marked so (see
-// ReadsOutside), and while a buffer is edited it is analysed again on
-// every version; the shape keeps that to the statements that may be
-// findings.
+// edit touched. A candidate at module level reads the module's other
+// statements too (module code is one scope across statements): while a
+// buffer is edited, it is analysed again on every version that changes
+// module code (see semantic.File.ModuleCodeKept); the shape keeps that to
+// the statements that may be findings.
 func (p *Pass) CandidateCalls(shape Shape, names ...string) []*pyast.Node {
 	return p.candidates(shape, p.File.CallsNamedIn(p.focus, names...))
 }
@@ -96,15 +97,14 @@ func (p *Pass) EachCandidateLoopCall(do func(semantic.LoopCall)) {
 }
 
 // candidates returns those of ns that have the shape (all of them for a
-// nil shape), marking the module-level ones as reading outside their
-// statement.
+// nil shape), noting the module-level ones.
 func (p *Pass) candidates(shape Shape, ns []*pyast.Node) []*pyast.Node {
 	if shape != nil {
 		ns = slices.DeleteFunc(slices.Clone(ns), func(n *pyast.Node) bool { return !shape(n) })
 	}
 	for _, n := range ns {
 		if semantic.EnclosingFunction(n) == nil {
-			p.ReadsOutside(n)
+			p.moduleLevel = append(p.moduleLevel, n)
 		}
 	}
 	return ns
@@ -359,7 +359,10 @@ type segmentFindings struct {
 	dropped []droppedFix // the fixes withheld from them
 	// readsOutside: the rule's verdict on a statement of the segment read
 	// code outside it (see Pass.ReadsOutside); analysed on every version.
-	readsOutside bool
+	// readsModule: the segment holds a module-level candidate; analysed
+	// on every version whose module code changed (see
+	// semantic.File.ModuleCodeKept).
+	readsOutside, readsModule bool
 	// reads are the other segments whose definitions a verdict on a
 	// statement of the segment read (see Pass.ReadsDefinition); analysed
 	// again when one of them is.
@@ -417,7 +420,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 	outcomes := make([]outcome, len(enabled))
 	for i, rule := range enabled {
 		if cached, ok := prev.localFindings(rule.Code); ok && rule.Local && incremental {
-			outcomes[i].focus, outcomes[i].kept = keepFindings(prev.file, f, cached, changed)
+			outcomes[i].focus, outcomes[i].kept = keepFindings(prev.file, f, cached, changed, f.ModuleCodeKept())
 		}
 	}
 	for i, rule := range enabled {
@@ -485,6 +488,9 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 			}
 			for _, n := range o.pass.outside {
 				in(n.Start()).readsOutside = true
+			}
+			for _, n := range o.pass.moduleLevel {
+				in(n.Start()).readsModule = true
 			}
 			for _, r := range o.pass.definitionsRead {
 				sf, read := in(r.stmt.Start()), f.SegmentAt(r.def.Start())
@@ -665,10 +671,11 @@ func (res *Result) localFindings(code string) (localFindings, bool) {
 // again: those changed says (see semantic.File.Reanalysed), those where
 // the rule read outside the segment (see Pass.ReadsOutside), those whose
 // verdicts read a definition of a segment analysed again or gone (see
-// Pass.ReadsDefinition), and those holding a finding that
+// Pass.ReadsDefinition), those holding a module-level candidate unless
+// moduleKept (see semantic.File.ModuleCodeKept), and those holding a finding that
 // reaches, with its related information or its fixes, into a segment f
 // does not share with prev, or into another file.
-func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic.Focus) (semantic.Focus, localFindings) {
+func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic.Focus, moduleKept bool) (semantic.Focus, localFindings) {
 	focus := maps.Clone(changed)
 	kept := make(localFindings, len(cached))
 	shared := func(off int) bool {
@@ -689,7 +696,7 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 		// the focus (the segments mentioning what changed) has it already;
 		// asking for the definition's own segment costs a lookup.
 		readAgain := func(read *pyast.Segment) bool { return changed[read] || f.SegmentAt(read.Base) != read }
-		if found.readsOutside || slices.ContainsFunc(found.reads, readAgain) || !found.settled && slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) {
+		if found.readsOutside || found.readsModule && !moduleKept || slices.ContainsFunc(found.reads, readAgain) || !found.settled && slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) {
 			focus[seg] = true
 			continue
 		}

@@ -888,10 +888,12 @@ for c in clips:
 
 // Module-level code is one scope across statements, so a local rule's
 // verdict on a module-level candidate is taken again on every version of
-// an edited buffer. Only candidates of the shape the rule looks for (a
-// store, an accumulation, an empty_cache call, in a loop) are: a script's
-// other module-level statements, however many, are not analysed again
-// when an edit elsewhere leaves them alone.
+// an edited buffer whose module code changed (semantic.File.ModuleCodeKept).
+// Only candidates of the shape the rule looks for (a store, an
+// accumulation, an empty_cache call, in a loop) are: a script's other
+// module-level statements, however many, are not analysed again when an
+// edit elsewhere leaves them alone; and an edit in a function the module
+// code does not call leaves the loop's verdict as it was.
 func TestModuleLevelStatementsAreNotAllReexamined(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("import torch\n\n")
@@ -918,18 +920,130 @@ def helper(v):
 	if len(prev.Diagnostics) == 0 {
 		t.Fatal("the module-level loop should keep its losses in history")
 	}
-	for i, text := range []string{"v * 3", "v * 2"} {
-		at := bytes.Index(src, []byte("v * "))
+	for i, step := range []struct {
+		old, new string
+		// reexamined: how many segments local rules analyse again;
+		// reused: how many findings they keep.
+		reexamined, reused int
+	}{
+		{"v * 2", "v * 3", 1, 1},                     // the function alone
+		{"v * 3", "v * 2", 1, 1},                     // the same
+		{"SETTING_5 = [5]", "SETTING_5 = [6]", 2, 0}, // module code: the setting, and the loop's append
+		{"SETTING_5 = [6]", "SETTING_5 = [5]", 2, 0},
+	} {
+		at := bytes.Index(src, []byte(step.old))
 		var next []byte
-		tree, next = edited(t, tree, src, at, at+len("v * 2"), text)
+		tree, next = edited(t, tree, src, at, at+len(step.old), step.new)
 		got := runner.AnalyzeTree(prev, "script.py", next, tree, nil)
 		want, _ := runner.Run(context.Background(), "script.py", next, nil)
 		compareResults(t, "edit "+strconv.Itoa(i), got, want)
-		// The edited function, and the loop's append.
-		if got.Reexamined() != 2 {
-			t.Errorf("edit %d: local rules analysed %d segments again, want 2", i, got.Reexamined())
+		if got.Reexamined() != step.reexamined || got.Reused() != step.reused {
+			t.Errorf("edit %d (%s): local rules analysed %d segments again and kept %d findings, want %d and %d",
+				i, step.new, got.Reexamined(), got.Reused(), step.reexamined, step.reused)
 		}
 		prev, src = got, next
+	}
+}
+
+// A script's module-level verdicts are kept while an edit changes only
+// functions (see semantic.File.ModuleCodeKept), but not where the module
+// code reads what was edited: a function it calls, a model's forward
+// (whose result a fix must know to be one tensor), a context manager
+// around its statements, a global a function binds; nor once a
+// module-level statement is gone. Every version analyses as a fresh file
+// does.
+func TestModuleVerdictsFollowTheFunctionsTheyRead(t *testing.T) {
+	const base = `import contextlib
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+@contextlib.contextmanager
+def quiet():
+    with torch.no_grad():
+        yield
+
+
+def step(batch):
+    loss = model(batch).sum()
+    loss.backward()
+    return loss
+
+
+def rebind():
+    global kept
+    kept = list()
+
+
+def build_aux():
+    return torch.nn.Linear(4, 2)
+
+
+def unrelated(v):
+    return v * 2
+
+
+model = Net()
+loader = torch.utils.data.DataLoader(range(8))
+history = []
+for b in loader:
+    history.append(step(b))
+outputs = []
+for b in loader:
+    out = model(b)
+    outputs.append(out)
+    out.sum().backward()
+kept = []
+for b in loader:
+    with quiet():
+        pred = model(b)
+    kept.append(pred)
+model.eval()
+with quiet():
+    for b in test_loader:
+        model(b)
+model.train()
+aux = build_aux()
+aux.eval()
+for b in loader:
+    model(b)
+`
+	steps := []editStep{
+		{"return v * 2", "return v * 3"},                              // read by nothing
+		{"    return loss\n", "    return loss.item()\n"},             // history stores numbers
+		{"        return self.fc(x)", "        return self.fc(x), x"}, // out is a tuple: no .detach()
+		{"    with torch.no_grad():\n        yield", "    yield"},     // kept's model runs with autograd, and the evaluation
+		{"    kept = list()", "    kept = None"},                      // a global the module code reads
+		{"return torch.nn.Linear(4, 2)", "return {}"},                 // aux.eval() puts no model in eval mode
+		{"model.train()\n", ""},                                       // a statement gone: the loop follows model.eval() again
+	}
+	want := []string{
+		"GPU002 2, GPU004 1, fixes 3",
+		"GPU002 2, GPU004 1, fixes 3",
+		"GPU002 1, GPU004 1, fixes 3",
+		"GPU002 1, GPU004 1, fixes 1",
+		"GPU002 2, GPU004 2, fixes 2",
+		"GPU002 2, GPU004 2, fixes 2",
+		"GPU002 2, GPU004 1, fixes 1",
+		"GPU002 2, GPU004 2, fixes 2",
+	}
+	for i, res := range checkIncrementalSteps(t, base, steps) {
+		findings, fixes := map[string]int{}, 0
+		for _, d := range res.Diagnostics {
+			findings[d.Code]++
+			fixes += len(d.Fixes)
+		}
+		if got := fmt.Sprintf("GPU002 %d, GPU004 %d, fixes %d", findings["GPU002"], findings["GPU004"], fixes); got != want[i] {
+			t.Errorf("version %d: %s, want %s", i, got, want[i])
+		}
 	}
 }
 

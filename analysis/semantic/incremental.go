@@ -32,6 +32,28 @@ func (fc Focus) Has(seg *pyast.Segment) bool { return fc == nil || fc[seg] }
 // ok is false for a model built from none. See reanalyse.
 func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.carried.reusable }
 
+// ModuleCodeKept reports whether f's module code (its statements outside
+// definitions) reads as the module code of the version f was built from
+// does: Reanalysed's focus holds none of it, and none of it is gone. A
+// local rule's verdict on a module-level statement reads the module's
+// other statements as well as its own (module code is one scope across
+// segments: a name bound, a model put in eval mode, a loss backpropagated
+// in another statement), in ways the model does not track; it holds
+// while this is true (see analysis.Pass.CandidateCalls). A keystroke in a
+// function of a script keeps every verdict on the script's loops.
+func (f *File) ModuleCodeKept() bool { return f.carried.moduleCodeKept }
+
+// holdsModuleCode reports whether a segment of focus, or one of those gone
+// since the version f was built from, holds module code.
+func (f *File) holdsModuleCode(focus Focus, gone []*segmentIndex) bool {
+	for seg := range focus {
+		if i := f.segmentNumber(seg); i < 0 || f.indexes[i].moduleCode {
+			return true
+		}
+	}
+	return slices.ContainsFunc(gone, func(ix *segmentIndex) bool { return ix.moduleCode })
+}
+
 // reanalyse returns the segments of f in which a local rule's findings may
 // differ from those in prev, the version f is built from; loaderCalls
 // are f's DataLoader calls.
@@ -40,8 +62,8 @@ func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.c
 // mention them and, since what a name is bound to or what a function does
 // may follow from those, the names bound and the functions and classes
 // defined in such a segment, to a fixed point. Verdicts on module-level
-// code, which is one scope across segments, are the rules' to recompute
-// (see analysis.Pass.ReadsOutside). ok is false when any finding may differ:
+// code, which is one scope across segments, hold only while no module
+// code is in the focus (see ModuleCodeKept). ok is false when any finding may differ:
 // the imports, class headers, DataLoaders, set_grad_enabled switches, the
 // file's indentation or line endings (which fixes follow) differ, or which
 // calls of a function run under no-grad.

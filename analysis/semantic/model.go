@@ -144,6 +144,8 @@ type File struct {
 		// What local rules analyse again, see Reanalysed.
 		focus    Focus
 		reusable bool
+		// moduleCodeKept: see ModuleCodeKept.
+		moduleCodeKept bool
 		// The DeviceBindings per segment of that version, if it found them.
 		devices *deviceBindings
 		// For Bindings to patch that version's map: the map, if it made

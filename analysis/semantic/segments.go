@@ -168,6 +168,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	}
 	if prev != nil {
 		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh, loaderCalls)
+		f.carried.moduleCodeKept = f.carried.reusable && !f.holdsModuleCode(f.carried.focus, removed)
 	}
 	f.DataLoaders = f.dataLoaders(prev, loaderCalls, sameClasses && sameCalls)
 	if prev != nil && slices.Equal(f.DataLoaders, prev.DataLoaders) {
@@ -709,6 +710,9 @@ type segmentIndex struct {
 	// shares are what the segment adds to the module's sets of names
 	// (see NamesIn).
 	shares nameShares
+	// moduleCode: a statement of the segment is module code, not a
+	// definition (see File.ModuleCodeKept).
+	moduleCode bool
 	// breaks counts the segment's line breaks, for File.lineEnding.
 	breaks struct{ crlf, lf, cr int }
 
@@ -771,6 +775,9 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 	text := func(n *pyast.Node) string { return seg.Own(n.Text(tree.Src), tree.Src) }
 	var headers strings.Builder
 	for _, stmt := range seg.Nodes {
+		if !stmt.Is("function_definition", "class_definition", "decorated_definition", "comment") {
+			ix.moduleCode = true
+		}
 		pyast.Walk(stmt, func(n *pyast.Node) bool {
 			switch n.Kind() {
 			case "import_statement", "import_from_statement":

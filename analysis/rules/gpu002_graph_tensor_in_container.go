@@ -277,13 +277,7 @@ func runGraphTensorInContainer(pass *analysis.Pass) {
 			d.Detail += " `.cpu()` copies but does not detach."
 		}
 		// `.detach()` and `.item()` exist on tensors only: no fix for a
-		// model output of unknown structure, a tuple or a list. Whether
-		// a call's result is one tensor reads what it calls (a model's
-		// forward, a helper), which may be in another statement: an edit
-		// there changes the fixes here.
-		if hasCall(value) {
-			pass.ReadsOutside(stmt)
-		}
+		// model output of unknown structure, a tuple or a list.
 		if (!stmt.Is("call") || f.MethodName(stmt) != "extend") && (backed || isTensor(pass, taint, value, stmt)) {
 			d.Fixes = containerFixes(f, value, container, scope, scalar)
 		}
@@ -398,9 +392,6 @@ func storedByMethod(pass *analysis.Pass, call *pyast.Node) {
 			"values are only read as numbers"
 	}
 	d.Detail += "."
-	if hasCall(value) {
-		pass.ReadsOutside(call)
-	}
 	// Only .detach(): whether the stored values are used as tensors is
 	// the class's business, which may be in another file.
 	if backed || isTensor(pass, taint, value, call) {
@@ -486,9 +477,6 @@ func storedAcrossCalls(pass *analysis.Pass, stmt, value, container, method *pyas
 		d.Message = keepsMessage(f, who, value, "with its autograd history across calls", store)
 		d.Detail += storeLossAdvice(asTensors)
 		d.Fixes = containerFixes(f, value, container, method, true)
-	}
-	if hasCall(value) {
-		pass.ReadsOutside(stmt)
 	}
 	pass.Report(d)
 }
@@ -712,15 +700,6 @@ func isTensor(pass *analysis.Pass, taint *semantic.Taint, value, stmt *pyast.Nod
 			pass.ReadsDefinition(stmt, def)
 		}
 	})
-}
-
-func hasCall(e *pyast.Node) bool {
-	found := false
-	pyast.Walk(e, func(n *pyast.Node) bool {
-		found = found || n.Is("call")
-		return !found
-	})
-	return found
 }
 
 // evalModeIn reports whether scope puts something in eval mode

@@ -252,17 +252,14 @@ func reportMeterUpdate(pass *analysis.Pass, call, meter, value *pyast.Node) {
 	backed := backwardOfScalar(f, value, loop, call)
 	// Whether the meter's update sums what it gets is part of its
 	// summary: an edit of it re-runs this on the calls of its name. Only
-	// a meter's calls read more (an attribute's uses across the file,
-	// what a call in the value returns): marking every update call as
-	// reading outside its statement would re-run them all on every
-	// keystroke.
+	// a meter's calls read more (an attribute's uses across the file):
+	// marking every update call as reading outside its statement would
+	// re-run them all on every keystroke. (What a call in the value
+	// returns, the fixes' isTensor tells the runner itself.)
 	if !taint.Tainted(value) && !backed || f.AssignedIn(name, loop.Child("body")) || !f.SumsArgument(call) {
 		return
 	}
 	readsWholeFile(pass, call, name, scope)
-	if hasCall(value) {
-		pass.ReadsOutside(call)
-	}
 	// `(window.sum / window.count).backward()` reaches a backward pass
 	// through the meter's name. And only a value the step's backward pass
 	// runs through: a graph already backpropagated cannot be again, so the

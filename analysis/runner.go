@@ -458,6 +458,9 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 		}
 		o.to = len(res.Diagnostics)
 	}
+	if f.Tree.LaidOut() {
+		f.KeepModuleTaint()
+	}
 	start = time.Now()
 	res.verifyFixes(prev)
 	res.Timings.Fixes = time.Since(start)

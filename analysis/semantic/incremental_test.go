@@ -1120,6 +1120,63 @@ c = c / 2
 	}
 }
 
+// moduleEvents are the events of each name in f's module taint, as text.
+func moduleEvents(f *File) map[string][]string {
+	out := map[string][]string{}
+	for name, evs := range f.TaintOf(f.Tree.Root).events {
+		for _, ev := range evs {
+			out[name] = append(out[name], fmt.Sprintf("%d %v %v %v %d %q", ev.at, ev.tainted, ev.scalarLoss, ev.aug, ev.from, f.Text(ev.value)))
+		}
+	}
+	return out
+}
+
+// A version that asks nothing of the module (a keystroke in a function of
+// a script, its module-level verdicts kept) still passes the module's
+// taint on when told to (KeepModuleTaint): the version after it patches
+// that taint instead of computing every statement's part again.
+func TestKeptModuleTaintPassesOverVersionsThatDoNotAsk(t *testing.T) {
+	b := newBuffer(t, `import torch
+
+model = Net()
+a = model(x)
+b = a * 2
+
+
+def step(batch):
+    return batch
+
+
+for batch in loader:
+    loss = criterion(model(batch), y)
+    total = loss
+c = b.sum()
+`)
+	for _, keep := range []bool{true, false} {
+		first := b.f.TaintOf(b.f.Tree.Root)
+		b.replace("return batch", "return batch + 1") // nothing asks of the module
+		if keep {
+			b.f.KeepModuleTaint()
+		}
+		f := b.replace("c = b.sum()", "c = b.mean()")
+		got := f.TaintOf(f.Tree.Root)
+		reused := 0
+		for _, p := range got.parts {
+			if slices.Contains(first.parts, p) {
+				reused++
+			}
+		}
+		// Of five statements with assignments, the edited one is new.
+		if want := map[bool]int{true: len(got.parts) - 1, false: 0}[keep]; reused != want || len(got.parts) < 4 {
+			t.Errorf("kept %v: %d of %d parts taken from the first version, want %d", keep, reused, len(got.parts), want)
+		}
+		if g, w := moduleEvents(f), moduleEvents(NewFile("p.py", b.src, b.tree)); !reflect.DeepEqual(g, w) {
+			t.Errorf("kept %v: the module's taint\n%v\na fresh version's\n%v", keep, g, w)
+		}
+		b.replace("c = b.mean()", "c = b.sum()")
+	}
+}
+
 // After random edits of a script (assignments that pass history on or
 // detach it, loops, no_grad blocks, functions whose summaries the module
 // asks, imports, grad switches, broken code), each version's module taint
@@ -1155,15 +1212,7 @@ func TestModuleTaintEqualsAFreshOneAfterRandomEdits(t *testing.T) {
 	}
 	prev := NewFile("p.py", src, tree)
 	prev.TaintOf(prev.Tree.Root)
-	events := func(f *File) map[string][]string {
-		out := map[string][]string{}
-		for name, evs := range f.TaintOf(f.Tree.Root).events {
-			for _, ev := range evs {
-				out[name] = append(out[name], fmt.Sprintf("%d %v %v %v %d %q", ev.at, ev.tainted, ev.scalarLoss, ev.aug, ev.from, f.Text(ev.value)))
-			}
-		}
-		return out
-	}
+	events := moduleEvents
 	reused, parts := 0, 0
 	for i := range 300 {
 		var text string

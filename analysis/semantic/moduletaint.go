@@ -105,6 +105,20 @@ func (p *moduleTaintPart) holds(t *Taint, changed map[uint64]bool, changedSig as
 	return true
 }
 
+// KeepModuleTaint computes the module's taint, from the last version's,
+// when nothing asked for it on this version: a keystroke in a function of
+// a script keeps the verdicts on its module code (see ModuleCodeKept) and
+// asks nothing of the module, and the next keystroke in module code would
+// then compute the taint for the whole file instead of patching it.
+func (f *File) KeepModuleTaint() {
+	f.memos.Lock()
+	pending := f.carried.moduleTaint != nil
+	f.memos.Unlock()
+	if pending {
+		f.TaintOf(f.Tree.Root)
+	}
+}
+
 // buildModuleTaint computes the module's taint into t, segment by segment,
 // reusing the parts of the last version's that still hold.
 func (f *File) buildModuleTaint(t *Taint) {

@@ -751,6 +751,7 @@ func (res *Result) verifyFixes(prev *Result) {
 	}
 	verdicts := make([]keptVerdict, len(fixes))
 	hashes := make([]uint64, len(fixes)) // of the fixes' edits, see hashEdits
+	reused := make([]bool, len(fixes))   // verdicts[i] is prev's
 	var prevVerdicts map[uint64]keptVerdict
 	if prev != nil && f.Tree.LaidOut() {
 		prevVerdicts = prev.verdicts
@@ -767,7 +768,7 @@ func (res *Result) verifyFixes(prev *Result) {
 		if len(fix.Edits) > 0 && len(fix.Others) == 0 {
 			hashes[i] = hashEdits(fix.Edits)
 			if kept, ok := prevVerdicts[hashes[i]]; ok && kept.holdsFor(f, fix.Edits) {
-				verdicts[i] = kept
+				verdicts[i], reused[i] = kept, true
 				return
 			}
 		}
@@ -793,12 +794,16 @@ func (res *Result) verifyFixes(prev *Result) {
 		verdicts[i] = v
 	})
 	if f.Tree.LaidOut() {
-		res.verdicts = make(map[uint64]keptVerdict, len(index))
+		var computed map[uint64]keptVerdict
 		for i, v := range verdicts {
-			if v.segments != nil {
-				res.verdicts[hashes[i]] = v
+			if v.segments != nil && !reused[i] {
+				if computed == nil {
+					computed = map[uint64]keptVerdict{}
+				}
+				computed[hashes[i]] = v
 			}
 		}
+		res.verdicts = keepVerdicts(prevVerdicts, computed, f)
 	}
 	for i := range res.Diagnostics {
 		d := &res.Diagnostics[i]
@@ -814,12 +819,34 @@ func (res *Result) verifyFixes(prev *Result) {
 	}
 }
 
+// keepVerdicts returns the verdicts the next version may reuse: those
+// computed on f, and prev's (the last version's) while their segments are
+// f's too. A finding kept rather than found again (see keepFindings) keeps
+// its fixes' verdicts so: found again on a later version (an edit of the
+// module code after keystrokes in a function of a script), its fixes are
+// not all verified again. prev's map itself, unchanged, when nothing was
+// computed.
+func keepVerdicts(prev, computed map[uint64]keptVerdict, f *semantic.File) map[uint64]keptVerdict {
+	if len(computed) == 0 && prev != nil {
+		return prev
+	}
+	out := make(map[uint64]keptVerdict, len(prev)+len(computed))
+	for h, v := range prev {
+		if !slices.ContainsFunc(v.segments, func(seg *pyast.Segment) bool { return f.SegmentAt(seg.Base) != seg }) {
+			out[h] = v
+		}
+	}
+	maps.Copy(out, computed)
+	return out
+}
+
 // keptVerdict is a fix's verification, with what it was made over: its
 // edits, the regions of the text it parsed and the segments they lie in.
 // A version of the buffer whose rule hands back equal edits (a remembered
 // verdict's, see semantic.RememberReading, or those of a finding in module
-// code, found again on every version) over the same segments, in the same
-// places, would parse the same text with the same edits.
+// code, found again on every version that changes module code) over the
+// same segments, in the same places, would parse the same text with the
+// same edits.
 type keptVerdict struct {
 	edits    []Edit
 	regions  []region

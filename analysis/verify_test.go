@@ -201,6 +201,76 @@ func TestKeptVerdictsFollowTheirSegments(t *testing.T) {
 	}
 }
 
+// A verdict outlives versions that do not find its fix: a finding kept
+// rather than found again (a script's module-level finding while the
+// keystrokes are in a function), found again later with the same edits,
+// is not verified again. Verdicts over a segment gone are let go once
+// another is made.
+func TestVerdictsOutliveVersionsThatDoNotFindTheirFix(t *testing.T) {
+	report := true
+	rule := &Rule{Code: "GPU998", Run: func(p *Pass) {
+		if !report {
+			return
+		}
+		first, second := p.File.Tree.Statements[0], p.File.Tree.Statements[1]
+		// The first statement's text in the edits: another after it changes.
+		edits := []Edit{{Start: first.Start(), End: second.Start() + len("b = ("), NewText: p.File.Text(first) + "\na = ("}}
+		p.Report(Diagnostic{Start: 0, End: 1, Message: "merge", Fixes: []Fix{{Title: "Merge", Edits: edits}}})
+	}}
+	runner := &Runner{Rules: []*Rule{rule}}
+	var b strings.Builder
+	b.WriteString("a = 1\nb = (2)\n")
+	for i := range 10 {
+		fmt.Fprintf(&b, "\n\ndef f%d():\n    return %d\n", i, i)
+	}
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runner.AnalyzeTree(nil, "v.py", src, tree, nil)
+	// The verdict on the fix: one, over the segments of the version.
+	verdictOf := func(res *Result) (found keptVerdict, ok bool) {
+		for _, v := range res.verdicts {
+			if len(v.edits) == 1 && strings.HasSuffix(v.edits[0].NewText, "a = (") {
+				if ok {
+					t.Error("two verdicts on the fix: one over a segment gone")
+				}
+				found, ok = v, true
+			}
+		}
+		return found, ok
+	}
+	first, _ := verdictOf(res)
+	for _, step := range []struct {
+		old, new string
+		report   bool
+		kept     bool // the first version's verdict is there
+	}{
+		{"return 3", "return 33", false, true},
+		{"return 4", "return 44", false, true},
+		{"return 5", "return 55", true, true}, // found again: not verified again
+		{"a = 1", "a = 10", true, false},      // its segment edited
+		{"return 6", "return 66", false, false},
+	} {
+		at := bytes.Index(src, []byte(step.old))
+		ed := pyast.NewEditor(tree, src)
+		ed.Replace(at, at+len(step.old), step.new)
+		if tree, err = ed.Parse(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		src, report = ed.Text(), step.report
+		res = runner.AnalyzeTree(res, "v.py", src, tree, nil)
+		v, ok := verdictOf(res)
+		if kept := ok && &v.regions[0] == &first.regions[0]; kept != step.kept {
+			t.Errorf("after %q: the first verdict kept %v, want %v", step.new, kept, step.kept)
+		}
+		if step.report && len(res.Diagnostics[0].Fixes) != 1 {
+			t.Errorf("after %q: the fix is not offered", step.new)
+		}
+	}
+}
+
 // A fix verified statement by statement (verifyAlone) is accepted only
 // where the region's parse accepts it too, for edits of every shape
 // (indentation, line continuations, brackets and strings left open, line

@@ -156,16 +156,7 @@ func TestKeptVerdictsFollowTheirSegments(t *testing.T) {
 			p.Report(Diagnostic{Start: 0, End: 1, Message: "merge", Fixes: []Fix{{Title: "Merge", Edits: remembered}}})
 		}}
 		runner := &Runner{Rules: []*Rule{rule}}
-		var b strings.Builder
-		b.WriteString("a = 1\nb = (2)\n")
-		for i := range 10 {
-			fmt.Fprintf(&b, "\n\ndef f%d():\n    return %d\n", i, i)
-		}
-		src := []byte(b.String())
-		tree, err := pyast.ParseForEditing(context.Background(), src)
-		if err != nil {
-			t.Fatal(err)
-		}
+		src, tree := mergeProgram(t)
 		res := runner.AnalyzeTree(nil, "v.py", src, tree, nil)
 		for _, step := range []struct {
 			old, new string
@@ -176,15 +167,8 @@ func TestKeptVerdictsFollowTheirSegments(t *testing.T) {
 			{"b = (2)", "b = 2 + (3)", false, false},
 			{"return 4", "return 44", true, false},
 		} {
-			at := bytes.Index(src, []byte(step.old))
-			ed := pyast.NewEditor(tree, src)
-			ed.Replace(at, at+len(step.old), step.new)
-			next, err := ed.Parse(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
 			had := res.verdicts[hashEdits(remembered)]
-			src, tree = ed.Text(), next
+			src, tree = replaced(t, src, tree, step.old, step.new)
 			res = runner.AnalyzeTree(res, "v.py", src, tree, nil)
 			again := runner.AnalyzeTree(nil, "v.py", src, tree, nil) // verified afresh
 			if !reflect.DeepEqual(res.Diagnostics, again.Diagnostics) {
@@ -199,6 +183,40 @@ func TestKeptVerdictsFollowTheirSegments(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mergeProgram is the program of the kept-verdict tests, parsed for
+// editing: two statements a fix merges, then ten functions to edit.
+func mergeProgram(t *testing.T) ([]byte, *pyast.Tree) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("a = 1\nb = (2)\n")
+	for i := range 10 {
+		fmt.Fprintf(&b, "\n\ndef f%d():\n    return %d\n", i, i)
+	}
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, tree
+}
+
+// replaced replaces the first old of src with new, as the server applies
+// a change: the text, and its tree parsed incrementally from tree.
+func replaced(t *testing.T, src []byte, tree *pyast.Tree, old, new string) ([]byte, *pyast.Tree) {
+	t.Helper()
+	at := bytes.Index(src, []byte(old))
+	if at < 0 {
+		t.Fatalf("no %q to replace", old)
+	}
+	ed := pyast.NewEditor(tree, src)
+	ed.Replace(at, at+len(old), new)
+	next, err := ed.Parse(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ed.Text(), next
 }
 
 // A verdict outlives versions that do not find its fix: a finding kept
@@ -218,16 +236,7 @@ func TestVerdictsOutliveVersionsThatDoNotFindTheirFix(t *testing.T) {
 		p.Report(Diagnostic{Start: 0, End: 1, Message: "merge", Fixes: []Fix{{Title: "Merge", Edits: edits}}})
 	}}
 	runner := &Runner{Rules: []*Rule{rule}}
-	var b strings.Builder
-	b.WriteString("a = 1\nb = (2)\n")
-	for i := range 10 {
-		fmt.Fprintf(&b, "\n\ndef f%d():\n    return %d\n", i, i)
-	}
-	src := []byte(b.String())
-	tree, err := pyast.ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, tree := mergeProgram(t)
 	res := runner.AnalyzeTree(nil, "v.py", src, tree, nil)
 	// The verdict on the fix: one, over the segments of the version.
 	verdictOf := func(res *Result) (found keptVerdict, ok bool) {
@@ -253,13 +262,8 @@ func TestVerdictsOutliveVersionsThatDoNotFindTheirFix(t *testing.T) {
 		{"a = 1", "a = 10", true, false},      // its segment edited
 		{"return 6", "return 66", false, false},
 	} {
-		at := bytes.Index(src, []byte(step.old))
-		ed := pyast.NewEditor(tree, src)
-		ed.Replace(at, at+len(step.old), step.new)
-		if tree, err = ed.Parse(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		src, report = ed.Text(), step.report
+		src, tree = replaced(t, src, tree, step.old, step.new)
+		report = step.report
 		res = runner.AnalyzeTree(res, "v.py", src, tree, nil)
 		v, ok := verdictOf(res)
 		if kept := ok && &v.regions[0] == &first.regions[0]; kept != step.kept {

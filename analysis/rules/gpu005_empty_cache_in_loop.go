@@ -25,7 +25,9 @@ var EmptyCacheInLoop = &analysis.Rule{
 			"handler) or in the `try` of an out-of-memory retry loop, under a step-interval condition such as " +
 			"`if step % 100 == 0` or on one iteration (`if step == 0`), in a branch that leaves the loop, " +
 			"once after the loop, once per phase (after a nested loop that runs steps, batches or a model, such as an " +
-			"epoch's batch loop or a rollout, or in a loop over epochs), and in loops that are not per batch: " +
+			"epoch's batch loop or a rollout, before a nested loop that trains or goes over a loader or batches the " +
+			"loop's iteration hands it, such as each model's pass over its own loader, or in a loop over epochs), " +
+			"and in loops that are not per batch: " +
 			"over experiments whose training runs in a called function (one that loops over its own steps) or " +
 			"over datasets each put in a DataLoader of their own, over models built in the loop, over " +
 			"checkpoints, files or labels, or over the chunks of one forward pass.",
@@ -184,18 +186,58 @@ func buildsModelEachIteration(f *semantic.File, loop *pyast.Node) bool {
 
 // phaseBoundary reports whether call runs once per phase rather than per
 // batch: after a nested loop in the same loop body that runs a phase (the
-// end of an epoch, or of a rollout before the update trains on it), or in
-// a loop over epochs.
+// end of an epoch, or of a rollout before the update trains on it), before
+// one that trains or goes over a loader or batches that loop's iteration
+// hands it (the start of each model's pass over its own loader, in a loop
+// over models and loaders), or in a loop over epochs. Before a nested loop
+// that only runs a model (over a batch's views, a network's blocks), the
+// call still runs once a batch.
 func phaseBoundary(f *semantic.File, call, loop *pyast.Node) bool {
 	if left := loop.Child("left"); left != nil && epochName.MatchString(f.Text(left)) {
 		return true
 	}
 	for _, inner := range f.LoopsIn(loop.Child("body")) {
-		if inner.End() <= call.Start() && runsPhase(f, inner) {
+		switch {
+		case inner.End() <= call.Start() && runsPhase(f, inner):
+			return true
+		case inner.Start() >= call.End() && passesOverData(f, inner) && iteratesVariableOf(f, inner, loop):
 			return true
 		}
 	}
 	return false
+}
+
+// passesOverData reports whether loop trains, iterates a loader or strides
+// over its data a batch at a time.
+func passesOverData(f *semantic.File, loop *pyast.Node) bool {
+	switch f.StepLoopKind(loop) {
+	case semantic.TrainingLoop, semantic.LoaderLoop:
+		return true
+	}
+	return stridesOverBatches(f, loop)
+}
+
+// iteratesVariableOf reports whether inner, a for loop, iterates over
+// something built from a variable outer binds (`for loader, model in
+// zip(loaders, models):` then `for batch in loader:`).
+func iteratesVariableOf(f *semantic.File, inner, outer *pyast.Node) bool {
+	left, right := outer.Child("left"), inner.Child("right")
+	if left == nil || right == nil {
+		return false
+	}
+	bound := map[string]bool{}
+	pyast.Walk(left, func(n *pyast.Node) bool {
+		if n.Is("identifier") {
+			bound[f.Text(n)] = true
+		}
+		return true
+	})
+	found := false
+	pyast.Walk(right, func(n *pyast.Node) bool {
+		found = found || n.Is("identifier") && bound[f.Text(n)] && n.Field() != "attribute"
+		return !found
+	})
+	return found
 }
 
 // runsPhase reports whether a nested loop can be a phase that a call after

@@ -221,3 +221,21 @@ def encode_micro_batches(encoder, loader, micro_bs):
         for start in range(0, len(batch), micro_bs):
             encoder.embed(batch[start : start + micro_bs])
         torch.cuda.empty_cache()
+
+
+def extract_features(dataloaders, models, devices):
+    # One pass of each model over its own loader: the cache is emptied
+    # before each model's batch loop (the previous model deleted), once a
+    # model, as after it.
+    features = []
+    for loader, model, device in zip(dataloaders, models, devices):
+        torch.cuda.empty_cache()
+        model.to(device)
+        model.eval()
+        per_model = []
+        for batch in loader:
+            with torch.no_grad():
+                per_model.append(model(batch.to(device)).cpu())
+        features.append(torch.cat(per_model))
+        del model
+    return features

@@ -104,3 +104,30 @@ class ConceptIndex:
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()  # want: GPU005
         return found
+
+
+def split_batches(model, loader):
+    # Emptied before the loop over a batch's parts, which runs the model on
+    # each: still once a batch.
+    outs = []
+    with torch.no_grad():
+        for x in loader:
+            torch.cuda.empty_cache()  # want: GPU005
+            for part in x.split(4):
+                outs.append(model(part).cpu())
+    return outs
+
+
+def train_with_validation(model, optimizer, train_loader, val_loader):
+    # Emptied at the start of every training step; the validation pass
+    # nested in the loop goes over another loader, not one this loop's
+    # iteration hands it.
+    for step, (x, y) in enumerate(train_loader):
+        torch.cuda.empty_cache()  # want: GPU005
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        if step % 1000 == 0:
+            with torch.no_grad():
+                for vx, vy in val_loader:
+                    model(vx)

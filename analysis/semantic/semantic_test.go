@@ -599,3 +599,58 @@ func TestModelNames(t *testing.T) {
 		}
 	}
 }
+
+// A function called right after its caller's last mode call put the model
+// in eval mode runs with autograd on after eval(): the last mode call of
+// the caller's own scope before the call, wherever the others are.
+func TestCalledAfterEvalReadsTheLastModeCallOfTheCallersScope(t *testing.T) {
+	f := parse(t, `import torch
+
+
+def after_eval(model, data):
+    for x in data:
+        model(x)
+
+
+def after_train(model, data):
+    for x in data:
+        model(x)
+
+
+def after_nested_eval(model, data):
+    for x in data:
+        model(x)
+
+
+def after_eval_in_module(model, data):
+    for x in data:
+        model(x)
+
+
+def run(model, data):
+    model.eval()
+    model.train()
+    after_train(model, data)
+    model.train()
+    model.eval()
+    after_eval(model, data)
+    model.train()
+    to_eval = lambda: model.eval()
+    after_nested_eval(model, data)
+
+
+model = Net()
+model.train()
+model.eval()
+after_eval_in_module(model, data)
+`)
+	for name, want := range map[string]bool{"after_eval": true, "after_train": false, "after_nested_eval": false, "after_eval_in_module": true} {
+		loop := node(t, f, "for_statement", "for x in data")
+		for _, def := range f.Functions[name] {
+			loop = def.Child("body").NamedChildren()[0]
+		}
+		if got := f.CalledAfterEvalWithGrad(loop); got != want {
+			t.Errorf("%s: called after eval() %v, want %v", name, got, want)
+		}
+	}
+}

@@ -496,9 +496,12 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 				in(n.Start()).readsModule = true
 			}
 			for _, r := range o.pass.definitionsRead {
-				sf, read := in(r.stmt.Start()), f.SegmentAt(r.def.Start())
-				if read != f.SegmentAt(r.stmt.Start()) && !slices.Contains(sf.reads, read) {
-					sf.reads = append(sf.reads, read)
+				// A definition in the statement's own segment is read again
+				// with it: nothing to record.
+				if read := f.SegmentAt(r.def.Start()); read != f.SegmentAt(r.stmt.Start()) {
+					if sf := in(r.stmt.Start()); !slices.Contains(sf.reads, read) {
+						sf.reads = append(sf.reads, read)
+					}
 				}
 			}
 			for k, d := range res.Diagnostics[o.from:o.to] {

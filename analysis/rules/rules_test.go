@@ -945,6 +945,17 @@ def helper(v):
 	}
 }
 
+// linearNet is a model class of the incremental tests: its forward, edited,
+// changes what the fixes of stored outputs may assume.
+const linearNet = `class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+`
+
 // A script's module-level verdicts are kept while an edit changes only
 // functions (see semantic.File.ModuleCodeKept), but not where the module
 // code reads what was edited: a function it calls, a model's forward
@@ -957,14 +968,7 @@ func TestModuleVerdictsFollowTheFunctionsTheyRead(t *testing.T) {
 import torch
 
 
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(4, 2)
-
-    def forward(self, x):
-        return self.fc(x)
-
+` + linearNet + `
 
 @contextlib.contextmanager
 def quiet():
@@ -1056,14 +1060,7 @@ func TestFixesFollowTheDefinitionsTheyRead(t *testing.T) {
 	const base = `import torch
 
 
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(4, 2)
-
-    def forward(self, x):
-        return self.fc(x)
-
+` + linearNet + `
 
 net = Net()
 HEAD = torch.nn.Linear(4, 2)

@@ -3,6 +3,7 @@ package semantic
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -604,28 +605,13 @@ func TestModelNames(t *testing.T) {
 // in eval mode runs with autograd on after eval(): the last mode call of
 // the caller's own scope before the call, wherever the others are.
 func TestCalledAfterEvalReadsTheLastModeCallOfTheCallersScope(t *testing.T) {
-	f := parse(t, `import torch
-
-
-def after_eval(model, data):
-    for x in data:
-        model(x)
-
-
-def after_train(model, data):
-    for x in data:
-        model(x)
-
-
-def after_nested_eval(model, data):
-    for x in data:
-        model(x)
-
-
-def after_eval_in_module(model, data):
-    for x in data:
-        model(x)
-
+	want := map[string]bool{"after_eval": true, "after_train": false, "after_nested_eval": false, "after_eval_in_module": true}
+	var src strings.Builder
+	src.WriteString("import torch\n")
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		fmt.Fprintf(&src, "\n\ndef %s(model, data):\n    for x in data:\n        model(x)\n", name)
+	}
+	src.WriteString(`
 
 def run(model, data):
     model.eval()
@@ -644,11 +630,13 @@ model.train()
 model.eval()
 after_eval_in_module(model, data)
 `)
-	for name, want := range map[string]bool{"after_eval": true, "after_train": false, "after_nested_eval": false, "after_eval_in_module": true} {
-		loop := node(t, f, "for_statement", "for x in data")
-		for _, def := range f.Functions[name] {
-			loop = def.Child("body").NamedChildren()[0]
+	f := parse(t, src.String())
+	for name, want := range want {
+		defs := f.Functions[name]
+		if len(defs) != 1 {
+			t.Fatalf("%s: %d definitions", name, len(defs))
 		}
+		loop := defs[0].Child("body").NamedChildren()[0]
 		if got := f.CalledAfterEvalWithGrad(loop); got != want {
 			t.Errorf("%s: called after eval() %v, want %v", name, got, want)
 		}

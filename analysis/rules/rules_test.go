@@ -1598,6 +1598,100 @@ print(score(model, []))
 	}
 }
 
+// A module-level mode call decides for the module-level calls after it
+// (semantic.File.CalledAfterEvalWithGrad); one in a broken statement (a
+// function typed up to an open bracket, whose body tree-sitter leaves in
+// an ERROR) decides for that statement alone. A function with a
+// `model.train()` is typed key by key between a module-level
+// `model.eval()` and the call it decides for, then a module-level
+// `model.train()`, which does decide: every version analyses as a fresh
+// file, and every key of the function's line with an open bracket
+// re-examines a few statements, not the file (each re-examined the whole
+// file, about one key in ten of gen_corpus's typing session).
+func TestBrokenStatementsModeCallsDecideForThemselves(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`import torch
+import torch.nn as nn
+
+model = nn.Linear(8, 2)
+
+
+def score(net, items):
+    outs = []
+    for item in items:
+        outs.append(net(item).argmax(-1).tolist())
+    return outs
+`)
+	b.WriteString("\n\nmodel.eval()\n")
+	typedAt := b.Len() + 2
+	for i := range 12 {
+		fmt.Fprintf(&b, "\n\ndef helper%d(x):\n    return x * %d\n", i, i)
+	}
+	b.WriteString("\n\nprint(score(model, []))\n")
+	const bracketLine = "            print(f\"step {step}: {loss.item():.4f}\")\n"
+	const typed = "def train_typed(model, loader, optimizer, device):\n    model.train()\n    losses = []\n    total = 0.0\n" +
+		"    for step, (x, y) in enumerate(loader):\n        x = x.to(device, non_blocking=True)\n        y = y.to(device, non_blocking=True)\n" +
+		"        optimizer.zero_grad()\n        out = model(x)\n        loss = torch.nn.functional.cross_entropy(out, y)\n" +
+		"        loss.backward()\n        optimizer.step()\n        losses.append(loss)\n        total += loss\n        if step % 100 == 0:\n" +
+		bracketLine + "            torch.cuda.empty_cache()\n    return losses\n\n"
+	const moduleTrain = "\nmodel.train()"
+
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &analysis.Runner{Rules: rules.All()}
+	res := runner.AnalyzeTree(nil, "modes.py", src, tree, nil)
+	gpu004 := func(res *analysis.Result) int {
+		n := 0
+		for _, d := range res.Diagnostics {
+			if d.Code == "GPU004" {
+				n++
+			}
+		}
+		return n
+	}
+	if gpu004(res) != 1 {
+		t.Fatalf("the base should report score's loop, called after model.eval(): %+v", res.Diagnostics)
+	}
+	bracketFrom := strings.Index(typed, bracketLine) + len("        print(")
+	bracketTo := strings.Index(typed, bracketLine) + len(bracketLine) - len(")\n")
+	at := typedAt
+	keys := []rune(typed + moduleTrain)
+	compared, bracketKeys := 0, 0
+	for i, r := range keys {
+		if i == len([]rune(typed)) {
+			at = bytes.Index(src, []byte("model.eval()")) + len("model.eval()") // its own statement, after eval()'s
+		}
+		tree, src = edited(t, tree, src, at, at, string(r))
+		at += utf8.RuneLen(r)
+		res = runner.AnalyzeTree(res, "modes.py", src, tree, nil)
+		if i >= bracketFrom && i < bracketTo {
+			bracketKeys++
+			if res.Reexamined() > 3 {
+				t.Errorf("key %d (%q) in the line with an open bracket: %d statements re-examined of %d", i, typed[:i+1][strings.LastIndexByte(typed[:i+1], '\n')+1:], res.Reexamined(), len(tree.Segments))
+			}
+		}
+		freshTree, err := pyast.ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(freshTree.Statements) != len(tree.Statements) {
+			continue // a fresh parse recovers from the syntax error otherwise
+		}
+		compared++
+		fresh := runner.AnalyzeTree(nil, "modes.py", src, freshTree, nil)
+		compareResults(t, fmt.Sprintf("key %d (%q)", i, string(r)), res, fresh)
+	}
+	if bracketKeys == 0 || compared < len(keys)/2 {
+		t.Fatalf("%d keys in the bracket's line, %d of %d versions compared", bracketKeys, compared, len(keys))
+	}
+	if !strings.Contains(string(src), "model.eval()\nmodel.train()\n") || gpu004(res) != 0 {
+		t.Errorf("the module-level train() typed after eval() should take score's finding away: %d GPU004", gpu004(res))
+	}
+}
+
 // An eval-mode forward helper's stored graphs are its callers' business
 // when one of them trains on what it returns (semantic.File.FeedsTraining):
 // the caller's backward comes and goes in another statement than the

@@ -1069,34 +1069,65 @@ func (f *File) modeCalls() []*pyast.Node {
 // without freezing it in the same chain (`m.eval().requires_grad_(False)`
 // records no graph of m's weights).
 func (f *File) evalModeBefore(n *pyast.Node) bool {
-	scope := Scope(n)
-	// The mode calls by where they start: walked back from n, to the start
-	// of its scope. Every mode call of the file was tested for its scope,
-	// for every call of every function asked about: quadratic in the file
-	// (5 s of a 50,000-line file's 6).
+	last := f.lastModeCall(Scope(n), n.Start())
+	if last == nil || !f.putsInEvalMode(last) {
+		return false
+	}
+	block := last.Ancestor("block", "module")
+	return block != nil && block.Contains(n)
+}
+
+// evalModeAfterSegment is evalModeBefore for a module-level call in a
+// segment from f's i-th on (len(Segments): after the last), with no mode
+// call between: whether the last module-level mode call before that
+// segment puts its object in eval mode for the rest of the module.
+func (f *File) evalModeAfterSegment(i int) bool {
+	at := len(f.Src)
+	if i < len(f.Tree.Segments) {
+		at = f.Tree.Segments[i].Base
+	}
+	last := f.lastModeCall(f.Tree.Root, at)
+	if last == nil || !f.putsInEvalMode(last) {
+		return false
+	}
+	// A call in a later statement is in the block of a mode call only
+	// when that block is the module's.
+	block := last.Ancestor("block", "module")
+	return block != nil && block.Parent() == nil
+}
+
+// lastModeCall returns the mode call in scope that starts last among
+// those ending by offset at; nil when there is none.
+func (f *File) lastModeCall(scope *pyast.Node, at int) *pyast.Node {
+	// The mode calls by where they start: walked back from at, to the
+	// start of the scope. Every mode call of the file was tested for its
+	// scope, for every call of every function asked about: quadratic in
+	// the file (5 s of a 50,000-line file's 6).
 	calls := f.modeCalls()
 	var last *pyast.Node
-	i, _ := slices.BinarySearchFunc(calls, n.Start(), func(c *pyast.Node, at int) int { return c.Start() - at })
+	i, _ := slices.BinarySearchFunc(calls, at, func(c *pyast.Node, at int) int { return c.Start() - at })
 	for i--; i >= 0 && calls[i].Start() >= scope.Start(); i-- {
 		c := calls[i]
 		if last != nil && c.Start() < last.Start() {
 			break // the latest start found; ties went to the one listed first
 		}
-		if c.End() <= n.Start() && InScope(c, scope) {
+		if c.End() <= at && InScope(c, scope) {
 			last = c
 		}
 	}
-	if last == nil || f.MethodName(last) == "train" && f.Text(f.Arg(last, "mode", 0)) != "False" {
+	return last
+}
+
+// putsInEvalMode reports whether the mode call c leaves its object in
+// eval mode (`x.eval()`, `x.train(False)`) with its parameters trainable.
+func (f *File) putsInEvalMode(c *pyast.Node) bool {
+	if f.MethodName(c) == "train" && f.Text(f.Arg(c, "mode", 0)) != "False" {
 		return false
 	}
-	if f.MethodName(last) == "eval" && f.Arg(last, "", 0) != nil {
+	if f.MethodName(c) == "eval" && f.Arg(c, "", 0) != nil {
 		return false // df.eval("a + b") evaluates an expression
 	}
-	block := last.Ancestor("block", "module")
-	if block == nil || !block.Contains(n) {
-		return false
-	}
-	for c := last; c.Parent().Is("attribute") && c.Parent().Parent().Is("call"); {
+	for c.Parent().Is("attribute") && c.Parent().Parent().Is("call") {
 		c = c.Parent().Parent()
 		if FreezesParameters(f, c) {
 			return false

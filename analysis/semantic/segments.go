@@ -581,6 +581,44 @@ func (f *File) namesChanged() bool {
 	return false
 }
 
+// sameModeAfterEdit reports whether every module-level call in the
+// segments f shares with prev is in eval mode (see evalModeBefore) in f as
+// it is in prev, when the segments only one of them has are one run at the
+// same place (a keystroke's): then the last mode call before the run's end
+// decides for the calls after it in both, unless a shared one comes
+// between, and its verdict is compared. Calls in the run itself are judged
+// one by one (see carryOver); those before it read no mode call of it.
+// False when the edit is spread out.
+func (f *File) sameModeAfterEdit(prev *File, removed []*pyast.Segment) bool {
+	fresh := f.carried.fresh
+	from := -1 // the run's first segment, in both
+	if len(fresh) > 0 {
+		from = fresh[0]
+		if fresh[len(fresh)-1]-from != len(fresh)-1 {
+			return false
+		}
+	}
+	prevTo := from // prev's first segment after the run
+	for k, seg := range removed {
+		i := prev.segmentNumber(seg)
+		if i < 0 {
+			return false
+		}
+		if k == 0 && from < 0 {
+			from, prevTo = i, i
+		}
+		if i != from+k {
+			return false
+		}
+		prevTo = i + 1
+	}
+	if from < 0 {
+		return true // nothing changed
+	}
+	to := from + len(fresh)
+	return f.evalModeAfterSegment(to) == prev.evalModeAfterSegment(prevTo)
+}
+
 // segmentsByOffset finds which of an earlier version's segments (old, in
 // offset order) a version shares with it. A shared segment keeps its
 // offset (see pyast.Tree), so asked in offset order, find walks old once:
@@ -1659,10 +1697,12 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 			}
 			for _, c := range ix.calls {
 				name := pair[0].LastName(c.Child("function"))
-				if m := pair[0].MethodName(c); (m == "eval" || m == "train") && Scope(c) != EnclosingFunction(c) {
+				if m := pair[0].MethodName(c); (m == "eval" || m == "train") && Scope(c).Parent() == nil {
 					// A module-level mode call decides for the module-level
 					// calls after it, in other statements (see
-					// CalledAfterEvalWithGrad).
+					// CalledAfterEvalWithGrad). One in a broken statement's
+					// scope (an ERROR: a function typed up to an open
+					// bracket) decides for that statement alone.
 					moduleModeCall = true
 				}
 				if name == "" || len(pair[0].Functions[name]) == 0 {
@@ -1686,7 +1726,7 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 			changed["calls:"+key[:len(key)-1]] = true
 		}
 	}
-	if moduleModeCall {
+	if moduleModeCall && !f.sameModeAfterEdit(prev, removedSegments) {
 		changed["calls:"] = true // every module-level call after it may differ
 	}
 	for name, ds := range defs {

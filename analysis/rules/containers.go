@@ -135,7 +135,7 @@ func builtinHolder(f *semantic.File, container, scope, stmt *pyast.Node) bool {
 	if holder != container {
 		made = holdsContainers
 	}
-	binds := containerBindings(f, f.Text(holder), scope, stmt)
+	binds := containerBindings(f, holder, scope, stmt)
 	for _, b := range binds {
 		if !made(f, b) {
 			return false
@@ -148,14 +148,17 @@ func builtinHolder(f *semantic.File, container, scope, stmt *pyast.Node) bool {
 // local name, its last binding in scope before stmt (`history, preds =
 // [], []` too); for an attribute (self.losses), every binding the methods
 // of its class (and of the classes related to it) make.
-func containerBindings(f *semantic.File, name string, scope, stmt *pyast.Node) []*pyast.Node {
+func containerBindings(f *semantic.File, holder, scope, stmt *pyast.Node) []*pyast.Node {
+	name := f.Text(holder)
 	if strings.Contains(name, ".") {
 		return f.AttributeBindings(name, stmt)
 	}
 	if last := lastBinding(f, name, scope, stmt); last != nil {
 		return []*pyast.Node{last}
 	}
-	if !scope.Is("module") && !f.AssignedIn(name, scope) {
+	// A function's parameter is what its caller passes, whatever the module
+	// binds to the name.
+	if !scope.Is("module") && !f.AssignedIn(name, scope) && !f.LocalName(holder) {
 		// A module-level list the function appends to.
 		if last := lastBinding(f, name, f.Tree.Root, stmt); last != nil {
 			return []*pyast.Node{last}

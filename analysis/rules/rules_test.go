@@ -1692,6 +1692,50 @@ def score(net, items):
 	}
 }
 
+// A function's parameter is its caller's value, not the module's binding of
+// the same name: a script's `scorer = ...` below `def train(scorer, ...)`
+// is read by the functions that use `scorer` freely, and by no function
+// that takes it as a parameter. Editing that binding re-examines its own
+// statement and the one function that reads it, not every function
+// mentioning the name (every one, past half of them, before), and the
+// finding there follows the binding as in a fresh file (the focus itself:
+// semantic's TestAParameterHidesTheModulesBinding).
+func TestModuleBindingsDoNotReachParameters(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\nimport torch.nn as nn\n\n\ndef collect(items):\n    outs = []\n    for x in items:\n        outs.append(scorer(x))\n    print(len(outs))\n")
+	for i := range 8 {
+		fmt.Fprintf(&b, "\n\ndef train%d(scorer, items, opt):\n    losses = []\n    for x in items:\n        loss = scorer(x).sum()\n"+
+			"        loss.backward()\n        opt.step()\n        losses.append(loss)\n    print(len(losses))\n", i)
+	}
+	b.WriteString("\n\nscorer = nn.Linear(8, 2)\n")
+	steps := []editStep{
+		{"scorer = nn.Linear(8, 2)", "scorer = nn.Linear(8, 3)"},
+		{"scorer = nn.Linear(8, 3)", "scorer = len"}, // collect's calls no longer run a model
+		{"scorer = len", "scorer = nn.Linear(8, 2)"},
+	}
+	var found []int
+	for i, res := range checkIncrementalSteps(t, b.String(), steps) {
+		found = append(found, countCode(res, "GPU002"))
+		if i > 0 && res.Reexamined() != 2 {
+			t.Errorf("step %d re-examined %d statements, want 2: the binding's and collect's", i-1, res.Reexamined())
+		}
+	}
+	if want := []int{9, 9, 8, 9}; !slices.Equal(found, want) {
+		t.Errorf("GPU002 findings per version: %v, want %v", found, want)
+	}
+}
+
+// countCode counts res's findings of the rule code.
+func countCode(res *analysis.Result, code string) int {
+	n := 0
+	for _, d := range res.Diagnostics {
+		if d.Code == code {
+			n++
+		}
+	}
+	return n
+}
+
 // An eval-mode forward helper's stored graphs are its callers' business
 // when one of them trains on what it returns (semantic.File.FeedsTraining):
 // the caller's backward comes and goes in another statement than the

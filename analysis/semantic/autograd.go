@@ -446,10 +446,9 @@ func (f *File) annotatedPlainObject(fn *pyast.Node) bool {
 	for def := EnclosingFunction(fn); def.Is("function_definition", "lambda") && p == nil; def = EnclosingFunction(def) {
 		p = parameterNamed(f, def, f.Text(fn))
 	}
-	// Never assigned in its function: BindingsOf would give the module's
-	// bindings of the name for a parameter its function does not assign
-	// (a module-level `model = build_model()` beside `def run(model: Engine)`).
-	if !p.Is("typed_parameter", "typed_default_parameter") || f.localScopeOf(fn) != nil {
+	// Never assigned in its function: the annotation says what the
+	// parameter is only while nothing else is bound to it.
+	if !p.Is("typed_parameter", "typed_default_parameter") || f.assignedLocally(fn) {
 		return false
 	}
 	var class, q string // the annotation's class as written, and qualified

@@ -84,7 +84,14 @@ func (f *File) reanalyse(prev *File, fresh []int, loaderCalls []*pyast.Node) (fo
 		}
 		names[name] = true
 	}
-	if !f.mentioning(names, focus) {
+	// A name of a function or class, in either version, is read wherever
+	// it is mentioned (a call of it resolves to the definition even where
+	// a parameter shadows it, see resolveCall); a name only bound is read
+	// where no function's own name of that text shadows it.
+	defined := func(name string) bool {
+		return len(f.Functions[name]) > 0 || len(prev.Functions[name]) > 0 || f.Classes[name] != nil || prev.Classes[name] != nil
+	}
+	if !f.mentioning(names, focus, defined) {
 		return nil, false
 	}
 	return focus, true
@@ -98,7 +105,10 @@ const maxRounds = 32
 // adds to names what is bound and defined in them, until no segment is
 // added; false when that takes more than maxRounds rounds, or when focus
 // holds more than half the segments (then as well analyse all of them).
-func (f *File) mentioning(names map[string]bool, focus Focus) bool {
+// A name that defined says is no function's or class's is mentioned only
+// where it is not a function's own (see segmentIndex.localOnly): a
+// script's `model = build()` is not read by `def train(model, loader)`.
+func (f *File) mentioning(names map[string]bool, focus Focus, defined func(string) bool) bool {
 	most := len(f.Tree.Segments) / 2
 	fresh := slices.Collect(maps.Keys(names))
 	for round := 0; len(fresh) > 0; round++ {
@@ -106,16 +116,27 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 			return false
 		}
 		hashes := make([]uint64, 0, len(fresh))
+		var boundOnly []bool // for each of hashes: a name only bound
 		for _, name := range fresh {
 			if chain, family, ok := strings.Cut(name, "\x01"); ok {
 				// A class's attribute: mentioned as such in the classes of
 				// its family (see attributeKey).
 				for _, c := range f.classFamily(family) {
 					hashes = append(hashes, nameHash(attributeKey(chain, c)))
+					boundOnly = append(boundOnly, false)
 				}
 				continue
 			}
 			hashes = append(hashes, nameHash(name))
+			boundOnly = append(boundOnly, !defined(name))
+		}
+		mentions := func(ix *segmentIndex) bool {
+			for i, h := range hashes {
+				if ix.mentionsHash(h) && (!boundOnly[i] || !ix.onlyLocal(h)) {
+					return true
+				}
+			}
+			return false
 		}
 		// A segment whose bloom has none of the hashes' bits mentions none
 		// of them: one test a segment for all of them, not one a hash.
@@ -132,7 +153,7 @@ func (f *File) mentioning(names map[string]bool, focus Focus) bool {
 		}
 		for i, ix := range f.indexes {
 			seg := f.Tree.Segments[i]
-			if !ix.bloomHasAny(&bits) || !slices.ContainsFunc(hashes, ix.mentionsHash) {
+			if !ix.bloomHasAny(&bits) || !mentions(ix) {
 				continue
 			}
 			if !focus[seg] {

@@ -324,6 +324,46 @@ func TestAFunctionsOwnNameStaysInItsFunction(t *testing.T) {
 	}
 }
 
+// A function's parameter hides the module's binding of its name: an edit
+// to that binding is analysed again in the functions that use the name
+// freely (or as a parameter's default value), not in the many that take it
+// as a parameter (all of them, before: more than half the file, so the
+// whole file). A function's own name is
+// still read wherever it is mentioned, a parameter so named included: a
+// call of the name resolves to the function (see resolveCall).
+func TestAParameterHidesTheModulesBinding(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(4, 4)\n")
+	for i := range 30 {
+		if i%5 == 0 {
+			fmt.Fprintf(&b, "\n\ndef free%d(x):\n    return model(x).sum()\n", i)
+			continue
+		}
+		fmt.Fprintf(&b, "\n\ndef step%d(model, x):\n    return model(x).sum()\n", i)
+	}
+	b.WriteString("\n\ndef prepare(x):\n    return x.detach()\n\n\ndef run(prepare, items):\n    return [prepare(x) for x in items]\n")
+	// A default value is evaluated where the function is defined: it reads
+	// the module's model, though the body reads the parameter.
+	b.WriteString("\n\ndef defaults(x, model=model):\n    return model(x)\n")
+	buf := newBuffer(t, b.String())
+	buf.summarise()
+	f := buf.replace("model = nn.Linear(4, 4)", "model = nn.Linear(4, 8)")
+	focus, ok := f.Reanalysed()
+	if !ok || len(focus) != 8 || !focus[f.SegmentAt(strings.Index(string(f.Tree.Src), "def defaults"))] {
+		t.Errorf("after editing the module's model: %d segments to analyse again (ok %v), want its own, the 6 functions using it freely and the one whose default value it is", len(focus), ok)
+	}
+	for seg := range focus {
+		if text := string(seg.Text()); strings.Contains(text, "def step") {
+			t.Errorf("a function taking model as a parameter is analysed again:\n%s", text)
+		}
+	}
+	f = buf.replace("return x.detach()", "return model(x)")
+	focus, ok = f.Reanalysed()
+	if !ok || !focus[f.SegmentAt(strings.Index(string(f.Tree.Src), "def run"))] {
+		t.Errorf("after editing prepare(): run(), whose parameter is so named, is not analysed again (%d segments, ok %v)", len(focus), ok)
+	}
+}
+
 // An edit to what one class assigns to an attribute is analysed again in
 // that class (and in the classes related to it) alone, however many other
 // classes have an attribute so named.

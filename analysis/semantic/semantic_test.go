@@ -250,6 +250,24 @@ def outer(x):
         dev = "cuda"
 
     return inner
+
+
+net = nn.Linear(4, 4)
+
+
+def e(net, x):
+    return net(x)
+
+
+def g(*net):
+    def h(x):
+        return net(x)
+
+    return h
+
+
+def k(x, scale=net):
+    return net(x) * scale
 `)
 	texts := func(nodes []*pyast.Node) string {
 		var out []string
@@ -261,7 +279,10 @@ def outer(x):
 	for _, tc := range []struct{ fn, name, want string }{
 		{"a", "lyr", "nn.Linear(2, 2)"},
 		{"b", "lyr", "make()"},
-		{"c", "lyr", ""},                    // a parameter it never assigns: the module's (none)
+		{"c", "lyr", ""},                    // a parameter it never assigns: its caller's, unknown
+		{"e", "net", ""},                    // a parameter, though the module binds the name
+		{"h", "net", ""},                    // the enclosing function's parameter
+		{"k", "net", "nn.Linear(4, 4)"},     // the module's: only a default value reads it
 		{"d", "crit", "nn.MSELoss(), None"}, // declared global: the module's, its own assignment included
 		{"inner", "dev", `"cpu", "cuda"`},   // the enclosing function's, nonlocal assignment included
 	} {
@@ -281,6 +302,11 @@ def outer(x):
 	}
 	if k := f.NameKey(use(t, f, "d", "crit")); k != "crit" {
 		t.Errorf("key of a global: %q", k)
+	}
+	for _, fn := range []string{"e", "h"} {
+		if k := f.NameKey(use(t, f, fn, "net")); !isLocalKey(k) || !f.LocalName(use(t, f, fn, "net")) {
+			t.Errorf("key of the parameter net in %s(): %q, want its function's own", fn, k)
+		}
 	}
 }
 

@@ -44,7 +44,9 @@ func main() {
 	lines := flag.Int("lines", 0, "generate a training file of about this many lines instead of reading FILEs")
 	copies := flag.Int("copies", 1, "with --lines, how many such files to open (each a little different)")
 	edits := flag.Int("edits", 40, "one-character edits at each place (start, middle, end)")
-	typing := flag.Bool("typing", true, "type a 30-line function into the middle of the file")
+	typing := flag.Bool("typing", true, "type a 30-line training function into the middle of the file (or what --type says, where --type-at says)")
+	typeFile := flag.String("type", "", "with --typing, type the text of this file, key by key, instead of the built-in function (a script's main block, a Dataset class)")
+	typeAt := flag.String("type-at", "middle", "with --typing, where to type: middle (at the top-level line nearest the middle of the file) or end (after its last line, where a script's main block goes)")
 	actions := flag.Int("code-actions", 20, "code-action requests at diagnostics")
 	settings := flag.String("settings", `{"maxLiveFileSize": 0}`, "initializationOptions, and the answer to workspace/configuration")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for one answer")
@@ -170,11 +172,20 @@ func main() {
 		rows = append(rows, row{name: place.name, samples: took, cpu: s.cpuSince(cpu)})
 	}
 	if *typing {
+		typed := typedFunction
+		if *typeFile != "" {
+			text, err := os.ReadFile(*typeFile)
+			check(err)
+			typed = string(text)
+		}
+		if *typeAt != "middle" && *typeAt != "end" {
+			check(fmt.Errorf("--type-at %q: want middle or end", *typeAt))
+		}
 		cpu := s.cpu()
-		took, err := s.typeFunction(doc)
+		took, err := s.typeText(doc, typed, *typeAt == "end")
 		check(err)
 		if *keys != "" {
-			check(writeKeys(*keys, took))
+			check(writeKeys(*keys, typed, took))
 		}
 		rows = append(rows, row{name: "typing (per key)", samples: took, cpu: s.cpuSince(cpu)})
 	}
@@ -699,18 +710,20 @@ const typedFunction = `def train_typed(model, loader, optimizer, device):
 
 `
 
-// typeFunction types typedFunction at the top-level line nearest the
-// middle of the file, one character a change, as an editor sends keys.
-func (s *server) typeFunction(doc *document) ([]time.Duration, error) {
+// typeText types text at the top-level line nearest the middle of the
+// file (or, atEnd, after its last line), one character a change, as an
+// editor sends keys.
+func (s *server) typeText(doc *document, text string, atEnd bool) ([]time.Duration, error) {
 	at := strings.Index(doc.text[len(doc.text)/2:], "\n\n\n")
-	if at < 0 {
+	switch {
+	case atEnd || at < 0:
 		at = len(doc.text)
-	} else {
+	default:
 		at += len(doc.text)/2 + 2
 	}
 	var took []time.Duration
-	for i, r := range typedFunction {
-		if i > 0 {
+	for _, r := range text {
+		if len(took) > 0 {
 			time.Sleep(s.gap)
 		}
 		d, err := s.change(doc, at, at, string(r))
@@ -724,17 +737,19 @@ func (s *server) typeFunction(doc *document) ([]time.Duration, error) {
 }
 
 // writeKeys writes the typing session's latencies a key a line, each with
-// the line of typedFunction as typed up to and including that key.
-func writeKeys(path string, took []time.Duration) error {
+// the line of text as typed up to and including that key.
+func writeKeys(path, text string, took []time.Duration) error {
 	var b strings.Builder
 	line := ""
-	for i, r := range typedFunction {
+	key := 0
+	for _, r := range text {
 		if r == '\n' {
 			line = ""
 		} else {
 			line += string(r)
 		}
-		fmt.Fprintf(&b, "%d\t%.2f\t%q\n", i+1, ms(took[i]), line)
+		fmt.Fprintf(&b, "%d\t%.2f\t%q\n", key+1, ms(took[key]), line)
+		key++
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -1542,12 +1542,9 @@ func TestKeptVerdictsKeepNoOldVersionAlive(t *testing.T) {
 	})
 }
 
-// GPU004 reads a function's callers for an eval() before a call with
-// autograd on (semantic.File.CalledAfterEvalWithGrad): each step changes
-// one, in another statement than the loop, and the loop's finding comes
-// and goes with it, as in a fresh file.
-func TestIncrementalEvalCallersFollowTheirInputs(t *testing.T) {
-	const base = `import torch
+// scoreProgram defines a model and a function whose loop runs it, which
+// GPU004 reports where a caller put the model in eval mode before.
+const scoreProgram = `import torch
 import torch.nn as nn
 
 model = nn.Linear(8, 2)
@@ -1558,7 +1555,14 @@ def score(net, items):
     for item in items:
         outs.append(net(item).argmax(-1).tolist())
     return outs
+`
 
+// GPU004 reads a function's callers for an eval() before a call with
+// autograd on (semantic.File.CalledAfterEvalWithGrad): each step changes
+// one, in another statement than the loop, and the loop's finding comes
+// and goes with it, as in a fresh file.
+func TestIncrementalEvalCallersFollowTheirInputs(t *testing.T) {
+	const base = scoreProgram + `
 
 def report(net, items):
     net.train()
@@ -1610,18 +1614,7 @@ print(score(model, []))
 // file, about one key in ten of gen_corpus's typing session).
 func TestBrokenStatementsModeCallsDecideForThemselves(t *testing.T) {
 	var b strings.Builder
-	b.WriteString(`import torch
-import torch.nn as nn
-
-model = nn.Linear(8, 2)
-
-
-def score(net, items):
-    outs = []
-    for item in items:
-        outs.append(net(item).argmax(-1).tolist())
-    return outs
-`)
+	b.WriteString(scoreProgram)
 	b.WriteString("\n\nmodel.eval()\n")
 	typedAt := b.Len() + 2
 	for i := range 12 {

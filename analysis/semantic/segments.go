@@ -962,7 +962,7 @@ type mentionInFunction struct {
 func (ix *segmentIndex) localOnlyMentions(ids []mentionInFunction) []uint64 {
 	var local []uint64
 	for _, id := range ids {
-		if ix.scopes != nil && ix.ownName(id.fn, id.name) {
+		if ix.ownScope(id.fn, id.name) != nil {
 			local = append(local, id.hash)
 		}
 	}
@@ -991,21 +991,25 @@ func (ix *segmentIndex) localOnlyMentions(ids []mentionInFunction) []uint64 {
 	return only
 }
 
-// ownName reports whether name, mentioned in the function or lambda fn of
-// the segment, is the own name of fn or of a function around it, as
-// File.localScopeOf tells.
-func (ix *segmentIndex) ownName(fn *pyast.Node, name string) bool {
+// ownScope returns the scope of fn (a function, lambda or broken
+// statement of the segment) or of a function around it whose own name
+// name is, assigned or a parameter, unless a function on the way declares
+// it global; nil otherwise (see File.localScopeOf).
+func (ix *segmentIndex) ownScope(fn *pyast.Node, name string) *localScope {
+	if ix.scopes == nil {
+		return nil
+	}
 	for ; fn != nil; fn = EnclosingFunction(fn) {
 		s := ix.scopes[fn]
 		switch {
 		case s == nil || s.nonlocal[name]:
 		case s.global[name]:
-			return false
+			return nil
 		case s.names.named(name) != nil || slices.Contains(s.params, name):
-			return true
+			return s
 		}
 	}
-	return false
+	return nil
 }
 
 // innermost returns the last of functions, or nil.
@@ -1669,28 +1673,18 @@ func (f *File) localScopeOf(e *pyast.Node) *localScope {
 	if !e.Is("identifier") {
 		return nil
 	}
-	var ix *segmentIndex
-	name := f.Text(e)
 	fn := EnclosingFunction(e)
 	if fn == nil {
 		fn = brokenStatement(e)
 	}
-	for ; fn != nil; fn = EnclosingFunction(fn) {
-		if ix == nil {
-			if ix = f.indexOf(fn); ix == nil || ix.scopes == nil {
-				return nil
-			}
-		}
-		s := ix.scopes[fn]
-		switch {
-		case s == nil || s.nonlocal[name]:
-		case s.global[name]:
-			return nil
-		case s.names.named(name) != nil || slices.Contains(s.params, name):
-			return s
-		}
+	if fn == nil {
+		return nil
 	}
-	return nil
+	ix := f.indexOf(fn)
+	if ix == nil {
+		return nil
+	}
+	return ix.ownScope(fn, f.Text(e))
 }
 
 // LocalName reports whether the identifier e names a function's own

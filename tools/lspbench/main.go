@@ -58,6 +58,9 @@ func main() {
 	script := flag.Bool("script", false, "with --lines, generate a script whose training and evaluation loops are module code, as notebooks exported to Python are, instead of functions")
 	leftOpen := flag.Bool("left-open", false, "with --lines, leave a bracket open in each file (`broken = foo(` before the first class past the middle), as in a file saved mid-edit")
 	flag.Parse()
+	if *typeAt != "middle" && *typeAt != "end" {
+		check(fmt.Errorf("--type-at %q: want middle or end", *typeAt))
+	}
 
 	var paths []string
 	switch {
@@ -177,9 +180,6 @@ func main() {
 			text, err := os.ReadFile(*typeFile)
 			check(err)
 			typed = string(text)
-		}
-		if *typeAt != "middle" && *typeAt != "end" {
-			check(fmt.Errorf("--type-at %q: want middle or end", *typeAt))
 		}
 		cpu := s.cpu()
 		took, err := s.typeText(doc, typed, *typeAt == "end")

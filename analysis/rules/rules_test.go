@@ -1478,15 +1478,11 @@ def epoch%[1]d(model, loader, history):
 		if i%3 != 0 && i >= 10 && i != len(changes)-1 {
 			continue // the first ten (the rebindings and the loop) each
 		}
-		freshTree, err := pyast.ParseForEditing(context.Background(), src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(freshTree.Statements) != len(tree.Statements) {
+		fresh, ok := freshlyParsed(t, runner, "many.py", src, tree)
+		if !ok {
 			continue // recovered from the syntax error otherwise (see above)
 		}
 		compared++
-		fresh := runner.AnalyzeTree(nil, "many.py", src, freshTree, nil)
 		if !reflect.DeepEqual(res.Diagnostics, fresh.Diagnostics) || !reflect.DeepEqual(res.DroppedFixes, fresh.DroppedFixes) {
 			t.Fatalf("change %d (%q): the findings differ from a fresh analysis's:\n%s", i, c.text, onlyIn(res.Diagnostics, fresh.Diagnostics)+onlyIn(fresh.Diagnostics, res.Diagnostics))
 		}
@@ -1636,16 +1632,7 @@ func TestBrokenStatementsModeCallsDecideForThemselves(t *testing.T) {
 	}
 	runner := &analysis.Runner{Rules: rules.All()}
 	res := runner.AnalyzeTree(nil, "modes.py", src, tree, nil)
-	gpu004 := func(res *analysis.Result) int {
-		n := 0
-		for _, d := range res.Diagnostics {
-			if d.Code == "GPU004" {
-				n++
-			}
-		}
-		return n
-	}
-	if gpu004(res) != 1 {
+	if countCode(res, "GPU004") != 1 {
 		t.Fatalf("the base should report score's loop, called after model.eval(): %+v", res.Diagnostics)
 	}
 	bracketFrom := strings.Index(typed, bracketLine) + len("        print(")
@@ -1666,22 +1653,18 @@ func TestBrokenStatementsModeCallsDecideForThemselves(t *testing.T) {
 				t.Errorf("key %d (%q) in the line with an open bracket: %d statements re-examined of %d", i, typed[:i+1][strings.LastIndexByte(typed[:i+1], '\n')+1:], res.Reexamined(), len(tree.Segments))
 			}
 		}
-		freshTree, err := pyast.ParseForEditing(context.Background(), src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(freshTree.Statements) != len(tree.Statements) {
+		fresh, ok := freshlyParsed(t, runner, "modes.py", src, tree)
+		if !ok {
 			continue // a fresh parse recovers from the syntax error otherwise
 		}
 		compared++
-		fresh := runner.AnalyzeTree(nil, "modes.py", src, freshTree, nil)
 		compareResults(t, fmt.Sprintf("key %d (%q)", i, string(r)), res, fresh)
 	}
 	if bracketKeys == 0 || compared < len(keys)/2 {
 		t.Fatalf("%d keys in the bracket's line, %d of %d versions compared", bracketKeys, compared, len(keys))
 	}
-	if !strings.Contains(string(src), "model.eval()\nmodel.train()\n") || gpu004(res) != 0 {
-		t.Errorf("the module-level train() typed after eval() should take score's finding away: %d GPU004", gpu004(res))
+	if n := countCode(res, "GPU004"); !strings.Contains(string(src), "model.eval()\nmodel.train()\n") || n != 0 {
+		t.Errorf("the module-level train() typed after eval() should take score's finding away: %d GPU004", n)
 	}
 }
 
@@ -1716,6 +1699,22 @@ func TestModuleBindingsDoNotReachParameters(t *testing.T) {
 	if want := []int{9, 9, 8, 9}; !slices.Equal(found, want) {
 		t.Errorf("GPU002 findings per version: %v, want %v", found, want)
 	}
+}
+
+// freshlyParsed analyses src as a file opened with that text: from a fresh
+// laid-out parse. ok is false when that parse recovers from a syntax error
+// otherwise than tree, the incremental one, did: its statements differ, so
+// its findings may.
+func freshlyParsed(t *testing.T, runner *analysis.Runner, path string, src []byte, tree *pyast.Tree) (res *analysis.Result, ok bool) {
+	t.Helper()
+	fresh, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fresh.Statements) != len(tree.Statements) {
+		return nil, false
+	}
+	return runner.AnalyzeTree(nil, path, src, fresh, nil), true
 }
 
 // countCode counts res's findings of the rule code.

@@ -590,33 +590,38 @@ func (f *File) namesChanged() bool {
 // one by one (see carryOver); those before it read no mode call of it.
 // False when the edit is spread out.
 func (f *File) sameModeAfterEdit(prev *File, removed []*pyast.Segment) bool {
-	fresh := f.carried.fresh
-	from := -1 // the run's first segment, in both
-	if len(fresh) > 0 {
-		from = fresh[0]
-		if fresh[len(fresh)-1]-from != len(fresh)-1 {
-			return false
-		}
-	}
-	prevTo := from // prev's first segment after the run
+	fresh := f.carried.fresh // f's, in order
+	gone := make([]int, len(removed))
 	for k, seg := range removed {
-		i := prev.segmentNumber(seg)
-		if i < 0 {
+		if gone[k] = prev.segmentNumber(seg); gone[k] < 0 {
 			return false
 		}
-		if k == 0 && from < 0 {
-			from, prevTo = i, i
-		}
-		if i != from+k {
-			return false
-		}
-		prevTo = i + 1
 	}
-	if from < 0 {
+	// Before the run both versions have the same segments, so the run
+	// starts at the same number in both.
+	var from int
+	switch {
+	case len(fresh) > 0:
+		from = fresh[0]
+	case len(gone) > 0:
+		from = gone[0]
+	default:
 		return true // nothing changed
 	}
-	to := from + len(fresh)
-	return f.evalModeAfterSegment(to) == prev.evalModeAfterSegment(prevTo)
+	if !oneRunFrom(fresh, from) || !oneRunFrom(gone, from) {
+		return false
+	}
+	return f.evalModeAfterSegment(from+len(fresh)) == prev.evalModeAfterSegment(from+len(gone))
+}
+
+// oneRunFrom reports whether the segment numbers ns are from, from+1, ...
+func oneRunFrom(ns []int, from int) bool {
+	for k, n := range ns {
+		if n != from+k {
+			return false
+		}
+	}
+	return true
 }
 
 // segmentsByOffset finds which of an earlier version's segments (old, in
@@ -817,8 +822,8 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 	// function around it, which the walk keeps on a stack (an ancestor
 	// walk per identifier made indexing a 50,000-line file 15% slower).
 	var inFunctions []mentionInFunction
-	var functions []*pyast.Node  // the functions and lambdas around the node visited, innermost last
-	var paramNames []*pyast.Node // of the parameters node visited last: its names, not their values
+	var functions []enclosingFunction // around the node visited, innermost last
+	var paramNames []*pyast.Node      // of the parameters node visited last: its names, not their values
 	// Names kept as views of the segment's own text (see Segment.Own): no
 	// allocation, and no version's laid-out text kept alive (see binding).
 	text := func(n *pyast.Node) string { return seg.Own(n.Text(tree.Src), tree.Src) }
@@ -828,7 +833,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 			ix.moduleCode = true
 		}
 		pyast.Walk(stmt, func(n *pyast.Node) bool {
-			for len(functions) > 0 && functions[len(functions)-1].End() <= n.Start() && functions[len(functions)-1] != n {
+			for len(functions) > 0 && functions[len(functions)-1].fn.End() <= n.Start() && functions[len(functions)-1].fn != n {
 				functions = functions[:len(functions)-1]
 			}
 			switch n.Kind() {
@@ -840,9 +845,9 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				if name := n.Child("name"); name != nil {
 					ix.functions = append(ix.functions, namedNode{text(name), n})
 				}
-				functions = append(functions, n)
+				functions = append(functions, enclosingFunction{n, n.Child("parameters")})
 			case "lambda":
-				functions = append(functions, n)
+				functions = append(functions, enclosingFunction{n, n.Child("parameters")})
 			case "class_definition":
 				c := newClass(n, text)
 				ix.classes = append(ix.classes, c)
@@ -892,8 +897,10 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 					ix.mentions = append(ix.mentions, h)
 					// A parameter's default value or annotation is evaluated
 					// where the function is defined, not in it.
-					if fn := innermost(functions); n.Kind() == "identifier" && fn != nil && (!inParameters(n, fn) || slices.Contains(paramNames, n)) {
-						inFunctions = append(inFunctions, mentionInFunction{h, text(n), fn})
+					if n.Kind() == "identifier" && len(functions) > 0 {
+						if in := functions[len(functions)-1]; !in.holdsInParameters(n) || slices.Contains(paramNames, n) {
+							inFunctions = append(inFunctions, mentionInFunction{h, text(n), in.fn})
+						}
 					}
 				}
 			case "global_statement", "nonlocal_statement":
@@ -1012,19 +1019,14 @@ func (ix *segmentIndex) ownScope(fn *pyast.Node, name string) *localScope {
 	return nil
 }
 
-// innermost returns the last of functions, or nil.
-func innermost(functions []*pyast.Node) *pyast.Node {
-	if len(functions) == 0 {
-		return nil
-	}
-	return functions[len(functions)-1]
-}
+// enclosingFunction is a function or lambda around the node the index's
+// walk visits, with its parameters (nil for a lambda of none).
+type enclosingFunction struct{ fn, params *pyast.Node }
 
-// inParameters reports whether n is within the parameters of the function
-// or lambda fn.
-func inParameters(n, fn *pyast.Node) bool {
-	ps := fn.Child("parameters")
-	return ps != nil && ps.Start() <= n.Start() && n.End() <= ps.End()
+// holdsInParameters reports whether n, a node within the function, is in
+// its parameters (a byte range test: the walk is in the function's code).
+func (e enclosingFunction) holdsInParameters(n *pyast.Node) bool {
+	return e.params != nil && e.params.Start() <= n.Start() && n.End() <= e.params.End()
 }
 
 // packNodes moves the lists into one array, each capped at its length so

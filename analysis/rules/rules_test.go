@@ -1829,3 +1829,86 @@ print(len(losses), total)
 		})
 	}
 }
+
+// A DataLoader call typed or edited is read where its name is (a loop over
+// `loader`, a function using the module's `loader`) and by GPU001, which
+// follows every loader on every version; the local rules' verdicts
+// elsewhere hold. A script's main block is typed key by key after
+// functions that take their loader as a parameter: every version analyses
+// as a fresh file, each key of the DataLoader's line re-examines a few
+// statements (every one before: a loader call that changed reset the
+// incremental analysis), and GPU001 reports the dataset once its loader
+// has workers.
+func TestATypedDataLoaderIsReadWhereItsNameIs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(framesDataset)
+	for i := range 10 {
+		fmt.Fprintf(&b, "\n\ndef train%d(model, loader, opt):\n    losses = []\n    for x, i in loader:\n        loss = model(x).sum()\n"+
+			"        loss.backward()\n        opt.step()\n        losses.append(loss)\n    print(len(losses))\n", i)
+	}
+	b.WriteString("\n\ndef evaluate_all(model):\n    outs = []\n    for x, i in loader:\n        outs.append(model(x))\n    print(len(outs))\n\n\n")
+	const loaderLine = "loader = DataLoader(Frames(), batch_size=2, num_workers=2)\n"
+	const typed = "model = torch.nn.Linear(4, 2).cuda()\n" + loaderLine + "evaluate_all(model)\n"
+
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &analysis.Runner{Rules: rules.All()}
+	res := runner.AnalyzeTree(nil, "main.py", src, tree, nil)
+	if countCode(res, "GPU002") != 11 {
+		t.Fatalf("the base should report each function's stored losses and outputs: %+v", res.Diagnostics)
+	}
+	loaderFrom := strings.Index(typed, loaderLine) + len("loader = DataLoader(")
+	loaderTo := strings.Index(typed, loaderLine) + len(loaderLine) - 1
+	at := len(src)
+	compared, loaderKeys := 0, 0
+	for i, r := range []rune(typed) {
+		tree, src = edited(t, tree, src, at, at, string(r))
+		at += utf8.RuneLen(r)
+		res = runner.AnalyzeTree(res, "main.py", src, tree, nil)
+		if i >= loaderFrom && i < loaderTo {
+			loaderKeys++
+			if res.Reexamined() > 3 {
+				t.Errorf("key %d (%q) in the DataLoader's line: %d statements re-examined of %d", i, typed[:i+1][strings.LastIndexByte(typed[:i+1], '\n')+1:], res.Reexamined(), len(tree.Segments))
+			}
+		}
+		fresh, ok := freshlyParsed(t, runner, "main.py", src, tree)
+		if !ok {
+			continue // a fresh parse recovers from the syntax error otherwise
+		}
+		compared++
+		compareResults(t, fmt.Sprintf("key %d (%q)", i, string(r)), res, fresh)
+	}
+	if loaderKeys == 0 || compared < len(typed)/2 {
+		t.Fatalf("%d keys in the DataLoader's line, %d of %d versions compared", loaderKeys, compared, len(typed))
+	}
+	// GPU001's message follows the loader's workers.
+	gpu001 := func(want string) {
+		t.Helper()
+		for _, d := range res.Diagnostics {
+			if d.Code == "GPU001" && strings.Contains(d.Message, want) {
+				return
+			}
+		}
+		t.Errorf("no GPU001 finding says %q: %+v", want, res.Diagnostics)
+	}
+	gpu001("runs in 2 DataLoader workers")
+	steps := []struct{ old, new, says string }{
+		{"num_workers=2)", "num_workers=0)", "copies one sample at a time"},
+		{"num_workers=0)", "num_workers=4)", "runs in 4 DataLoader workers"},
+		{"DataLoader(Frames()", "DataLoader(range(8)", "runs in DataLoader workers"}, // no loader of its own
+	}
+	for _, step := range steps {
+		k := bytes.LastIndex(src, []byte(step.old))
+		tree, src = edited(t, tree, src, k, k+len(step.old), step.new)
+		res = runner.AnalyzeTree(res, "main.py", src, tree, nil)
+		if res.Reexamined() > 3 {
+			t.Errorf("%q -> %q: %d statements re-examined of %d", step.old, step.new, res.Reexamined(), len(tree.Segments))
+		}
+		fresh, _ := freshlyParsed(t, runner, "main.py", src, tree)
+		compareResults(t, step.new, res, fresh)
+		gpu001(step.says)
+	}
+}

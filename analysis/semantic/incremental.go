@@ -14,9 +14,12 @@ import (
 // pyast.Tree), and most of a rule's findings in such a segment depend on
 // nothing else than the segment and what the model answers about the rest
 // of the file: the imports, the classes' headers, the values bound to
-// each name, function summaries, which functions run under no-grad, the
-// DataLoaders, set_grad_enabled switches, and the project. carryOver
-// already works out which of those changed (the names it marks stale).
+// each name, function summaries, which functions run under no-grad,
+// set_grad_enabled switches, and the project. carryOver already works out
+// which of those changed (the names it marks stale). A DataLoader is read
+// through the name it is bound to (a loop over `loader`), and the one rule
+// that follows every loader, GPU001, is not a local one: a loader call
+// that changed is a statement that changed, and a binding if it is bound.
 // When none did, such a rule only has to look at the segments the edit
 // touched again; analysis.Rule.Local says which rules are of that kind.
 
@@ -64,12 +67,12 @@ func (f *File) holdsModuleCode(focus Focus, gone []*segmentIndex) bool {
 // defined in such a segment, to a fixed point. Verdicts on module-level
 // code, which is one scope across segments, hold only while no module
 // code is in the focus (see ModuleCodeKept). ok is false when any finding may differ:
-// the imports, class headers, DataLoaders, set_grad_enabled switches, the
-// file's indentation or line endings (which fixes follow) differ, or which
-// calls of a function run under no-grad.
-func (f *File) reanalyse(prev *File, fresh []int, loaderCalls []*pyast.Node) (focus Focus, ok bool) {
+// the imports, class headers, set_grad_enabled switches, the file's
+// indentation or line endings (which fixes follow) differ, or which calls
+// of a function run under no-grad.
+func (f *File) reanalyse(prev *File, fresh []int) (focus Focus, ok bool) {
 	if prev == nil || !f.carried.ok || f.indent != prev.indent || f.lineEnding() != prev.lineEnding() ||
-		!sameTexts(f, loaderCalls, prev, loaderCallsOf(prev)) || !sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
+		!sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
 		return nil, false
 	}
 	focus = Focus{}
@@ -208,6 +211,6 @@ func loaderCallsOf(f *File) []*pyast.Node {
 // texts in the same order.
 func sameTexts(f *File, a []*pyast.Node, prev *File, b []*pyast.Node) bool {
 	// A node of a segment the versions share has the same text in both,
-	// without reading it (hundreds of DataLoaders at 50,000 lines).
+	// without reading it.
 	return slices.EqualFunc(a, b, func(x, y *pyast.Node) bool { return x == y || f.Text(x) == prev.Text(y) })
 }

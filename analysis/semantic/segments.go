@@ -167,7 +167,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		f.tables.last = prev.tablesSoFar()
 	}
 	if prev != nil {
-		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh, loaderCalls)
+		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh)
 		f.carried.moduleCodeKept = f.carried.reusable && !f.holdsModuleCode(f.carried.focus, removed)
 	}
 	f.DataLoaders = f.dataLoaders(prev, loaderCalls, sameClasses && sameCalls)

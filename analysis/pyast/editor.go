@@ -119,10 +119,21 @@ func (e *Editor) ReplaceAll(text []byte) {
 // and of their longest common suffix in what the prefix leaves: a[prefix :
 // len(a)-suffix] is what changed.
 func CommonEnds(a, b []byte) (prefix, suffix int) {
-	for prefix < len(a) && prefix < len(b) && a[prefix] == b[prefix] {
+	// A block at a time first: a statement of thousands of lines is
+	// compared on every keystroke in it.
+	const block = 64
+	n := min(len(a), len(b))
+	for prefix+block <= n && bytes.Equal(a[prefix:prefix+block], b[prefix:prefix+block]) {
+		prefix += block
+	}
+	for prefix < n && a[prefix] == b[prefix] {
 		prefix++
 	}
-	for suffix < len(a)-prefix && suffix < len(b)-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
+	rest := n - prefix
+	for suffix+block <= rest && bytes.Equal(a[len(a)-suffix-block:len(a)-suffix], b[len(b)-suffix-block:len(b)-suffix]) {
+		suffix += block
+	}
+	for suffix < rest && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
 		suffix++
 	}
 	return prefix, suffix

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,72 @@ func TestCodeIndentedAfterACommentGoesOnTheStatementBefore(t *testing.T) {
 		if first := tree.Statements[0]; first.End() < tree.Virtual(bytes.Index(src, []byte("b = 2"))) {
 			t.Errorf("%q: the first loop ends before the code indented under the comments", src)
 		}
+	}
+}
+
+// CommonEnds compares a block at a time and then byte by byte; it finds
+// what comparing byte by byte alone finds, for changes anywhere in texts
+// shorter and longer than a block.
+func TestCommonEndsFindsWhatChanged(t *testing.T) {
+	byteByByte := func(a, b []byte) (prefix, suffix int) {
+		for prefix < len(a) && prefix < len(b) && a[prefix] == b[prefix] {
+			prefix++
+		}
+		for suffix < len(a)-prefix && suffix < len(b)-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
+			suffix++
+		}
+		return prefix, suffix
+	}
+	rng := rand.New(rand.NewSource(3))
+	for range 2000 {
+		a := make([]byte, rng.Intn(300))
+		for i := range a {
+			a[i] = "ab\n"[rng.Intn(3)]
+		}
+		at := rng.Intn(len(a) + 1)
+		end := min(len(a), at+rng.Intn(5))
+		insert := bytes.Repeat([]byte{"ab\n"[rng.Intn(3)]}, rng.Intn(70))
+		b := append(append(append([]byte{}, a[:at]...), insert...), a[end:]...)
+		p, s := CommonEnds(a, b)
+		wp, ws := byteByByte(a, b)
+		if p != wp || s != ws {
+			t.Fatalf("CommonEnds(%q, %q) = %d, %d, want %d, %d", a, b, p, s, wp, ws)
+		}
+	}
+}
+
+// SameShape tells apart subtrees of other shapes, wherever they are: what
+// it compares besides shapes is left to the caller (the text).
+func TestSameShapeComparesSubtrees(t *testing.T) {
+	parse := func(src string) *Tree {
+		tree, err := ParseForEditing(context.Background(), []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tree
+	}
+	const method = "    def f(self, x):\n        return self.g(x) + 1\n"
+	a := parse("class A:\n" + method)
+	b := parse("import os\n\n\nclass B:\n    y = 2\n\n" + method)
+	c := parse("class C:\n" + strings.Replace(method, "self.g(x)", "self.h(x)", 1))
+	d := parse("class D:\n" + strings.Replace(method, "self.g(x) + 1", "(self.g(x) + 1)", 1))
+	last := func(tree *Tree) *Node {
+		var fn *Node
+		tree.Walk(tree.Root, func(n *Node) bool {
+			if n.Is("function_definition") {
+				fn = n
+			}
+			return true
+		})
+		return fn
+	}
+	if !SameShape(last(a), last(b)) {
+		t.Error("the same method in two classes: not the same shape")
+	}
+	if !SameShape(last(a), last(c)) {
+		t.Error("a name's text differs, not the shape: want the same shape")
+	}
+	if SameShape(last(a), last(d)) {
+		t.Error("a parenthesised sum has another shape")
 	}
 }

@@ -335,6 +335,28 @@ func (n *Node) Parent() *Node {
 	return nil
 }
 
+// SameShape reports whether the subtrees of a and b, nodes of two
+// mirrors, have the same nodes in the same places: kinds, fields,
+// namedness and offsets from their roots. Over the same text they are the
+// same code, parsed the same way.
+func SameShape(a, b *Node) bool {
+	da, db := a.start, b.start
+	var same func(x, y *Node) bool
+	same = func(x, y *Node) bool {
+		if x.kind != y.kind || x.field != y.field || x.Named != y.Named || x.start-da != y.start-db || x.end-da != y.end-db {
+			return false
+		}
+		cx, cy := x.FirstChild(), y.FirstChild()
+		for ; cx != nil && cy != nil; cx, cy = cx.NextSibling(), cy.NextSibling() {
+			if !same(cx, cy) {
+				return false
+			}
+		}
+		return cx == nil && cy == nil
+	}
+	return same(a, b)
+}
+
 // FirstChild returns n's first child, or nil.
 func (n *Node) FirstChild() *Node { return n.further(n.firstAt) }
 

@@ -85,6 +85,14 @@ func FuzzIncremental(f *testing.F) {
 	above := "import torch\n\n\ndef evaluate(model):\n    return model(torch.zeros(1))\n"
 	at := strings.Index(above, "def") - 1
 	f.Add([]byte(above), []byte{byte((at*256 + len(above) - 1) / len(above)), 0, byte(slices.Index(fragments, "@torch.no_grad()\n"))})
+	// A class whose methods call one another: an edit inside one judges
+	// that method alone (semantic's pairing of the methods left alone).
+	class := "import torch\n\n\nclass T:\n    def __init__(self):\n        self.model = torch.nn.Linear(4, 2)\n\n" +
+		"    def fwd(self, x):\n        return self.model(x)\n\n    def fit(self, x):\n        out = self.fwd(x)\n        self.update(out)\n\n" +
+		"    def update(self, out):\n        loss = out.sum()\n        loss.backward()\n\n    def evaluate(self, loader):\n        self.model.eval()\n" +
+		"        outs = []\n        for x in loader:\n            outs.append(self.fwd(x))\n        return outs\n"
+	f.Add([]byte(class), []byte{byte(strings.Index(class, "return self.model") * 256 / len(class)), 0, byte(slices.Index(fragments, ".backward()")),
+		byte(strings.Index(class, "loss.backward") * 256 / len(class)), 15, 0})
 	runner := &analysis.Runner{Rules: rules.All()}
 	f.Fuzz(func(t *testing.T, src []byte, script []byte) {
 		editIncrementally(t, runner, src, script)

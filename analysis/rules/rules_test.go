@@ -1912,3 +1912,69 @@ func TestATypedDataLoaderIsReadWhereItsNameIs(t *testing.T) {
 		gpu001(step.says)
 	}
 }
+
+// An edit inside one method of a class judges that method alone for what
+// other statements may read differently (semantic's pairing of the
+// methods an edit left alone): the findings that follow the class's
+// methods from elsewhere (run's stored predictions, the class's own
+// loops) are still those of a fresh analysis after each step, whether the
+// method edited changes what it returns, what its callers' calls feed, or
+// nothing at all.
+func TestAnEditInsideAMethodKeepsItsClassesVerdicts(t *testing.T) {
+	const base = `import torch
+
+
+class Trainer:
+    def __init__(self, opt):
+        self.model = torch.nn.Linear(4, 2)
+        self.opt = opt
+
+    def forward_pass(self, x):
+        return self.model(x)
+
+    def predict(self, x):
+        return self.forward_pass(x)
+
+    def fit_batch(self, x):
+        out = self.forward_pass(x)
+        self.update(out)
+
+    def update(self, out):
+        loss = out.sum()
+        loss.backward()
+
+    def evaluate(self, loader):
+        self.model.eval()
+        outs = []
+        for x in loader:
+            outs.append(self.forward_pass(x))
+        return outs
+
+    def unrelated(self, x):
+        return len(x)
+
+
+def run(trainer, loader):
+    kept = []
+    for x in loader:
+        kept.append(trainer.forward_pass(x))
+    return kept
+`
+	steps := []editStep{
+		{"        return len(x)\n", "        return len(x) + 1\n"},
+		{"        return self.model(x)\n", "        return self.model(x).detach()\n"},
+		{"        return self.model(x).detach()\n", "        return self.model(x)\n"},
+		{"        loss = out.sum()\n        loss.backward()\n", "        loss = out.sum()\n        print(loss)\n"},
+		{"        loss = out.sum()\n        print(loss)\n", "        loss = out.sum()\n        loss.backward()\n"},
+		{"            outs.append(self.forward_pass(x))", "            with torch.no_grad():\n                outs.append(self.forward_pass(x))"},
+	}
+	var found []string
+	for _, res := range checkIncrementalSteps(t, base, steps) {
+		found = append(found, fmt.Sprintf("%d/%d", countCode(res, "GPU002"), countCode(res, "GPU004")))
+	}
+	// GPU002/GPU004 per version: the stored forward pass goes with its
+	// detach(), the eval loop's with its no_grad.
+	if want := []string{"1/1", "1/1", "0/1", "1/1", "1/1", "1/1", "0/0"}; !slices.Equal(found, want) {
+		t.Errorf("findings per version %v, want %v", found, want)
+	}
+}

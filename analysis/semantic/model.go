@@ -167,6 +167,9 @@ type File struct {
 		// kept for this version's life (removed is let go once Bindings
 		// patched its map): see unchangedFor.
 		gone []*segmentIndex
+		// judged counts the calls and definitions carryOver judged in
+		// the segments only one version has (for tests).
+		judged int
 	}
 	// touched are the indexes of carried.gone and of the segments in the
 	// focus, once listed (see touchedIndexes).

@@ -1821,42 +1821,36 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	defs := map[string][2][]*pyast.Node{} // name -> defs in prev's, in f's changed segments
 	calls := map[string]int{}             // "name" + one of "+-te" -> balance
 	moduleModeCall := false
-	for side, pair := range [][2]*File{{prev, f}, {f, prev}} {
-		sign := []int{-1, 1}[side]
-		for _, ix := range only[side] {
-			for _, d := range ix.definitions {
-				if d.Kind() == "function_definition" {
-					name := pair[0].Text(d.Child("name"))
-					ds := defs[name]
-					ds[side] = append(ds[side], d)
-					defs[name] = ds
-				}
-			}
-			for _, c := range ix.calls {
-				name := pair[0].LastName(c.Child("function"))
-				if m := pair[0].MethodName(c); (m == "eval" || m == "train") && Scope(c).Parent() == nil {
-					// A module-level mode call decides for the module-level
-					// calls after it, in other statements (see
-					// CalledAfterEvalWithGrad). One in a broken statement's
-					// scope (an ERROR: a function typed up to an open
-					// bracket) decides for that statement alone.
-					moduleModeCall = true
-				}
-				if name == "" || len(pair[0].Functions[name]) == 0 {
-					continue // not a function of this file: no summary, no callers to judge
-				}
-				key := name + "-"
-				switch {
-				case pair[0].InNoGrad(c):
-					key = name + "+"
-				case pair[0].resultTrains(c):
-					key = name + "t"
-				case pair[0].evalModeBefore(c):
-					key = name + "e"
-				}
-				calls[key] += sign
+	// An edit inside one function of a large statement leaves its other
+	// functions alone (see pairUnchangedUnits): those are judged only if
+	// the rest shows a change.
+	var units *unchangedUnits
+	if pairUnits && len(changed) == 0 && len(removedSegments) == 1 && len(f.carried.fresh) == 1 && sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
+		units = pairUnchangedUnits(prev, removedSegments[0], f, f.Tree.Segments[f.carried.fresh[0]])
+	}
+	gather := func(in *unchangedUnits, inside bool) {
+		for side, v := range []*File{prev, f} {
+			sign := []int{-1, 1}[side]
+			for _, ix := range only[side] {
+				f.carried.judged += judgeCalls(v, ix, sign, side, func(n *pyast.Node) bool { return in.skips(side, n) == inside }, defs, calls, &moduleModeCall)
 			}
 		}
+	}
+	gather(units, false)
+	// A function left alone does as it did unless it calls one that does
+	// otherwise now: those are judged, then those that call them, and so
+	// on; anything else found changed judges them all.
+	for units != nil {
+		names, other := f.changedDefinitions(prev, defs, calls, moduleModeCall)
+		if other {
+			gather(units, true)
+			break
+		}
+		calling := units.split(names)
+		if calling == nil {
+			break
+		}
+		gather(calling, true)
 	}
 	for key, n := range calls {
 		if n != 0 {
@@ -1985,6 +1979,85 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 			f.memos.summaries[def] = s
 		}
 	}
+}
+
+// judgeCalls adds to defs the function definitions of ix, a segment index
+// of v (carryOver's prev on side 0, its f on side 1), and to calls each call of
+// a function of the file by its kind (under no-grad, feeding training,
+// after an eval(), or none) with sign; moduleModeCall is set when ix holds
+// a module-level eval() or train(). Only the nodes take says are judged;
+// it returns how many it judged.
+func judgeCalls(v *File, ix *segmentIndex, sign, side int, take func(*pyast.Node) bool, defs map[string][2][]*pyast.Node, calls map[string]int, moduleModeCall *bool) (judged int) {
+	for _, d := range ix.definitions {
+		if d.Kind() == "function_definition" && take(d) {
+			judged++
+			name := v.Text(d.Child("name"))
+			ds := defs[name]
+			ds[side] = append(ds[side], d)
+			defs[name] = ds
+		}
+	}
+	for _, c := range ix.calls {
+		if !take(c) {
+			continue
+		}
+		judged++
+		name := v.LastName(c.Child("function"))
+		if m := v.MethodName(c); (m == "eval" || m == "train") && Scope(c).Parent() == nil {
+			// A module-level mode call decides for the module-level
+			// calls after it, in other statements (see
+			// CalledAfterEvalWithGrad). One in a broken statement's
+			// scope (an ERROR: a function typed up to an open
+			// bracket) decides for that statement alone.
+			*moduleModeCall = true
+		}
+		if name == "" || len(v.Functions[name]) == 0 {
+			continue // not a function of this file: no summary, no callers to judge
+		}
+		key := name + "-"
+		switch {
+		case v.InNoGrad(c):
+			key = name + "+"
+		case v.resultTrains(c):
+			key = name + "t"
+		case v.evalModeBefore(c):
+			key = name + "e"
+		}
+		calls[key] += sign
+	}
+	return judged
+}
+
+// changedDefinitions tells what judgeCalls found in the parts of the
+// segments only one version has: the names of functions that do otherwise
+// now (their summaries differ), and other, whether anything else changed
+// that may change an answer: a call of a function whose kind came or went,
+// a module-level mode call, a function that came or went. While other is
+// false, the functions an edit left alone (see pairUnchangedUnits) that
+// mention none of names do as they did: what they ask of the file is the
+// same. (A summary of prev's that no answer asked for is taken as
+// differing: nothing says it was the same.)
+func (f *File) changedDefinitions(prev *File, defs map[string][2][]*pyast.Node, calls map[string]int, moduleModeCall bool) (names map[string]bool, other bool) {
+	if moduleModeCall {
+		return nil, true
+	}
+	for _, n := range calls {
+		if n != 0 {
+			return nil, true
+		}
+	}
+	for name, ds := range defs {
+		if len(ds[0]) != len(ds[1]) {
+			return nil, true
+		}
+		if !sameSummaries(prev, ds[0], f, ds[1]) || !sameGradOff(prev, ds[0], f, ds[1]) {
+			if names == nil {
+				names = map[string]bool{}
+			}
+			names[name] = true
+		}
+	}
+	return names, false
 }
 
 // askedSignature has a bit for each key of an asked set (by the key's

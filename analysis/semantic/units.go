@@ -1,0 +1,212 @@
+package semantic
+
+import (
+	"bytes"
+	"slices"
+	"sort"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// A keystroke in a method of a class of thousands of lines replaces the
+// class's whole top-level statement, and carryOver judged every call and
+// every function in both versions of it (whether each call runs under
+// no-grad, feeds training, follows an eval(); whether each function's
+// summary is the same): half a second a key in a class of 32,000 lines.
+// But the class's other methods are the same code in the same place in
+// both versions, and what carryOver asks of them follows from their own
+// code and from what the file answers about names, summaries and calls,
+// which the edited method changes only through what carryOver finds in
+// that method itself. So the functions an edit left alone are paired
+// with their old selves, and carryOver judges the rest first; only when
+// that finds nothing changed (no name bound anew, no summary, no call's
+// kind, no function come or gone) is what it skipped known to be the same.
+
+// pairUnits is false only in tests, for what carryOver finds without the
+// pairing to compare with.
+var pairUnits = true
+
+// unitSpan is the byte range of one of a statement's outermost functions
+// (with its decorators) in the laid-out text.
+type unitSpan struct{ start, end int }
+
+// unchangedUnits are the outermost functions of an edited statement that
+// the edit left alone, in the removed version of the statement (old) and
+// in the fresh one (cur), in offset order; nodes are the fresh ones, of
+// f.
+type unchangedUnits struct {
+	old, cur []unitSpan
+	nodes    []*pyast.Node
+	f        *File
+	// sought are the names split looked for already.
+	sought map[string]bool
+}
+
+// split takes out of u the functions that mention one of names (a call
+// of a function that does otherwise now, see changedDefinitions) not
+// sought before, and returns them as units of their own (nil for none):
+// they are judged, u's are not.
+func (u *unchangedUnits) split(names map[string]bool) *unchangedUnits {
+	fresh := map[string]bool{}
+	for name := range names {
+		if !u.sought[name] {
+			fresh[name] = true
+			u.sought[name] = true
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	var sought [][]byte
+	for name := range fresh {
+		sought = append(sought, []byte(name))
+	}
+	out := &unchangedUnits{f: u.f}
+	kept := 0
+	for i, n := range u.nodes {
+		// Most functions' text holds none of the names: no walk for them.
+		text := u.f.Tree.Src[n.Start():n.End()]
+		if slices.ContainsFunc(sought, func(name []byte) bool { return bytes.Contains(text, name) }) && mentionsIdentifier(u.f, n, fresh) {
+			out.old, out.cur, out.nodes = append(out.old, u.old[i]), append(out.cur, u.cur[i]), append(out.nodes, n)
+			continue
+		}
+		u.old[kept], u.cur[kept], u.nodes[kept] = u.old[i], u.cur[i], n
+		kept++
+	}
+	u.old, u.cur, u.nodes = u.old[:kept], u.cur[:kept], u.nodes[:kept]
+	if len(out.nodes) == 0 {
+		return nil
+	}
+	return out
+}
+
+// mentionsIdentifier reports whether an identifier in n (a name, or the
+// last part of an attribute chain) is one of names.
+func mentionsIdentifier(f *File, n *pyast.Node, names map[string]bool) bool {
+	found := false
+	pyast.Walk(n, func(m *pyast.Node) bool {
+		found = found || m.Is("identifier") && names[f.Text(m)]
+		return !found
+	})
+	return found
+}
+
+// skips reports whether n, a node of the removed (side 0) or fresh (side
+// 1) statement, lies in one of its functions the edit left alone.
+func (u *unchangedUnits) skips(side int, n *pyast.Node) bool {
+	if u == nil {
+		return false
+	}
+	spans := u.old
+	if side == 1 {
+		spans = u.cur
+	}
+	at := n.Start()
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].end > at })
+	return i < len(spans) && spans[i].start <= at
+}
+
+// pairUnchangedUnits returns the functions left alone by an edit that
+// replaced one statement, old (a segment of prev) with cur (of f), when
+// the edit lies inside one of the statement's outermost functions: the
+// others, found at the same place (counted from the statement's start
+// before the edit, from its end after it) with the same shape, are the
+// same code in the same context. nil when there is nothing to pair.
+func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segment) *unchangedUnits {
+	if len(old.Nodes) != 1 || len(cur.Nodes) != 1 {
+		return nil
+	}
+	oldText, curText := old.Text(), cur.Text()
+	prefix, suffix := pyast.CommonEnds(oldText, curText)
+	oldUnits, curUnits := outermostFunctions(old.Nodes[0]), outermostFunctions(cur.Nodes[0])
+	if len(oldUnits) < 2 || len(curUnits) < 2 {
+		return nil
+	}
+	// Offsets from the segments' starts are offsets in their texts.
+	oldBase, curBase := old.Base, cur.Base
+	delta := len(curText) - len(oldText)
+	// The edit must lie inside one function in both versions: then the
+	// statement's own lines (a class's header, a with around it) are as
+	// they were, and every other function's context with them.
+	inside := func(units []*pyast.Node, base, changedEnd int) *pyast.Node {
+		for _, u := range units {
+			if u.Start()-base <= prefix && u.End()-base >= changedEnd {
+				return u
+			}
+		}
+		return nil
+	}
+	editedOld := inside(oldUnits, oldBase, len(oldText)-suffix)
+	editedCur := inside(curUnits, curBase, len(curText)-suffix)
+	if editedOld == nil || editedCur == nil || editedOld.Start()-oldBase != editedCur.Start()-curBase {
+		return nil
+	}
+	byStart := make(map[int]*pyast.Node, len(oldUnits))
+	for _, u := range oldUnits {
+		byStart[u.Start()-oldBase] = u
+	}
+	pairs := &unchangedUnits{f: f, sought: map[string]bool{}}
+	for _, u := range curUnits {
+		from, to := u.Start()-curBase, u.End()-curBase
+		var was *pyast.Node
+		switch {
+		case u == editedCur:
+			continue
+		case to <= prefix:
+			was = byStart[from]
+		case from >= len(curText)-suffix:
+			was = byStart[from-delta]
+		}
+		if was == nil || was == editedOld || !pyast.SameShape(was, u) || !sameContext(was, old.Nodes[0], u, cur.Nodes[0]) {
+			continue
+		}
+		pairs.old = append(pairs.old, unitSpan{was.Start(), was.End()})
+		pairs.cur = append(pairs.cur, unitSpan{u.Start(), u.End()})
+		pairs.nodes = append(pairs.nodes, u)
+	}
+	if len(pairs.cur) == 0 {
+		return nil
+	}
+	// Both lists follow the statement's order, which the edit kept.
+	return pairs
+}
+
+// outermostFunctions returns the functions in stmt that no other function
+// in it holds (each with its decorators: the decorated definition), in
+// offset order: a class's methods, those of a class nested in it.
+func outermostFunctions(stmt *pyast.Node) []*pyast.Node {
+	var units []*pyast.Node
+	var visit func(n *pyast.Node)
+	visit = func(n *pyast.Node) {
+		for c := range n.Children() {
+			switch {
+			case c.Is("function_definition"):
+				units = append(units, c)
+			case c.Is("decorated_definition") && c.Child("definition").Is("function_definition"):
+				units = append(units, c)
+			default:
+				visit(c)
+			}
+		}
+	}
+	visit(stmt)
+	return units
+}
+
+// sameContext reports whether a (under rootA) and b (under rootB) have
+// ancestors of the same kinds, in the same fields, starting at the same
+// offsets from their roots.
+func sameContext(a, rootA, b, rootB *pyast.Node) bool {
+	for {
+		a, b = a.Parent(), b.Parent()
+		if a == nil || b == nil {
+			return false
+		}
+		if a.Kind() != b.Kind() || a.Field() != b.Field() || a.Start()-rootA.Start() != b.Start()-rootB.Start() {
+			return false
+		}
+		if a == rootA || b == rootB {
+			return a == rootA && b == rootB
+		}
+	}
+}

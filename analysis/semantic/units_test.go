@@ -1,0 +1,235 @@
+package semantic
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// trainerClass is a class whose methods call one another, beside a
+// function of the module that calls one of them.
+func trainerClass(extra int) string {
+	var b strings.Builder
+	b.WriteString(`import torch
+
+
+class Trainer:
+    def __init__(self, opt):
+        self.model = torch.nn.Linear(4, 2)
+        self.opt = opt
+
+    def forward_pass(self, x):
+        return self.model(x)
+
+    def step(self, x):
+        loss = self.forward_pass(x).sum()
+        loss.backward()
+        self.opt.step()
+        return loss
+
+    def train(self, loader):
+        losses = []
+        for x in loader:
+            losses.append(self.step(x))
+        return losses
+
+    def predict(self, x):
+        return self.forward_pass(x)
+
+    def evaluate(self, loader):
+        self.model.eval()
+        outs = []
+        for x in loader:
+            outs.append(self.predict(x))
+        return outs
+
+    def fit_batch(self, x):
+        out = self.forward_pass(x)
+        self.update(out)
+
+    def update(self, out):
+        loss = out.sum()
+        loss.backward()
+`)
+	for i := range extra {
+		fmt.Fprintf(&b, "\n    def helper%d(self, x):\n        y = torch.zeros(%d)\n        return len(x) + y.sum().item()\n", i, i)
+	}
+	b.WriteString(`
+
+def run(trainer, loader):
+    kept = []
+    for x in loader:
+        kept.append(trainer.predict(x))
+    return kept
+`)
+	return b.String()
+}
+
+// An edit inside one method of a class judges that method's calls and
+// definitions, not the class's other methods (pairUnchangedUnits), and
+// what carryOver concludes (the names, summaries and calls whose answers
+// are stale) is what judging every method concludes: each step below is
+// made in two buffers, one without the pairing, and their conclusions
+// compared. A method that does otherwise now brings in the methods that
+// call it (update's callers: fit_batch's call of forward_pass no longer
+// feeds training); a call whose kind changed, a method added, a name
+// bound anew judge everything.
+func TestAnEditInOneMethodJudgesThatMethod(t *testing.T) {
+	const extra = 20
+	src := trainerClass(extra)
+	paired, full := newBuffer(t, src), newBuffer(t, src)
+	// As an analysis leaves them: the next version compares summaries.
+	paired.summarise()
+	full.summarise()
+	calls := 0 // in the class, both versions
+	for _, c := range paired.f.Calls() {
+		if c.Start() < strings.Index(src, "\ndef run") {
+			calls += 2
+		}
+	}
+	steps := []struct {
+		old, new string
+		// most: how many calls and definitions carryOver may judge; 0:
+		// every one of the class, as without the pairing.
+		most int
+	}{
+		{"return len(x) + y.sum().item()", "return len(x) + y.sum().item() + 1", 12},
+		{"torch.zeros(3)", "torch.zeros(33)", 12},
+		// Its summary changes: predict calls it (evaluate and run call
+		// predict, whose summary follows), step too.
+		{"        return self.model(x)\n", "        return self.model(x).detach()\n", 40},
+		{"        return self.model(x).detach()\n", "        return self.model(x)\n", 40},
+		{"        return self.model(x)\n", "        return x\n", 40}, // runs no model
+		{"        return x\n", "        return self.model(x)\n", 40},
+		// update trains no more: fit_batch's call of forward_pass, whose
+		// result it hands to update, no longer feeds training.
+		// (Then that call's kind changed: everything is judged.)
+		{"        loss = out.sum()\n        loss.backward()\n", "        loss = out.sum()\n        print(loss)\n", 0},
+		{"        loss = out.sum()\n        print(loss)\n", "        loss = out.sum()\n        loss.backward()\n", 0},
+		// A call under no_grad now: its kind changed, and step's only
+		// caller puts step's own calls under no_grad too.
+		{"            outs.append(self.predict(x))", "            with torch.no_grad():\n                outs.append(self.predict(x))", 0},
+		{"            losses.append(self.step(x))", "            with torch.no_grad():\n                losses.append(self.step(x))", 0},
+		{"    def helper5(self, x):", "    @torch.no_grad()\n    def helper5(self, x):", 0},
+		{"torch.zeros(7)", "torch.zeros(7", 0}, // the error may run to the class's end
+		{"torch.zeros(7", "torch.zeros(7)", 0},
+		{"        self.opt = opt\n", "        self.opt = opt\n        self.best = None\n", 0}, // an attribute bound
+		{"    def helper9(self, x):", "    def helper9b(self, x):\n        pass\n\n    def helper9(self, x):", 0},
+	}
+	for i, step := range steps {
+		pairUnits = true
+		got := paired.replace(step.old, step.new)
+		pairUnits = false
+		want := full.replace(step.old, step.new)
+		pairUnits = true
+		if !maps.Equal(got.carried.changed, want.carried.changed) {
+			t.Errorf("step %d (%q): stale %v, judging every method %v", i, step.new, sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
+		}
+		if step.most > 0 && got.carried.judged > step.most {
+			t.Errorf("step %d (%q): %d calls and definitions judged, want at most %d (%d without the pairing)", i, step.new, got.carried.judged, step.most, want.carried.judged)
+		}
+		if step.most > 0 && want.carried.judged < calls {
+			t.Errorf("step %d: without the pairing %d judged, want every call of the class (%d)", i, want.carried.judged, calls)
+		}
+		paired.summarise()
+		full.summarise()
+	}
+}
+
+// Random edits of a file of classes, made alike in a buffer with the
+// pairing and one without: after each, carryOver concludes the same.
+func TestPairedMethodsConcludeAsJudgingThemAll(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n")
+	for k := range 3 {
+		b.WriteString(strings.ReplaceAll(trainerClass(6), "Trainer", fmt.Sprintf("Trainer%d", k))[len("import torch\n"):])
+	}
+	snippets := []string{"x", "\n", "(", ")", ":", "    ", "        return self.model(x).detach()\n", "        with torch.no_grad():\n    ",
+		"self.forward_pass(x)", ".detach()", "        self.model.eval()\n", "    def extra(self, x):\n        return self.predict(x)\n",
+		"@torch.no_grad()\n", "        self.best = x\n", "loss.backward()\n"}
+	rng := rand.New(rand.NewSource(11))
+	var paired, full *buffer
+	pairedSome := 0
+	for i := range 300 {
+		if i%20 == 0 {
+			// Afresh now and then: edits pile up errors that end the
+			// classes early, and then nothing is paired.
+			paired, full = newBuffer(t, b.String()), newBuffer(t, b.String())
+			paired.summarise()
+			full.summarise()
+		}
+		next, tree, text, at := randomEdit(t, rng, paired.src, paired.tree, snippets)
+		pairUnits = true
+		got := NewFileFrom(paired.f, "p.py", next, tree)
+		pairUnits = false
+		want := NewFileFrom(full.f, "p.py", next, tree)
+		pairUnits = true
+		if !maps.Equal(got.carried.changed, want.carried.changed) {
+			t.Fatalf("edit %d (%q at %d): stale %v, judging everything %v", i, text, at, sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
+		}
+		if got.carried.judged < want.carried.judged {
+			pairedSome++
+		}
+		paired.src, paired.tree, paired.f = next, tree, got
+		full.src, full.tree, full.f = next, tree, want
+		paired.summarise()
+		full.summarise()
+	}
+	if pairedSome < 40 {
+		t.Errorf("the pairing spared work on %d edits of 300", pairedSome)
+	}
+}
+
+func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
+
+// The pairing finds the methods an edit left alone where they were, and
+// none when the edit is not inside one method.
+func TestUnchangedUnitsArePaired(t *testing.T) {
+	src := trainerClass(4)
+	for _, tc := range []struct {
+		old, new string
+		want     int // methods paired, of 12 in the class; -1: any
+	}{
+		{"torch.zeros(2)", "torch.zeros(22)", 11},
+		{"        return self.model(x)\n", "        return self.model(x).detach()\n", 11},
+		{"class Trainer:", "class Trainer(object):", 0},                            // the class's own line
+		{"    def helper3(self, x):", "    x = 1\n\n    def helper3(self, x):", 0}, // between methods
+		{"torch.zeros(1)", "torch.zeros(1", -1},                                    // as the parser recovers
+	} {
+		text := []byte(src)
+		tree, err := pyast.ParseForEditing(context.Background(), text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := NewFile("p.py", text, tree)
+		at := strings.Index(src, tc.old)
+		ed := pyast.NewEditor(tree, text)
+		ed.Replace(at, at+len(tc.old), tc.new)
+		next, err := ed.Parse(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := NewFileFrom(prev, "p.py", ed.Text(), next)
+		old, cur := prev.SegmentAt(prev.Tree.Virtual(at)), f.SegmentAt(f.Tree.Virtual(at))
+		units := pairUnchangedUnits(prev, old, f, cur)
+		got := 0
+		if units != nil {
+			got = len(units.cur)
+			for i := range units.cur {
+				was, is := units.old[i], units.cur[i]
+				if string(prev.Tree.Src[was.start:was.end]) != string(f.Tree.Src[is.start:is.end]) {
+					t.Errorf("%q: paired %q with %q", tc.new, prev.Tree.Src[was.start:was.end], f.Tree.Src[is.start:is.end])
+				}
+			}
+		}
+		if got != tc.want && tc.want >= 0 {
+			t.Errorf("%q: %d methods paired, want %d", tc.new, got, tc.want)
+		}
+	}
+}

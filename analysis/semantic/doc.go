@@ -37,17 +37,19 @@
 // shared with the classes of the file it derives from or that derive
 // from it (classFamily). Every other name and chain is the module's,
 // bound to what is assigned to it at module level, in class bodies, and
-// in functions declaring it global. A parameter a function never assigns
-// sees the module's values of its name (a heuristic: the caller's values
-// are not followed). Names assigned in module-level code that does not
-// parse are that code's own.
+// in functions declaring it global. A parameter is its function's own
+// name, whose value is unknown (the callers' values are not followed).
+// Names assigned in module-level code that does not parse are that
+// code's own.
 //
 // Answers are computed on first use and remembered per version. Those that
 // depend on one segment and on named facts elsewhere (the taint of a
 // function, the kind of a loop) are carried to the next version of the
 // buffer while the names they read keep their bindings, the functions they
 // used keep their bodies, and the imports and class headers stay the same
-// (File.carryOver): a keystroke recomputes what it could have changed.
+// (File.carryOver): a keystroke recomputes what it could have changed, and
+// one inside a method of a large class judges that method, not the
+// methods it left alone (units.go).
 // The indexes of functions and bindings by name and the line index are
 // patched with the segments that came and went rather than built again,
 // as are the module's sets of names (NamesIn) and its taint, whose

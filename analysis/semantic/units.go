@@ -173,8 +173,14 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 
 // outermostFunctions returns the functions in stmt that no other function
 // in it holds (each with its decorators: the decorated definition), in
-// offset order: a class's methods, those of a class nested in it.
+// offset order: a class's methods, those of a class nested in it. None
+// for a function: the functions nested in it share its names (a closure
+// reads what it binds, a nonlocal binds it from another), which carryOver
+// does not weigh; the methods of a class do not share the class body's.
 func outermostFunctions(stmt *pyast.Node) []*pyast.Node {
+	if stmt.Is("function_definition") || stmt.Is("decorated_definition") && !stmt.Child("definition").Is("class_definition") {
+		return nil
+	}
 	var units []*pyast.Node
 	var visit func(n *pyast.Node)
 	visit = func(n *pyast.Node) {

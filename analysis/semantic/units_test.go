@@ -233,3 +233,57 @@ func TestUnchangedUnitsArePaired(t *testing.T) {
 		}
 	}
 }
+
+// The functions nested in a function share its names (a closure reads
+// what its enclosing function binds, and a nonlocal binds it from inside
+// another), which the file's answers about names do not list: they are
+// judged whole, never paired. Steps in an outer function whose inner ones
+// read its `model` and one of which rebinds it.
+func TestNestedFunctionsAreNotPaired(t *testing.T) {
+	const src = `import torch
+
+
+def build(loader):
+    model = torch.nn.Linear(4, 2)
+
+    def rebind():
+        nonlocal model
+        model = torch.nn.Identity()
+
+    def run():
+        outs = []
+        for x in loader:
+            outs.append(model(x))
+        return outs
+
+    def other():
+        return 1
+
+    return run, rebind, other
+`
+	paired, full := newBuffer(t, src), newBuffer(t, src)
+	paired.summarise()
+	full.summarise()
+	for i, step := range []struct{ old, new string }{
+		{"        model = torch.nn.Identity()\n", "        model = len\n"},
+		{"        return 1\n", "        return 2\n"},
+	} {
+		pairUnits = true
+		got := paired.replace(step.old, step.new)
+		pairUnits = false
+		want := full.replace(step.old, step.new)
+		pairUnits = true
+		if !maps.Equal(got.carried.changed, want.carried.changed) || got.carried.judged != want.carried.judged {
+			t.Errorf("step %d (%q): stale %v, %d judged; judging everything %v, %d", i, step.new, sortedKeys(got.carried.changed), got.carried.judged, sortedKeys(want.carried.changed), want.carried.judged)
+		}
+		paired.summarise()
+		full.summarise()
+	}
+	tree, err := pyast.ParseForEditing(context.Background(), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if units := outermostFunctions(tree.Statements[len(tree.Statements)-1]); len(units) != 0 {
+		t.Errorf("a function's nested functions taken for units: %d", len(units))
+	}
+}

@@ -1168,17 +1168,46 @@ func (f *File) resultTrains(call *pyast.Node) bool {
 			return true
 		}
 	}
-	for _, c := range f.CallsIn(fn) {
-		if c.Start() < p.End() || !InScope(c, fn) {
-			continue
-		}
-		if s := f.SummaryOfCall(c); s != nil && s.Trains && slices.ContainsFunc(names, func(name string) bool {
-			return MentionsName(f, c.Child("arguments"), name)
-		}) {
-			return true
+	// Only the calls that take one of the names: what a call does is a
+	// look-up across the project, and asking it of every call after every
+	// assignment of a long function was most of a keystroke in one.
+	taking := f.callsTaking(fn)
+	for _, name := range names {
+		for _, c := range taking[name] {
+			if c.Start() < p.End() {
+				continue
+			}
+			if s := f.SummaryOfCall(c); s != nil && s.Trains {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// callsTaking returns fn's own calls (not those of functions nested in
+// it) by each identifier their arguments mention (as MentionsName finds
+// a plain name: the parts of attribute chains included), in source order;
+// found once a version.
+func (f *File) callsTaking(fn *pyast.Node) map[string][]*pyast.Node {
+	return OfVersion(f, "calls taking", fn, func() map[string][]*pyast.Node {
+		taking := map[string][]*pyast.Node{}
+		for _, c := range f.CallsIn(fn) {
+			if !InScope(c, fn) {
+				continue
+			}
+			pyast.Walk(c.Child("arguments"), func(n *pyast.Node) bool {
+				if n.Is("identifier") {
+					name := f.Text(n)
+					if calls := taking[name]; len(calls) == 0 || calls[len(calls)-1] != c {
+						taking[name] = append(calls, c)
+					}
+				}
+				return true
+			})
+		}
+		return taking
+	})
 }
 
 // FeedsTraining reports whether a call in this file of the function

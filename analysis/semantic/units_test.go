@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -285,5 +287,101 @@ def build(loader):
 	}
 	if units := outermostFunctions(tree.Statements[len(tree.Statements)-1]); len(units) != 0 {
 		t.Errorf("a function's nested functions taken for units: %d", len(units))
+	}
+}
+
+// resultTrains asks what a call does only of the calls after it that take
+// one of the names it assigns (callsTaking); the answer is the one asking
+// every call after it gives. Compared for every call of the rules'
+// fixtures and of a trainer class whose method hands its result on.
+func TestResultTrainsAsksOnlyTheCallsTakingItsNames(t *testing.T) {
+	everyCall := func(f *File, call *pyast.Node) bool {
+		p := call.Parent()
+		if p.Is("attribute") && p.Parent().Is("call") && isBackwardCall(f, p.Parent()) {
+			return true
+		}
+		fn := EnclosingFunction(call)
+		if !p.Is("assignment") || p.Child("right") != call || !fn.Is("function_definition") {
+			return false
+		}
+		var names []string
+		for _, name := range targetNames(f, p.Child("left")) {
+			if !strings.Contains(name, ".") {
+				names = append(names, name)
+			}
+		}
+		for _, name := range names {
+			if f.ReachesBackward(name, fn) {
+				return true
+			}
+		}
+		for _, c := range f.CallsIn(fn) {
+			if c.Start() < p.End() || !InScope(c, fn) {
+				continue
+			}
+			if s := f.SummaryOfCall(c); s != nil && s.Trains && slices.ContainsFunc(names, func(name string) bool {
+				return MentionsName(f, c.Child("arguments"), name)
+			}) {
+				return true
+			}
+		}
+		return false
+	}
+	sources := []string{trainerClass(2) + `
+
+def hand_on(model, opt, x):
+    out = model(x)
+    logs = out.detach()
+    self_loss = compute(out)
+    fit(self.loss, self_loss)
+    def inner():
+        fit(out, out)
+    return inner
+
+
+def compute(out):
+    return out.sum()
+
+
+def parts(model, x):
+    loss = model(x)
+    fit(None, self.loss)
+
+
+def before(model, x):
+    fit(None, out)
+    out = model(x)
+
+
+def fit(a, b):
+    b.backward()
+`}
+	paths, _ := filepath.Glob("../rules/testdata/GPU00*/*.py")
+	for _, p := range paths {
+		text, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, string(text))
+	}
+	trains := 0
+	for _, src := range sources {
+		tree, err := pyast.ParseForEditing(context.Background(), []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := NewFile("p.py", []byte(src), tree)
+		for _, c := range f.Calls() {
+			got, want := f.resultTrains(c), everyCall(f, c)
+			if got != want {
+				t.Errorf("%q: resultTrains %v, asking every call after it %v", f.Text(c), got, want)
+			}
+			if got {
+				trains++
+			}
+		}
+	}
+	if len(paths) < 20 || trains < 10 {
+		t.Fatalf("%d fixtures, %d calls whose result trains: too few to compare", len(paths), trains)
 	}
 }

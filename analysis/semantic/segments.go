@@ -2050,6 +2050,18 @@ func (f *File) changedDefinitions(prev *File, defs map[string][2][]*pyast.Node, 
 		if len(ds[0]) != len(ds[1]) {
 			return nil, true
 		}
+		// Summarised in both versions here, though no answer of prev may
+		// have asked (the rules ask for few summaries): a summary missing
+		// reads as changed, and judges every method that mentions it. What
+		// prev says of a function now is what it would have said then;
+		// what older versions' answers read of it was compared when it
+		// last changed.
+		for _, d := range ds[0] {
+			prev.summary(d)
+		}
+		for _, d := range ds[1] {
+			f.summary(d)
+		}
 		if !sameSummaries(prev, ds[0], f, ds[1]) || !sameGradOff(prev, ds[0], f, ds[1]) {
 			if names == nil {
 				names = map[string]bool{}

@@ -1149,24 +1149,9 @@ func (f *File) putsInEvalMode(c *pyast.Node) bool {
 // and the backward may be in another one, which an edit changes without
 // this call's (see carryOver).
 func (f *File) resultTrains(call *pyast.Node) bool {
-	p := call.Parent()
-	if p.Is("attribute") && p.Parent().Is("call") && isBackwardCall(f, p.Parent()) {
-		return true
-	}
-	fn := EnclosingFunction(call)
-	if !p.Is("assignment") || p.Child("right") != call || !fn.Is("function_definition") {
-		return false
-	}
-	var names []string
-	for _, name := range targetNames(f, p.Child("left")) {
-		if !strings.Contains(name, ".") {
-			names = append(names, name)
-		}
-	}
-	for _, name := range names {
-		if f.ReachesBackward(name, fn) {
-			return true
-		}
+	p, fn, names, decided, trains := f.resultFlows(call)
+	if decided {
+		return trains
 	}
 	// Only the calls that take one of the names: what a call does is a
 	// look-up across the project, and asking it of every call after every
@@ -1183,6 +1168,32 @@ func (f *File) resultTrains(call *pyast.Node) bool {
 		}
 	}
 	return false
+}
+
+// resultFlows is resultTrains up to the calls the names go to: the
+// assignment p of call in function fn and the plain names it binds, or
+// decided with the answer (a backward pass on the result, or on a name it
+// binds; no assignment in a function).
+func (f *File) resultFlows(call *pyast.Node) (p, fn *pyast.Node, names []string, decided, trains bool) {
+	p = call.Parent()
+	if p.Is("attribute") && p.Parent().Is("call") && isBackwardCall(f, p.Parent()) {
+		return nil, nil, nil, true, true
+	}
+	fn = EnclosingFunction(call)
+	if !p.Is("assignment") || p.Child("right") != call || !fn.Is("function_definition") {
+		return nil, nil, nil, true, false
+	}
+	for _, name := range targetNames(f, p.Child("left")) {
+		if !strings.Contains(name, ".") {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		if f.ReachesBackward(name, fn) {
+			return nil, nil, nil, true, true
+		}
+	}
+	return p, fn, names, false, false
 }
 
 // callsTaking returns fn's own calls (not those of functions nested in

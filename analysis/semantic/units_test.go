@@ -296,24 +296,9 @@ def build(loader):
 // fixtures and of a trainer class whose method hands its result on.
 func TestResultTrainsAsksOnlyTheCallsTakingItsNames(t *testing.T) {
 	everyCall := func(f *File, call *pyast.Node) bool {
-		p := call.Parent()
-		if p.Is("attribute") && p.Parent().Is("call") && isBackwardCall(f, p.Parent()) {
-			return true
-		}
-		fn := EnclosingFunction(call)
-		if !p.Is("assignment") || p.Child("right") != call || !fn.Is("function_definition") {
-			return false
-		}
-		var names []string
-		for _, name := range targetNames(f, p.Child("left")) {
-			if !strings.Contains(name, ".") {
-				names = append(names, name)
-			}
-		}
-		for _, name := range names {
-			if f.ReachesBackward(name, fn) {
-				return true
-			}
+		p, fn, names, decided, trains := f.resultFlows(call)
+		if decided {
+			return trains
 		}
 		for _, c := range f.CallsIn(fn) {
 			if c.Start() < p.End() || !InScope(c, fn) {

@@ -1821,9 +1821,9 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	defs := map[string][2][]*pyast.Node{} // name -> defs in prev's, in f's changed segments
 	calls := map[string]int{}             // "name" + one of "+-te" -> balance
 	moduleModeCall := false
-	// An edit inside one function of a large statement leaves its other
-	// functions alone (see pairUnchangedUnits): those are judged only if
-	// the rest shows a change.
+	// An edit inside one method of a class leaves its other methods
+	// alone (see pairUnchangedUnits): those are judged only if the edited
+	// one shows a change they may read.
 	var units *unchangedUnits
 	if pairUnits && len(changed) == 0 && len(removedSegments) == 1 && len(f.carried.fresh) == 1 && sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
 		units = pairUnchangedUnits(prev, removedSegments[0], f, f.Tree.Segments[f.carried.fresh[0]])
@@ -2035,8 +2035,7 @@ func judgeCalls(v *File, ix *segmentIndex, sign, side int, take func(*pyast.Node
 // a module-level mode call, a function that came or went. While other is
 // false, the functions an edit left alone (see pairUnchangedUnits) that
 // mention none of names do as they did: what they ask of the file is the
-// same. (A summary of prev's that no answer asked for is taken as
-// differing: nothing says it was the same.)
+// same.
 func (f *File) changedDefinitions(prev *File, defs map[string][2][]*pyast.Node, calls map[string]int, moduleModeCall bool) (names map[string]bool, other bool) {
 	if moduleModeCall {
 		return nil, true

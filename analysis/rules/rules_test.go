@@ -1625,45 +1625,20 @@ func TestBrokenStatementsModeCallsDecideForThemselves(t *testing.T) {
 		bracketLine + "            torch.cuda.empty_cache()\n    return losses\n\n"
 	const moduleTrain = "\nmodel.train()"
 
-	src := []byte(b.String())
-	tree, err := pyast.ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := &analysis.Runner{Rules: rules.All()}
-	res := runner.AnalyzeTree(nil, "modes.py", src, tree, nil)
-	if countCode(res, "GPU004") != 1 {
-		t.Fatalf("the base should report score's loop, called after model.eval(): %+v", res.Diagnostics)
+	buf := newKeyByKey(t, "modes.py", b.String())
+	if countCode(buf.res, "GPU004") != 1 {
+		t.Fatalf("the base should report score's loop, called after model.eval(): %+v", buf.res.Diagnostics)
 	}
 	bracketFrom := strings.Index(typed, bracketLine) + len("        print(")
 	bracketTo := strings.Index(typed, bracketLine) + len(bracketLine) - len(")\n")
-	at := typedAt
-	keys := []rune(typed + moduleTrain)
-	compared, bracketKeys := 0, 0
-	for i, r := range keys {
-		if i == len([]rune(typed)) {
-			at = bytes.Index(src, []byte("model.eval()")) + len("model.eval()") // its own statement, after eval()'s
-		}
-		tree, src = edited(t, tree, src, at, at, string(r))
-		at += utf8.RuneLen(r)
-		res = runner.AnalyzeTree(res, "modes.py", src, tree, nil)
-		if i >= bracketFrom && i < bracketTo {
-			bracketKeys++
-			if res.Reexamined() > 3 {
-				t.Errorf("key %d (%q) in the line with an open bracket: %d statements re-examined of %d", i, typed[:i+1][strings.LastIndexByte(typed[:i+1], '\n')+1:], res.Reexamined(), len(tree.Segments))
-			}
-		}
-		fresh, ok := freshlyParsed(t, runner, "modes.py", src, tree)
-		if !ok {
-			continue // a fresh parse recovers from the syntax error otherwise
-		}
-		compared++
-		compareResults(t, fmt.Sprintf("key %d (%q)", i, string(r)), res, fresh)
+	bracketKeys := buf.typeAt(typedAt, typed, "in the line with an open bracket", func(i int) bool { return i >= bracketFrom && i < bracketTo })
+	// Its own statement, after eval()'s.
+	buf.typeAt(bytes.Index(buf.src, []byte("model.eval()"))+len("model.eval()"), moduleTrain, "", nil)
+	if bracketKeys == 0 {
+		t.Fatal("no key in the bracket's line")
 	}
-	if bracketKeys == 0 || compared < len(keys)/2 {
-		t.Fatalf("%d keys in the bracket's line, %d of %d versions compared", bracketKeys, compared, len(keys))
-	}
-	if n := countCode(res, "GPU004"); !strings.Contains(string(src), "model.eval()\nmodel.train()\n") || n != 0 {
+	buf.checkCompared()
+	if n := countCode(buf.res, "GPU004"); !strings.Contains(string(buf.src), "model.eval()\nmodel.train()\n") || n != 0 {
 		t.Errorf("the module-level train() typed after eval() should take score's finding away: %d GPU004", n)
 	}
 }
@@ -1698,6 +1673,67 @@ func TestModuleBindingsDoNotReachParameters(t *testing.T) {
 	}
 	if want := []int{9, 9, 8, 9}; !slices.Equal(found, want) {
 		t.Errorf("GPU002 findings per version: %v, want %v", found, want)
+	}
+}
+
+// keyByKey is a buffer typed into key by key, as an editor sends it: each
+// version is analysed from the last one's result and compared with a
+// fresh analysis of its text, where a fresh parse recovers from its
+// syntax errors alike (see freshlyParsed).
+type keyByKey struct {
+	t              *testing.T
+	runner         *analysis.Runner
+	path           string
+	src            []byte
+	tree           *pyast.Tree
+	res            *analysis.Result
+	keys, compared int
+}
+
+func newKeyByKey(t *testing.T, path, text string) *keyByKey {
+	t.Helper()
+	src := []byte(text)
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &analysis.Runner{Rules: rules.All()}
+	return &keyByKey{t: t, runner: runner, path: path, src: src, tree: tree, res: runner.AnalyzeTree(nil, path, src, tree, nil)}
+}
+
+// typeAt types text at byte offset at. Each key i of text that watch
+// says (nil: none) must re-examine at most 3 statements, being where
+// says; it returns how many keys were watched.
+func (b *keyByKey) typeAt(at int, text, where string, watch func(i int) bool) (watched int) {
+	b.t.Helper()
+	for i, r := range []rune(text) {
+		b.tree, b.src = edited(b.t, b.tree, b.src, at, at, string(r))
+		at += utf8.RuneLen(r)
+		b.res = b.runner.AnalyzeTree(b.res, b.path, b.src, b.tree, nil)
+		b.keys++
+		if watch != nil && watch(i) {
+			watched++
+			if b.res.Reexamined() > 3 {
+				line := text[:i+1][strings.LastIndexByte(text[:i+1], '\n')+1:]
+				b.t.Errorf("key %d (%q) %s: %d statements re-examined of %d", i, line, where, b.res.Reexamined(), len(b.tree.Segments))
+			}
+		}
+		fresh, ok := freshlyParsed(b.t, b.runner, b.path, b.src, b.tree)
+		if !ok {
+			continue // a fresh parse recovers from the syntax error otherwise
+		}
+		b.compared++
+		compareResults(b.t, fmt.Sprintf("key %d (%q)", i, string(r)), b.res, fresh)
+	}
+	return watched
+}
+
+// checkCompared fails the test when fewer than half the versions typed
+// could be compared with a fresh analysis.
+func (b *keyByKey) checkCompared() {
+	b.t.Helper()
+	if b.compared < b.keys/2 {
+		b.t.Fatalf("%d of %d versions compared with a fresh analysis", b.compared, b.keys)
 	}
 }
 
@@ -1850,40 +1886,17 @@ func TestATypedDataLoaderIsReadWhereItsNameIs(t *testing.T) {
 	const loaderLine = "loader = DataLoader(Frames(), batch_size=2, num_workers=2)\n"
 	const typed = "model = torch.nn.Linear(4, 2).cuda()\n" + loaderLine + "evaluate_all(model)\n"
 
-	src := []byte(b.String())
-	tree, err := pyast.ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := &analysis.Runner{Rules: rules.All()}
-	res := runner.AnalyzeTree(nil, "main.py", src, tree, nil)
-	if countCode(res, "GPU002") != 11 {
-		t.Fatalf("the base should report each function's stored losses and outputs: %+v", res.Diagnostics)
+	buf := newKeyByKey(t, "main.py", b.String())
+	if countCode(buf.res, "GPU002") != 11 {
+		t.Fatalf("the base should report each function's stored losses and outputs: %+v", buf.res.Diagnostics)
 	}
 	loaderFrom := strings.Index(typed, loaderLine) + len("loader = DataLoader(")
 	loaderTo := strings.Index(typed, loaderLine) + len(loaderLine) - 1
-	at := len(src)
-	compared, loaderKeys := 0, 0
-	for i, r := range []rune(typed) {
-		tree, src = edited(t, tree, src, at, at, string(r))
-		at += utf8.RuneLen(r)
-		res = runner.AnalyzeTree(res, "main.py", src, tree, nil)
-		if i >= loaderFrom && i < loaderTo {
-			loaderKeys++
-			if res.Reexamined() > 3 {
-				t.Errorf("key %d (%q) in the DataLoader's line: %d statements re-examined of %d", i, typed[:i+1][strings.LastIndexByte(typed[:i+1], '\n')+1:], res.Reexamined(), len(tree.Segments))
-			}
-		}
-		fresh, ok := freshlyParsed(t, runner, "main.py", src, tree)
-		if !ok {
-			continue // a fresh parse recovers from the syntax error otherwise
-		}
-		compared++
-		compareResults(t, fmt.Sprintf("key %d (%q)", i, string(r)), res, fresh)
+	if buf.typeAt(len(buf.src), typed, "in the DataLoader's line", func(i int) bool { return i >= loaderFrom && i < loaderTo }) == 0 {
+		t.Fatal("no key in the DataLoader's line")
 	}
-	if loaderKeys == 0 || compared < len(typed)/2 {
-		t.Fatalf("%d keys in the DataLoader's line, %d of %d versions compared", loaderKeys, compared, len(typed))
-	}
+	buf.checkCompared()
+	runner, src, tree, res := buf.runner, buf.src, buf.tree, buf.res
 	// GPU001's message follows the loader's workers.
 	gpu001 := func(want string) {
 		t.Helper()

@@ -1818,9 +1818,7 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	// calls to it, under no_grad or not, feeding training or not, right
 	// after an eval() or not (see FeedsTraining, CalledAfterEvalWithGrad),
 	// differ, answers that asked are stale.
-	defs := map[string][2][]*pyast.Node{} // name -> defs in prev's, in f's changed segments
-	calls := map[string]int{}             // "name" + one of "+-te" -> balance
-	moduleModeCall := false
+	j := &callJudgement{prev: prev, f: f, defs: map[string][2][]*pyast.Node{}, calls: map[string]int{}}
 	// An edit inside one method of a class leaves its other methods
 	// alone (see pairUnchangedUnits): those are judged only if the edited
 	// one shows a change they may read.
@@ -1829,10 +1827,9 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		units = pairUnchangedUnits(prev, removedSegments[0], f, f.Tree.Segments[f.carried.fresh[0]])
 	}
 	gather := func(in *unchangedUnits, inside bool) {
-		for side, v := range []*File{prev, f} {
-			sign := []int{-1, 1}[side]
+		for side := range only {
 			for _, ix := range only[side] {
-				f.carried.judged += judgeCalls(v, ix, sign, side, func(n *pyast.Node) bool { return in.skips(side, n) == inside }, defs, calls, &moduleModeCall)
+				j.judge(side, ix, func(n *pyast.Node) bool { return in.skips(side, n) == inside })
 			}
 		}
 	}
@@ -1841,7 +1838,7 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	// otherwise now: those are judged, then those that call them, and so
 	// on; anything else found changed judges them all.
 	for units != nil {
-		names, other := f.changedDefinitions(prev, defs, calls, moduleModeCall)
+		names, other := j.changedDefinitions()
 		if other {
 			gather(units, true)
 			break
@@ -1852,21 +1849,22 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		}
 		gather(calling, true)
 	}
-	for key, n := range calls {
+	f.carried.judged = j.judged
+	for key, n := range j.calls {
 		if n != 0 {
 			changed["calls:"+key[:len(key)-1]] = true
 		}
 	}
-	if moduleModeCall && !f.sameModeAfterEdit(prev, removedSegments) {
+	if j.moduleModeCall && !f.sameModeAfterEdit(prev, removedSegments) {
 		changed["calls:"] = true // every module-level call after it may differ
 	}
-	for name, ds := range defs {
+	for name, ds := range j.defs {
 		if len(ds[0]) != len(ds[1]) {
 			// A function of that name came or went: a call of the name is
 			// a call of the function, or of what the name is bound to.
 			changed[name] = true
 		}
-		if !sameSummaries(prev, ds[0], f, ds[1]) || !sameGradOff(prev, ds[0], f, ds[1]) {
+		if j.differ(name) {
 			changed["def:"+name] = true
 		}
 	}
@@ -1981,27 +1979,51 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	}
 }
 
-// judgeCalls adds to defs the function definitions of ix, a segment index
-// of v (carryOver's prev on side 0, its f on side 1), and to calls each call of
-// a function of the file by its kind (under no-grad, feeding training,
-// after an eval(), or none) with sign; moduleModeCall is set when ix holds
-// a module-level eval() or train(). Only the nodes take says are judged;
-// it returns how many it judged.
-func judgeCalls(v *File, ix *segmentIndex, sign, side int, take func(*pyast.Node) bool, defs map[string][2][]*pyast.Node, calls map[string]int, moduleModeCall *bool) (judged int) {
+// callJudgement is what carryOver finds in the segments only one version
+// has: their function definitions by name (defs[name][0] prev's, [1]
+// f's), the balance of the calls of the file's functions by name and kind
+// (calls, see judge), whether a module-level eval() or train() is among
+// them, and how many calls and definitions it judged (for tests).
+type callJudgement struct {
+	prev, f        *File
+	defs           map[string][2][]*pyast.Node
+	calls          map[string]int
+	moduleModeCall bool
+	judged         int
+	// verdicts remembers differ's answer for a name, with how many of
+	// its definitions it was for: split brings in more.
+	verdicts map[string]defsVerdict
+}
+
+type defsVerdict struct {
+	count  int
+	differ bool
+}
+
+// judge adds the function definitions of ix, a segment index of prev
+// (side 0) or f (side 1), to j.defs, and counts each call of a function
+// of the file by its kind (under no-grad, feeding training, after an
+// eval(), or none): -1 on prev's side, +1 on f's. Only the nodes take says
+// are judged.
+func (j *callJudgement) judge(side int, ix *segmentIndex, take func(*pyast.Node) bool) {
+	v, sign := j.prev, -1
+	if side == 1 {
+		v, sign = j.f, 1
+	}
 	for _, d := range ix.definitions {
 		if d.Kind() == "function_definition" && take(d) {
-			judged++
+			j.judged++
 			name := v.Text(d.Child("name"))
-			ds := defs[name]
+			ds := j.defs[name]
 			ds[side] = append(ds[side], d)
-			defs[name] = ds
+			j.defs[name] = ds
 		}
 	}
 	for _, c := range ix.calls {
 		if !take(c) {
 			continue
 		}
-		judged++
+		j.judged++
 		name := v.LastName(c.Child("function"))
 		if m := v.MethodName(c); (m == "eval" || m == "train") && Scope(c).Parent() == nil {
 			// A module-level mode call decides for the module-level
@@ -2009,7 +2031,7 @@ func judgeCalls(v *File, ix *segmentIndex, sign, side int, take func(*pyast.Node
 			// CalledAfterEvalWithGrad). One in a broken statement's
 			// scope (an ERROR: a function typed up to an open
 			// bracket) decides for that statement alone.
-			*moduleModeCall = true
+			j.moduleModeCall = true
 		}
 		if name == "" || len(v.Functions[name]) == 0 {
 			continue // not a function of this file: no summary, no callers to judge
@@ -2023,29 +2045,44 @@ func judgeCalls(v *File, ix *segmentIndex, sign, side int, take func(*pyast.Node
 		case v.evalModeBefore(c):
 			key = name + "e"
 		}
-		calls[key] += sign
+		j.calls[key] += sign
 	}
-	return judged
 }
 
-// changedDefinitions tells what judgeCalls found in the parts of the
-// segments only one version has: the names of functions that do otherwise
-// now (their summaries differ), and other, whether anything else changed
-// that may change an answer: a call of a function whose kind came or went,
-// a module-level mode call, a function that came or went. While other is
-// false, the functions an edit left alone (see pairUnchangedUnits) that
-// mention none of names do as they did: what they ask of the file is the
-// same.
-func (f *File) changedDefinitions(prev *File, defs map[string][2][]*pyast.Node, calls map[string]int, moduleModeCall bool) (names map[string]bool, other bool) {
-	if moduleModeCall {
+// differ reports whether the definitions of name judged so far do
+// otherwise in f than in prev: their summaries, or how they turn autograd
+// off as context managers. A summary prev never computed reads as
+// differing (see changedDefinitions).
+func (j *callJudgement) differ(name string) bool {
+	ds := j.defs[name]
+	if v, ok := j.verdicts[name]; ok && v.count == len(ds[1]) {
+		return v.differ
+	}
+	differ := !sameSummaries(j.prev, ds[0], j.f, ds[1]) || !sameGradOff(j.prev, ds[0], j.f, ds[1])
+	if j.verdicts == nil {
+		j.verdicts = map[string]defsVerdict{}
+	}
+	j.verdicts[name] = defsVerdict{len(ds[1]), differ}
+	return differ
+}
+
+// changedDefinitions tells what judge found so far: the names of
+// functions that do otherwise now, and other, whether anything else
+// changed that may change an answer: a call of a function whose kind came
+// or went, a module-level mode call, a function that came or went. While
+// other is false, the methods an edit left alone (see pairUnchangedUnits)
+// that mention none of names do as they did: what they ask of the file is
+// the same.
+func (j *callJudgement) changedDefinitions() (names map[string]bool, other bool) {
+	if j.moduleModeCall {
 		return nil, true
 	}
-	for _, n := range calls {
+	for _, n := range j.calls {
 		if n != 0 {
 			return nil, true
 		}
 	}
-	for name, ds := range defs {
+	for name, ds := range j.defs {
 		if len(ds[0]) != len(ds[1]) {
 			return nil, true
 		}
@@ -2056,12 +2093,12 @@ func (f *File) changedDefinitions(prev *File, defs map[string][2][]*pyast.Node, 
 		// what older versions' answers read of it was compared when it
 		// last changed.
 		for _, d := range ds[0] {
-			prev.summary(d)
+			j.prev.summary(d)
 		}
 		for _, d := range ds[1] {
-			f.summary(d)
+			j.f.summary(d)
 		}
-		if !sameSummaries(prev, ds[0], f, ds[1]) || !sameGradOff(prev, ds[0], f, ds[1]) {
+		if j.differ(name) {
 			if names == nil {
 				names = map[string]bool{}
 			}

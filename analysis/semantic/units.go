@@ -17,27 +17,22 @@ import (
 // both versions, and what carryOver asks of them follows from their own
 // code and from what the file answers about names, summaries and calls,
 // which the edited method changes only through what carryOver finds in
-// that method itself. So the functions an edit left alone are paired
-// with their old selves, and carryOver judges the rest first; only when
-// that finds nothing changed (no name bound anew, no summary, no call's
-// kind, no function come or gone) is what it skipped known to be the same.
+// that method itself. So the methods an edit left alone are paired with
+// their old selves and skipped; the edited one is judged, then the
+// methods that mention a function that does otherwise now, and so on;
+// anything else found changed (a name bound anew, a call's kind, a
+// function come or gone) judges them all.
 
 // pairUnits is false only in tests, for what carryOver finds without the
 // pairing to compare with.
 var pairUnits = true
 
-// unitSpan is the byte range of one of a statement's outermost functions
-// (with its decorators) in the laid-out text.
-type unitSpan struct{ start, end int }
-
-// unchangedUnits are the outermost functions of an edited statement that
-// the edit left alone, in the removed version of the statement (old) and
-// in the fresh one (cur), in offset order; nodes are the fresh ones, of
-// f.
+// unchangedUnits are the methods of an edited class that the edit left
+// alone: old[i], of the removed version of the statement, is cur[i], of
+// the fresh one; both in offset order.
 type unchangedUnits struct {
-	old, cur []unitSpan
-	nodes    []*pyast.Node
-	f        *File
+	old, cur []*pyast.Node
+	f        *File // cur's
 	// sought are the names split looked for already.
 	sought map[string]bool
 }
@@ -63,18 +58,18 @@ func (u *unchangedUnits) split(names map[string]bool) *unchangedUnits {
 	}
 	out := &unchangedUnits{f: u.f}
 	kept := 0
-	for i, n := range u.nodes {
+	for i, n := range u.cur {
 		// Most functions' text holds none of the names: no walk for them.
 		text := u.f.Tree.Src[n.Start():n.End()]
 		if slices.ContainsFunc(sought, func(name []byte) bool { return bytes.Contains(text, name) }) && mentionsIdentifier(u.f, n, fresh) {
-			out.old, out.cur, out.nodes = append(out.old, u.old[i]), append(out.cur, u.cur[i]), append(out.nodes, n)
+			out.old, out.cur = append(out.old, u.old[i]), append(out.cur, n)
 			continue
 		}
-		u.old[kept], u.cur[kept], u.nodes[kept] = u.old[i], u.cur[i], n
+		u.old[kept], u.cur[kept] = u.old[i], n
 		kept++
 	}
-	u.old, u.cur, u.nodes = u.old[:kept], u.cur[:kept], u.nodes[:kept]
-	if len(out.nodes) == 0 {
+	u.old, u.cur = u.old[:kept], u.cur[:kept]
+	if len(out.cur) == 0 {
 		return nil
 	}
 	return out
@@ -97,13 +92,13 @@ func (u *unchangedUnits) skips(side int, n *pyast.Node) bool {
 	if u == nil {
 		return false
 	}
-	spans := u.old
+	units := u.old
 	if side == 1 {
-		spans = u.cur
+		units = u.cur
 	}
 	at := n.Start()
-	i := sort.Search(len(spans), func(i int) bool { return spans[i].end > at })
-	return i < len(spans) && spans[i].start <= at
+	i := sort.Search(len(units), func(i int) bool { return units[i].End() > at })
+	return i < len(units) && units[i].Start() <= at
 }
 
 // pairUnchangedUnits returns the functions left alone by an edit that
@@ -116,18 +111,20 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 	if len(old.Nodes) != 1 || len(cur.Nodes) != 1 {
 		return nil
 	}
-	oldText, curText := old.Text(), cur.Text()
-	prefix, suffix := pyast.CommonEnds(oldText, curText)
+	// Most keystrokes are in a function, which holds no methods: nothing
+	// to compare then.
 	oldUnits, curUnits := outermostFunctions(old.Nodes[0]), outermostFunctions(cur.Nodes[0])
 	if len(oldUnits) < 2 || len(curUnits) < 2 {
 		return nil
 	}
+	oldText, curText := old.Text(), cur.Text()
+	prefix, suffix := pyast.CommonEnds(oldText, curText)
 	// Offsets from the segments' starts are offsets in their texts.
 	oldBase, curBase := old.Base, cur.Base
 	delta := len(curText) - len(oldText)
-	// The edit must lie inside one function in both versions: then the
+	// The edit must lie inside one method in both versions: then the
 	// statement's own lines (a class's header, a with around it) are as
-	// they were, and every other function's context with them.
+	// they were, and every other method's context with them.
 	inside := func(units []*pyast.Node, base, changedEnd int) *pyast.Node {
 		for _, u := range units {
 			if u.Start()-base <= prefix && u.End()-base >= changedEnd {
@@ -160,9 +157,7 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 		if was == nil || was == editedOld || !pyast.SameShape(was, u) || !sameContext(was, old.Nodes[0], u, cur.Nodes[0]) {
 			continue
 		}
-		pairs.old = append(pairs.old, unitSpan{was.Start(), was.End()})
-		pairs.cur = append(pairs.cur, unitSpan{u.Start(), u.End()})
-		pairs.nodes = append(pairs.nodes, u)
+		pairs.old, pairs.cur = append(pairs.old, was), append(pairs.cur, u)
 	}
 	if len(pairs.cur) == 0 {
 		return nil

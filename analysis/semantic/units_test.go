@@ -224,9 +224,8 @@ func TestUnchangedUnitsArePaired(t *testing.T) {
 		if units != nil {
 			got = len(units.cur)
 			for i := range units.cur {
-				was, is := units.old[i], units.cur[i]
-				if string(prev.Tree.Src[was.start:was.end]) != string(f.Tree.Src[is.start:is.end]) {
-					t.Errorf("%q: paired %q with %q", tc.new, prev.Tree.Src[was.start:was.end], f.Tree.Src[is.start:is.end])
+				if was, is := prev.Text(units.old[i]), f.Text(units.cur[i]); was != is {
+					t.Errorf("%q: paired %q with %q", tc.new, was, is)
 				}
 			}
 		}

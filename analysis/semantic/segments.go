@@ -968,8 +968,15 @@ type mentionInFunction struct {
 // mention: a name is local only when as many of its mentions are own names.
 func (ix *segmentIndex) localOnlyMentions(ids []mentionInFunction) []uint64 {
 	var local []uint64
+	// The ids come function by function, in the walk's order: each
+	// function's scopes are looked up once for its run of ids.
+	var chainOf *pyast.Node
+	var chain []*localScope
 	for _, id := range ids {
-		if ix.ownScope(id.fn, id.name) != nil {
+		if id.fn != chainOf {
+			chainOf, chain = id.fn, ix.scopeChain(id.fn, chain[:0])
+		}
+		if ownScopeIn(chain, id.name) != nil {
 			local = append(local, id.hash)
 		}
 	}
@@ -1007,16 +1014,50 @@ func (ix *segmentIndex) ownScope(fn *pyast.Node, name string) *localScope {
 		return nil
 	}
 	for ; fn != nil; fn = EnclosingFunction(fn) {
-		s := ix.scopes[fn]
-		switch {
-		case s == nil || s.nonlocal[name]:
-		case s.global[name]:
-			return nil
-		case s.names.named(name) != nil || slices.Contains(s.params, name):
-			return s
+		if s := ix.scopes[fn]; s != nil {
+			if own, decided := s.decides(name); decided {
+				return own
+			}
 		}
 	}
 	return nil
+}
+
+// scopeChain appends to chain the scopes of fn and of the functions around
+// it, innermost first, as ownScope visits them.
+func (ix *segmentIndex) scopeChain(fn *pyast.Node, chain []*localScope) []*localScope {
+	for ; fn != nil && ix.scopes != nil; fn = EnclosingFunction(fn) {
+		if s := ix.scopes[fn]; s != nil {
+			chain = append(chain, s)
+		}
+	}
+	return chain
+}
+
+// ownScopeIn is ownScope over the scopes of a scopeChain.
+func ownScopeIn(chain []*localScope, name string) *localScope {
+	for _, s := range chain {
+		if own, decided := s.decides(name); decided {
+			return own
+		}
+	}
+	return nil
+}
+
+// decides says whether the scope settles whose name is: its own (it
+// assigns it or takes it as a parameter: own is s) or the module's
+// (declared global: own is nil); not decided when neither or declared
+// nonlocal, for the functions around it to settle.
+func (s *localScope) decides(name string) (own *localScope, decided bool) {
+	switch {
+	case s.nonlocal[name]:
+		return nil, false
+	case s.global[name]:
+		return nil, true
+	case slices.Contains(s.params, name) || s.names.named(name) != nil:
+		return s, true
+	}
+	return nil, false
 }
 
 // enclosingFunction is a function or lambda around the node the index's
@@ -1351,8 +1392,62 @@ type nameGroup struct {
 	nameFrom, nameTo, from, to int32
 }
 
-// newNodesByName groups named (in source order) by name, sorting named.
+// newNodesByName groups named (in source order) by name; named may be
+// reordered. A large segment (a class of thousands of lines: one call
+// every few words) groups its names through a map and orders the groups,
+// not the nodes: a stable sort of every call by name was a sixth of an
+// edit's CPU in such a class.
 func newNodesByName(named []namedNode) nodesByName {
+	if len(named) <= smallNameSort {
+		return groupSortedNames(named)
+	}
+	type group struct {
+		name  string
+		count int32
+	}
+	groupOf := make(map[string]int32, len(named)/4)
+	var groups []group
+	ofNode := make([]int32, len(named))
+	for i, c := range named {
+		g, seen := groupOf[c.name]
+		if !seen {
+			g = int32(len(groups))
+			groupOf[c.name] = g
+			groups = append(groups, group{name: c.name})
+		}
+		groups[g].count++
+		ofNode[i] = g
+	}
+	order := make([]int32, len(groups))
+	for g := range order {
+		order[g] = int32(g)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(groups[a].name, groups[b].name) })
+	by := nodesByName{nodes: make([]*pyast.Node, len(named)), groups: make([]nameGroup, 0, len(groups))}
+	next := make([]int32, len(groups)) // where each group's next node goes
+	var names strings.Builder
+	at := int32(0)
+	for _, g := range order {
+		from := int32(names.Len())
+		names.WriteString(groups[g].name)
+		by.groups = append(by.groups, nameGroup{nameFrom: from, nameTo: int32(names.Len()), from: at, to: at + groups[g].count})
+		next[g] = at
+		at += groups[g].count
+	}
+	for i, c := range named {
+		by.nodes[next[ofNode[i]]] = c.node
+		next[ofNode[i]]++
+	}
+	by.names = names.String()
+	return by
+}
+
+// smallNameSort is the most names newNodesByName sorts in place: an
+// insertion sort of a few beats a map.
+const smallNameSort = 24
+
+// groupSortedNames is newNodesByName by a stable sort of named.
+func groupSortedNames(named []namedNode) nodesByName {
 	slices.SortStableFunc(named, func(a, b namedNode) int { return strings.Compare(a.name, b.name) })
 	groups := 0
 	for i := range named {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -486,6 +487,36 @@ func TestNodesByNameGroupsEachNamesNodes(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "app append appended f len" || total != len(calls) {
 		t.Errorf("all: names %q, %d calls; want \"app append appended f len\", %d", got, total, len(calls))
+	}
+}
+
+// Grouped through a map (many names) or by sorting (a few), each name's
+// nodes are in the order they were given, under names in order: checked
+// against a plain grouping on random names of both sizes.
+func TestNodesByNameKeepsSourceOrderAtEverySize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []int{0, 1, 2, smallNameSort, smallNameSort + 1, 100, 3000} {
+		named := make([]namedNode, size)
+		want := map[string][]*pyast.Node{}
+		for i := range named {
+			name := fmt.Sprintf("n%d", rng.IntN(1+size/3))
+			named[i] = namedNode{name, new(pyast.Node)}
+			want[name] = append(want[name], named[i].node)
+		}
+		by := newNodesByName(slices.Clone(named))
+		var names []string
+		for name, nodes := range by.all() {
+			names = append(names, name)
+			if !slices.Equal(nodes, want[name]) {
+				t.Errorf("size %d: %s has %d nodes out of their order or not its own (want %d)", size, name, len(nodes), len(want[name]))
+			}
+			if got := by.named(name); !slices.Equal(got, want[name]) {
+				t.Errorf("size %d: named(%s) differs from all's", size, name)
+			}
+		}
+		if !slices.IsSorted(names) || len(names) != len(want) {
+			t.Errorf("size %d: names %v not sorted, or %d of %d", size, names, len(names), len(want))
+		}
 	}
 }
 

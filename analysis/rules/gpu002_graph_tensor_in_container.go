@@ -327,6 +327,16 @@ func recordingCall(f *semantic.File, call *pyast.Node) bool {
 // `losses.append(loss)` would.
 func storedByMethod(pass *analysis.Pass, call *pyast.Node) {
 	f := pass.File
+	// What the method keeps is part of its summary: an edit of it
+	// re-runs this on the calls of its name (no ReadsOutside, which
+	// would re-run every such call in the file on every keystroke). Asked
+	// first: most calls in loops keep nothing (a test's
+	// self.assertEqual(...)), and whether a loop runs steps is the dearer
+	// question.
+	stored := f.StoredArguments(call)
+	if stored == 0 {
+		return
+	}
 	loop := f.InnermostStepLoop(call)
 	if loop == nil || f.InNoGrad(call) {
 		return
@@ -334,13 +344,6 @@ func storedByMethod(pass *analysis.Pass, call *pyast.Node) {
 	recv := semantic.Receiver(call)
 	if f.AssignedIn(f.Text(recv), loop.Child("body")) {
 		return // a recorder made on each iteration
-	}
-	// What the method keeps is part of its summary: an edit of it
-	// re-runs this on the calls of its name (no ReadsOutside, which
-	// would re-run every such call in the file on every keystroke).
-	stored := f.StoredArguments(call)
-	if stored == 0 {
-		return
 	}
 	taint := f.TaintOf(semantic.Scope(call))
 	var value *pyast.Node

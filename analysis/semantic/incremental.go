@@ -198,6 +198,21 @@ var nameSeed = maphash.MakeSeed()
 
 func nameHash(name string) uint64 { return maphash.String(nameSeed, name) }
 
+// attributeKeyHash is nameHash(attributeKey(chain, class)), without
+// making the key: a hash of bytes written in parts is the hash of them
+// written at once.
+func attributeKeyHash(chain, class string) uint64 {
+	if class == "" {
+		return nameHash(chain)
+	}
+	var h maphash.Hash
+	h.SetSeed(nameSeed)
+	h.WriteString(chain)
+	h.WriteByte(1)
+	h.WriteString(class)
+	return h.Sum64()
+}
+
 // loaderCallsOf lists the calls of f's DataLoaders.
 func loaderCallsOf(f *File) []*pyast.Node {
 	calls := make([]*pyast.Node, len(f.DataLoaders))

@@ -824,6 +824,16 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 	var inFunctions []mentionInFunction
 	var functions []enclosingFunction // around the node visited, innermost last
 	var paramNames []*pyast.Node      // of the parameters node visited last: its names, not their values
+	// The classes around the node visited, innermost last, for the class
+	// of a chain on self (attributeClass, without its ancestor walk: most
+	// chains in a class of thousands of lines are on self).
+	var classes []enclosingClass
+	classOf := func(chain *pyast.Node) string {
+		if chain.Kind() != "attribute" || len(classes) == 0 {
+			return ""
+		}
+		return selfChainClass(chain.Text(tree.Src), classes[len(classes)-1].name)
+	}
 	// Names kept as views of the segment's own text (see Segment.Own): no
 	// allocation, and no version's laid-out text kept alive (see binding).
 	text := func(n *pyast.Node) string { return seg.Own(n.Text(tree.Src), tree.Src) }
@@ -835,6 +845,9 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 		pyast.Walk(stmt, func(n *pyast.Node) bool {
 			for len(functions) > 0 && functions[len(functions)-1].fn.End() <= n.Start() && functions[len(functions)-1].fn != n {
 				functions = functions[:len(functions)-1]
+			}
+			for len(classes) > 0 && classes[len(classes)-1].class.End() <= n.Start() && classes[len(classes)-1].class != n {
+				classes = classes[:len(classes)-1]
 			}
 			switch n.Kind() {
 			case "import_statement", "import_from_statement":
@@ -850,6 +863,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				functions = append(functions, enclosingFunction{n, n.Child("parameters")})
 			case "class_definition":
 				c := newClass(n, text)
+				classes = append(classes, enclosingClass{n, className(n, tree.Src)})
 				ix.classes = append(ix.classes, c)
 				headers.WriteString(c.Name)
 				if supers := n.Child("superclasses"); supers != nil {
@@ -883,7 +897,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				targets, values := AssignedPairs(left, right)
 				for i, target := range targets {
 					if target.Is("identifier", "attribute") {
-						ix.bindings = append(ix.bindings, binding{name: text(target), target: target, value: values[i], class: seg.Own(attributeClass(target, tree.Src), tree.Src)})
+						ix.bindings = append(ix.bindings, binding{name: text(target), target: target, value: values[i], class: seg.Own(classOf(target), tree.Src)})
 					}
 				}
 			case "identifier", "attribute":
@@ -893,7 +907,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				// a method of the file (see resolveCall): every class's
 				// super().__init__() would use every __init__ edited.
 				if !(n.Field() == "name" && n.Parent().Is("function_definition")) && !calledOnSuper(n, tree.Src) {
-					h := nameHash(attributeKey(n.Text(tree.Src), attributeClass(n, tree.Src)))
+					h := attributeKeyHash(n.Text(tree.Src), classOf(n))
 					ix.mentions = append(ix.mentions, h)
 					// A parameter's default value or annotation is evaluated
 					// where the function is defined, not in it.
@@ -1058,6 +1072,13 @@ func (s *localScope) decides(name string) (own *localScope, decided bool) {
 		return s, true
 	}
 	return nil, false
+}
+
+// enclosingClass is a class around the node the index's walk visits, and
+// its name ("" when it has none yet).
+type enclosingClass struct {
+	class *pyast.Node
+	name  string
 }
 
 // enclosingFunction is a function or lambda around the node the index's
@@ -1265,13 +1286,35 @@ func attributeClass(n *pyast.Node, src []byte) string {
 // chainClass returns the name of the class whose attribute chain is, seen
 // at node at: a chain on self or cls in one of its methods, or "".
 func chainClass(chain string, at *pyast.Node, src []byte) string {
-	if !strings.HasPrefix(chain, "self.") && !strings.HasPrefix(chain, "cls.") {
+	if !isSelfChain(chain) {
 		return ""
 	}
-	if cd := at.Ancestor("class_definition"); cd != nil && cd.Child("name") != nil {
-		return cd.Child("name").Text(src)
+	if cd := at.Ancestor("class_definition"); cd != nil {
+		return selfChainClass(chain, className(cd, src))
 	}
 	return ""
+}
+
+// className returns the name of a class definition, or "" for none.
+func className(cd *pyast.Node, src []byte) string {
+	if name := cd.Child("name"); name != nil {
+		return name.Text(src)
+	}
+	return ""
+}
+
+// isSelfChain reports whether an attribute chain is on self or cls.
+func isSelfChain(chain string) bool {
+	return strings.HasPrefix(chain, "self.") || strings.HasPrefix(chain, "cls.")
+}
+
+// selfChainClass is chainClass given the name of the innermost class
+// around the chain ("" for none or a class without a name).
+func selfChainClass(chain, class string) string {
+	if !isSelfChain(chain) {
+		return ""
+	}
+	return class
 }
 
 // attributeKey is the key of answers about an attribute chain of a class's

@@ -699,3 +699,66 @@ after_eval_in_module(model, data)
 		}
 	}
 }
+
+// The segment index finds the class of a chain on self from the classes
+// around the walk, not by an ancestor walk a mention: its bindings'
+// classes and its mentions' hashes are what attributeClass and
+// attributeKey give, in nested classes, after them and on the rules' test
+// files.
+func TestSegmentIndexClassesOfChainsOnSelf(t *testing.T) {
+	nested := parse(t, `class Outer:
+    def f(self):
+        self.a = 1
+        class Inner:
+            def g(self):
+                self.b = self.a
+        self.c = self.a
+        return cls.d
+def top(self):
+    self.e = 3
+class Late(Outer):
+    def h(self):
+        self.f = self.g.h
+`)
+	files := append(ruleTestFiles(t), nested)
+	classed := 0
+	for _, f := range files {
+		src := f.Tree.Src
+		for i, ix := range f.indexes {
+			for _, b := range ix.bindings {
+				if want := attributeClass(b.target, src); b.class != want {
+					t.Errorf("%s: %s is bound in class %q, want %q", f.Path, f.Text(b.target), b.class, want)
+				}
+			}
+			var want []uint64
+			for _, stmt := range f.Tree.Segments[i].Nodes {
+				pyast.Walk(stmt, func(n *pyast.Node) bool {
+					if n.Is("identifier", "attribute") && !(n.Field() == "name" && n.Parent().Is("function_definition")) && !calledOnSuper(n, src) {
+						class := attributeClass(n, src)
+						if class != "" {
+							classed++
+						}
+						want = append(want, nameHash(attributeKey(n.Text(src), class)))
+					}
+					return true
+				})
+			}
+			slices.Sort(want)
+			if want = slices.Compact(want); !slices.Equal(ix.mentions, want) {
+				t.Errorf("%s: a segment's %d mentions differ from the %d of an ancestor walk", f.Path, len(ix.mentions), len(want))
+			}
+		}
+	}
+	if classed == 0 {
+		t.Error("no chain on self in a class: the test tests nothing")
+	}
+}
+
+// attributeKeyHash hashes a key in parts as nameHash hashes it whole.
+func TestAttributeKeyHashIsTheKeysHash(t *testing.T) {
+	for _, c := range [][2]string{{"self.device", "Trainer"}, {"x", ""}, {"self.a.b", "C"}, {"", "C"}} {
+		if got, want := attributeKeyHash(c[0], c[1]), nameHash(attributeKey(c[0], c[1])); got != want {
+			t.Errorf("attributeKeyHash(%q, %q) = %x, want %x", c[0], c[1], got, want)
+		}
+	}
+}

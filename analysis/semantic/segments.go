@@ -822,6 +822,8 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 	// function around it, which the walk keeps on a stack (an ancestor
 	// walk per identifier made indexing a 50,000-line file 15% slower).
 	var inFunctions []mentionInFunction
+	// The other mentions: never a function's own name.
+	var outside hashList
 	var functions []enclosingFunction // around the node visited, innermost last
 	var paramNames []*pyast.Node      // of the parameters node visited last: its names, not their values
 	// The classes around the node visited, innermost last, for the class
@@ -908,13 +910,13 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 				// super().__init__() would use every __init__ edited.
 				if !(n.Field() == "name" && n.Parent().Is("function_definition")) && !calledOnSuper(n, tree.Src) {
 					h := attributeKeyHash(n.Text(tree.Src), classOf(n))
-					ix.mentions = append(ix.mentions, h)
 					// A parameter's default value or annotation is evaluated
 					// where the function is defined, not in it.
-					if n.Kind() == "identifier" && len(functions) > 0 {
-						if in := functions[len(functions)-1]; !in.holdsInParameters(n) || slices.Contains(paramNames, n) {
-							inFunctions = append(inFunctions, mentionInFunction{h, text(n), in.fn})
-						}
+					if in := functions; n.Kind() == "identifier" && len(in) > 0 &&
+						(!in[len(in)-1].holdsInParameters(n) || slices.Contains(paramNames, n)) {
+						inFunctions = append(inFunctions, mentionInFunction{h, text(n), in[len(in)-1].fn})
+					} else {
+						outside.add(h)
 					}
 				}
 			case "global_statement", "nonlocal_statement":
@@ -959,9 +961,7 @@ func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
 	ix.classHeaders = headers.String()
 	segText := seg.Text()
 	ix.breaks.crlf, ix.breaks.lf, ix.breaks.cr = bytes.Count(segText, []byte("\r\n")), bytes.Count(segText, []byte("\n")), bytes.Count(segText, []byte("\r"))
-	slices.Sort(ix.mentions)
-	ix.localOnly = ix.localOnlyMentions(inFunctions)
-	ix.mentions = slices.Clip(slices.Compact(ix.mentions))
+	ix.mentions, ix.localOnly = ix.sortMentions(inFunctions, &outside)
 	for _, h := range ix.mentions {
 		ix.bloom[h>>6&7] |= 1 << (h & 63)
 	}
@@ -976,12 +976,14 @@ type mentionInFunction struct {
 	fn   *pyast.Node
 }
 
-// localOnlyMentions returns, sorted, the hashes of the names that every
-// mention of in the segment is one of the identifiers ids and a function's
-// own name there. ix.mentions is every mention's hash, sorted, one a
-// mention: a name is local only when as many of its mentions are own names.
-func (ix *segmentIndex) localOnlyMentions(ids []mentionInFunction) []uint64 {
-	var local []uint64
+// sortMentions returns the segment's mentions (see segmentIndex) and
+// those of them local only: the names every mention of which is one of
+// the identifiers ids and a function's own name there, not one of
+// outside (the mentions that are no function's own name for sure) or of
+// ids that is not. Sets rather than counts of each name's mentions: most
+// repeats (self, x) are then dropped before the sort.
+func (ix *segmentIndex) sortMentions(ids []mentionInFunction, outside *hashList) (mentions, localOnly []uint64) {
+	var local hashList
 	// The ids come function by function, in the walk's order: each
 	// function's scopes are looked up once for its run of ids.
 	var chainOf *pyast.Node
@@ -991,32 +993,50 @@ func (ix *segmentIndex) localOnlyMentions(ids []mentionInFunction) []uint64 {
 			chainOf, chain = id.fn, ix.scopeChain(id.fn, chain[:0])
 		}
 		if ownScopeIn(chain, id.name) != nil {
-			local = append(local, id.hash)
+			local.add(id.hash)
+		} else {
+			outside.add(id.hash)
 		}
 	}
-	if len(local) == 0 {
-		return nil
-	}
-	slices.Sort(local)
-	var only []uint64
-	for i, j := 0, 0; i < len(local); {
-		h := local[i]
-		n := 0
-		for ; i < len(local) && local[i] == h; i++ {
-			n++
-		}
-		for j < len(ix.mentions) && ix.mentions[j] < h {
+	own, other := local.sorted(), outside.sorted()
+	mentions = make([]uint64, 0, len(own)+len(other))
+	i, j := 0, 0
+	for i < len(own) || j < len(other) {
+		switch {
+		case j == len(other) || i < len(own) && own[i] < other[j]:
+			mentions = append(mentions, own[i])
+			localOnly = append(localOnly, own[i])
+			i++
+		case i == len(own) || other[j] < own[i]:
+			mentions = append(mentions, other[j])
 			j++
-		}
-		m := 0
-		for ; j < len(ix.mentions) && ix.mentions[j] == h; j++ {
-			m++
-		}
-		if m == n {
-			only = append(only, h)
+		default: // both: mentioned as another's name too
+			mentions = append(mentions, own[i])
+			i, j = i+1, j+1
 		}
 	}
-	return only
+	return mentions, slices.Clip(localOnly)
+}
+
+// hashList collects hashes, dropping most repeats as they come through a
+// small table of the last hash in each of its slots (a repeat it misses
+// costs only a place in the sort).
+type hashList struct {
+	recent [256]uint64
+	hashes []uint64
+}
+
+func (l *hashList) add(h uint64) {
+	if slot := &l.recent[h&255]; *slot != h || h == 0 {
+		*slot = h
+		l.hashes = append(l.hashes, h)
+	}
+}
+
+// sorted returns the hashes added, sorted, each once.
+func (l *hashList) sorted() []uint64 {
+	slices.Sort(l.hashes)
+	return slices.Compact(l.hashes)
 }
 
 // ownScope returns the scope of fn (a function, lambda or broken

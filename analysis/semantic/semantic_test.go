@@ -762,3 +762,77 @@ func TestAttributeKeyHashIsTheKeysHash(t *testing.T) {
 		}
 	}
 }
+
+// A segment's local-only mentions are the names each mention of which is
+// a function's own (LocalName): none is also mentioned as the module's, an
+// attribute or a parameter's default value elsewhere in the segment.
+func TestSegmentIndexLocalOnlyMentions(t *testing.T) {
+	mixed := parse(t, `def f(x, y=z):
+    w = x + 1
+    v = w
+    return v
+
+def g():
+    return w + z
+
+def h(z):
+    q = z
+    return lambda q=q: q
+`)
+	localOnly, checked := 0, 0
+	for _, f := range append(ruleTestFiles(t), mixed) {
+		src := f.Tree.Src
+		for i, ix := range f.indexes {
+			local, other := map[uint64]bool{}, map[uint64]bool{}
+			for _, stmt := range f.Tree.Segments[i].Nodes {
+				pyast.Walk(stmt, func(n *pyast.Node) bool {
+					if n.Is("identifier", "attribute") && !(n.Field() == "name" && n.Parent().Is("function_definition")) && !calledOnSuper(n, src) {
+						h := nameHash(attributeKey(n.Text(src), attributeClass(n, src)))
+						if EnclosingFunction(n) != nil && !inParameterDefault(n) && f.LocalName(n) {
+							local[h] = true
+						} else {
+							other[h] = true
+						}
+					}
+					return true
+				})
+			}
+			var want []uint64
+			for h := range local {
+				if !other[h] {
+					want = append(want, h)
+				}
+			}
+			slices.Sort(want)
+			if !slices.Equal(ix.localOnly, want) {
+				t.Errorf("%s: segment %d has %d local-only mentions, want %d", f.Path, i, len(ix.localOnly), len(want))
+			}
+			localOnly += len(want)
+			checked++
+		}
+	}
+	if localOnly == 0 || checked == 0 {
+		t.Error("no local-only mention: the test tests nothing")
+	}
+}
+
+// inParameterDefault reports whether n is in the parameters of the function
+// around it but not one of their names: a default value or an annotation,
+// evaluated where the function is defined.
+func inParameterDefault(n *pyast.Node) bool {
+	fn := EnclosingFunction(n)
+	params := fn.Child("parameters")
+	if params == nil || n.Start() < params.Start() || n.End() > params.End() {
+		return false
+	}
+	for _, p := range params.NamedChildren() {
+		name := parameterName(p)
+		if name.Is("list_splat_pattern", "dictionary_splat_pattern") {
+			name = name.FirstNamed()
+		}
+		if name == n {
+			return false
+		}
+	}
+	return true
+}

@@ -986,13 +986,24 @@ func (ix *segmentIndex) sortMentions(ids []mentionInFunction, outside *hashList)
 	var local hashList
 	// The ids come function by function, in the walk's order: each
 	// function's scopes are looked up once for its run of ids.
+	// A function's names repeat (self, x): a small table keeps the last
+	// decision for a name in each of its slots.
 	var chainOf *pyast.Node
 	var chain []*localScope
+	var decided [64]struct {
+		fn   *pyast.Node
+		name string
+		own  bool
+	}
 	for _, id := range ids {
 		if id.fn != chainOf {
 			chainOf, chain = id.fn, ix.scopeChain(id.fn, chain[:0])
 		}
-		if ownScopeIn(chain, id.name) != nil {
+		d := &decided[id.hash&63]
+		if d.fn != id.fn || d.name != id.name {
+			d.fn, d.name, d.own = id.fn, id.name, ownScopeIn(chain, id.name) != nil
+		}
+		if d.own {
 			local.add(id.hash)
 		} else {
 			outside.add(id.hash)

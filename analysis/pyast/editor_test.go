@@ -3,6 +3,7 @@ package pyast
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
@@ -148,4 +149,70 @@ func TestSameShapeComparesSubtrees(t *testing.T) {
 	if SameShape(last(a), last(d)) {
 		t.Error("a parenthesised sum has another shape")
 	}
+}
+
+// SameShape compares two runs of the mirrors' arrays: it answers as a
+// walk of both trees comparing each node and its children does, on every
+// pair of functions and classes of a file of many alike and a few not
+// (some as long as others, with another tree).
+func TestSameShapeAnswersAsAWalk(t *testing.T) {
+	var src strings.Builder
+	for i := range 30 {
+		body := "self.g(x) + %d"
+		if i%4 == 3 {
+			body = "(self.g(x)+%d)" // as long, another tree
+		}
+		fmt.Fprintf(&src, "class C%d:\n    def f(self, x):\n        return "+body+"\n\n", i%3, i%2)
+		if i%5 == 0 {
+			src.WriteString("    def h(self):\n        pass\n\n")
+		}
+		if i%7 == 0 {
+			src.WriteString("def f(self, x):\n    return (self.g(x) + 1)\n\n")
+		}
+	}
+	tree, err := ParseForEditing(context.Background(), []byte(src.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var units []*Node
+	tree.Walk(tree.Root, func(n *Node) bool {
+		if n.Is("function_definition", "class_definition", "block", "return_statement") {
+			units = append(units, n)
+		}
+		return true
+	})
+	same := 0
+	for _, a := range units {
+		for _, b := range units {
+			want := sameShapeByWalk(a, b)
+			if got := SameShape(a, b); got != want {
+				t.Fatalf("SameShape(%q, %q) = %v, a walk says %v", a.Text(tree.Src), b.Text(tree.Src), got, want)
+			}
+			if want && a != b {
+				same++
+			}
+		}
+	}
+	if same == 0 || same == len(units)*(len(units)-1) {
+		t.Errorf("%d pairs of the same shape among %d units: the test tests nothing", same, len(units))
+	}
+}
+
+// sameShapeByWalk is SameShape by a walk of both trees.
+func sameShapeByWalk(a, b *Node) bool {
+	da, db := a.start, b.start
+	var same func(x, y *Node) bool
+	same = func(x, y *Node) bool {
+		if x.kind != y.kind || x.field != y.field || x.Named != y.Named || x.start-da != y.start-db || x.end-da != y.end-db {
+			return false
+		}
+		cx, cy := x.FirstChild(), y.FirstChild()
+		for ; cx != nil && cy != nil; cx, cy = cx.NextSibling(), cy.NextSibling() {
+			if !same(cx, cy) {
+				return false
+			}
+		}
+		return cx == nil && cy == nil
+	}
+	return same(a, b)
 }

@@ -338,23 +338,36 @@ func (n *Node) Parent() *Node {
 // SameShape reports whether the subtrees of a and b, nodes of two
 // mirrors, have the same nodes in the same places: kinds, fields,
 // namedness and offsets from their roots. Over the same text they are the
-// same code, parsed the same way.
+// same code, parsed the same way. A subtree is a run of its mirror's array
+// (preorder), so the two runs are compared node by node, their links
+// within the subtree included: the same links are the same tree.
 func SameShape(a, b *Node) bool {
+	xs, ys := a.subtree(), b.subtree()
+	if len(xs) != len(ys) {
+		return false
+	}
 	da, db := a.start, b.start
-	var same func(x, y *Node) bool
-	same = func(x, y *Node) bool {
-		if x.kind != y.kind || x.field != y.field || x.Named != y.Named || x.start-da != y.start-db || x.end-da != y.end-db {
+	for i := range xs {
+		x, y := &xs[i], &ys[i]
+		if x.kind != y.kind || x.field != y.field || x.Named != y.Named || x.start-da != y.start-db || x.end-da != y.end-db ||
+			x.firstAt != y.firstAt || i > 0 && x.nextAt != y.nextAt { // the root's next sibling is not in its subtree
 			return false
 		}
-		cx, cy := x.FirstChild(), y.FirstChild()
-		for ; cx != nil && cy != nil; cx, cy = cx.NextSibling(), cy.NextSibling() {
-			if !same(cx, cy) {
-				return false
-			}
-		}
-		return cx == nil && cy == nil
 	}
-	return same(a, b)
+	return true
+}
+
+// subtree returns n and its descendants, the run of its mirror's array
+// they fill (preorder): from n to its last descendant.
+func (n *Node) subtree() []Node {
+	last := n
+	for c := last.FirstChild(); c != nil; c = last.FirstChild() {
+		for next := c.NextSibling(); next != nil; next = c.NextSibling() {
+			c = next
+		}
+		last = c
+	}
+	return unsafe.Slice(n, 1+(uintptr(unsafe.Pointer(last))-uintptr(unsafe.Pointer(n)))/unsafe.Sizeof(Node{}))
 }
 
 // FirstChild returns n's first child, or nil.

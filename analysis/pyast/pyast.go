@@ -357,6 +357,18 @@ func SameShape(a, b *Node) bool {
 	return true
 }
 
+// Counterpart returns the node at n's place in b's subtree, given a and b
+// of the same shape (see SameShape) and n a node of a's subtree; nil when
+// n is not one. The subtrees are runs of their arrays, alike node by node.
+func Counterpart(a, b, n *Node) *Node {
+	run := a.subtree()
+	at := uintptr(unsafe.Pointer(n)) - uintptr(unsafe.Pointer(a))
+	if uintptr(unsafe.Pointer(n)) < uintptr(unsafe.Pointer(a)) || at >= uintptr(len(run))*unsafe.Sizeof(Node{}) {
+		return nil
+	}
+	return (*Node)(unsafe.Add(unsafe.Pointer(b), at))
+}
+
 // subtree returns n and its descendants, the run of its mirror's array
 // they fill (preorder): from n to its last descendant.
 func (n *Node) subtree() []Node {

@@ -170,6 +170,10 @@ type File struct {
 		// judged counts the calls and definitions carryOver judged in
 		// the segments only one version has (for tests).
 		judged int
+		// translated counts the answers about the methods an edit left
+		// alone taken over from that version (for tests, see
+		// carryPairedAnswers).
+		translated int
 	}
 	// touched are the indexes of carried.gone and of the segments in the
 	// focus, once listed (see touchedIndexes).

@@ -2039,6 +2039,9 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		gather(calling, true)
 	}
 	f.carried.judged = j.judged
+	if units != nil {
+		units.segment = f.Tree.Segments[f.carried.fresh[0]]
+	}
 	for key, n := range j.calls {
 		if n != 0 {
 			changed["calls:"+key[:len(key)-1]] = true
@@ -2129,6 +2132,10 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	for loop, v := range f.memos.stepLoops {
 		if !segmentKept(v.segment) || stale(v.asked, v.signature) {
 			delete(f.memos.stepLoops, loop)
+			if cur := units.counterpart(loop); cur != nil && !stale(v.asked, v.signature) {
+				f.memos.stepLoops[cur] = &stepFact{kind: v.kind, asked: v.asked, signature: v.signature, segment: units.segment}
+				f.carried.translated++
+			}
 		}
 	}
 	// Into the maps as they are: comparing summaries above may have
@@ -2164,6 +2171,13 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		}
 		if seg := prev.segmentOf(def); segmentKept(seg) && !stale(s.asked, s.signature) {
 			f.memos.summaries[def] = s
+		} else if cur := units.counterpart(def); cur != nil && !stale(s.asked, s.signature) {
+			if _, have := f.memos.summaries[cur]; !have {
+				moved := *s
+				moved.Def = cur
+				f.memos.summaries[cur] = &moved
+				f.carried.translated++
+			}
 		}
 	}
 }

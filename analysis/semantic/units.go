@@ -35,6 +35,31 @@ type unchangedUnits struct {
 	f        *File // cur's
 	// sought are the names split looked for already.
 	sought map[string]bool
+	// segment is cur's segment, once the judgement is done: the units
+	// still paired then are skipped, and their answers carried over (see
+	// counterpart).
+	segment *pyast.Segment
+}
+
+// counterpart returns, for n, a node of one of the old units still paired
+// once the judgement is done, the node at its place in the unit's new
+// self; nil otherwise (or before then). An answer about n read n's unit's
+// code, which is the same, its own names, which only that code binds (a
+// method shares no names with the class's other methods), and what the
+// answer asked of the rest of the file, which carryOver weighs as it does
+// for the answers of the segments both versions share: such an answer,
+// not stale, holds for the counterpart. Answers holding nodes of their
+// own (taints) are not carried so.
+func (u *unchangedUnits) counterpart(n *pyast.Node) *pyast.Node {
+	if u == nil || u.segment == nil {
+		return nil
+	}
+	at := n.Start()
+	i := sort.Search(len(u.old), func(i int) bool { return u.old[i].End() > at })
+	if i == len(u.old) || u.old[i].Start() > at {
+		return nil
+	}
+	return pyast.Counterpart(u.old[i], u.cur[i], n)
 }
 
 // split takes out of u the functions that mention one of names (a call

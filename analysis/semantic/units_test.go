@@ -369,3 +369,86 @@ def fit(a, b):
 		t.Fatalf("%d fixtures, %d calls whose result trains: too few to compare", len(paths), trains)
 	}
 }
+
+// The summaries and step-loop kinds of the methods an edit left alone are
+// taken over from the last version (carryPairedAnswers), and they are what
+// a fresh model of the same text finds: random edits of a file of
+// classes, each version's answers about every function and loop compared
+// with a fresh model's of the same tree.
+func TestPairedMethodsKeepTheirAnswers(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n")
+	for k := range 3 {
+		b.WriteString(strings.ReplaceAll(trainerClass(6), "Trainer", fmt.Sprintf("Trainer%d", k))[len("import torch\n"):])
+	}
+	snippets := []string{"x", "\n", "(", ")", "    ", "        return self.model(x).detach()\n", "        with torch.no_grad():\n    ",
+		"self.forward_pass(x)", ".detach()", "        self.model.eval()\n", "    def extra(self, x):\n        return self.predict(x)\n",
+		"@torch.no_grad()\n", "loss.backward()\n", "        self.opt.step()\n", "            self.opt.step()\n",
+		// A function of the name the methods call (helper0 calls scale)
+		// comes or goes: every method is judged, and answers that asked
+		// about the name are stale.
+		"        def scale(x):\n            x.sum().backward()\n            return x\n", "scale(x)", "def scale(x):\n    return x\n"}
+	rng := rand.New(rand.NewSource(5))
+	b.WriteString("\n\ndef scale(x):\n    return x * 2\n")
+	text := strings.Replace(b.String(), "        return len(x) + y.sum().item()\n", "        return len(scale(x)) + y.sum().item()\n", 3)
+	var buf *buffer
+	translated := 0
+	// askAll asks every function's summary and every loop's kind of f, and
+	// returns them by the place they are at in the source.
+	askAll := func(f *File) (map[int]Behaviour, map[int]StepKind) {
+		summaries, kinds := map[int]Behaviour{}, map[int]StepKind{}
+		f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+			switch n.Kind() {
+			case "function_definition":
+				summaries[f.ToSource(n.Start())] = f.summary(n).Behaviour
+			case "for_statement", "while_statement":
+				kinds[f.ToSource(n.Start())] = f.StepLoopKind(n)
+			}
+			return true
+		})
+		return summaries, kinds
+	}
+	for i := range 300 {
+		if i%20 == 0 {
+			buf = newBuffer(t, text)
+			askAll(buf.f)
+		}
+		next, tree, typed, at := randomEdit(t, rng, buf.src, buf.tree, snippets)
+		got := NewFileFrom(buf.f, "p.py", next, tree)
+		translated += got.carried.translated
+		// What was taken over is about this version's own functions and
+		// loops, in their segments.
+		for def, s := range got.memos.summaries {
+			if s.Def != def || !def.Is("function_definition") || got.segmentOf(def) == nil {
+				t.Fatalf("edit %d: a summary kept under a %s, of a %s", i, def.Kind(), s.Def.Kind())
+			}
+		}
+		for loop, v := range got.memos.stepLoops {
+			if !loop.Is("for_statement", "while_statement") || got.segmentOf(loop) != v.segment {
+				t.Fatalf("edit %d: a step-loop kind kept under a %s, or in another segment", i, loop.Kind())
+			}
+		}
+		gotSummaries, gotKinds := askAll(got)
+		// A fresh model of the same tree: a tree-sitter tree parsed
+		// incrementally may recover from an error otherwise than a fresh
+		// parse.
+		wantSummaries, wantKinds := askAll(NewFile("p.py", next, tree))
+		if !maps.Equal(gotSummaries, wantSummaries) || !maps.Equal(gotKinds, wantKinds) {
+			for at, s := range gotSummaries {
+				if wantSummaries[at] != s {
+					t.Logf("function at %d: %+v, fresh %+v", at, s, wantSummaries[at])
+				}
+			}
+			for at, k := range gotKinds {
+				if wantKinds[at] != k {
+					t.Logf("loop at %d: %v, fresh %v", at, k, wantKinds[at])
+				}
+			}
+			t.Fatalf("edit %d (%q at %d, %d answers taken over): summaries or loop kinds differ from a fresh model's", i, typed, at, got.carried.translated)
+		}
+		buf.src, buf.tree, buf.f = next, tree, got
+	}
+	if translated < 500 {
+		t.Errorf("%d answers taken over in 300 edits", translated)
+	}
+}

@@ -172,7 +172,7 @@ type File struct {
 		judged int
 		// translated counts the answers about the methods an edit left
 		// alone taken over from that version (for tests, see
-		// carryPairedAnswers).
+		// unchangedUnits.counterpart).
 		translated int
 	}
 	// touched are the indexes of carried.gone and of the segments in the

@@ -371,10 +371,11 @@ def fit(a, b):
 }
 
 // The summaries and step-loop kinds of the methods an edit left alone are
-// taken over from the last version (carryPairedAnswers), and they are what
-// a fresh model of the same text finds: random edits of a file of
-// classes, each version's answers about every function and loop compared
-// with a fresh model's of the same tree.
+// taken over from the last version (unchangedUnits.counterpart), and they,
+// and the taints found with them, are what a fresh model of the same text
+// finds: random edits of a file of classes, each version's answers about
+// every function, loop and name in a function compared with a fresh
+// model's of the same tree.
 func TestPairedMethodsKeepTheirAnswers(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("import torch\n")
@@ -395,18 +396,23 @@ func TestPairedMethodsKeepTheirAnswers(t *testing.T) {
 	translated := 0
 	// askAll asks every function's summary and every loop's kind of f, and
 	// returns them by the place they are at in the source.
-	askAll := func(f *File) (map[int]Behaviour, map[int]StepKind) {
-		summaries, kinds := map[int]Behaviour{}, map[int]StepKind{}
+	askAll := func(f *File) (map[int]Behaviour, map[int]StepKind, map[int]string) {
+		summaries, kinds, taints := map[int]Behaviour{}, map[int]StepKind{}, map[int]string{}
 		f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
 			switch n.Kind() {
 			case "function_definition":
 				summaries[f.ToSource(n.Start())] = f.summary(n).Behaviour
 			case "for_statement", "while_statement":
 				kinds[f.ToSource(n.Start())] = f.StepLoopKind(n)
+			case "identifier", "call":
+				if scope := EnclosingFunction(n); scope != nil {
+					t := f.TaintOf(scope)
+					taints[f.ToSource(n.Start())] += fmt.Sprint(t.Tainted(n), t.IsScalarLoss(n), " ")
+				}
 			}
 			return true
 		})
-		return summaries, kinds
+		return summaries, kinds, taints
 	}
 	for i := range 300 {
 		if i%20 == 0 {
@@ -428,12 +434,17 @@ func TestPairedMethodsKeepTheirAnswers(t *testing.T) {
 				t.Fatalf("edit %d: a step-loop kind kept under a %s, or in another segment", i, loop.Kind())
 			}
 		}
-		gotSummaries, gotKinds := askAll(got)
+		for scope, facts := range got.memos.taintFacts {
+			if scope != got.Tree.Root && (!scope.Is("function_definition", "lambda") || got.segmentOf(scope) != facts.segment) {
+				t.Fatalf("edit %d: a taint kept under a %s, or in another segment", i, scope.Kind())
+			}
+		}
+		gotSummaries, gotKinds, gotTaints := askAll(got)
 		// A fresh model of the same tree: a tree-sitter tree parsed
 		// incrementally may recover from an error otherwise than a fresh
 		// parse.
-		wantSummaries, wantKinds := askAll(NewFile("p.py", next, tree))
-		if !maps.Equal(gotSummaries, wantSummaries) || !maps.Equal(gotKinds, wantKinds) {
+		wantSummaries, wantKinds, wantTaints := askAll(NewFile("p.py", next, tree))
+		if !maps.Equal(gotSummaries, wantSummaries) || !maps.Equal(gotKinds, wantKinds) || !maps.Equal(gotTaints, wantTaints) {
 			for at, s := range gotSummaries {
 				if wantSummaries[at] != s {
 					t.Logf("function at %d: %+v, fresh %+v", at, s, wantSummaries[at])
@@ -444,7 +455,12 @@ func TestPairedMethodsKeepTheirAnswers(t *testing.T) {
 					t.Logf("loop at %d: %v, fresh %v", at, k, wantKinds[at])
 				}
 			}
-			t.Fatalf("edit %d (%q at %d, %d answers taken over): summaries or loop kinds differ from a fresh model's", i, typed, at, got.carried.translated)
+			for at, taint := range gotTaints {
+				if wantTaints[at] != taint {
+					t.Logf("taint at %d: %s, fresh %s", at, taint, wantTaints[at])
+				}
+			}
+			t.Fatalf("edit %d (%q at %d, %d answers taken over): summaries, loop kinds or taints differ from a fresh model's", i, typed, at, got.carried.translated)
 		}
 		buf.src, buf.tree, buf.f = next, tree, got
 	}

@@ -258,25 +258,7 @@ func BenchmarkEditInLargeStatement(b *testing.B) {
 // units.go).
 func BenchmarkEditInLargeClass(b *testing.B) {
 	TuneRuntime()
-	var class strings.Builder
-	class.WriteString("import torch\nfrom unittest import TestCase\n\n\nclass ModelTest(TestCase):\n")
-	for i := range 400 {
-		fmt.Fprintf(&class, `    def test_case%[1]d(self, device="cpu"):
-        model = self.build_model(%[1]d).to(device)
-        x = torch.randn(4, %[2]d, device=device)
-        losses = []
-        for step in range(3):
-            loss = model(x).sum() * %[1]d
-            loss.backward()
-            losses.append(loss.item())
-        self.assertEqual(len(losses), 3)
-        with torch.no_grad():
-            y = model(x)
-        return self.check_case%[3]d(y)
-
-`, i, i%7+1, (i+1)%400)
-	}
-	editOpened(b, "file:///large_class.py", class.String(), "self.build_model(200)", 10)
+	editOpened(b, "file:///large_class.py", generated.TestClass(400), "self.build_model(200)", 10)
 }
 
 // editOpened opens text as uri in a new server, waits for its diagnostics,

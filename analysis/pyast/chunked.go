@@ -57,7 +57,7 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		}
 		cuts = append(cuts, starts[k])
 	}
-	cuts = append(cuts, aroundLargeStatements(starts, len(src))...)
+	cuts = append(cuts, aroundLargeStatements(src, starts)...)
 	cuts = append(cuts, recoveries...)
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
@@ -283,35 +283,58 @@ func decoratorsAbove(src []byte, off int) int {
 	return at
 }
 
-// aroundLargeStatements returns where to cut a text of size bytes, whose
-// statements start at starts, so that each top-level statement of
-// keepTreeFrom bytes or more (a class of thousands of lines, a table) is a
-// chunk of its own, with what follows it up to the next statement. Like
-// the other cuts, these are lines that look like the start of a
-// statement; parsing the chunks decides whether they were.
-func aroundLargeStatements(starts []int, size int) []int {
+// aroundLargeStatements returns where to cut src, whose statements start
+// at starts, so that each top-level statement of keepTreeFrom bytes or
+// more (a class of thousands of lines, a table) is a chunk of its own,
+// with what follows it up to the next statement or to the comments at
+// column 0 right above it (each a top-level node of its own: in the
+// large statement's chunk they would make it several segments, and its
+// tree would not be kept). Like the other cuts, these are lines that look
+// like the start of a statement or of its comments; parsing the chunks
+// decides whether they were.
+func aroundLargeStatements(src []byte, starts []int) []int {
 	var cuts []int
 	last := 0 // where the statement before starts
 	for i := 0; i <= len(starts); i++ {
-		at := size // after the last statement: the end
+		at := len(src) // after the last statement: the end
 		if i < len(starts) {
 			at = starts[i]
 		}
 		if at-last >= keepTreeFrom {
-			cuts = append(cuts, last, at)
+			cuts = append(cuts, last, commentsAbove(src, last, at))
 		}
 		last = at
 	}
 	return cuts
 }
 
+// commentsAbove returns the start of the first of the comment lines at
+// column 0 right above the line at off (blank lines may come between),
+// no further up than from; off when there are none. An indented comment
+// ends them: where it goes is the parser's to say.
+func commentsAbove(src []byte, from, off int) int {
+	at := off
+	for line := off; line > from; {
+		start := bytes.LastIndexByte(src[:line-1], '\n') + 1
+		switch text := src[start:line]; {
+		case text[0] == '#':
+			at = start
+		case len(bytes.TrimSpace(text)) > 0:
+			return at
+		}
+		line = start
+	}
+	return at
+}
+
 // startsChunk reports whether the line at off, which starts at column 0
 // with code, can start a chunk: a statement (not a clause such as `else:`
-// that continues the one before, not a closing bracket or a decorator's
-// line), after a line that does not go on into it (see continues).
+// that continues the one before, not a closing bracket), after a line that
+// does not go on into it (see continues): a decorated definition starts at
+// its first decorator, the lines after a decorator go on from it.
 func startsChunk(src []byte, off int) bool {
 	switch src[off] {
-	case ')', ']', '}', '@':
+	case ')', ']', '}':
 		return false
 	}
 	return !keywordAt(src[off:], "else", "elif", "except", "finally") && !continues(src[:off])

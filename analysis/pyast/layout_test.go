@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -321,6 +322,49 @@ func TestEmptyTopLevelNodeAtTheEnd(t *testing.T) {
 	}
 }
 
+// Opening a file keeps the tree of a large class decorated at column 0 (a
+// chunk starts at its first decorator) and of one followed by comments at
+// column 0 (they go with the statement after them, as the parser reads
+// them), as real files have them (ray's @PublicAPI Dataset, tensordict's
+// TensorDictBase): the first edit inside either is then parsed
+// incrementally. The chunked parse is the whole parse's.
+func TestLargeClassesKeepTheirTreesAtOpen(t *testing.T) {
+	class := func(name string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "class %s:\n", name)
+		for i := range 600 { // 36 KB: above keepTreeFrom
+			fmt.Fprintf(&b, "    def method%d(self, x):\n        return self.step(x) * %d\n\n", i, i)
+		}
+		return b.String()
+	}
+	src := []byte("import torch\n\n\n@public_api\n@register(\"a\")\n" + class("Decorated") +
+		"\n# Bind the class where the mixins look for it.\n\n# (two comment lines, a blank between)\nBOUND = Decorated\n\n\n" +
+		class("Commented") + "\n\n# a comment before the last statement\nfor m in MIXINS:\n    m.Commented = Commented\n")
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]bool{}
+	for _, seg := range tree.Segments {
+		if seg.tree != nil {
+			kept[string(seg.text[:bytes.IndexByte(seg.text, ':')])] = true
+		}
+	}
+	if want := map[string]bool{"@public_api\n@register(\"a\")\nclass Decorated": true, "class Commented": true}; !maps.Equal(kept, want) {
+		t.Errorf("the open kept the trees of %q, want the two classes'", slices.Sorted(maps.Keys(kept)))
+	}
+	if want, _, _, _ := piecewise(t, src); renderStatements(tree) != want {
+		t.Error("the chunked parse differs from the whole parse")
+	}
+	for _, name := range []string{"method300", "method599(self, x):\n        return self.step(x) * 599\n\n\n\n# a comment"} {
+		before := reparsed.Load()
+		at := bytes.LastIndex(src, []byte(name)) + 3
+		if tree, src = edit(t, tree, src, at, at, "x"); reparsed.Load() != before+1 {
+			t.Errorf("the first edit at %s was not parsed incrementally", name[:9])
+		}
+	}
+}
+
 // An edit inside a large statement (a table of thousands of lines in one
 // literal) is parsed incrementally from the tree the statement kept, and
 // gives what a fresh parse gives; the kept trees are freed with their
@@ -350,7 +394,7 @@ func TestLargeStatementsReparseIncrementally(t *testing.T) {
 	}
 	// Past keepAtOpen, an open keeps none.
 	defer func(budget int64) { keepAtOpen = budget }(keepAtOpen)
-	keepAtOpen = keptBytes.Load()
+	keepAtOpen = 0 // not keptBytes: trees of earlier tests are freed meanwhile as their segments are collected
 	if bounded, err := ParseForEditing(context.Background(), src); err != nil {
 		t.Fatal(err)
 	} else {

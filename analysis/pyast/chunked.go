@@ -269,13 +269,21 @@ func definitionAt(line []byte) bool {
 // at column 0 right above the line at off (blank and comment lines may
 // come between), or off when there are none.
 func decoratorsAbove(src []byte, off int) int {
+	return firstAbove(src, 0, off, '@', isCodeLine)
+}
+
+// firstAbove returns the start of the first of the lines starting with
+// mark right above the line at off, no further up than from: the lines
+// between them and above them up to the first that ends says ends them
+// are passed over; off when there are none.
+func firstAbove(src []byte, from, off int, mark byte, ends func(line []byte) bool) int {
 	at := off
-	for line := off; line > 0; {
+	for line := off; line > from; {
 		start := bytes.LastIndexByte(src[:line-1], '\n') + 1
 		switch text := src[start:line]; {
-		case text[0] == '@':
+		case text[0] == mark:
 			at = start
-		case isCodeLine(text):
+		case ends(text):
 			return at
 		}
 		line = start
@@ -313,18 +321,7 @@ func aroundLargeStatements(src []byte, starts []int) []int {
 // no further up than from; off when there are none. An indented comment
 // ends them: where it goes is the parser's to say.
 func commentsAbove(src []byte, from, off int) int {
-	at := off
-	for line := off; line > from; {
-		start := bytes.LastIndexByte(src[:line-1], '\n') + 1
-		switch text := src[start:line]; {
-		case text[0] == '#':
-			at = start
-		case len(bytes.TrimSpace(text)) > 0:
-			return at
-		}
-		line = start
-	}
-	return at
+	return firstAbove(src, from, off, '#', func(line []byte) bool { return len(bytes.TrimSpace(line)) > 0 })
 }
 
 // startsChunk reports whether the line at off, which starts at column 0

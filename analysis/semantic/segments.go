@@ -1068,14 +1068,8 @@ func (ix *segmentIndex) ownScope(fn *pyast.Node, name string) *localScope {
 	if ix.scopes == nil {
 		return nil
 	}
-	for ; fn != nil; fn = EnclosingFunction(fn) {
-		if s := ix.scopes[fn]; s != nil {
-			if own, decided := s.decides(name); decided {
-				return own
-			}
-		}
-	}
-	return nil
+	var chain [4]*localScope // most functions are nested in fewer
+	return ownScopeIn(ix.scopeChain(fn, chain[:0]), name)
 }
 
 // scopeChain appends to chain the scopes of fn and of the functions around
@@ -2039,9 +2033,6 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		gather(calling, true)
 	}
 	f.carried.judged = j.judged
-	if units != nil {
-		units.segment = f.Tree.Segments[f.carried.fresh[0]]
-	}
 	for key, n := range j.calls {
 		if n != 0 {
 			changed["calls:"+key[:len(key)-1]] = true
@@ -2128,14 +2119,25 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	if len(removedSegments) > fewRemoved {
 		segmentKept = func(seg *pyast.Segment) bool { return seg != nil && f.segmentNumber(seg) >= 0 }
 	}
+	// The answers about the methods still paired go to their new selves
+	// (see unchangedUnits.counterpart); the others of a segment gone go.
 	f.memos.stepLoops = maps.Clone(prev.memos.stepLoops)
+	var movedLoops []*pyast.Node // prev's, to take over
 	for loop, v := range f.memos.stepLoops {
-		if !segmentKept(v.segment) || stale(v.asked, v.signature) {
-			delete(f.memos.stepLoops, loop)
-			if cur := units.counterpart(loop); cur != nil && !stale(v.asked, v.signature) {
-				f.memos.stepLoops[cur] = &stepFact{kind: v.kind, asked: v.asked, signature: v.signature, segment: units.segment}
-				f.carried.translated++
-			}
+		kept := segmentKept(v.segment)
+		if kept && !stale(v.asked, v.signature) {
+			continue
+		}
+		delete(f.memos.stepLoops, loop)
+		if !kept && !stale(v.asked, v.signature) {
+			movedLoops = append(movedLoops, loop)
+		}
+	}
+	for _, loop := range movedLoops {
+		if cur := units.counterpart(loop); cur != nil {
+			v := prev.memos.stepLoops[loop]
+			f.memos.stepLoops[cur] = &stepFact{kind: v.kind, asked: v.asked, signature: v.signature, segment: units.segment}
+			f.carried.translated++
 		}
 	}
 	// Into the maps as they are: comparing summaries above may have
@@ -2169,9 +2171,12 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		if _, have := f.memos.summaries[def]; have {
 			continue
 		}
-		if seg := prev.segmentOf(def); segmentKept(seg) && !stale(s.asked, s.signature) {
+		if stale(s.asked, s.signature) {
+			continue
+		}
+		if segmentKept(prev.segmentOf(def)) {
 			f.memos.summaries[def] = s
-		} else if cur := units.counterpart(def); cur != nil && !stale(s.asked, s.signature) {
+		} else if cur := units.counterpart(def); cur != nil {
 			if _, have := f.memos.summaries[cur]; !have {
 				moved := *s
 				moved.Def = cur

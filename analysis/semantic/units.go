@@ -35,31 +35,37 @@ type unchangedUnits struct {
 	f        *File // cur's
 	// sought are the names split looked for already.
 	sought map[string]bool
-	// segment is cur's segment, once the judgement is done: the units
-	// still paired then are skipped, and their answers carried over (see
-	// counterpart).
+	// segment is cur's segment (the fresh statement's).
 	segment *pyast.Segment
 }
 
-// counterpart returns, for n, a node of one of the old units still paired
-// once the judgement is done, the node at its place in the unit's new
-// self; nil otherwise (or before then). An answer about n read n's unit's
-// code, which is the same, its own names, which only that code binds (a
-// method shares no names with the class's other methods), and what the
-// answer asked of the rest of the file, which carryOver weighs as it does
-// for the answers of the segments both versions share: such an answer,
-// not stale, holds for the counterpart. Answers holding nodes of their
-// own (taints) are not carried so.
+// counterpart returns, for n, a node of one of the old units, the node at
+// its place in the unit's new self; nil when n is in none. Asked once the
+// judgement is done, of the units still paired then: an answer about n
+// read n's unit's code, which is the same, its own names, which only that
+// code binds (a method shares no names with the class's other methods),
+// and what the answer asked of the rest of the file, which carryOver
+// weighs as it does for the answers of the segments both versions share:
+// such an answer, not stale, holds for the counterpart. Answers holding
+// nodes of their own (taints) are not carried so.
 func (u *unchangedUnits) counterpart(n *pyast.Node) *pyast.Node {
-	if u == nil || u.segment == nil {
+	if u == nil {
 		return nil
 	}
-	at := n.Start()
-	i := sort.Search(len(u.old), func(i int) bool { return u.old[i].End() > at })
-	if i == len(u.old) || u.old[i].Start() > at {
-		return nil
+	if i := unitAt(u.old, n.Start()); i >= 0 {
+		return pyast.Counterpart(u.old[i], u.cur[i], n)
 	}
-	return pyast.Counterpart(u.old[i], u.cur[i], n)
+	return nil
+}
+
+// unitAt returns the index of the unit (of units, in offset order) that
+// holds offset at, or -1.
+func unitAt(units []*pyast.Node, at int) int {
+	i := sort.Search(len(units), func(i int) bool { return units[i].End() > at })
+	if i < len(units) && units[i].Start() <= at {
+		return i
+	}
+	return -1
 }
 
 // split takes out of u the functions that mention one of names (a call
@@ -121,9 +127,7 @@ func (u *unchangedUnits) skips(side int, n *pyast.Node) bool {
 	if side == 1 {
 		units = u.cur
 	}
-	at := n.Start()
-	i := sort.Search(len(units), func(i int) bool { return units[i].End() > at })
-	return i < len(units) && units[i].Start() <= at
+	return unitAt(units, n.Start()) >= 0
 }
 
 // pairUnchangedUnits returns the functions left alone by an edit that
@@ -167,7 +171,7 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 	for _, u := range oldUnits {
 		byStart[u.Start()-oldBase] = u
 	}
-	pairs := &unchangedUnits{f: f, sought: map[string]bool{}}
+	pairs := &unchangedUnits{f: f, sought: map[string]bool{}, segment: cur}
 	for _, u := range curUnits {
 		from, to := u.Start()-curBase, u.End()-curBase
 		var was *pyast.Node

@@ -360,13 +360,28 @@ func SameShape(a, b *Node) bool {
 // Counterpart returns the node at n's place in b's subtree, given a and b
 // of the same shape (see SameShape) and n a node of a's subtree; nil when
 // n is not one. The subtrees are runs of their arrays, alike node by node.
-func Counterpart(a, b, n *Node) *Node {
-	run := a.subtree()
-	at := uintptr(unsafe.Pointer(n)) - uintptr(unsafe.Pointer(a))
-	if uintptr(unsafe.Pointer(n)) < uintptr(unsafe.Pointer(a)) || at >= uintptr(len(run))*unsafe.Sizeof(Node{}) {
+func Counterpart(a, b, n *Node) *Node { return NewMover(a, b).Move(n) }
+
+// Mover takes the nodes of one subtree to their places in another of the
+// same shape (see Counterpart), its subtree measured once for many nodes.
+type Mover struct {
+	from, to *Node
+	size     uintptr // of from's run, in bytes
+}
+
+// NewMover returns the Mover from a's subtree to b's, of the same shape.
+func NewMover(a, b *Node) Mover {
+	return Mover{from: a, to: b, size: uintptr(len(a.subtree())) * unsafe.Sizeof(Node{})}
+}
+
+// Move returns the node at n's place in the other subtree; nil when n is
+// not one of the first subtree's nodes.
+func (m Mover) Move(n *Node) *Node {
+	at := uintptr(unsafe.Pointer(n)) - uintptr(unsafe.Pointer(m.from))
+	if uintptr(unsafe.Pointer(n)) < uintptr(unsafe.Pointer(m.from)) || at >= m.size {
 		return nil
 	}
-	return (*Node)(unsafe.Add(unsafe.Pointer(b), at))
+	return (*Node)(unsafe.Add(unsafe.Pointer(m.to), at))
 }
 
 // subtree returns n and its descendants, the run of its mirror's array

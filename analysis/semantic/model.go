@@ -167,6 +167,10 @@ type File struct {
 		// kept for this version's life (removed is let go once Bindings
 		// patched its map): see unchangedFor.
 		gone []*segmentIndex
+		// pairs are the methods an edit inside one method of a class left
+		// alone, when the edit replaced that one statement and the last
+		// version indexed it by its methods (see indexUnits).
+		pairs *unchangedUnits
 		// judged counts the calls and definitions carryOver judged in
 		// the segments only one version has (for tests).
 		judged int

@@ -53,9 +53,17 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		epoch: bindingEpochs.Add(1), structureEpoch: bindingEpochs.Add(1),
 	}
 	fresh, removed, removedSegments := f.shareIndexes(prev)
+	// An edit inside a method of a class: the methods it left alone keep
+	// their shares of the class's index (see indexUnits), and carryOver
+	// their answers.
+	var kept *keptUnits
+	if len(fresh) == 1 && len(removed) == 1 && removed[0].units != nil {
+		f.carried.pairs = pairUnchangedUnits(prev, removedSegments[0], f, tree.Segments[fresh[0]])
+		kept = newKeptUnits(f.carried.pairs, removed[0], removedSegments[0], tree)
+	}
 	// A whole file's worth of segments is indexed on every core.
 	InParallel(len(fresh), func(k int) {
-		f.indexes[fresh[k]] = newSegmentIndex(tree.Segments[fresh[k]], tree)
+		f.indexes[fresh[k]] = buildSegmentIndex(tree.Segments[fresh[k]], tree, kept)
 	})
 	f.indexFunctions(prev, fresh, removed)
 	f.carried.removed, f.carried.fresh, f.carried.gone = removed, fresh, removed
@@ -157,6 +165,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		}
 	}
 	f.carryOver(prev, freshIndexes, removed, removedSegments)
+	f.carried.pairs = nil // the last version's nodes: not kept past carryOver
 	if f.carried.ok {
 		f.structureEpoch = prev.structureEpoch
 		if !f.namesChanged() {
@@ -760,6 +769,10 @@ type segmentIndex struct {
 	// moduleCode: a statement of the segment is module code, not a
 	// definition (see File.ModuleCodeKept).
 	moduleCode bool
+	// units are where the methods of a class statement have their shares
+	// of the index, for the next version to take over (see indexUnits);
+	// nil for other statements.
+	units *indexUnits
 	// breaks counts the segment's line breaks, for File.lineEnding.
 	breaks struct{ crlf, lf, cr int }
 
@@ -814,165 +827,244 @@ type importFacts struct {
 	gradSwitches []*pyast.Node
 }
 
+// newSegmentIndex indexes a segment afresh.
 func newSegmentIndex(seg *pyast.Segment, tree *pyast.Tree) *segmentIndex {
+	return buildSegmentIndex(seg, tree, nil)
+}
+
+// buildSegmentIndex indexes a segment, taking over from the last version
+// the shares of the methods kept says an edit left alone (nil: none).
+func buildSegmentIndex(seg *pyast.Segment, tree *pyast.Tree, kept *keptUnits) *segmentIndex {
 	ix := &segmentIndex{serial: indexSerial.Add(1)}
-	declared := map[*pyast.Node][]*pyast.Node{} // function -> its global and nonlocal statements
-	params := map[*pyast.Node][]string{}        // function or lambda -> its parameters' names
+	b := &indexBuilder{ix: ix, seg: seg, tree: tree, kept: kept}
 	// The identifiers mentioned in functions, each with the innermost
 	// function around it, which the walk keeps on a stack (an ancestor
 	// walk per identifier made indexing a 50,000-line file 15% slower).
 	// A scratch list, kept between indexes: a class's grows to tens of
 	// thousands, and growing it was a tenth of indexing one.
-	inFunctions := mentionScratch.Get().(*[]mentionInFunction)
+	b.inFunctions = mentionScratch.Get().(*[]mentionInFunction)
 	defer func() {
-		clear(*inFunctions) // its nodes and names are the segment's
-		*inFunctions = (*inFunctions)[:0]
-		mentionScratch.Put(inFunctions)
+		clear(*b.inFunctions) // its nodes and names are the segment's
+		*b.inFunctions = (*b.inFunctions)[:0]
+		mentionScratch.Put(b.inFunctions)
 	}()
-	// The other mentions: never a function's own name.
-	var outside hashList
-	var functions []enclosingFunction // around the node visited, innermost last
-	var paramNames []*pyast.Node      // of the parameters node visited last: its names, not their values
-	// The classes around the node visited, innermost last, for the class
-	// of a chain on self (attributeClass, without its ancestor walk: most
-	// chains in a class of thousands of lines are on self).
-	var classes []enclosingClass
-	classOf := func(chain *pyast.Node) string {
-		if chain.Kind() != "attribute" || len(classes) == 0 {
-			return ""
+	if len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0]) {
+		if roots := outermostFunctions(seg.Nodes[0]); len(roots) >= 2 {
+			ix.units = &indexUnits{roots: roots, parts: make([]unitPart, len(roots))}
 		}
-		return selfChainClass(chain.Text(tree.Src), classes[len(classes)-1].name)
 	}
-	// Names kept as views of the segment's own text (see Segment.Own): no
-	// allocation, and no version's laid-out text kept alive (see binding).
-	text := func(n *pyast.Node) string { return seg.Own(n.Text(tree.Src), tree.Src) }
-	var headers strings.Builder
 	for _, stmt := range seg.Nodes {
 		if !stmt.Is("function_definition", "class_definition", "decorated_definition", "comment") {
 			ix.moduleCode = true
 		}
-		pyast.Walk(stmt, func(n *pyast.Node) bool {
-			for len(functions) > 0 && functions[len(functions)-1].fn.End() <= n.Start() && functions[len(functions)-1].fn != n {
-				functions = functions[:len(functions)-1]
-			}
-			for len(classes) > 0 && classes[len(classes)-1].class.End() <= n.Start() && classes[len(classes)-1].class != n {
-				classes = classes[:len(classes)-1]
-			}
-			switch n.Kind() {
-			case "import_statement", "import_from_statement":
-				ix.definitions = append(ix.definitions, n)
-				ix.imports = append(ix.imports, n)
-			case "function_definition":
-				ix.definitions = append(ix.definitions, n)
-				if name := n.Child("name"); name != nil {
-					ix.functions = append(ix.functions, namedNode{text(name), n})
-				}
-				functions = append(functions, enclosingFunction{n, n.Child("parameters")})
-			case "lambda":
-				functions = append(functions, enclosingFunction{n, n.Child("parameters")})
-			case "class_definition":
-				c := newClass(n, text)
-				classes = append(classes, enclosingClass{n, className(n, tree.Src)})
-				ix.classes = append(ix.classes, c)
-				headers.WriteString(c.Name)
-				if supers := n.Child("superclasses"); supers != nil {
-					headers.WriteString(text(supers))
-				}
-				for _, m := range c.methodOrder {
-					headers.WriteString(" " + m)
-				}
-				headers.WriteString("\n")
-			case "call":
-				ix.calls = append(ix.calls, n)
-			case "for_statement", "while_statement":
-				ix.loops = append(ix.loops, n)
-			case "assignment", "augmented_assignment":
-				ix.assignments = append(ix.assignments, n)
-				left, right := n.Child("left"), n.Child("right")
-				if n.Kind() != "assignment" || right == nil {
-					break
-				}
-				if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
-					ix.deviceCandidates = append(ix.deviceCandidates, n)
-				}
-				// `Dataset = _safe_import("torch.utils.data.Dataset")` is an
-				// import too (see importedByCall), and a binding.
-				if _, path := importedByCall(n, tree.Src); path != "" {
-					ix.imports = append(ix.imports, n)
-				}
-				// `losses, top1 = AverageMeter(), AverageMeter()` binds each
-				// target to its own value; `a, b = f()` binds them to parts
-				// of one value nobody here knows, so to nothing.
-				targets, values := AssignedPairs(left, right)
-				for i, target := range targets {
-					if target.Is("identifier", "attribute") {
-						ix.bindings = append(ix.bindings, binding{name: text(target), target: target, value: values[i], class: seg.Own(classOf(target), tree.Src)})
-					}
-				}
-			case "identifier", "attribute":
-				// A function's own name is no use of it: a method edited in
-				// one class is not used by every class defining one so named.
-				// Nor is a method called on super(), which never resolves to
-				// a method of the file (see resolveCall): every class's
-				// super().__init__() would use every __init__ edited.
-				if !(n.Field() == "name" && n.Parent().Is("function_definition")) && !calledOnSuper(n, tree.Src) {
-					h := attributeKeyHash(n.Text(tree.Src), classOf(n))
-					// A parameter's default value or annotation is evaluated
-					// where the function is defined, not in it.
-					if in := functions; n.Kind() == "identifier" && len(in) > 0 &&
-						(!in[len(in)-1].holdsInParameters(n) || slices.Contains(paramNames, n)) {
-						*inFunctions = append(*inFunctions, mentionInFunction{h, text(n), in[len(in)-1].fn})
-					} else {
-						outside.add(h)
-					}
-				}
-			case "global_statement", "nonlocal_statement":
-				if fn := EnclosingFunction(n); fn != nil {
-					declared[fn] = append(declared[fn], n)
-				}
-			case "parameters", "lambda_parameters":
-				paramNames = paramNames[:0]
-				if fn := n.Parent(); fn.Is("function_definition", "lambda") {
-					for _, p := range n.NamedChildren() {
-						name := parameterName(p)
-						if name.Is("list_splat_pattern", "dictionary_splat_pattern") {
-							name = name.FirstNamed() // *args, **kwargs
-						}
-						if name.Is("identifier") {
-							params[fn] = append(params[fn], text(name))
-							paramNames = append(paramNames, name)
-						}
-					}
-				}
-			case "comment":
-				ix.comments = append(ix.comments, n)
-				if mentionsNoqa(n.Text(tree.Src)) {
-					ix.noqaComments = append(ix.noqaComments, n)
-				}
-			case "block":
-				if ix.indent != -1 && n.FirstChild() != nil && n.Parent() != nil {
-					inner, outer := indentAt(tree.Src, n.FirstChild().Start()), indentAt(tree.Src, n.Parent().Start())
-					switch step := len(inner) - len(outer); {
-					case len(inner) > 0 && inner[0] == '\t':
-						ix.indent = -1
-					case step > 0 && (ix.indent == 0 || step < ix.indent):
-						ix.indent = step
-					}
-				}
-			}
-			return true
-		})
+		pyast.Walk(stmt, b.visit)
 	}
-	ix.scopeBindings(seg, tree, declared, params)
+	ix.scopeBindings(seg, tree, b.declarations, b.params)
+	if ix.units != nil {
+		ix.units.declarations, ix.units.params = b.declarations, b.params
+	}
 	packNodes(&ix.calls, &ix.loops, &ix.assignments, &ix.comments, &ix.noqaComments, &ix.definitions, &ix.imports, &ix.deviceCandidates)
-	ix.classHeaders = headers.String()
+	ix.classHeaders = b.headers.String()
 	segText := seg.Text()
 	ix.breaks.crlf, ix.breaks.lf, ix.breaks.cr = bytes.Count(segText, []byte("\r\n")), bytes.Count(segText, []byte("\n")), bytes.Count(segText, []byte("\r"))
-	ix.mentions, ix.localOnly = ix.sortMentions(*inFunctions, &outside)
+	ix.mentions, ix.localOnly = b.mentions()
 	for _, h := range ix.mentions {
 		ix.bloom[h>>6&7] |= 1 << (h & 63)
 	}
 	return ix
+}
+
+// indexBuilder is what building a segment's index keeps while it walks the
+// segment's nodes.
+type indexBuilder struct {
+	ix   *segmentIndex
+	seg  *pyast.Segment
+	tree *pyast.Tree
+	kept *keptUnits
+	// inFunctions are the identifiers mentioned in functions (see
+	// mentionInFunction), outside the other mentions: never a function's
+	// own name. Those of the units walked go to units' instead, each
+	// unit's a run of them (unitRuns).
+	inFunctions *[]mentionInFunction
+	outside     hashList
+	units       struct {
+		inFunctions []mentionInFunction
+		outside     hashList
+	}
+	unitRuns []unitRun
+	// nextUnit is the first of ix.units.roots not reached yet; walking the
+	// one the walk is in.
+	nextUnit int
+	walking  *pyast.Node
+	// The functions around the node visited, innermost last, and the
+	// names of the parameters node visited last: its names, not their
+	// values.
+	functions  []enclosingFunction
+	paramNames []*pyast.Node
+	// The classes around the node visited, innermost last, for the class
+	// of a chain on self (attributeClass, without its ancestor walk: most
+	// chains in a class of thousands of lines are on self).
+	classes []enclosingClass
+	headers strings.Builder
+	// The global and nonlocal statements in functions, and the functions'
+	// parameters, in the walk's order.
+	declarations []*pyast.Node
+	params       []functionParams
+}
+
+// unitRun is where a unit walked has its mentions in the builder's units
+// lists.
+type unitRun struct {
+	part                   int
+	idsFrom, idsTo         int
+	outsideFrom, outsideTo int
+}
+
+// text returns n's text as a view of the segment's own text (see
+// Segment.Own): no allocation, and no version's laid-out text kept alive
+// (see binding).
+func (b *indexBuilder) text(n *pyast.Node) string { return b.seg.Own(n.Text(b.tree.Src), b.tree.Src) }
+
+// classOf is the class of an attribute chain on self at the node visited.
+func (b *indexBuilder) classOf(chain *pyast.Node) string {
+	if chain.Kind() != "attribute" || len(b.classes) == 0 {
+		return ""
+	}
+	return selfChainClass(chain.Text(b.tree.Src), b.classes[len(b.classes)-1].name)
+}
+
+// visit indexes n, the walk's next node.
+func (b *indexBuilder) visit(n *pyast.Node) bool {
+	ix, tree := b.ix, b.tree
+	functions := b.functions
+	for len(functions) > 0 && functions[len(functions)-1].fn.End() <= n.Start() && functions[len(functions)-1].fn != n {
+		functions = functions[:len(functions)-1]
+	}
+	b.functions = functions
+	for len(b.classes) > 0 && b.classes[len(b.classes)-1].class.End() <= n.Start() && b.classes[len(b.classes)-1].class != n {
+		b.classes = b.classes[:len(b.classes)-1]
+	}
+	if u := ix.units; u != nil && b.nextUnit < len(u.roots) && n == u.roots[b.nextUnit] && n != b.walking {
+		b.unit(n)
+		return false
+	}
+	switch n.Kind() {
+	case "import_statement", "import_from_statement":
+		ix.definitions = append(ix.definitions, n)
+		ix.imports = append(ix.imports, n)
+	case "function_definition":
+		ix.definitions = append(ix.definitions, n)
+		if name := n.Child("name"); name != nil {
+			ix.functions = append(ix.functions, namedNode{b.text(name), n})
+		}
+		b.functions = append(b.functions, enclosingFunction{n, n.Child("parameters")})
+	case "lambda":
+		b.functions = append(b.functions, enclosingFunction{n, n.Child("parameters")})
+	case "class_definition":
+		b.classes = append(b.classes, enclosingClass{n, className(n, tree.Src)})
+		b.addClass(n)
+	case "call":
+		ix.calls = append(ix.calls, n)
+	case "for_statement", "while_statement":
+		ix.loops = append(ix.loops, n)
+	case "assignment", "augmented_assignment":
+		ix.assignments = append(ix.assignments, n)
+		left, right := n.Child("left"), n.Child("right")
+		if n.Kind() != "assignment" || right == nil {
+			break
+		}
+		if left.Is("identifier") && right.Is("string", "call", "conditional_expression") {
+			ix.deviceCandidates = append(ix.deviceCandidates, n)
+		}
+		// `Dataset = _safe_import("torch.utils.data.Dataset")` is an
+		// import too (see importedByCall), and a binding.
+		if _, path := importedByCall(n, tree.Src); path != "" {
+			ix.imports = append(ix.imports, n)
+		}
+		// `losses, top1 = AverageMeter(), AverageMeter()` binds each
+		// target to its own value; `a, b = f()` binds them to parts
+		// of one value nobody here knows, so to nothing.
+		targets, values := AssignedPairs(left, right)
+		for i, target := range targets {
+			if target.Is("identifier", "attribute") {
+				ix.bindings = append(ix.bindings, binding{name: b.text(target), target: target, value: values[i], class: b.seg.Own(b.classOf(target), tree.Src)})
+			}
+		}
+	case "identifier", "attribute":
+		// A function's own name is no use of it: a method edited in
+		// one class is not used by every class defining one so named.
+		// Nor is a method called on super(), which never resolves to
+		// a method of the file (see resolveCall): every class's
+		// super().__init__() would use every __init__ edited.
+		if !(n.Field() == "name" && n.Parent().Is("function_definition")) && !calledOnSuper(n, tree.Src) {
+			h := attributeKeyHash(n.Text(tree.Src), b.classOf(n))
+			inFunctions, outside := b.inFunctions, &b.outside
+			if b.walking != nil {
+				inFunctions, outside = &b.units.inFunctions, &b.units.outside
+			}
+			// A parameter's default value or annotation is evaluated
+			// where the function is defined, not in it.
+			if in := b.functions; n.Kind() == "identifier" && len(in) > 0 &&
+				(!in[len(in)-1].holdsInParameters(n) || slices.Contains(b.paramNames, n)) {
+				*inFunctions = append(*inFunctions, mentionInFunction{h, b.text(n), in[len(in)-1].fn})
+			} else {
+				outside.add(h)
+			}
+		}
+	case "global_statement", "nonlocal_statement":
+		if EnclosingFunction(n) != nil {
+			b.declarations = append(b.declarations, n)
+		}
+	case "parameters", "lambda_parameters":
+		b.paramNames = b.paramNames[:0]
+		if fn := n.Parent(); fn.Is("function_definition", "lambda") {
+			var names []string
+			for _, p := range n.NamedChildren() {
+				name := parameterName(p)
+				if name.Is("list_splat_pattern", "dictionary_splat_pattern") {
+					name = name.FirstNamed() // *args, **kwargs
+				}
+				if name.Is("identifier") {
+					names = append(names, b.text(name))
+					b.paramNames = append(b.paramNames, name)
+				}
+			}
+			if len(names) > 0 {
+				b.params = append(b.params, functionParams{fn, names})
+			}
+		}
+	case "comment":
+		ix.comments = append(ix.comments, n)
+		if mentionsNoqa(n.Text(tree.Src)) {
+			ix.noqaComments = append(ix.noqaComments, n)
+		}
+	case "block":
+		if ix.indent != -1 && n.FirstChild() != nil && n.Parent() != nil {
+			inner, outer := indentAt(tree.Src, n.FirstChild().Start()), indentAt(tree.Src, n.Parent().Start())
+			switch step := len(inner) - len(outer); {
+			case len(inner) > 0 && inner[0] == '\t':
+				ix.indent = -1
+			case step > 0 && (ix.indent == 0 || step < ix.indent):
+				ix.indent = step
+			}
+		}
+	}
+	return true
+}
+
+// addClass adds the class n defines to the index, and its line to the
+// classes' headers.
+func (b *indexBuilder) addClass(n *pyast.Node) {
+	c := newClass(n, b.text)
+	b.ix.classes = append(b.ix.classes, c)
+	b.headers.WriteString(c.Name)
+	if supers := n.Child("superclasses"); supers != nil {
+		b.headers.WriteString(b.text(supers))
+	}
+	for _, m := range c.methodOrder {
+		b.headers.WriteString(" " + m)
+	}
+	b.headers.WriteString("\n")
 }
 
 // mentionScratch holds the lists of mentions newSegmentIndex collects.
@@ -986,14 +1078,14 @@ type mentionInFunction struct {
 	fn   *pyast.Node
 }
 
-// sortMentions returns the segment's mentions (see segmentIndex) and
-// those of them local only: the names every mention of which is one of
-// the identifiers ids and a function's own name there, not one of
-// outside (the mentions that are no function's own name for sure) or of
-// ids that is not. Sets rather than counts of each name's mentions: most
+// decideMentions sorts mentions into the names that are a function's own
+// there (local) and the others: ids, identifiers in functions, each to one
+// or the other, and outside, the mentions that are no function's own name
+// for sure. Each list sorted, each name once (local then holds a name
+// both ways too). Sets rather than counts of each name's mentions: most
 // repeats (self, x) are then dropped before the sort.
-func (ix *segmentIndex) sortMentions(ids []mentionInFunction, outside *hashList) (mentions, localOnly []uint64) {
-	var local hashList
+func (ix *segmentIndex) decideMentions(ids []mentionInFunction, outside *hashList) (local, other []uint64) {
+	var own hashList
 	// The ids come function by function, in the walk's order: each
 	// function's scopes are looked up once for its run of ids.
 	// A function's names repeat (self, x): a small table keeps the last
@@ -1014,25 +1106,32 @@ func (ix *segmentIndex) sortMentions(ids []mentionInFunction, outside *hashList)
 			d.fn, d.name, d.own = id.fn, id.name, ownScopeIn(chain, id.name) != nil
 		}
 		if d.own {
-			local.add(id.hash)
+			own.add(id.hash)
 		} else {
 			outside.add(id.hash)
 		}
 	}
-	own, other := local.sorted(), outside.sorted()
-	mentions = make([]uint64, 0, len(own)+len(other))
+	return own.sorted(), outside.sorted()
+}
+
+// mergeMentions returns a segment's mentions and those of them local only
+// (see segmentIndex) from the names its parts' code mentions as a
+// function's own (local) and otherwise (other): the names local in one
+// part and mentioned otherwise in none are local only.
+func mergeMentions(local, other []uint64) (mentions, localOnly []uint64) {
+	mentions = make([]uint64, 0, len(local)+len(other))
 	i, j := 0, 0
-	for i < len(own) || j < len(other) {
+	for i < len(local) || j < len(other) {
 		switch {
-		case j == len(other) || i < len(own) && own[i] < other[j]:
-			mentions = append(mentions, own[i])
-			localOnly = append(localOnly, own[i])
+		case j == len(other) || i < len(local) && local[i] < other[j]:
+			mentions = append(mentions, local[i])
+			localOnly = append(localOnly, local[i])
 			i++
-		case i == len(own) || other[j] < own[i]:
+		case i == len(local) || other[j] < local[i]:
 			mentions = append(mentions, other[j])
 			j++
 		default: // both: mentioned as another's name too
-			mentions = append(mentions, own[i])
+			mentions = append(mentions, local[i])
 			i, j = i+1, j+1
 		}
 	}
@@ -1190,7 +1289,7 @@ var indexSerial atomic.Uint64
 // scopeBindings moves the bindings of plain names assigned in functions to
 // those functions' scopes, given each function's global and nonlocal
 // statements.
-func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, declared map[*pyast.Node][]*pyast.Node, params map[*pyast.Node][]string) {
+func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, declarations []*pyast.Node, params []functionParams) {
 	scopeOf := func(fn *pyast.Node) *localScope {
 		s := ix.scopes[fn]
 		if s == nil {
@@ -1202,26 +1301,26 @@ func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, decl
 		}
 		return s
 	}
-	for fn, stmts := range declared {
-		s := scopeOf(fn)
-		s.global, s.nonlocal = map[string]bool{}, map[string]bool{}
-		for _, st := range stmts {
-			into := s.global
-			if st.Kind() == "nonlocal_statement" {
-				into = s.nonlocal
-			}
-			for _, id := range st.NamedChildren() {
-				if id.Is("identifier") {
-					into[seg.Own(id.Text(tree.Src), tree.Src)] = true
-				}
+	for _, st := range declarations {
+		s := scopeOf(EnclosingFunction(st))
+		if s.global == nil {
+			s.global, s.nonlocal = map[string]bool{}, map[string]bool{}
+		}
+		into := s.global
+		if st.Kind() == "nonlocal_statement" {
+			into = s.nonlocal
+		}
+		for _, id := range st.NamedChildren() {
+			if id.Is("identifier") {
+				into[seg.Own(id.Text(tree.Src), tree.Src)] = true
 			}
 		}
 	}
 	// A parameter is the function's own name, whatever the module binds to
 	// it: `def train(model, loader)` reads the caller's model, not the
 	// script's `model = ...` below it. Its value is unknown here.
-	for fn, names := range params {
-		scopeOf(fn).params = names
+	for _, p := range params {
+		scopeOf(p.fn).params = p.names
 	}
 	var attributes []namedNode // class attributes, see classAttributes
 	for i := range ix.bindings {
@@ -2007,7 +2106,12 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	// one shows a change they may read.
 	var units *unchangedUnits
 	if pairUnits && len(changed) == 0 && len(removedSegments) == 1 && len(f.carried.fresh) == 1 && sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
-		units = pairUnchangedUnits(prev, removedSegments[0], f, f.Tree.Segments[f.carried.fresh[0]])
+		if units = f.carried.pairs; units != nil {
+			// Split below: the index's pairs stay whole.
+			units = &unchangedUnits{old: slices.Clone(units.old), cur: slices.Clone(units.cur), f: f, sought: map[string]bool{}, segment: units.segment}
+		} else {
+			units = pairUnchangedUnits(prev, removedSegments[0], f, f.Tree.Segments[f.carried.fresh[0]])
+		}
 	}
 	gather := func(in *unchangedUnits, inside bool) {
 		for side := range only {

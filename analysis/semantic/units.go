@@ -37,6 +37,9 @@ type unchangedUnits struct {
 	sought map[string]bool
 	// segment is cur's segment (the fresh statement's).
 	segment *pyast.Segment
+	// The two versions' texts of the statement are the same in their
+	// first prefix bytes and their last suffix bytes.
+	prefix, suffix int
 }
 
 // counterpart returns, for n, a node of one of the old units, the node at
@@ -171,7 +174,7 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 	for _, u := range oldUnits {
 		byStart[u.Start()-oldBase] = u
 	}
-	pairs := &unchangedUnits{f: f, sought: map[string]bool{}, segment: cur}
+	pairs := &unchangedUnits{f: f, sought: map[string]bool{}, segment: cur, prefix: prefix, suffix: suffix}
 	for _, u := range curUnits {
 		from, to := u.Start()-curBase, u.End()-curBase
 		var was *pyast.Node

@@ -1,0 +1,278 @@
+package semantic
+
+import (
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/vramlint/vramlint/analysis/pyast"
+)
+
+// A keystroke in a method of a class of thousands of lines replaces the
+// class's whole top-level statement, and its segment's index (the class's
+// calls, loops, bindings, scopes and mentions) was built again from every
+// node of the class: a third of such a keystroke. But a method's share of
+// the index follows from its own code and the names of the classes around
+// it, and the methods the edit left alone (see pairUnchangedUnits) are
+// the same code there: their shares are taken over from the last
+// version's index, their nodes moved to the new statement's (see
+// pyast.Mover), and only the edited method and the class's own lines are
+// walked. The lists of the index keep the walk's order, so a method's
+// share of each is one run of it; the scopes are built again from the
+// bindings, declarations and parameters (every method's, as a fresh index
+// would), so that no answer remembered under a scope of the last version
+// is taken for this one's.
+
+// indexUnits are the outermost functions of a class statement (see
+// outermostFunctions) and where each one's share of the segment's index
+// lies, for the next version to take over.
+type indexUnits struct {
+	roots []*pyast.Node // in offset order
+	parts []unitPart    // parts[i] is roots[i]'s
+	// The segment's global and nonlocal statements in functions and its
+	// functions' parameters, in the walk's order (what scopes are built
+	// from, with the bindings).
+	declarations []*pyast.Node
+	params       []functionParams
+	// takenOver counts the units whose shares came from the last
+	// version's index (for tests).
+	takenOver int
+}
+
+// functionParams are the names of a function's (or lambda's) parameters.
+type functionParams struct {
+	fn    *pyast.Node
+	names []string
+}
+
+// unitPart is a unit's share of its segment's index: a run of each of its
+// lists, and the names it mentions, sorted, as a function's own there
+// (local) and otherwise (other), see decideMentions.
+type unitPart struct {
+	runs         [listCount]run
+	local, other []uint64
+	indent       int // as segmentIndex.indent, of its blocks alone
+}
+
+// run is the part of a list from one index to another.
+type run struct{ from, to int32 }
+
+// The index's lists a unit has a run of.
+const (
+	callsList = iota
+	loopsList
+	assignmentsList
+	commentsList
+	noqaList
+	definitionsList
+	importsList
+	deviceList
+	functionsList
+	classesList
+	bindingsList
+	declarationsList
+	paramsList
+	listCount
+)
+
+// lengths returns the lengths of the lists the builder has filled so far.
+func (b *indexBuilder) lengths() (at [listCount]int32) {
+	ix := b.ix
+	for i, n := range [listCount]int{len(ix.calls), len(ix.loops), len(ix.assignments), len(ix.comments), len(ix.noqaComments),
+		len(ix.definitions), len(ix.imports), len(ix.deviceCandidates), len(ix.functions), len(ix.classes), len(ix.bindings),
+		len(b.declarations), len(b.params)} {
+		at[i] = int32(n)
+	}
+	return at
+}
+
+// isClassStatement reports whether a top-level statement defines a class.
+func isClassStatement(stmt *pyast.Node) bool {
+	return stmt.Is("class_definition") || stmt.Is("decorated_definition") && stmt.Child("definition").Is("class_definition")
+}
+
+// keptUnits are the units of the last version's statement that an edit
+// left alone, for its replacement's index.
+type keptUnits struct {
+	prev     *segmentIndex  // the last version's index of the statement
+	old, cur *pyast.Segment // the statement's segments: the last version's, the fresh one
+	tree     *pyast.Tree    // cur's
+	// from maps a unit of cur to the one of prev.units it is.
+	from map[*pyast.Node]int
+	// Where the two texts are the same: their first prefix bytes and their
+	// last suffix bytes; delta is how much longer cur's is.
+	prefix, suffix, delta int
+}
+
+// newKeptUnits returns what the units paired (see pairUnchangedUnits) let
+// the fresh statement's index take over from prev, the index of the one it
+// replaces; nil for nothing.
+func newKeptUnits(pairs *unchangedUnits, prev *segmentIndex, old *pyast.Segment, tree *pyast.Tree) *keptUnits {
+	if pairs == nil || prev.units == nil {
+		return nil
+	}
+	k := &keptUnits{prev: prev, old: old, cur: pairs.segment, tree: tree, from: make(map[*pyast.Node]int, len(pairs.cur)),
+		prefix: pairs.prefix, suffix: pairs.suffix, delta: len(pairs.segment.Text()) - len(old.Text())}
+	for i, was := range pairs.old {
+		if j := unitAt(prev.units.roots, was.Start()); j >= 0 && prev.units.roots[j] == was {
+			k.from[pairs.cur[i]] = j
+		}
+	}
+	return k
+}
+
+// moveView returns s, a name kept by the last version's index (a view of
+// the old segment's text, see Segment.Own, or a copy), as a view of the
+// fresh segment's text at its place there.
+func (k *keptUnits) moveView(s string) string {
+	old := k.old.Text()
+	if len(s) == 0 || len(old) == 0 {
+		return s
+	}
+	at := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.SliceData(old)))
+	if at >= uintptr(len(old)) {
+		return s // a copy of its own
+	}
+	local := int(at)
+	switch {
+	case local+len(s) <= k.prefix:
+	case local >= len(old)-k.suffix:
+		local += k.delta
+	default:
+		return strings.Clone(s)
+	}
+	src := k.tree.Src
+	return k.cur.Own(unsafe.String(&src[k.cur.Base+local], len(s)), src)
+}
+
+// unit indexes n, the next of the statement's units: takes its share over
+// from the last version's index when the edit left it alone, walks it
+// otherwise; and notes where its share lies.
+func (b *indexBuilder) unit(n *pyast.Node) {
+	ix := b.ix
+	k := b.nextUnit
+	b.nextUnit++
+	before := b.lengths()
+	part := &ix.units.parts[k]
+	outer := ix.indent
+	if j, ok := b.kept.unitFor(n); ok {
+		was := b.kept.prev.units.parts[j]
+		b.takeOver(was, b.kept.prev.units.roots[j], n)
+		part.local, part.other, part.indent = was.local, was.other, was.indent
+		ix.units.takenOver++
+	} else {
+		ix.indent = 0
+		ids, outside := len(b.units.inFunctions), len(b.units.outside.hashes)
+		clear(b.units.outside.recent[:]) // a unit's mentions are its own set
+		b.walking = n
+		pyast.Walk(n, b.visit)
+		b.walking = nil
+		part.indent = ix.indent
+		b.unitRuns = append(b.unitRuns, unitRun{part: k, idsFrom: ids, idsTo: len(b.units.inFunctions),
+			outsideFrom: outside, outsideTo: len(b.units.outside.hashes)})
+	}
+	ix.indent = joinIndents(outer, part.indent)
+	after := b.lengths()
+	for i := range part.runs {
+		part.runs[i] = run{before[i], after[i]}
+	}
+}
+
+// unitFor returns the unit of the last version's index that n, a unit of
+// the fresh statement, is (see newKeptUnits).
+func (k *keptUnits) unitFor(n *pyast.Node) (int, bool) {
+	if k == nil {
+		return 0, false
+	}
+	j, ok := k.from[n]
+	return j, ok
+}
+
+// takeOver appends to the index the share of the unit old of the last
+// version's index, its nodes moved to their places in n.
+func (b *indexBuilder) takeOver(part unitPart, old, n *pyast.Node) {
+	ix, prev, k := b.ix, b.kept.prev, b.kept
+	mv := pyast.NewMover(old, n)
+	nodes := func(into *[]*pyast.Node, from []*pyast.Node, r run) {
+		for _, x := range from[r.from:r.to] {
+			*into = append(*into, mv.Move(x))
+		}
+	}
+	nodes(&ix.calls, prev.calls, part.runs[callsList])
+	nodes(&ix.loops, prev.loops, part.runs[loopsList])
+	nodes(&ix.assignments, prev.assignments, part.runs[assignmentsList])
+	nodes(&ix.comments, prev.comments, part.runs[commentsList])
+	nodes(&ix.noqaComments, prev.noqaComments, part.runs[noqaList])
+	nodes(&ix.definitions, prev.definitions, part.runs[definitionsList])
+	nodes(&ix.imports, prev.imports, part.runs[importsList])
+	nodes(&ix.deviceCandidates, prev.deviceCandidates, part.runs[deviceList])
+	r := part.runs[functionsList]
+	for _, fn := range prev.functions[r.from:r.to] {
+		ix.functions = append(ix.functions, namedNode{k.moveView(fn.name), mv.Move(fn.node)})
+	}
+	r = part.runs[classesList]
+	for _, c := range prev.classes[r.from:r.to] {
+		b.addClass(mv.Move(c.Node))
+	}
+	r = part.runs[bindingsList]
+	for _, bd := range prev.bindings[r.from:r.to] {
+		ix.bindings = append(ix.bindings, binding{name: k.moveView(bd.name), target: mv.Move(bd.target), value: mv.Move(bd.value), class: k.moveView(bd.class)})
+	}
+	r = part.runs[declarationsList]
+	for _, st := range prev.units.declarations[r.from:r.to] {
+		b.declarations = append(b.declarations, mv.Move(st))
+	}
+	r = part.runs[paramsList]
+	for _, p := range prev.units.params[r.from:r.to] {
+		names := make([]string, len(p.names))
+		for i, name := range p.names {
+			names[i] = k.moveView(name)
+		}
+		b.params = append(b.params, functionParams{mv.Move(p.fn), names})
+	}
+}
+
+// joinIndents returns the indentation step (see segmentIndex.indent) of
+// code made of two parts with these steps: tabs (-1) in either, otherwise
+// the smaller step of those that indent.
+func joinIndents(a, b int) int {
+	switch {
+	case a == -1 || b == -1:
+		return -1
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	}
+	return min(a, b)
+}
+
+// mentions returns the segment's mentions and those of them local only
+// (see segmentIndex), deciding those of the units walked unit by unit
+// (and keeping each unit's for the next version) and the rest's together.
+func (b *indexBuilder) mentions() (mentions, localOnly []uint64) {
+	ix := b.ix
+	local, other := ix.decideMentions(*b.inFunctions, &b.outside)
+	if ix.units == nil {
+		return mergeMentions(local, other)
+	}
+	for _, u := range b.unitRuns {
+		outside := &hashList{hashes: slices.Clone(b.units.outside.hashes[u.outsideFrom:u.outsideTo])}
+		part := &ix.units.parts[u.part]
+		part.local, part.other = ix.decideMentions(b.units.inFunctions[u.idsFrom:u.idsTo], outside)
+		part.local, part.other = slices.Clip(part.local), slices.Clip(part.other)
+	}
+	size := [2]int{len(local), len(other)}
+	for _, part := range ix.units.parts {
+		size[0] += len(part.local)
+		size[1] += len(part.other)
+	}
+	allLocal, allOther := make([]uint64, 0, size[0]), make([]uint64, 0, size[1])
+	allLocal, allOther = append(allLocal, local...), append(allOther, other...)
+	for _, part := range ix.units.parts {
+		allLocal, allOther = append(allLocal, part.local...), append(allOther, part.other...)
+	}
+	slices.Sort(allLocal)
+	slices.Sort(allOther)
+	return mergeMentions(slices.Compact(allLocal), slices.Compact(allOther))
+}

@@ -216,3 +216,54 @@ func sameShapeByWalk(a, b *Node) bool {
 	}
 	return same(a, b)
 }
+
+// A node's subtree (the run of its mirror's array from it to its last
+// descendant) is the node and what a walk from it visits, in that order:
+// for every node of a file parsed whole and of one parsed for editing and
+// then edited (whose mirror copies subtrees of the last one), nodes
+// without a next sibling, the last in their arrays, included.
+func TestSubtreeIsWhatAWalkVisits(t *testing.T) {
+	src := []byte("import torch\n\n\nclass A:\n    def f(self, x):\n        if x:\n            return [y for y in x]\n        return None\n\n    class B:\n        def g(self):\n            pass\n\n\ndef h(a, b=lambda q: q):\n    return a(b)\n\nx = h(1, 2)\n")
+	whole, err := Parse(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	editing, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := NewEditor(editing, src)
+	at := bytes.Index(src, []byte("pass"))
+	ed.Replace(at, at+len("pass"), "return self")
+	edited, err := ed.Parse(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, tree := range []*Tree{whole, editing, edited} {
+		tree.Walk(tree.Root, func(n *Node) bool {
+			if n == tree.Root {
+				return true // not a run of one array: its statements are arrays of their own
+			}
+			var visited []*Node
+			Walk(n, func(m *Node) bool {
+				visited = append(visited, m)
+				return true
+			})
+			run := n.subtree()
+			if len(run) != len(visited) {
+				t.Fatalf("%s %q: a run of %d nodes, a walk visits %d", n.Kind(), n.Text(tree.Src), len(run), len(visited))
+			}
+			for i := range run {
+				if &run[i] != visited[i] {
+					t.Fatalf("%s %q: node %d of the run is not the walk's", n.Kind(), n.Text(tree.Src), i)
+				}
+			}
+			checked++
+			return true
+		})
+	}
+	if checked < 250 {
+		t.Errorf("%d nodes checked", checked)
+	}
+}

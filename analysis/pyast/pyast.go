@@ -387,6 +387,16 @@ func (m Mover) Move(n *Node) *Node {
 // subtree returns n and its descendants, the run of its mirror's array
 // they fill (preorder): from n to its last descendant.
 func (n *Node) subtree() []Node {
+	// It ends where the next sibling of n, or of its nearest ancestor in
+	// the array that has one, begins: a few steps up rather than the
+	// walk down every last child's siblings (a class's methods, a method's
+	// statements).
+	for m := n; m.parentAt > 0; m = m.Parent() {
+		if next := m.further(m.nextAt); next != nil {
+			return unsafe.Slice(n, (uintptr(unsafe.Pointer(next))-uintptr(unsafe.Pointer(n)))/unsafe.Sizeof(Node{}))
+		}
+	}
+	// The array's last nodes: walk down to its last descendant.
 	last := n
 	for c := last.FirstChild(); c != nil; c = last.FirstChild() {
 		for next := c.NextSibling(); next != nil; next = c.NextSibling() {

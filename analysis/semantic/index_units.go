@@ -23,6 +23,10 @@ import (
 // would), so that no answer remembered under a scope of the last version
 // is taken for this one's.
 
+// indexByUnits is false only in tests, for an index built in one walk to
+// compare with.
+var indexByUnits = true
+
 // indexUnits are the outermost functions of a class statement (see
 // outermostFunctions) and where each one's share of the segment's index
 // lies, for the next version to take over.
@@ -262,17 +266,60 @@ func (b *indexBuilder) mentions() (mentions, localOnly []uint64) {
 		part.local, part.other = ix.decideMentions(b.units.inFunctions[u.idsFrom:u.idsTo], outside)
 		part.local, part.other = slices.Clip(part.local), slices.Clip(part.other)
 	}
-	size := [2]int{len(local), len(other)}
+	locals, others := [][]uint64{local}, [][]uint64{other}
 	for _, part := range ix.units.parts {
-		size[0] += len(part.local)
-		size[1] += len(part.other)
+		locals, others = append(locals, part.local), append(others, part.other)
 	}
-	allLocal, allOther := make([]uint64, 0, size[0]), make([]uint64, 0, size[1])
-	allLocal, allOther = append(allLocal, local...), append(allOther, other...)
-	for _, part := range ix.units.parts {
-		allLocal, allOther = append(allLocal, part.local...), append(allOther, part.other...)
+	return mergeMentions(unionOfSorted(locals), unionOfSorted(others))
+}
+
+// unionOfSorted returns the union of sets, each a sorted list without
+// repeats, as one: merged two by two, level by level, between two
+// buffers. Cheaper than sorting them all together: a class's methods'
+// mentions are thousands a keystroke.
+func unionOfSorted(sets [][]uint64) []uint64 {
+	total := 0
+	for _, set := range sets {
+		total += len(set)
 	}
-	slices.Sort(allLocal)
-	slices.Sort(allOther)
-	return mergeMentions(slices.Compact(allLocal), slices.Compact(allOther))
+	buffers := [2][]uint64{make([]uint64, 0, total), make([]uint64, 0, total)}
+	for level := 0; len(sets) > 1; level++ {
+		out := buffers[level%2][:0]
+		merged := make([][]uint64, 0, (len(sets)+1)/2)
+		for i := 0; i < len(sets); i += 2 {
+			from := len(out)
+			if i+1 == len(sets) {
+				out = append(out, sets[i]...)
+			} else {
+				out = appendUnion(out, sets[i], sets[i+1])
+			}
+			merged = append(merged, out[from:len(out):len(out)])
+		}
+		sets = merged
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	return sets[0]
+}
+
+// appendUnion appends to out the union of a and b, sorted lists without
+// repeats.
+func appendUnion(out, a, b []uint64) []uint64 {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }

@@ -91,9 +91,16 @@ class Model%[1]d(torch.nn.Module):
 			if ix.units != nil {
 				takenOver += ix.units.takenOver
 			}
-			want := dumpIndex(newSegmentIndex(tree.Segments[k], tree))
-			if have := dumpIndex(ix); have != want {
+			want := dumpIndex(newSegmentIndex(tree.Segments[k], tree), true)
+			if have := dumpIndex(ix, true); have != want {
 				t.Fatalf("edit %d (%q at %d): segment %d's index differs from a fresh one's:\n%s", i, typed, at, k, firstDifference(have, want))
+			}
+			// And what it holds is what one walk of the segment finds.
+			indexByUnits = false
+			want = dumpIndex(newSegmentIndex(tree.Segments[k], tree), false)
+			indexByUnits = true
+			if have := dumpIndex(ix, false); have != want {
+				t.Fatalf("edit %d (%q at %d): segment %d's index differs from one built in one walk:\n%s", i, typed, at, k, firstDifference(have, want))
 			}
 			compared++
 		}
@@ -116,8 +123,9 @@ func firstDifference(have, want string) string {
 }
 
 // dumpIndex writes out what a segment index holds, a node as its address
-// (indexes of one tree hold the same nodes) and a scope as its function.
-func dumpIndex(ix *segmentIndex) string {
+// (indexes of one tree hold the same nodes) and a scope as its function;
+// where its methods' shares lie too with units.
+func dumpIndex(ix *segmentIndex, units bool) string {
 	var b strings.Builder
 	node := func(n *pyast.Node) string {
 		if n == nil {
@@ -181,7 +189,7 @@ func dumpIndex(ix *segmentIndex) string {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "indent %d module code %v breaks %+v\nmentions %v\nlocal only %v\nbloom %v\n", ix.indent, ix.moduleCode, ix.breaks, ix.mentions, ix.localOnly, ix.bloom)
-	if u := ix.units; u != nil {
+	if u := ix.units; u != nil && units {
 		nodes("units", u.roots)
 		for i, part := range u.parts {
 			fmt.Fprintf(&b, "unit %d runs %v indent %d local %v other %v\n", i, part.runs, part.indent, part.local, part.other)

@@ -848,7 +848,7 @@ func buildSegmentIndex(seg *pyast.Segment, tree *pyast.Tree, kept *keptUnits) *s
 		*b.inFunctions = (*b.inFunctions)[:0]
 		mentionScratch.Put(b.inFunctions)
 	}()
-	if len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0]) {
+	if indexByUnits && len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0]) {
 		if roots := outermostFunctions(seg.Nodes[0]); len(roots) >= 2 {
 			ix.units = &indexUnits{roots: roots, parts: make([]unitPart, len(roots))}
 		}

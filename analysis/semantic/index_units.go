@@ -166,13 +166,13 @@ func (b *indexBuilder) unit(n *pyast.Node) {
 		ix.units.takenOver++
 	} else {
 		ix.indent = 0
-		ids, outside := len(b.units.inFunctions), len(b.units.outside.hashes)
+		ids, outside := len(*b.units.inFunctions), len(b.units.outside.hashes)
 		clear(b.units.outside.recent[:]) // a unit's mentions are its own set
 		b.walking = n
 		pyast.Walk(n, b.visit)
 		b.walking = nil
 		part.indent = ix.indent
-		b.unitRuns = append(b.unitRuns, unitRun{part: k, idsFrom: ids, idsTo: len(b.units.inFunctions),
+		b.unitRuns = append(b.unitRuns, unitRun{part: k, idsFrom: ids, idsTo: len(*b.units.inFunctions),
 			outsideFrom: outside, outsideTo: len(b.units.outside.hashes)})
 	}
 	ix.indent = joinIndents(outer, part.indent)
@@ -256,15 +256,22 @@ func joinIndents(a, b int) int {
 // (and keeping each unit's for the next version) and the rest's together.
 func (b *indexBuilder) mentions() (mentions, localOnly []uint64) {
 	ix := b.ix
-	local, other := ix.decideMentions(*b.inFunctions, &b.outside)
+	var own hashList
+	local, other := ix.decideMentions(*b.inFunctions, &b.outside, &own)
 	if ix.units == nil {
 		return mergeMentions(local, other)
 	}
+	local, other = slices.Clone(local), slices.Clone(other)
+	// Each unit's in turn, in two lists used again: a unit keeps copies.
+	var outside hashList
 	for _, u := range b.unitRuns {
-		outside := &hashList{hashes: slices.Clone(b.units.outside.hashes[u.outsideFrom:u.outsideTo])}
+		clear(outside.recent[:])
+		clear(own.recent[:])
+		outside.hashes = append(outside.hashes[:0], b.units.outside.hashes[u.outsideFrom:u.outsideTo]...)
+		own.hashes = own.hashes[:0]
 		part := &ix.units.parts[u.part]
-		part.local, part.other = ix.decideMentions(b.units.inFunctions[u.idsFrom:u.idsTo], outside)
-		part.local, part.other = slices.Clip(part.local), slices.Clip(part.other)
+		l, o := ix.decideMentions((*b.units.inFunctions)[u.idsFrom:u.idsTo], &outside, &own)
+		part.local, part.other = slices.Clone(l), slices.Clone(o)
 	}
 	locals, others := [][]uint64{local}, [][]uint64{other}
 	for _, part := range ix.units.parts {

@@ -842,13 +842,16 @@ func buildSegmentIndex(seg *pyast.Segment, tree *pyast.Tree, kept *keptUnits) *s
 	// walk per identifier made indexing a 50,000-line file 15% slower).
 	// A scratch list, kept between indexes: a class's grows to tens of
 	// thousands, and growing it was a tenth of indexing one.
-	b.inFunctions = mentionScratch.Get().(*[]mentionInFunction)
+	b.inFunctions, b.units.inFunctions = mentionScratch.Get().(*[]mentionInFunction), mentionScratch.Get().(*[]mentionInFunction)
 	defer func() {
-		clear(*b.inFunctions) // its nodes and names are the segment's
-		*b.inFunctions = (*b.inFunctions)[:0]
-		mentionScratch.Put(b.inFunctions)
+		for _, scratch := range []*[]mentionInFunction{b.inFunctions, b.units.inFunctions} {
+			clear(*scratch) // its nodes and names are the segment's
+			*scratch = (*scratch)[:0]
+			mentionScratch.Put(scratch)
+		}
 	}()
-	if indexByUnits && len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0]) {
+	// Only a buffer being edited has a next version to take them over.
+	if indexByUnits && tree.LaidOut() && len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0]) {
 		if roots := outermostFunctions(seg.Nodes[0]); len(roots) >= 2 {
 			ix.units = &indexUnits{roots: roots, parts: make([]unitPart, len(roots))}
 		}
@@ -888,7 +891,7 @@ type indexBuilder struct {
 	inFunctions *[]mentionInFunction
 	outside     hashList
 	units       struct {
-		inFunctions []mentionInFunction
+		inFunctions *[]mentionInFunction
 		outside     hashList
 	}
 	unitRuns []unitRun
@@ -1000,7 +1003,7 @@ func (b *indexBuilder) visit(n *pyast.Node) bool {
 			h := attributeKeyHash(n.Text(tree.Src), b.classOf(n))
 			inFunctions, outside := b.inFunctions, &b.outside
 			if b.walking != nil {
-				inFunctions, outside = &b.units.inFunctions, &b.units.outside
+				inFunctions, outside = b.units.inFunctions, &b.units.outside
 			}
 			// A parameter's default value or annotation is evaluated
 			// where the function is defined, not in it.
@@ -1082,10 +1085,9 @@ type mentionInFunction struct {
 // there (local) and the others: ids, identifiers in functions, each to one
 // or the other, and outside, the mentions that are no function's own name
 // for sure. Each list sorted, each name once (local then holds a name
-// both ways too). Sets rather than counts of each name's mentions: most
+// both ways too); the lists are outside's and own's (empty) hashes. Sets rather than counts of each name's mentions: most
 // repeats (self, x) are then dropped before the sort.
-func (ix *segmentIndex) decideMentions(ids []mentionInFunction, outside *hashList) (local, other []uint64) {
-	var own hashList
+func (ix *segmentIndex) decideMentions(ids []mentionInFunction, outside, own *hashList) (local, other []uint64) {
 	// The ids come function by function, in the walk's order: each
 	// function's scopes are looked up once for its run of ids.
 	// A function's names repeat (self, x): a small table keeps the last

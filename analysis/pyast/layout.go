@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -73,7 +74,11 @@ type Segment struct {
 	Nodes []*Node // its top-level statements
 	Base  int     // its offset in Tree.Src
 	text  []byte  // its text in the source
-	shape uint64  // of its statements, see shapeOf
+	// shape is the shape of its statements (see shapeOf), hashed when
+	// first asked (see Shape); 0 until then. Only an edit that brings
+	// back a segment's text asks: hashing every mirror was a twentieth of
+	// a keystroke in a class of thousands of lines.
+	shape atomic.Uint64
 	// padAt is where in text the spaces go: before the final line break,
 	// after the last statement; -1 when the statement runs to the end
 	// (an ERROR node may take the line break), which leaves the segment
@@ -92,6 +97,19 @@ type Segment struct {
 	// keeps its tree: the next version's mirror copies those an edit left
 	// alone (see mirror).
 	seen seenNodes
+}
+
+// Shape returns the shape of the segment's statements (see shapeOf).
+func (s *Segment) Shape() uint64 {
+	if h := s.shape.Load(); h != 0 {
+		return h
+	}
+	h := uint64(shapeBasis)
+	for _, n := range s.Nodes {
+		h = shapeOfMirror(h, n.subtree(), s.Base)
+	}
+	s.shape.Store(h)
+	return h
 }
 
 // Len is the length of the segment's text in the source.
@@ -500,7 +518,7 @@ func padPoint(g group, src []byte) int {
 func mirrorSegment(g group, src []byte, base int, root int32, buf *scratch, keep bool, from *reuse) *Segment {
 	// Its own copy of the text: a view would keep this version's whole
 	// source alive as long as the segment.
-	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), shape: shapeBasis, hasError: missingSeparator(g, src), serial: segmentSerials.Add(1)}
+	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), hasError: missingSeparator(g, src), serial: segmentSerials.Add(1)}
 	// Keys and reuse only for one statement: the reused nodes are those of
 	// prior's only statement.
 	keep = keep && len(g.tops) == 1
@@ -509,7 +527,6 @@ func mirrorSegment(g group, src []byte, base int, root int32, buf *scratch, keep
 	}
 	for _, t := range g.tops {
 		nodes, seen := mirror(flatten(t.node, buf, from), base-g.start+t.origin, root, from, keep)
-		seg.shape = shapeOfMirror(seg.shape, nodes, base)
 		seg.hasError = seg.hasError || t.hasError
 		seg.Nodes = append(seg.Nodes, &nodes[0])
 		seg.seen = seen

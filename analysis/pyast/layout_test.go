@@ -281,7 +281,7 @@ func checkReusedMirrors(t *testing.T, tree *Tree) int {
 				t.Fatalf("node %d of the mirror differs from a fresh walk's: %s %d-%d, want %s %d-%d", i, g.Kind(), g.start, g.end, w.Kind(), w.start, w.end)
 			}
 		}
-		if shape := shapeOfMirror(shapeBasis, got, seg.Base); shape != seg.shape || shape != shapeOf(tops, 0, &buf) {
+		if shape := shapeOfMirror(shapeBasis, got, seg.Base); shape != seg.Shape() || shape != shapeOf(tops, 0, &buf) {
 			t.Fatal("the segment's shape is not its mirror's, or not its tree's")
 		}
 		checked++

@@ -227,7 +227,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	lastKept := first - 1
 	for _, g := range region {
 		j, ok := byText[string(src[g.start:g.end])]
-		if ok && j > lastKept && len(prev.Segments[j].Nodes) == len(g.tops) && prev.Segments[j].shape == shapeOf(g.tops, g.start, &buf) {
+		if ok && j > lastKept && len(prev.Segments[j].Nodes) == len(g.tops) && prev.Segments[j].Shape() == shapeOf(g.tops, g.start, &buf) {
 			lastKept = j
 		} else {
 			j = -1

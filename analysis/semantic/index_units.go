@@ -18,10 +18,9 @@ import (
 // version's index, their nodes moved to the new statement's (see
 // pyast.Mover), and only the edited method and the class's own lines are
 // walked. The lists of the index keep the walk's order, so a method's
-// share of each is one run of it; the scopes are built again from the
-// bindings, declarations and parameters (every method's, as a fresh index
-// would), so that no answer remembered under a scope of the last version
-// is taken for this one's.
+// share of each is one run of it; a method's scopes (its functions'
+// names) are its own too, and are moved under new ids, so that no answer
+// remembered under a scope of the last version is taken for this one's.
 
 // indexByUnits is false only in tests, for an index built in one walk to
 // compare with.
@@ -56,6 +55,76 @@ type unitPart struct {
 	runs         [listCount]run
 	local, other []uint64
 	indent       int // as segmentIndex.indent, of its blocks alone
+	// scopes are the functions of the unit that have a scope (see
+	// segmentIndex.scopes), in offset order.
+	scopes []*pyast.Node
+}
+
+// keptRun is a unit taken over: where its share lies in the index built
+// (runs), which unit of the last version's index it is (old), and the
+// mover of its nodes.
+type keptRun struct {
+	runs  [listCount]run
+	old   int
+	mover pyast.Mover
+}
+
+// noteScopes gives each unit the functions of scopes (an index's) that lie
+// in it.
+func (u *indexUnits) noteScopes(scopes map[*pyast.Node]*localScope) {
+	for fn := range scopes {
+		if i := unitAt(u.roots, fn.Start()); i >= 0 && fn.End() <= u.roots[i].End() {
+			u.parts[i].scopes = append(u.parts[i].scopes, fn)
+		}
+	}
+	for i := range u.parts {
+		slices.SortFunc(u.parts[i].scopes, func(a, b *pyast.Node) int { return a.Start() - b.Start() })
+	}
+}
+
+// takeOverScopes gives the index the scopes of a unit taken over: the
+// last version's, under new ids (an answer remembered by a local key of
+// the last version is never taken for this one's), their values moved,
+// their names as views of the fresh segment's text; and the unit's
+// bindings their scopes.
+func (b *indexBuilder) takeOverScopes(k keptRun) {
+	ix, prev := b.ix, b.kept.prev
+	moveView := b.kept.moveView
+	movedNames := func(set map[string]bool) map[string]bool {
+		if set == nil {
+			return nil
+		}
+		moved := make(map[string]bool, len(set))
+		for name := range set {
+			moved[moveView(name)] = true
+		}
+		return moved
+	}
+	fresh := map[*localScope]*localScope{}
+	for _, oldFn := range prev.units.parts[k.old].scopes {
+		was := prev.scopes[oldFn]
+		s := ix.scopeOf(k.mover.Move(oldFn))
+		fresh[was] = s
+		s.global, s.nonlocal = movedNames(was.global), movedNames(was.nonlocal)
+		if was.params != nil {
+			s.params = make([]string, len(was.params))
+			for i, name := range was.params {
+				s.params[i] = moveView(name)
+			}
+		}
+		// The names are a copy of their own (see nodesByName), the groups
+		// the same: only the values move.
+		s.names = nodesByName{names: was.names.names, groups: was.names.groups, nodes: make([]*pyast.Node, len(was.names.nodes))}
+		for i, v := range was.names.nodes {
+			s.names.nodes[i] = k.mover.Move(v)
+		}
+	}
+	oldRun := prev.units.parts[k.old].runs[bindingsList]
+	for i := range k.runs[bindingsList].to - k.runs[bindingsList].from {
+		if was := prev.bindings[oldRun.from+i].scope; was != nil {
+			ix.bindings[k.runs[bindingsList].from+i].scope = fresh[was]
+		}
+	}
 }
 
 // run is the part of a list from one index to another.
@@ -159,9 +228,12 @@ func (b *indexBuilder) unit(n *pyast.Node) {
 	before := b.lengths()
 	part := &ix.units.parts[k]
 	outer := ix.indent
-	if j, ok := b.kept.unitFor(n); ok {
+	j, taken := b.kept.unitFor(n)
+	var mover pyast.Mover
+	if taken {
 		was := b.kept.prev.units.parts[j]
-		b.takeOver(was, b.kept.prev.units.roots[j], n)
+		mover = pyast.NewMover(b.kept.prev.units.roots[j], n)
+		b.takeOver(was, mover)
 		part.local, part.other, part.indent = was.local, was.other, was.indent
 		ix.units.takenOver++
 	} else {
@@ -180,6 +252,9 @@ func (b *indexBuilder) unit(n *pyast.Node) {
 	for i := range part.runs {
 		part.runs[i] = run{before[i], after[i]}
 	}
+	if taken {
+		b.keptRuns = append(b.keptRuns, keptRun{runs: part.runs, old: j, mover: mover})
+	}
 }
 
 // unitFor returns the unit of the last version's index that n, a unit of
@@ -192,11 +267,10 @@ func (k *keptUnits) unitFor(n *pyast.Node) (int, bool) {
 	return j, ok
 }
 
-// takeOver appends to the index the share of the unit old of the last
-// version's index, its nodes moved to their places in n.
-func (b *indexBuilder) takeOver(part unitPart, old, n *pyast.Node) {
+// takeOver appends to the index the share of a unit of the last
+// version's index, its nodes moved by mv to their places in the fresh one.
+func (b *indexBuilder) takeOver(part unitPart, mv pyast.Mover) {
 	ix, prev, k := b.ix, b.kept.prev, b.kept
-	mv := pyast.NewMover(old, n)
 	nodes := func(into *[]*pyast.Node, from []*pyast.Node, r run) {
 		for _, x := range from[r.from:r.to] {
 			*into = append(*into, mv.Move(x))

@@ -193,6 +193,7 @@ func dumpIndex(ix *segmentIndex, units bool) string {
 		nodes("units", u.roots)
 		for i, part := range u.parts {
 			fmt.Fprintf(&b, "unit %d runs %v indent %d local %v other %v\n", i, part.runs, part.indent, part.local, part.other)
+			nodes("scopes", part.scopes)
 		}
 		nodes("declarations", u.declarations)
 		for _, p := range u.params {

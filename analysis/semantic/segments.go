@@ -862,9 +862,10 @@ func buildSegmentIndex(seg *pyast.Segment, tree *pyast.Tree, kept *keptUnits) *s
 		}
 		pyast.Walk(stmt, b.visit)
 	}
-	ix.scopeBindings(seg, tree, b.declarations, b.params)
+	b.scopeBindings()
 	if ix.units != nil {
 		ix.units.declarations, ix.units.params = b.declarations, b.params
+		ix.units.noteScopes(ix.scopes)
 	}
 	packNodes(&ix.calls, &ix.loops, &ix.assignments, &ix.comments, &ix.noqaComments, &ix.definitions, &ix.imports, &ix.deviceCandidates)
 	ix.classHeaders = b.headers.String()
@@ -895,6 +896,8 @@ type indexBuilder struct {
 		outside     hashList
 	}
 	unitRuns []unitRun
+	// keptRuns are the units taken over, in order.
+	keptRuns []keptRun
 	// nextUnit is the first of ix.units.roots not reached yet; walking the
 	// one the walk is in.
 	nextUnit int
@@ -1290,21 +1293,25 @@ var indexSerial atomic.Uint64
 
 // scopeBindings moves the bindings of plain names assigned in functions to
 // those functions' scopes, given each function's global and nonlocal
-// statements.
-func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, declarations []*pyast.Node, params []functionParams) {
-	scopeOf := func(fn *pyast.Node) *localScope {
-		s := ix.scopes[fn]
-		if s == nil {
-			if ix.scopes == nil {
-				ix.scopes = map[*pyast.Node]*localScope{}
-			}
-			s = &localScope{id: strconv.FormatUint(ix.serial, 10) + "." + strconv.Itoa(len(ix.scopes))}
-			ix.scopes[fn] = s
+// statements and parameters; the scopes of the units taken over are
+// theirs in the last version's index, moved (see takeOverScopes).
+func (b *indexBuilder) scopeBindings() {
+	ix, seg, tree := b.ix, b.seg, b.tree
+	kept := b.keptRuns
+	// inKept reports whether item i of list lies in a run of a unit taken
+	// over; the runs are in order, as the items asked are.
+	next := [listCount]int{}
+	inKept := func(list, i int) bool {
+		for next[list] < len(kept) && int(kept[next[list]].runs[list].to) <= i {
+			next[list]++
 		}
-		return s
+		return next[list] < len(kept) && int(kept[next[list]].runs[list].from) <= i
 	}
-	for _, st := range declarations {
-		s := scopeOf(EnclosingFunction(st))
+	for i, st := range b.declarations {
+		if inKept(declarationsList, i) {
+			continue
+		}
+		s := ix.scopeOf(EnclosingFunction(st))
 		if s.global == nil {
 			s.global, s.nonlocal = map[string]bool{}, map[string]bool{}
 		}
@@ -1321,29 +1328,50 @@ func (ix *segmentIndex) scopeBindings(seg *pyast.Segment, tree *pyast.Tree, decl
 	// A parameter is the function's own name, whatever the module binds to
 	// it: `def train(model, loader)` reads the caller's model, not the
 	// script's `model = ...` below it. Its value is unknown here.
-	for _, p := range params {
-		scopeOf(p.fn).params = p.names
+	for i, p := range b.params {
+		if !inKept(paramsList, i) {
+			ix.scopeOf(p.fn).params = p.names
+		}
 	}
 	var attributes []namedNode // class attributes, see classAttributes
 	for i := range ix.bindings {
-		b := &ix.bindings[i]
-		if b.class != "" {
-			attributes = append(attributes, namedNode{classAttribute(b.class, b.name), b.value})
+		bd := &ix.bindings[i]
+		if bd.class != "" {
+			attributes = append(attributes, namedNode{classAttribute(bd.class, bd.name), bd.value})
 		}
-		if !b.target.Is("identifier") {
+		if !bd.target.Is("identifier") || inKept(bindingsList, i) {
 			continue
 		}
-		if owner := ix.owner(b.target, b.name); owner != nil {
-			b.scope = scopeOf(owner)
-			b.scope.assigned = append(b.scope.assigned, namedNode{b.name, b.value})
+		if owner := ix.owner(bd.target, bd.name); owner != nil {
+			bd.scope = ix.scopeOf(owner)
+			bd.scope.assigned = append(bd.scope.assigned, namedNode{bd.name, bd.value})
 		}
 	}
 	for _, s := range ix.scopes {
-		s.names, s.assigned = newNodesByName(s.assigned), nil
+		if s.assigned != nil {
+			s.names, s.assigned = newNodesByName(s.assigned), nil
+		}
+	}
+	for _, k := range kept {
+		b.takeOverScopes(k)
 	}
 	if len(attributes) > 0 {
 		ix.classAttributes = newNodesByName(attributes)
 	}
+}
+
+// scopeOf returns fn's scope, made when it has none yet: an id of its
+// own, unique across versions (see localScope).
+func (ix *segmentIndex) scopeOf(fn *pyast.Node) *localScope {
+	s := ix.scopes[fn]
+	if s == nil {
+		if ix.scopes == nil {
+			ix.scopes = map[*pyast.Node]*localScope{}
+		}
+		s = &localScope{id: strconv.FormatUint(ix.serial, 10) + "." + strconv.Itoa(len(ix.scopes))}
+		ix.scopes[fn] = s
+	}
+	return s
 }
 
 // AssignedPairs returns the targets an assignment `left = right` binds,

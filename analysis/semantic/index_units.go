@@ -69,6 +69,13 @@ type keptRun struct {
 	mover pyast.Mover
 }
 
+// takenUnits are the units an index took over from the last version's
+// index, prev (see segmentIndex.callIndex).
+type takenUnits struct {
+	prev *segmentIndex
+	runs []keptRun
+}
+
 // noteScopes gives each unit the functions of scopes (an index's) that lie
 // in it.
 func (u *indexUnits) noteScopes(scopes map[*pyast.Node]*localScope) {

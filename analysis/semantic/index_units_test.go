@@ -15,7 +15,8 @@ import (
 // alone taken over (see indexUnits), is the index built afresh: after each
 // of 400 random edits of classes with nested functions, lambdas, global
 // and nonlocal declarations, nested classes, attributes on self,
-// decorators, imports and noqa comments, every fresh segment's index is
+// decorators (one in a loop of the class's body), imports and noqa
+// comments, every fresh segment's index is
 // compared, list by list, with one built from nothing for the same tree.
 func TestTakenOverIndexEqualsAFreshOne(t *testing.T) {
 	var b strings.Builder
@@ -62,6 +63,11 @@ class Model%[1]d(torch.nn.Module):
             helper = _safe_import("torch.optim.SGD")
             return helper
 
+    for _variant in range(2):
+        @register(_variant)
+        def variant(self, x):
+            return x
+
     def make(self):
         class Local(torch.nn.Module):
             def forward(self, x):
@@ -91,13 +97,18 @@ class Model%[1]d(torch.nn.Module):
 			if ix.units != nil {
 				takenOver += ix.units.takenOver
 			}
-			want := dumpIndex(newSegmentIndex(tree.Segments[k], tree), true)
+			fresh := newSegmentIndex(tree.Segments[k], tree)
+			fresh.callIndex(got)
+			ix.callIndex(got)
+			want := dumpIndex(fresh, true)
 			if have := dumpIndex(ix, true); have != want {
 				t.Fatalf("edit %d (%q at %d): segment %d's index differs from a fresh one's:\n%s", i, typed, at, k, firstDifference(have, want))
 			}
 			// And what it holds is what one walk of the segment finds.
 			indexByUnits = false
-			want = dumpIndex(newSegmentIndex(tree.Segments[k], tree), false)
+			oneWalk := newSegmentIndex(tree.Segments[k], tree)
+			oneWalk.callIndex(got)
+			want = dumpIndex(oneWalk, false)
 			indexByUnits = true
 			if have := dumpIndex(ix, false); have != want {
 				t.Fatalf("edit %d (%q at %d): segment %d's index differs from one built in one walk:\n%s", i, typed, at, k, firstDifference(have, want))
@@ -187,6 +198,18 @@ func dumpIndex(ix *segmentIndex, units bool) string {
 			fmt.Fprintf(&b, " %s", node(v))
 		}
 		b.WriteString("\n")
+	}
+	if ix.byName != nil {
+		for name, calls := range ix.byName.all() {
+			fmt.Fprintf(&b, "calls of %q:", name)
+			for _, c := range calls {
+				fmt.Fprintf(&b, " %s", node(c))
+			}
+			b.WriteString("\n")
+		}
+		for _, lc := range ix.loopCalls {
+			fmt.Fprintf(&b, "loop call %s in %s\n", node(lc.Call), node(lc.Loop))
+		}
 	}
 	fmt.Fprintf(&b, "indent %d module code %v breaks %+v\nmentions %v\nlocal only %v\nbloom %v\n", ix.indent, ix.moduleCode, ix.breaks, ix.mentions, ix.localOnly, ix.bloom)
 	if u := ix.units; u != nil && units {

@@ -166,6 +166,13 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	}
 	f.carryOver(prev, freshIndexes, removed, removedSegments)
 	f.carried.pairs = nil // the last version's nodes: not kept past carryOver
+	for _, ix := range freshIndexes {
+		// Not kept past this version's building either: each version's
+		// index would keep the last one's.
+		ix.mu.Lock()
+		ix.takenFrom = nil
+		ix.mu.Unlock()
+	}
 	if f.carried.ok {
 		f.structureEpoch = prev.structureEpoch
 		if !f.namesChanged() {
@@ -784,6 +791,11 @@ type segmentIndex struct {
 	// what rules look for, found on first use.
 	byName    *nodesByName
 	loopCalls []LoopCall
+	// With units: each call's innermost loop (nil for none), for the next
+	// version's index to take over (see callIndex); and, until callIndex
+	// runs, the units this index took over.
+	callLoops []*pyast.Node
+	takenFrom *takenUnits
 
 	// answers are what Remember was told about the segment's nodes, for
 	// the versions of one binding epoch (see File.epoch).
@@ -863,6 +875,9 @@ func buildSegmentIndex(seg *pyast.Segment, tree *pyast.Tree, kept *keptUnits) *s
 		pyast.Walk(stmt, b.visit)
 	}
 	b.scopeBindings()
+	if len(b.keptRuns) > 0 {
+		ix.takenFrom = &takenUnits{prev: b.kept.prev, runs: b.keptRuns}
+	}
 	if ix.units != nil {
 		ix.units.declarations, ix.units.params = b.declarations, b.params
 		ix.units.noteScopes(ix.scopes)
@@ -1568,12 +1583,43 @@ func (ix *segmentIndex) callIndex(f *File) {
 		return
 	}
 	var named []namedNode
-	for _, c := range ix.calls {
+	// The calls of the units taken over keep their loops, moved: an
+	// ancestor walk a call otherwise.
+	taken := ix.takenFrom
+	ix.takenFrom = nil
+	if taken != nil && taken.prev.callLoops == nil {
+		taken = nil // the last version never asked
+	}
+	if ix.units != nil {
+		ix.callLoops = make([]*pyast.Node, 0, len(ix.calls))
+	}
+	next := 0 // the first run taken over not before the call
+	for i, c := range ix.calls {
 		if name := f.LastName(c.Child("function")); name != "" {
 			named = append(named, namedNode{name, c})
 		}
-		if loop := innermostLoop(c); loop != nil {
+		var loop *pyast.Node
+		if taken != nil {
+			for next < len(taken.runs) && int(taken.runs[next].runs[callsList].to) <= i {
+				next++
+			}
+		}
+		if taken != nil && next < len(taken.runs) && int(taken.runs[next].runs[callsList].from) <= i {
+			k := taken.runs[next]
+			was := taken.prev.callLoops[int(taken.prev.units.parts[k.old].runs[callsList].from)+i-int(k.runs[callsList].from)]
+			// A loop of the class's own body around the method is not
+			// the method's: found again.
+			if loop = k.mover.Move(was); loop == nil && was != nil {
+				loop = innermostLoop(c)
+			}
+		} else {
+			loop = innermostLoop(c)
+		}
+		if loop != nil {
 			ix.loopCalls = append(ix.loopCalls, LoopCall{Call: c, Loop: loop})
+		}
+		if ix.units != nil {
+			ix.callLoops = append(ix.callLoops, loop)
 		}
 	}
 	byName := newNodesByName(named)

@@ -46,7 +46,7 @@ func main() {
 	edits := flag.Int("edits", 40, "one-character edits at each place (start, middle, end)")
 	typing := flag.Bool("typing", true, "type a 30-line training function into the middle of the file (or what --type says, where --type-at says)")
 	typeFile := flag.String("type", "", "with --typing, type the text of this file, key by key, instead of the built-in function (a script's main block, a Dataset class)")
-	typeAt := flag.String("type-at", "middle", "with --typing, where to type: middle (at the top-level line nearest the middle of the file) or end (after its last line, where a script's main block goes)")
+	typeAt := flag.String("type-at", "middle", "with --typing, where to type: middle (at the top-level line nearest the middle of the file), end (after its last line, where a script's main block goes) or method (indented as a method, before the first method of a class past the middle: a keystroke inside a large class)")
 	actions := flag.Int("code-actions", 20, "code-action requests at diagnostics")
 	settings := flag.String("settings", `{"maxLiveFileSize": 0}`, "initializationOptions, and the answer to workspace/configuration")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for one answer")
@@ -58,8 +58,8 @@ func main() {
 	script := flag.Bool("script", false, "with --lines, generate a script whose training and evaluation loops are module code, as notebooks exported to Python are, instead of functions")
 	leftOpen := flag.Bool("left-open", false, "with --lines, leave a bracket open in each file (`broken = foo(` before the first class past the middle), as in a file saved mid-edit")
 	flag.Parse()
-	if *typeAt != "middle" && *typeAt != "end" {
-		check(fmt.Errorf("--type-at %q: want middle or end", *typeAt))
+	if *typeAt != "middle" && *typeAt != "end" && *typeAt != "method" {
+		check(fmt.Errorf("--type-at %q: want middle, end or method", *typeAt))
 	}
 
 	var paths []string
@@ -181,8 +181,11 @@ func main() {
 			check(err)
 			typed = string(text)
 		}
+		if *typeAt == "method" {
+			typed = asMethod(typed)
+		}
 		cpu := s.cpu()
-		took, err := s.typeText(doc, typed, *typeAt == "end")
+		took, err := s.typeText(doc, typed, *typeAt)
 		check(err)
 		if *keys != "" {
 			check(writeKeys(*keys, typed, took))
@@ -710,16 +713,29 @@ const typedFunction = `def train_typed(model, loader, optimizer, device):
 
 `
 
-// typeText types text at the top-level line nearest the middle of the
-// file (or, atEnd, after its last line), one character a change, as an
-// editor sends keys.
-func (s *server) typeText(doc *document, text string, atEnd bool) ([]time.Duration, error) {
-	at := strings.Index(doc.text[len(doc.text)/2:], "\n\n\n")
-	switch {
-	case atEnd || at < 0:
+// typeText types text where says (see --type-at), one character a
+// change, as an editor sends keys: at the top-level line nearest the
+// middle of the file, after its last line, or before the first method (a
+// line "    def ") past the middle (text indented as a method, see
+// asMethod).
+func (s *server) typeText(doc *document, text, where string) ([]time.Duration, error) {
+	var at int
+	switch where {
+	case "method":
+		at = strings.Index(doc.text[len(doc.text)/2:], "\n    def ")
+		if at < 0 {
+			return nil, fmt.Errorf("--type-at method: no method (a line \"    def \") past the middle of %s", doc.uri)
+		}
+		at += len(doc.text)/2 + 1
+	case "end":
 		at = len(doc.text)
 	default:
-		at += len(doc.text)/2 + 2
+		at = strings.Index(doc.text[len(doc.text)/2:], "\n\n\n")
+		if at < 0 {
+			at = len(doc.text)
+		} else {
+			at += len(doc.text)/2 + 2
+		}
 	}
 	var took []time.Duration
 	for _, r := range text {
@@ -734,6 +750,18 @@ func (s *server) typeText(doc *document, text string, atEnd bool) ([]time.Durati
 		at += len(string(r))
 	}
 	return took, nil
+}
+
+// asMethod returns text, a top-level definition, indented by four spaces
+// as a method of a class, with a blank line after it.
+func asMethod(text string) string {
+	lines := strings.SplitAfter(strings.TrimRight(text, "\n"), "\n")
+	for i, line := range lines {
+		if strings.TrimSpace(line) != "" {
+			lines[i] = "    " + line
+		}
+	}
+	return strings.Join(lines, "") + "\n\n"
 }
 
 // writeKeys writes the typing session's latencies a key a line, each with

@@ -46,7 +46,7 @@ func main() {
 	edits := flag.Int("edits", 40, "one-character edits at each place (start, middle, end)")
 	typing := flag.Bool("typing", true, "type a 30-line training function into the middle of the file (or what --type says, where --type-at says)")
 	typeFile := flag.String("type", "", "with --typing, type the text of this file, key by key, instead of the built-in function (a script's main block, a Dataset class)")
-	typeAt := flag.String("type-at", "middle", "with --typing, where to type: middle (at the top-level line nearest the middle of the file), end (after its last line, where a script's main block goes) or method (indented as a method, before the first method of a class past the middle: a keystroke inside a large class)")
+	typeAt := flag.String("type-at", "middle", "with --typing, where to type: middle (at the top-level line nearest the middle of the file), end (after its last line, where a script's main block goes) or method (indented as a method, before the first method past the middle: keystrokes inside a class)")
 	actions := flag.Int("code-actions", 20, "code-action requests at diagnostics")
 	settings := flag.String("settings", `{"maxLiveFileSize": 0}`, "initializationOptions, and the answer to workspace/configuration")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for one answer")
@@ -182,7 +182,9 @@ func main() {
 			typed = string(text)
 		}
 		if *typeAt == "method" {
-			typed = asMethod(typed)
+			_, indent, err := methodLine(doc.text)
+			check(err)
+			typed = asMethod(typed, indent)
 		}
 		cpu := s.cpu()
 		took, err := s.typeText(doc, typed, *typeAt)
@@ -715,18 +717,16 @@ const typedFunction = `def train_typed(model, loader, optimizer, device):
 
 // typeText types text where says (see --type-at), one character a
 // change, as an editor sends keys: at the top-level line nearest the
-// middle of the file, after its last line, or before the first method (a
-// line "    def ") past the middle (text indented as a method, see
-// asMethod).
+// middle of the file, after its last line, or before the first method
+// past the middle (see methodLine; text indented as it, see asMethod).
 func (s *server) typeText(doc *document, text, where string) ([]time.Duration, error) {
 	var at int
 	switch where {
 	case "method":
-		at = strings.Index(doc.text[len(doc.text)/2:], "\n    def ")
-		if at < 0 {
-			return nil, fmt.Errorf("--type-at method: no method (a line \"    def \") past the middle of %s", doc.uri)
+		var err error
+		if at, _, err = methodLine(doc.text); err != nil {
+			return nil, err
 		}
-		at += len(doc.text)/2 + 1
 	case "end":
 		at = len(doc.text)
 	default:
@@ -752,13 +752,30 @@ func (s *server) typeText(doc *document, text, where string) ([]time.Duration, e
 	return took, nil
 }
 
-// asMethod returns text, a top-level definition, indented by four spaces
-// as a method of a class, with a blank line after it.
-func asMethod(text string) string {
+// methodLine returns where the first line past the middle of text that
+// defines a method (an indented "def ") starts, and its indentation.
+func methodLine(text string) (at int, indent string, err error) {
+	for at = len(text) / 2; ; {
+		k := strings.Index(text[at:], "\n")
+		if k < 0 {
+			return 0, "", fmt.Errorf("--type-at method: no method (an indented line \"def \") past the middle of the file")
+		}
+		at += k + 1
+		line := text[at:]
+		body := strings.TrimLeft(line, " \t")
+		if len(body) < len(line) && strings.HasPrefix(body, "def ") {
+			return at, line[:len(line)-len(body)], nil
+		}
+	}
+}
+
+// asMethod returns text, a top-level definition, indented as a method by
+// indent, with a blank line after it.
+func asMethod(text, indent string) string {
 	lines := strings.SplitAfter(strings.TrimRight(text, "\n"), "\n")
 	for i, line := range lines {
 		if strings.TrimSpace(line) != "" {
-			lines[i] = "    " + line
+			lines[i] = indent + line
 		}
 	}
 	return strings.Join(lines, "") + "\n\n"

@@ -76,6 +76,18 @@ type takenUnits struct {
 	runs []keptRun
 }
 
+// movedIn returns the nodes of nodes (of the last version's index, in
+// offset order) that lie in the unit taken over, moved.
+func (k keptRun) movedIn(nodes []*pyast.Node) []*pyast.Node {
+	var moved []*pyast.Node
+	for _, n := range nodes {
+		if m := k.mover.Move(n); m != nil {
+			moved = append(moved, m)
+		}
+	}
+	return moved
+}
+
 // noteScopes gives each unit the functions of scopes (an index's) that lie
 // in it.
 func (u *indexUnits) noteScopes(scopes map[*pyast.Node]*localScope) {

@@ -35,6 +35,10 @@ class Model%[1]d(torch.nn.Module):
         self.device = device
         self.history, self.best = [], None
 
+    def loaders(self, ds):
+        torch.set_grad_enabled(False)
+        return torch.utils.data.DataLoader(ds, num_workers=2)
+
     @torch.no_grad()
     def evaluate(self, loader):
         global counter
@@ -100,6 +104,8 @@ class Model%[1]d(torch.nn.Module):
 			fresh := newSegmentIndex(tree.Segments[k], tree)
 			fresh.callIndex(got)
 			ix.callIndex(got)
+			fresh.importFacts(got)
+			ix.importFacts(got)
 			want := dumpIndex(fresh, true)
 			if have := dumpIndex(ix, true); have != want {
 				t.Fatalf("edit %d (%q at %d): segment %d's index differs from a fresh one's:\n%s", i, typed, at, k, firstDifference(have, want))
@@ -108,6 +114,7 @@ class Model%[1]d(torch.nn.Module):
 			indexByUnits = false
 			oneWalk := newSegmentIndex(tree.Segments[k], tree)
 			oneWalk.callIndex(got)
+			oneWalk.importFacts(got)
 			want = dumpIndex(oneWalk, false)
 			indexByUnits = true
 			if have := dumpIndex(ix, false); have != want {
@@ -210,6 +217,10 @@ func dumpIndex(ix *segmentIndex, units bool) string {
 		for _, lc := range ix.loopCalls {
 			fmt.Fprintf(&b, "loop call %s in %s\n", node(lc.Call), node(lc.Loop))
 		}
+	}
+	if ix.facts != nil {
+		nodes("loaders", ix.facts.dataLoaders)
+		nodes("grad switches", ix.facts.gradSwitches)
 	}
 	fmt.Fprintf(&b, "indent %d module code %v breaks %+v\nmentions %v\nlocal only %v\nbloom %v\n", ix.indent, ix.moduleCode, ix.breaks, ix.mentions, ix.localOnly, ix.bloom)
 	if u := ix.units; u != nil && units {

@@ -1558,7 +1558,26 @@ func (ix *segmentIndex) importFacts(f *File) *importFacts {
 		return ix.facts
 	}
 	facts := &importFacts{imports: imports}
-	for _, c := range ix.calls {
+	// The units taken over have the facts they had, for the same imports:
+	// those calls need no look.
+	var taken *takenUnits
+	if t := ix.takenFrom; t != nil && t.prev.facts != nil && t.prev.facts.imports == imports {
+		taken = t
+	}
+	next := 0 // the first run taken over not before the call
+	for i, c := range ix.calls {
+		if taken != nil {
+			for next < len(taken.runs) && int(taken.runs[next].runs[callsList].to) <= i {
+				next++
+			}
+			if next < len(taken.runs) && int(taken.runs[next].runs[callsList].from) <= i {
+				if k := taken.runs[next]; int(k.runs[callsList].from) == i {
+					facts.dataLoaders = append(facts.dataLoaders, k.movedIn(taken.prev.facts.dataLoaders)...)
+					facts.gradSwitches = append(facts.gradSwitches, k.movedIn(taken.prev.facts.gradSwitches)...)
+				}
+				continue
+			}
+		}
 		if !f.mayCall(c, "DataLoader", "set_grad_enabled") {
 			continue
 		}
@@ -1582,7 +1601,7 @@ func (ix *segmentIndex) callIndex(f *File) {
 	if ix.byName != nil {
 		return
 	}
-	var named []namedNode
+	named := make([]namedNode, 0, len(ix.calls))
 	// The calls of the units taken over keep their loops, moved: an
 	// ancestor walk a call otherwise.
 	taken := ix.takenFrom

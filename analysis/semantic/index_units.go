@@ -26,6 +26,13 @@ import (
 // compare with.
 var indexByUnits = true
 
+// unitsFrom is the length of the smallest class statement indexed by its
+// methods: a class of a few hundred lines is indexed again in a fraction
+// of a millisecond, and its units would cost every open of a file of many
+// small classes (a model file) memory and time for nothing. A variable
+// for tests.
+var unitsFrom = 16 << 10
+
 // indexUnits are the outermost functions of a class statement (see
 // outermostFunctions) and where each one's share of the segment's index
 // lies, for the next version to take over.

@@ -85,6 +85,8 @@ class Model%[1]d(torch.nn.Module):
 	text := b.String()
 	snippets := []string{"x", "\n", "(", ")", "    ", "        y = self.net(x)\n", "        global counter\n", "self.extra = 1", "lambda z: z",
 		"        def inner(q):\n            return q\n", "# noqa\n", "\t", "        class Nested:\n            pass\n", "total += 1\n"}
+	defer func(from int) { unitsFrom = from }(unitsFrom)
+	unitsFrom = 0 // classes of a few dozen lines
 	rng := rand.New(rand.NewSource(7))
 	var buf *buffer
 	takenOver, compared := 0, 0

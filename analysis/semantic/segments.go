@@ -862,8 +862,9 @@ func buildSegmentIndex(seg *pyast.Segment, tree *pyast.Tree, kept *keptUnits) *s
 			mentionScratch.Put(scratch)
 		}
 	}()
-	// Only a buffer being edited has a next version to take them over.
-	if indexByUnits && tree.LaidOut() && len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0]) {
+	// Only a buffer being edited has a next version to take them over, and
+	// only a large class is worth it.
+	if indexByUnits && tree.LaidOut() && seg.Len() >= unitsFrom && len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0]) {
 		if roots := outermostFunctions(seg.Nodes[0]); len(roots) >= 2 {
 			ix.units = &indexUnits{roots: roots, parts: make([]unitPart, len(roots))}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand"
 	"os/exec"
 	"slices"
 	"strings"
@@ -186,4 +187,53 @@ func pythonAccepts(t *testing.T, src []byte) bool {
 	cmd := exec.Command(python, "-c", "import sys; compile(sys.stdin.buffer.read(), 'inc.py', 'exec')")
 	cmd.Stdin = bytes.NewReader(src)
 	return cmd.Run() == nil
+}
+
+// The random edits of FuzzIncremental inside a class large enough to be
+// indexed by its methods (see semantic's indexUnits; the fuzz targets'
+// inputs are smaller): every version's incremental analysis is a fresh
+// one's, while the methods an edit left alone take their shares of the
+// class's index over from the last version.
+func TestIncrementalMatchesFreshInALargeClass(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\nfrom torch.utils.data import DataLoader\n\n\nclass Suite(torch.nn.Module):\n" +
+		"    def __init__(self):\n        super().__init__()\n        self.model = torch.nn.Linear(4, 2)\n        self.history = []\n")
+	for i := range 36 {
+		fmt.Fprintf(&b, `
+    def step%[1]d(self, loader, opt):
+        losses = []
+        total = 0
+        for x in loader:
+            loss = self.model(x).sum() * %[1]d
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss)
+            total += loss
+            torch.cuda.empty_cache()
+        self.history.append(total)
+        return losses, total
+
+    def evaluate%[1]d(self, loader):
+        self.model.eval()
+        outs = []
+        for x in loader:
+            outs.append(self.model(x))
+        return outs
+`, i)
+	}
+	b.WriteString("\n\ndef run(suite, loader, opt):\n    return suite.step0(loader, opt)\n")
+	src := []byte(b.String())
+	if len(src) < 16<<10 {
+		t.Fatalf("the class is %d bytes: too small to be indexed by its methods", len(src))
+	}
+	runner := &analysis.Runner{Rules: rules.All()}
+	rng := rand.New(rand.NewSource(11))
+	for range 10 {
+		script := make([]byte, 48)
+		for i := range script {
+			script[i] = byte(rng.Intn(256))
+		}
+		editIncrementally(t, runner, src, script)
+	}
 }

@@ -15,9 +15,11 @@ import (
 // alone taken over (see indexUnits), is the index built afresh: after each
 // of 400 random edits of classes with nested functions, lambdas, global
 // and nonlocal declarations, nested classes, attributes on self,
-// decorators (one in a loop of the class's body), imports and noqa
-// comments, every fresh segment's index is
-// compared, list by list, with one built from nothing for the same tree.
+// decorators (one in a loop of the class's body), imports, DataLoaders,
+// grad switches and noqa comments, every fresh segment's index (with its
+// calls by name, loop calls and import facts) is compared, list by list,
+// with one built from nothing for the same tree, and with one built in a
+// single walk (no units).
 func TestTakenOverIndexEqualsAFreshOne(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("import torch\ncounter = 0\n")

@@ -902,9 +902,9 @@ type indexBuilder struct {
 	tree *pyast.Tree
 	kept *keptUnits
 	// inFunctions are the identifiers mentioned in functions (see
-	// mentionInFunction), outside the other mentions: never a function's
-	// own name. Those of the units walked go to units' instead, each
-	// unit's a run of them (unitRuns).
+	// mentionInFunction); outside, the other mentions, never a function's
+	// own name. Those of the units walked go to units' lists instead,
+	// each unit's a run of them (unitRuns).
 	inFunctions *[]mentionInFunction
 	outside     hashList
 	units       struct {
@@ -914,8 +914,8 @@ type indexBuilder struct {
 	unitRuns []unitRun
 	// keptRuns are the units taken over, in order.
 	keptRuns []keptRun
-	// nextUnit is the first of ix.units.roots not reached yet; walking the
-	// one the walk is in.
+	// nextUnit is the first of ix.units.roots the walk has not reached;
+	// walking, the unit it is in (nil outside units).
 	nextUnit int
 	walking  *pyast.Node
 	// The functions around the node visited, innermost last, and the

@@ -1387,3 +1387,37 @@ with torch.no_grad():
 		}
 	}
 }
+
+// A parameter's answers are remembered under its function's local key,
+// but a parameter is judged by the module's functions of its name too (a
+// parameter `model` names no model where the module defines a function
+// `model`, see namesModule): when such a function comes or goes, the
+// answers about the parameter are not carried. (A fuzzed file whose edit
+// broke a def into an ERROR that tree-sitter read as a function `model`
+// kept a parameter's answer that a fresh model did not give.)
+func TestAParameterFollowsAFunctionOfItsName(t *testing.T) {
+	buf := newBuffer(t, "import torch\n\n\ndef evaluate_one(model, loader):\n    for x in loader:\n        model(x)\n\n\ndef other():\n    return 1\n")
+	callee := func(f *File) *pyast.Node {
+		var found *pyast.Node
+		f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+			if n.Is("call") && f.Text(n) == "model(x)" {
+				found = n.Child("function")
+			}
+			return found == nil
+		})
+		return found
+	}
+	if !buf.f.NamesModule(callee(buf.f)) {
+		t.Fatal("a parameter named model: want a model")
+	}
+	for _, step := range []struct {
+		old, new string
+		want     bool
+	}{{"def other():", "def model():", false}, {"def model():", "def other():", true}} {
+		f := buf.replace(step.old, step.new)
+		fresh := NewFile("p.py", buf.src, buf.tree).NamesModule(callee(buf.f))
+		if got := f.NamesModule(callee(f)); got != fresh || got != step.want {
+			t.Errorf("%q -> %q: the parameter names a model: %v, a fresh model says %v, want %v", step.old, step.new, got, fresh, step.want)
+		}
+	}
+}

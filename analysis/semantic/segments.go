@@ -2241,11 +2241,16 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	if j.moduleModeCall && !f.sameModeAfterEdit(prev, removedSegments) {
 		changed["calls:"] = true // every module-level call after it may differ
 	}
+	var cameOrWent map[string]bool
 	for name, ds := range j.defs {
 		if len(ds[0]) != len(ds[1]) {
 			// A function of that name came or went: a call of the name is
 			// a call of the function, or of what the name is bound to.
 			changed[name] = true
+			if cameOrWent == nil {
+				cameOrWent = map[string]bool{}
+			}
+			cameOrWent[name] = true
 		}
 		if j.differ(name) {
 			changed["def:"+name] = true
@@ -2291,9 +2296,9 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	if !purge {
 		f.memos.staleSerials = staleSerials
 	}
-	f.memos.module = keepAnswers(prev.memos.module, changed, purge, staleSerials)
-	f.memos.loss = keepAnswers(prev.memos.loss, changed, purge, staleSerials)
-	f.memos.moduleCallees = keepAnswers(prev.memos.moduleCallees, changed, purge, staleSerials)
+	f.memos.module = keepAnswers(prev.memos.module, changed, purge, staleSerials, cameOrWent)
+	f.memos.loss = keepAnswers(prev.memos.loss, changed, purge, staleSerials, cameOrWent)
+	f.memos.moduleCallees = keepAnswers(prev.memos.moduleCallees, changed, purge, staleSerials, cameOrWent)
 	changedSignature := askedSignatureOf(changed)
 	stale := func(asked asked, signature askedSignature) bool {
 		if len(changed) == 0 || !signature.mayShare(changedSignature) {
@@ -2641,18 +2646,26 @@ func carryCallIndex(idx map[string][]*pyast.Node, prev, f *File, only [2][]*segm
 }
 
 // keepAnswers returns a copy of from, one of the answers remembered by
-// name, less the answers about the names that changed, and, when purge is
-// set, those remembered by the local keys of segments gone (see
-// carryOver). A copy less what changed: cheaper than a copy of what did
-// not. Nil for none (remember makes the map on the first answer).
-func keepAnswers[V any](from map[string]V, changed map[string]bool, purge bool, staleSerials map[string]bool) map[string]V {
+// name, less the answers about the names that changed, those remembered by
+// the local keys of the names of functions that came or went (a
+// function's parameter or variable of that name is judged by the module's
+// functions too: a parameter `model` names no model where the module
+// defines a function `model`), and, when purge is set, those remembered
+// by the local keys of segments gone (see carryOver). A copy less what
+// changed: cheaper than a copy of what did not. Nil for none (remember
+// makes the map on the first answer).
+func keepAnswers[V any](from map[string]V, changed map[string]bool, purge bool, staleSerials, functionsCameOrWent map[string]bool) map[string]V {
 	to := maps.Clone(from)
 	for key := range changed {
 		delete(to, key)
 	}
-	if purge {
+	if purge || len(functionsCameOrWent) > 0 {
 		for key := range to {
-			if isLocalKey(key) && staleSerials[localKeySerial(key)] {
+			if !isLocalKey(key) {
+				continue
+			}
+			name, _, _ := strings.Cut(key, "\x00")
+			if purge && staleSerials[localKeySerial(key)] || functionsCameOrWent[name] {
 				delete(to, key)
 			}
 		}

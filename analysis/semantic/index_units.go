@@ -65,6 +65,29 @@ type unitPart struct {
 	// scopes are the functions of the unit that have a scope (see
 	// segmentIndex.scopes), in offset order.
 	scopes []*pyast.Node
+	// keepsOnSelf is the unit's keepsOnSelf, once asked: 0 not yet, 1 no,
+	// 2 yes. Asked while its version is built (see
+	// unchangedUnits.withoutClassReaders), taken over with the share.
+	keepsOnSelf int8
+}
+
+// keepsOnSelf is keepsOnSelf(f, n) for n, a unit of u (nil: none known),
+// remembered by the unit's part.
+func (u *indexUnits) keepsOnSelf(f *File, n *pyast.Node) bool {
+	if u == nil {
+		return keepsOnSelf(f, n)
+	}
+	i := unitAt(u.roots, n.Start())
+	if i < 0 || u.roots[i] != n {
+		return keepsOnSelf(f, n)
+	}
+	if u.parts[i].keepsOnSelf == 0 {
+		u.parts[i].keepsOnSelf = 1
+		if keepsOnSelf(f, n) {
+			u.parts[i].keepsOnSelf = 2
+		}
+	}
+	return u.parts[i].keepsOnSelf == 2
 }
 
 // keptRun is a unit taken over: where its share lies in the index built
@@ -260,7 +283,7 @@ func (b *indexBuilder) unit(n *pyast.Node) {
 		was := b.kept.prev.units.parts[j]
 		mover = pyast.NewMover(b.kept.prev.units.roots[j], n)
 		b.takeOver(was, mover)
-		part.local, part.other, part.indent = was.local, was.other, was.indent
+		part.local, part.other, part.indent, part.keepsOnSelf = was.local, was.other, was.indent, was.keepsOnSelf
 		ix.units.takenOver++
 	} else {
 		ix.indent = 0

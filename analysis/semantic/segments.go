@@ -2208,6 +2208,7 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		} else {
 			units = pairUnchangedUnits(prev, removedSegments[0], f, f.Tree.Segments[f.carried.fresh[0]])
 		}
+		units = units.withoutClassReaders()
 	}
 	gather := func(in *unchangedUnits, inside bool) {
 		for side := range only {

@@ -109,6 +109,85 @@ func (u *unchangedUnits) split(names map[string]bool) *unchangedUnits {
 	return out
 }
 
+// withoutClassReaders takes out of u the methods whose summaries read
+// their class's other methods: what a method keeps of its arguments in a
+// container on self, or sums into an attribute, holds unless a method of
+// the class pops the container, hands it to NumPy or backpropagates it
+// (see storedParameters, sumsFirstArgument). Such a method is the same
+// code, but its summary may differ after an edit of another method: it is
+// judged, as the edited one is. Those are a class's few recorders.
+func (u *unchangedUnits) withoutClassReaders() *unchangedUnits {
+	if u == nil {
+		return nil
+	}
+	// The index's units remember the answer (see unitPart.keepsOnSelf):
+	// asked of every method paired, on every keystroke.
+	var units *indexUnits
+	if i := u.f.segmentNumber(u.segment); i >= 0 {
+		units = u.f.indexes[i].units
+	}
+	kept := 0
+	for i, n := range u.cur {
+		if units.keepsOnSelf(u.f, n) {
+			continue
+		}
+		u.old[kept], u.cur[kept] = u.old[i], n
+		kept++
+	}
+	u.old, u.cur = u.old[:kept], u.cur[:kept]
+	if kept == 0 {
+		return nil
+	}
+	return u
+}
+
+// keepsOnSelf reports whether the code of fn stores into an attribute of
+// its first parameter's object: appends or adds to it (`self.xs.append(v)`,
+// `self.h[k].add(v)`), assigns to a subscript of it (`self.last[k] = v`)
+// or adds to it in place (`self.total += v`).
+func keepsOnSelf(f *File, fn *pyast.Node) bool {
+	if fn.Is("decorated_definition") {
+		fn = fn.Child("definition")
+	}
+	params := fn.Child("parameters")
+	if params == nil {
+		return false
+	}
+	first := params.FirstNamed()
+	if first == nil {
+		return false
+	}
+	self := f.Text(parameterName(first))
+	onSelf := func(e *pyast.Node) bool {
+		for e.Is("subscript", "attribute") {
+			if e.Is("attribute") && f.Text(e.Child("object")) == self {
+				return true
+			}
+			if e.Is("subscript") {
+				e = e.Child("value")
+			} else {
+				e = e.Child("object")
+			}
+		}
+		return false
+	}
+	for _, c := range f.CallsIn(fn) {
+		switch f.MethodName(c) {
+		case "append", "add", "appendleft":
+			if onSelf(Receiver(c)) {
+				return true
+			}
+		}
+	}
+	for _, a := range f.AssignmentsIn(fn) {
+		left := a.Child("left")
+		if a.Kind() == "augmented_assignment" && onSelf(left) || left.Is("subscript") && onSelf(left.Child("value")) {
+			return true
+		}
+	}
+	return false
+}
+
 // mentionsIdentifier reports whether an identifier in n (a name, or the
 // last part of an attribute chain) is one of names.
 func mentionsIdentifier(f *File, n *pyast.Node, names map[string]bool) bool {

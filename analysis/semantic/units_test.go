@@ -468,3 +468,33 @@ func TestPairedMethodsKeepTheirAnswers(t *testing.T) {
 		t.Errorf("%d answers taken over in 300 edits", translated)
 	}
 }
+
+// What a method keeps of its arguments on self reads its class's other
+// methods (a container handed to NumPy keeps no tensors that require
+// grad, see storedParameters): an edit of one of them judges the
+// recorder's summary again rather than pairing it. (A fuzzed edit of
+// `np.mean(self.arrays)` kept `add_array`'s old summary, and with it the
+// absence of a GPU002 finding a fresh analysis gave.)
+func TestARecordersSummaryFollowsItsClass(t *testing.T) {
+	buf := newBuffer(t, "import numpy as np\nimport torch\n\n\nclass Recorder:\n    def __init__(self):\n        self.arrays = []\n        self.total = 0\n\n"+
+		"    def add_array(self, out):\n        self.arrays.append(out)\n\n    def add_total(self, loss):\n        self.total += loss\n\n"+
+		"    def mean_array(self):\n        return np.mean(self.arrays)\n\n    def flush(self):\n        print(self.total)\n")
+	kept := func(f *File) (uint64, bool) {
+		s := f.summary(f.Functions["add_array"][0])
+		return s.StoredArguments, f.summary(f.Functions["add_total"][0]).SumsFirstArgument
+	}
+	if stored, sums := kept(buf.f); stored != 0 || !sums {
+		t.Fatalf("stored %b, sums %v: want nothing kept of what goes to NumPy, a sum kept", stored, sums)
+	}
+	for _, edit := range [][2]string{{"np.mean(self.arrays)", "len(self.arrays)"}, {"print(self.total)", "self.total.backward()"}} {
+		f := buf.replace(edit[0], edit[1])
+		gotStored, gotSums := kept(f)
+		wantStored, wantSums := kept(NewFile("p.py", buf.src, buf.tree))
+		if gotStored != wantStored || gotSums != wantSums {
+			t.Errorf("%q -> %q: stored %b, sums %v; a fresh model's %b, %v", edit[0], edit[1], gotStored, gotSums, wantStored, wantSums)
+		}
+	}
+	if stored, sums := kept(buf.f); stored == 0 || sums {
+		t.Errorf("stored %b, sums %v after the edits: want the argument kept, the sum backpropagated", stored, sums)
+	}
+}

@@ -141,47 +141,47 @@ func (u *unchangedUnits) withoutClassReaders() *unchangedUnits {
 	return u
 }
 
-// keepsOnSelf reports whether the code of fn stores into an attribute of
-// its first parameter's object: appends or adds to it (`self.xs.append(v)`,
-// `self.h[k].add(v)`), assigns to a subscript of it (`self.last[k] = v`)
-// or adds to it in place (`self.total += v`).
+// keepsOnSelf reports whether the summary of fn, a method, reads its
+// class's other methods: it appends or adds a parameter to a container on
+// self or assigns one to a subscript of it (storedParameters), or adds its
+// first argument into an attribute in place (sumsFirstArgument). The
+// conditions under which those two look at the class, looser where they
+// are cheaper to test.
 func keepsOnSelf(f *File, fn *pyast.Node) bool {
 	if fn.Is("decorated_definition") {
 		fn = fn.Child("definition")
 	}
-	params := fn.Child("parameters")
-	if params == nil {
+	if !fn.Is("function_definition") || !isMethod(fn) {
 		return false
 	}
-	first := params.FirstNamed()
-	if first == nil {
+	params := plainParameters(f, fn)
+	if len(params) < 2 {
 		return false
 	}
-	self := f.Text(parameterName(first))
+	self, isParam := params[0], map[string]bool{}
+	for _, p := range params[1:] {
+		isParam[p] = true
+	}
 	onSelf := func(e *pyast.Node) bool {
-		for e.Is("subscript", "attribute") {
-			if e.Is("attribute") && f.Text(e.Child("object")) == self {
-				return true
-			}
-			if e.Is("subscript") {
-				e = e.Child("value")
-			} else {
-				e = e.Child("object")
-			}
+		if e.Is("subscript") {
+			e = e.Child("value")
 		}
-		return false
+		return e.Is("attribute") && f.Text(e.Child("object")) == self
 	}
 	for _, c := range f.CallsIn(fn) {
 		switch f.MethodName(c) {
 		case "append", "add", "appendleft":
-			if onSelf(Receiver(c)) {
+			if arg := f.Arg(c, "", 0); arg.Is("identifier") && isParam[f.Text(arg)] && onSelf(Receiver(c)) {
 				return true
 			}
 		}
 	}
 	for _, a := range f.AssignmentsIn(fn) {
-		left := a.Child("left")
-		if a.Kind() == "augmented_assignment" && onSelf(left) || left.Is("subscript") && onSelf(left.Child("value")) {
+		left, right := a.Child("left"), a.Child("right")
+		switch {
+		case a.Kind() == "assignment" && left.Is("subscript") && right.Is("identifier") && isParam[f.Text(right)] && onSelf(left):
+			return true
+		case a.Kind() == "augmented_assignment" && left.Is("attribute") && f.Text(left.Child("object")) == self && addsAsItIs(f, right, params[1]):
 			return true
 		}
 	}

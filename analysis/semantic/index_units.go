@@ -99,6 +99,26 @@ type keptRun struct {
 	mover pyast.Mover
 }
 
+// keptCursor finds, for items of one list asked in order, the run of a
+// unit taken over that holds each (see keptRun).
+type keptCursor struct {
+	runs []keptRun
+	list int
+	next int // the first run not before the last item asked
+}
+
+// at returns the run taken over that holds item i of the list, if any;
+// i must not be less than the last one asked.
+func (c *keptCursor) at(i int) (keptRun, bool) {
+	for c.next < len(c.runs) && int(c.runs[c.next].runs[c.list].to) <= i {
+		c.next++
+	}
+	if c.next < len(c.runs) && int(c.runs[c.next].runs[c.list].from) <= i {
+		return c.runs[c.next], true
+	}
+	return keptRun{}, false
+}
+
 // takenUnits are the units an index took over from the last version's
 // index, prev (see segmentIndex.callIndex).
 type takenUnits struct {

@@ -171,6 +171,8 @@ type File struct {
 		// alone, when the edit replaced that one statement and the last
 		// version indexed it by its methods (see indexUnits).
 		pairs *unchangedUnits
+		// paired: pairs were looked for (nil then means none).
+		paired bool
 		// judged counts the calls and definitions carryOver judged in
 		// the segments only one version has (for tests).
 		judged int

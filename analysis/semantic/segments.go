@@ -58,7 +58,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	// their answers.
 	var kept *keptUnits
 	if len(fresh) == 1 && len(removed) == 1 && removed[0].units != nil {
-		f.carried.pairs = pairUnchangedUnits(prev, removedSegments[0], f, tree.Segments[fresh[0]])
+		f.carried.pairs, f.carried.paired = pairUnchangedUnits(prev, removedSegments[0], f, tree.Segments[fresh[0]]), true
 		kept = newKeptUnits(f.carried.pairs, removed[0], removedSegments[0], tree)
 	}
 	// A whole file's worth of segments is indexed on every core.
@@ -1313,18 +1313,15 @@ var indexSerial atomic.Uint64
 // theirs in the last version's index, moved (see takeOverScopes).
 func (b *indexBuilder) scopeBindings() {
 	ix, seg, tree := b.ix, b.seg, b.tree
-	kept := b.keptRuns
-	// inKept reports whether item i of list lies in a run of a unit taken
-	// over; the runs are in order, as the items asked are.
-	next := [listCount]int{}
-	inKept := func(list, i int) bool {
-		for next[list] < len(kept) && int(kept[next[list]].runs[list].to) <= i {
-			next[list]++
-		}
-		return next[list] < len(kept) && int(kept[next[list]].runs[list].from) <= i
+	// Whether an item lies in a run of a unit taken over: those have their
+	// scopes moved below.
+	inKept := func(list int) func(int) bool {
+		c := keptCursor{runs: b.keptRuns, list: list}
+		return func(i int) bool { _, ok := c.at(i); return ok }
 	}
+	declarationKept, paramKept, bindingKept := inKept(declarationsList), inKept(paramsList), inKept(bindingsList)
 	for i, st := range b.declarations {
-		if inKept(declarationsList, i) {
+		if declarationKept(i) {
 			continue
 		}
 		s := ix.scopeOf(EnclosingFunction(st))
@@ -1345,7 +1342,7 @@ func (b *indexBuilder) scopeBindings() {
 	// it: `def train(model, loader)` reads the caller's model, not the
 	// script's `model = ...` below it. Its value is unknown here.
 	for i, p := range b.params {
-		if !inKept(paramsList, i) {
+		if !paramKept(i) {
 			ix.scopeOf(p.fn).params = p.names
 		}
 	}
@@ -1355,7 +1352,7 @@ func (b *indexBuilder) scopeBindings() {
 		if bd.class != "" {
 			attributes = append(attributes, namedNode{classAttribute(bd.class, bd.name), bd.value})
 		}
-		if !bd.target.Is("identifier") || inKept(bindingsList, i) {
+		if !bd.target.Is("identifier") || bindingKept(i) {
 			continue
 		}
 		if owner := ix.owner(bd.target, bd.name); owner != nil {
@@ -1368,7 +1365,7 @@ func (b *indexBuilder) scopeBindings() {
 			s.names, s.assigned = newNodesByName(s.assigned), nil
 		}
 	}
-	for _, k := range kept {
+	for _, k := range b.keptRuns {
 		b.takeOverScopes(k)
 	}
 	if len(attributes) > 0 {
@@ -1561,23 +1558,18 @@ func (ix *segmentIndex) importFacts(f *File) *importFacts {
 	facts := &importFacts{imports: imports}
 	// The units taken over have the facts they had, for the same imports:
 	// those calls need no look.
-	var taken *takenUnits
+	var taken keptCursor
+	var had *importFacts // the last version's, for the same imports
 	if t := ix.takenFrom; t != nil && t.prev.facts != nil && t.prev.facts.imports == imports {
-		taken = t
+		taken, had = keptCursor{runs: t.runs, list: callsList}, t.prev.facts
 	}
-	next := 0 // the first run taken over not before the call
 	for i, c := range ix.calls {
-		if taken != nil {
-			for next < len(taken.runs) && int(taken.runs[next].runs[callsList].to) <= i {
-				next++
+		if k, ok := taken.at(i); ok {
+			if int(k.runs[callsList].from) == i { // the run's first call: its facts, once
+				facts.dataLoaders = append(facts.dataLoaders, k.movedIn(had.dataLoaders)...)
+				facts.gradSwitches = append(facts.gradSwitches, k.movedIn(had.gradSwitches)...)
 			}
-			if next < len(taken.runs) && int(taken.runs[next].runs[callsList].from) <= i {
-				if k := taken.runs[next]; int(k.runs[callsList].from) == i {
-					facts.dataLoaders = append(facts.dataLoaders, k.movedIn(taken.prev.facts.dataLoaders)...)
-					facts.gradSwitches = append(facts.gradSwitches, k.movedIn(taken.prev.facts.gradSwitches)...)
-				}
-				continue
-			}
+			continue
 		}
 		if !f.mayCall(c, "DataLoader", "set_grad_enabled") {
 			continue
@@ -1605,28 +1597,22 @@ func (ix *segmentIndex) callIndex(f *File) {
 	named := make([]namedNode, 0, len(ix.calls))
 	// The calls of the units taken over keep their loops, moved: an
 	// ancestor walk a call otherwise.
-	taken := ix.takenFrom
-	ix.takenFrom = nil
-	if taken != nil && taken.prev.callLoops == nil {
-		taken = nil // the last version never asked
+	var taken keptCursor
+	var prev *segmentIndex                                      // the last version's, whose loops they were
+	if t := ix.takenFrom; t != nil && t.prev.callLoops != nil { // nil: the last version never asked
+		taken, prev = keptCursor{runs: t.runs, list: callsList}, t.prev
 	}
+	ix.takenFrom = nil
 	if ix.units != nil {
 		ix.callLoops = make([]*pyast.Node, 0, len(ix.calls))
 	}
-	next := 0 // the first run taken over not before the call
 	for i, c := range ix.calls {
 		if name := f.LastName(c.Child("function")); name != "" {
 			named = append(named, namedNode{name, c})
 		}
 		var loop *pyast.Node
-		if taken != nil {
-			for next < len(taken.runs) && int(taken.runs[next].runs[callsList].to) <= i {
-				next++
-			}
-		}
-		if taken != nil && next < len(taken.runs) && int(taken.runs[next].runs[callsList].from) <= i {
-			k := taken.runs[next]
-			was := taken.prev.callLoops[int(taken.prev.units.parts[k.old].runs[callsList].from)+i-int(k.runs[callsList].from)]
+		if k, ok := taken.at(i); ok {
+			was := prev.callLoops[int(prev.units.parts[k.old].runs[callsList].from)+i-int(k.runs[callsList].from)]
 			// A loop of the class's own body around the method is not
 			// the method's: found again.
 			if loop = k.mover.Move(was); loop == nil && was != nil {
@@ -2202,10 +2188,11 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	// one shows a change they may read.
 	var units *unchangedUnits
 	if pairUnits && len(changed) == 0 && len(removedSegments) == 1 && len(f.carried.fresh) == 1 && sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
-		if units = f.carried.pairs; units != nil {
+		switch pairs := f.carried.pairs; {
+		case pairs != nil:
 			// Split below: the index's pairs stay whole.
-			units = &unchangedUnits{old: slices.Clone(units.old), cur: slices.Clone(units.cur), f: f, sought: map[string]bool{}, segment: units.segment}
-		} else {
+			units = &unchangedUnits{old: slices.Clone(pairs.old), cur: slices.Clone(pairs.cur), f: f, sought: map[string]bool{}, segment: pairs.segment}
+		case !f.carried.paired:
 			units = pairUnchangedUnits(prev, removedSegments[0], f, f.Tree.Segments[f.carried.fresh[0]])
 		}
 		units = units.withoutClassReaders()

@@ -90,8 +90,21 @@ func (p *Pass) CandidateAssignments(shape Shape) []*pyast.Node {
 // EachCandidateLoopCall is CandidateCalls for the calls in loops (see
 // semantic.File.EachLoopCall).
 func (p *Pass) EachCandidateLoopCall(do func(semantic.LoopCall)) {
+	// A call and its innermost loop have no function, lambda or class
+	// between them (see semantic.LoopCall), so they are at module level
+	// together: asked once a loop, as the calls of a loop come one after
+	// another. Most loop calls are in a method of a class of thousands of
+	// lines, and an ancestor walk for each cost a tenth of the rules'
+	// time on an edit there.
+	var loop *pyast.Node
+	moduleLevel := false
 	p.File.EachLoopCallIn(p.focus, func(lc semantic.LoopCall) {
-		p.candidates(nil, []*pyast.Node{lc.Call})
+		if lc.Loop != loop {
+			loop, moduleLevel = lc.Loop, semantic.EnclosingFunction(lc.Loop) == nil
+		}
+		if moduleLevel {
+			p.moduleLevel = append(p.moduleLevel, lc.Call)
+		}
 		do(lc)
 	})
 }

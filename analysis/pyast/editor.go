@@ -119,22 +119,20 @@ func (e *Editor) ReplaceAll(text []byte) {
 // and of their longest common suffix in what the prefix leaves: a[prefix :
 // len(a)-suffix] is what changed.
 func CommonEnds(a, b []byte) (prefix, suffix int) {
-	// A block at a time first: a statement of thousands of lines is
-	// compared on every keystroke in it.
-	const block = 64
+	// Large blocks, then small ones, then bytes: a statement of thousands
+	// of lines is compared on every keystroke in it, and with 64-byte
+	// blocks alone a 400 KB class took 0.1 ms.
 	n := min(len(a), len(b))
-	for prefix+block <= n && bytes.Equal(a[prefix:prefix+block], b[prefix:prefix+block]) {
-		prefix += block
-	}
-	for prefix < n && a[prefix] == b[prefix] {
-		prefix++
+	for _, block := range [...]int{4096, 64, 1} {
+		for prefix+block <= n && bytes.Equal(a[prefix:prefix+block], b[prefix:prefix+block]) {
+			prefix += block
+		}
 	}
 	rest := n - prefix
-	for suffix+block <= rest && bytes.Equal(a[len(a)-suffix-block:len(a)-suffix], b[len(b)-suffix-block:len(b)-suffix]) {
-		suffix += block
-	}
-	for suffix < rest && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
-		suffix++
+	for _, block := range [...]int{4096, 64, 1} {
+		for suffix+block <= rest && bytes.Equal(a[len(a)-suffix-block:len(a)-suffix], b[len(b)-suffix-block:len(b)-suffix]) {
+			suffix += block
+		}
 	}
 	return prefix, suffix
 }

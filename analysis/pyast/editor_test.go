@@ -84,9 +84,9 @@ func TestCodeIndentedAfterACommentGoesOnTheStatementBefore(t *testing.T) {
 	}
 }
 
-// CommonEnds compares a block at a time and then byte by byte; it finds
+// CommonEnds compares large blocks, small ones and then bytes; it finds
 // what comparing byte by byte alone finds, for changes anywhere in texts
-// shorter and longer than a block.
+// shorter and longer than each block.
 func TestCommonEndsFindsWhatChanged(t *testing.T) {
 	byteByByte := func(a, b []byte) (prefix, suffix int) {
 		for prefix < len(a) && prefix < len(b) && a[prefix] == b[prefix] {
@@ -98,8 +98,12 @@ func TestCommonEndsFindsWhatChanged(t *testing.T) {
 		return prefix, suffix
 	}
 	rng := rand.New(rand.NewSource(3))
-	for range 2000 {
-		a := make([]byte, rng.Intn(300))
+	for i := range 2000 {
+		size := 300
+		if i%4 == 0 {
+			size = 20000 // several of the largest blocks
+		}
+		a := make([]byte, rng.Intn(size))
 		for i := range a {
 			a[i] = "ab\n"[rng.Intn(3)]
 		}

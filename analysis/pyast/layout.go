@@ -118,6 +118,11 @@ func (s *Segment) Len() int { return len(s.text) }
 // Text is the segment's text in the source; it must not be modified.
 func (s *Segment) Text() []byte { return s.text }
 
+// PadAt is where in Text the laid-out text puts the spaces up to the next
+// segment: Text[:PadAt] is at Base, Text[PadAt:] (its final line break)
+// just before the next segment. -1 when the segment has no such room.
+func (s *Segment) PadAt() int { return s.padAt }
+
 // Own returns s, a view of src (the Src of a tree holding the segment), as
 // a view of the segment's own copy of its text when s lies in the segment's
 // statements, and as a copy otherwise. A string kept as long as the segment

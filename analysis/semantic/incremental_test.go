@@ -1421,3 +1421,27 @@ func TestAParameterFollowsAFunctionOfItsName(t *testing.T) {
 		}
 	}
 }
+
+// A statement edited in its place takes the line starts before and after
+// the change from the last version's index; a "\r" just before the change
+// starts a line or not by the byte after it, which the edit may change.
+func TestLinesOfAStatementEditedInPlace(t *testing.T) {
+	b := newBuffer(t, "def f():\r\n    a = 1\r\n    b = 2\r\n    c = 3\r\n\r\n\r\ndef g():\r\n    return 4\r\n")
+	for _, edit := range [][2]string{
+		{"a = 1\r\n", "a = 1\r"},           // "\r\n" becomes a lone "\r": a line starts after it
+		{"a = 1\r    b", "a = 1\r\n    b"}, // and back
+		{"b = 2\r\n", "b = 2\r\n\r\n"},     // a line added
+		{"c = 3\r\n", "c = 3\r\r\n"},       // a "\r" before the same "\n...": a break across the change
+		{"c = 3\r\r\n", "c = 3\r\n"},
+		{"c = 3", "c = [\n3,\n4]"}, // lines added with "\n" alone
+		{"c = [\n3,\n4]", "c = 3"},
+	} {
+		f := b.replace(edit[0], edit[1])
+		if f.Tree.Segments[0].Base != 0 || len(f.Tree.Segments) != 2 {
+			t.Fatalf("after %q: the edited function moved or the file split (%d segments): the test edits a statement in its place", edit[1], len(f.Tree.Segments))
+		}
+		if !sameLines(f.Mapper, source.NewMapper(f.Tree.Src)) {
+			t.Errorf("after %q: the line index differs from a fresh one", edit[1])
+		}
+	}
+}

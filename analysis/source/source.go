@@ -210,19 +210,25 @@ func (b *indexBuilder) mapper() *Mapper {
 	return m
 }
 
+// Reuse is a range of a text whose line starts an index may take from
+// the index of an earlier text (see NewMapperFrom): the starts in (From,
+// To] are those of the earlier text in (From-Shift, To-Shift], moved by
+// Shift.
+type Reuse struct{ From, To, Shift int }
+
 // NewMapperFrom indexes the line starts of src like NewMapper, taking
-// those inside the byte ranges of reuse (sorted, disjoint, each starting a
-// line and holding the same bytes at the same offsets in prev's text as in
-// src) from prev rather than looking for them again.
-func NewMapperFrom(prev *Mapper, src []byte, reuse [][2]int) *Mapper {
+// those of each range of reuse from prev rather than looking for them
+// again. The ranges are sorted and disjoint, and each holds the same bytes
+// as prev's text does Shift bytes earlier, as does the byte after it when
+// it ends in "\r".
+func NewMapperFrom(prev *Mapper, src []byte, reuse []Reuse) *Mapper {
 	b := newIndexBuilder(src, len(prev.blocks)+8)
 	b.add(0)
 	pos := 0
 	for _, r := range reuse {
-		b.scan(pos, r[0], len(src))
-		// prev's starts in (r[0], r[1]]
-		b.shareRange(prev, prev.countStartsAtOrBefore(r[0]), prev.countStartsAtOrBefore(r[1]), 0)
-		pos = r[1]
+		b.scan(pos, r.From, len(src))
+		b.shareRange(prev, prev.countStartsAtOrBefore(r.From-r.Shift), prev.countStartsAtOrBefore(r.To-r.Shift), r.Shift)
+		pos = r.To
 	}
 	b.scan(pos, len(src), len(src))
 	return b.mapper()

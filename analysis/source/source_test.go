@@ -97,14 +97,18 @@ func TestMapperInvalidUTF8(t *testing.T) {
 func TestMapperFromEqualsFreshIndex(t *testing.T) {
 	for _, size := range [][2]int{{1, 1}, {2, 1}, {3, 2}, {8, 3}, {256, 64}} {
 		withBlocks(t, size[0], size[1])
-		testMapperFromEqualsFreshIndex(t)
+		testMapperFromEqualsFreshIndex(t, false)
+		testMapperFromEqualsFreshIndex(t, true)
 	}
 }
 
-func testMapperFromEqualsFreshIndex(t *testing.T) {
+// testMapperFromEqualsFreshIndex: with shifted, the unchanged lines of the
+// two texts are at different offsets (the lines that differ have other
+// lengths), as in a statement edited in its place.
+func testMapperFromEqualsFreshIndex(t *testing.T, shifted bool) {
 	lines := []string{"a = 1\n", "b = 2\r\n", "\n", "c\r", "def f():\n", "    return 3\r\n"}
 	var prevText, text strings.Builder
-	var reuse [][2]int
+	var reuse []Reuse
 	for i := range 60 {
 		line := lines[i%len(lines)]
 		if i%7 == 3 { // a line that differs between the texts
@@ -112,15 +116,16 @@ func testMapperFromEqualsFreshIndex(t *testing.T) {
 			text.WriteString("yy" + line)
 			continue
 		}
-		if prevText.Len() != text.Len() {
+		if prevText.Len() != text.Len() && !shifted {
 			prevText.WriteString(strings.Repeat(" ", text.Len()-prevText.Len()) + "\n")
 			text.WriteString("\n")
 		}
 		start := text.Len()
+		shift := text.Len() - prevText.Len()
 		prevText.WriteString(line)
 		text.WriteString(line)
 		if i%3 != 0 {
-			reuse = append(reuse, [2]int{start, text.Len()})
+			reuse = append(reuse, Reuse{start, text.Len(), shift})
 		}
 	}
 	prev := NewMapper([]byte(prevText.String()))

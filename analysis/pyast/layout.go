@@ -97,6 +97,10 @@ type Segment struct {
 	// keeps its tree: the next version's mirror copies those an edit left
 	// alone (see mirror).
 	seen seenNodes
+	// copied are the subtrees its mirror copied from the segment of serial
+	// copiedFrom (0: none), the last version's (see CopiedFrom).
+	copied     []copiedRun
+	copiedFrom uint64
 }
 
 // Shape returns the shape of the segment's statements (see shapeOf).
@@ -531,10 +535,13 @@ func mirrorSegment(g group, src []byte, base int, root int32, buf *scratch, keep
 		from = nil
 	}
 	for _, t := range g.tops {
-		nodes, seen := mirror(flatten(t.node, buf, from), base-g.start+t.origin, root, from, keep)
+		nodes, seen, copied := mirror(flatten(t.node, buf, from), base-g.start+t.origin, root, from, keep)
 		seg.hasError = seg.hasError || t.hasError
 		seg.Nodes = append(seg.Nodes, &nodes[0])
 		seg.seen = seen
+		if from != nil {
+			seg.copied, seg.copiedFrom = copied, from.prior.serial
+		}
 	}
 	return seg
 }

@@ -263,7 +263,7 @@ func checkReusedMirrors(t *testing.T, tree *Tree) int {
 			t.Fatalf("a segment with a seen table has %d statements, its tree %d", len(seg.Nodes), len(tops))
 		}
 		var buf scratch
-		want, wantSeen := mirror(flatten(tops[0].node, &buf, nil), seg.Base, tree.rootNumber, nil, true)
+		want, wantSeen, _ := mirror(flatten(tops[0].node, &buf, nil), seg.Base, tree.rootNumber, nil, true)
 		got := unsafe.Slice(seg.Nodes[0], len(seg.seen))
 		if len(want) != len(got) || len(wantSeen) != len(seg.seen) {
 			t.Fatalf("the mirror has %d nodes (seen: %d), a fresh walk %d (%d)", len(got), len(seg.seen), len(want), len(wantSeen))
@@ -1007,4 +1007,63 @@ func TestQuotesThatCloseAStringLeftOpenAbove(t *testing.T) {
 		t.Fatalf("%q: the closing quotes left a syntax error", src)
 	}
 	sameTree(t, tree, fresh)
+}
+
+// A class that keeps its tree is mirrored after an edit inside one method
+// by copying what tree-sitter reused from the last version's mirror:
+// CopiedFrom says so for the methods copied whole alone, and they have
+// their old shapes.
+func TestCopiedMethodsHaveTheirShape(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n\n\nclass Big:\n")
+	for i := range 400 { // about 44 KB: above keepTreeFrom
+		fmt.Fprintf(&b, "    def m%d(self, x):\n        y = self.f(x, %d)\n        return [y * k for k in range(%d)]\n\n", i, i, i)
+	}
+	src := []byte(b.String())
+	tree := parseForEditing(t, src)
+	methods := func(tree *Tree) (*Segment, []*Node) {
+		for _, seg := range tree.Segments {
+			if len(seg.Nodes) == 1 && seg.Nodes[0].Is("class_definition") {
+				var ms []*Node
+				for c := range seg.Nodes[0].Child("body").Children() {
+					if c.Is("function_definition") {
+						ms = append(ms, c)
+					}
+				}
+				return seg, ms
+			}
+		}
+		t.Fatal("no class segment")
+		return nil, nil
+	}
+	first, _ := methods(tree)
+	at := bytes.Index(src, []byte("y = self.f(x, 150)"))
+	tree, src = edit(t, tree, src, at, at, "z")
+	oldSeg, oldMethods := methods(tree)
+	tree, _ = edit(t, tree, src, at, at+1, "")
+	seg, cur := methods(tree)
+	if len(cur) != len(oldMethods) {
+		t.Fatalf("%d methods, %d before", len(cur), len(oldMethods))
+	}
+	copied := 0
+	for i, m := range cur {
+		if !seg.CopiedFrom(oldSeg, oldMethods[i], m) {
+			continue
+		}
+		copied++
+		if i == 150 {
+			t.Error("the edited method is said to be copied")
+		}
+		if !SameShape(oldMethods[i], m) {
+			t.Errorf("method %d is said to be copied but has another shape", i)
+		}
+		if j := (i + 1) % len(cur); seg.CopiedFrom(oldSeg, oldMethods[j], m) || seg.CopiedFrom(first, oldMethods[i], m) {
+			t.Errorf("method %d is said to be a copy of method %d, or of a version it was not mirrored from", i, j)
+		}
+	}
+	// Tree-sitter reuses the methods before the edit whole, and those
+	// after it statement by statement.
+	if copied < 140 {
+		t.Errorf("%d of the %d methods are said to be copied, want the 150 before the edited one", copied, len(cur))
+	}
 }

@@ -232,7 +232,9 @@ static uint32_t vl_top(VLNode root, VLTop *out, uint32_t cap) {
 import "C"
 
 import (
+	"cmp"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -419,9 +421,9 @@ func nodeOf(f *C.VLFlat) (kind, field uint16, named bool) {
 // preorder, adding shift to every offset and hanging them below the Root
 // numbered root (see newRoot).
 // A node the walk marked reused brings its subtree from from.prior's
-// mirror, shifted. With keep, it also returns the nodes' seen table, for
-// the next version's mirror.
-func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool) ([]Node, seenNodes) {
+// mirror, shifted; runs lists those subtrees. With keep, it also returns
+// the nodes' seen table, for the next version's mirror.
+func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool) (nodes []Node, seen seenNodes, runs []copiedRun) {
 	size := len(flat)
 	var prior []Node
 	var priorSeen seenNodes
@@ -449,8 +451,7 @@ func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool) ([]N
 		}
 		return at[i]
 	}
-	nodes := make([]Node, size)
-	var seen seenNodes
+	nodes = make([]Node, size)
 	if keep {
 		seen = make(seenNodes, size)
 	}
@@ -466,6 +467,7 @@ func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool) ([]N
 		if r := int(f.reused); r >= 0 {
 			copyReused(nodes, int(k), prior, r, int(priorSeen[r].count), int32(int(f.start)+shift)-prior[r].start)
 			node.nextAt = 0 // its siblings are this version's
+			runs = append(runs, copiedRun{at: k, from: int32(r), count: int32(priorSeen[r].count)})
 			if keep {
 				copy(seen[k:], priorSeen[r:r+int(priorSeen[r].count)])
 				for j := range priorSeen[r].count {
@@ -501,7 +503,49 @@ func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool) ([]N
 		}
 	}
 	reusedNodes.Add(int64(copied))
-	return nodes, seen
+	return nodes, seen, runs
+}
+
+// copiedRun is a subtree a mirror copied from its prior's (see mirror):
+// its count nodes from index at are those of the prior's from index from.
+type copiedRun struct{ at, from, count int32 }
+
+// CopiedFrom reports whether b's subtree, in s, is a copy that s's mirror
+// made of a's subtree in old, the segment s was mirrored from after an
+// edit: then the two have the same shape (see SameShape) without a look
+// at their nodes. False does not mean another shape.
+func (s *Segment) CopiedFrom(old *Segment, a, b *Node) bool {
+	if s.copiedFrom == 0 || s.copiedFrom != old.serial || len(s.Nodes) != 1 || len(old.Nodes) != 1 {
+		return false
+	}
+	at, from := nodeIndex(s, b), nodeIndex(old, a)
+	if at < 0 || from < 0 {
+		return false
+	}
+	// The last run starting at or before b.
+	k, found := slices.BinarySearchFunc(s.copied, at, func(r copiedRun, at int32) int { return cmp.Compare(r.at, at) })
+	if !found {
+		k--
+	}
+	if k < 0 {
+		return false
+	}
+	r := s.copied[k]
+	return at-r.at == from-r.from && at+int32(len(b.subtree())) <= r.at+r.count
+}
+
+// nodeIndex is n's index in the array of seg's only statement, which
+// keeps a seen table; -1 when n is not one of its nodes.
+func nodeIndex(seg *Segment, n *Node) int32 {
+	first := seg.Nodes[0]
+	if uintptr(unsafe.Pointer(n)) < uintptr(unsafe.Pointer(first)) {
+		return -1
+	}
+	i := (uintptr(unsafe.Pointer(n)) - uintptr(unsafe.Pointer(first))) / unsafe.Sizeof(Node{})
+	if i >= uintptr(len(seg.seen)) {
+		return -1
+	}
+	return int32(i)
 }
 
 // copyReused copies the count nodes of prior from index r (a subtree) to

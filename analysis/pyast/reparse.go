@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -219,15 +220,27 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	// A new group with the text and shape of one of the region's old
 	// segments (the statements after a syntax error that is now mended,
 	// or a segment taken in only to make room) keeps that segment.
-	byText := map[string]int{}
+	// Looked up by length first: a map by text copied and hashed a class
+	// of thousands of lines on every keystroke inside it, whose length
+	// the keystroke changes.
+	byLength := map[int][]int{}
 	for j := first; j <= last; j++ {
-		byText[string(prev.Segments[j].text)] = j
+		byLength[len(prev.Segments[j].text)] = append(byLength[len(prev.Segments[j].text)], j)
 	}
-	var buf scratch
+	withText := func(text []byte) (int, bool) { // the last old segment with text
+		for k := len(byLength[len(text)]) - 1; k >= 0; k-- {
+			if j := byLength[len(text)][k]; bytes.Equal(prev.Segments[j].text, text) {
+				return j, true
+			}
+		}
+		return -1, false
+	}
+	buf := scratches.Get().(*scratch)
+	defer putScratch(buf)
 	lastKept := first - 1
 	for _, g := range region {
-		j, ok := byText[string(src[g.start:g.end])]
-		if ok && j > lastKept && len(prev.Segments[j].Nodes) == len(g.tops) && prev.Segments[j].Shape() == shapeOf(g.tops, g.start, &buf) {
+		j, ok := withText(src[g.start:g.end])
+		if ok && j > lastKept && len(prev.Segments[j].Nodes) == len(g.tops) && prev.Segments[j].Shape() == shapeOf(g.tops, g.start, buf) {
 			lastKept = j
 		} else {
 			j = -1
@@ -263,7 +276,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		if keptAt[i] >= 0 {
 			t.Segments[i] = prev.Segments[keptAt[i]]
 		} else {
-			t.Segments[i] = mirrorSegment(g, src, bases[i], t.rootNumber, &buf, keep && i == first, lineage)
+			t.Segments[i] = mirrorSegment(g, src, bases[i], t.rootNumber, buf, keep && i == first, lineage)
 		}
 		t.hasError = t.hasError || t.Segments[i].hasError
 	}
@@ -288,6 +301,20 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	t.Src = t.fill(t.Root.End(), prev)
 	t.collect()
 	return t, nil
+}
+
+// scratches keeps walk buffers (see flatten) between reparses: a
+// keystroke in a large statement walks into a buffer of reuseWalkFirst
+// nodes (768 KB), which, allocated and cleared for each one, was a tenth
+// of what a keystroke in a class of thousands of lines allocated.
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// putScratch gives buf back to scratches, unless a whole walk of a large
+// statement grew it past what a keystroke needs.
+func putScratch(buf *scratch) {
+	if cap(*buf) <= 2*int(reuseWalkFirst) {
+		scratches.Put(buf)
+	}
 }
 
 // keepTreeFrom is the size from which a statement parsed on its own keeps

@@ -824,11 +824,13 @@ type segmentIndex struct {
 	// what rules look for, found on first use.
 	byName    *nodesByName
 	loopCalls []LoopCall
-	// With units: each call's innermost loop (nil for none), for the next
-	// version's index to take over (see callIndex); and, until callIndex
-	// runs, the units this index took over.
-	callLoops []*pyast.Node
-	takenFrom *takenUnits
+	// With units: each call's innermost loop (nil for none), and each of
+	// byName's nodes' place in calls, for the next version's index to take
+	// over (see callIndex); and, until callIndex runs, the units this index
+	// took over.
+	callLoops     []*pyast.Node
+	callsByNameAt []int32
+	takenFrom     *takenUnits
 
 	// answers are what Remember was told about the segment's nodes, for
 	// the versions of one binding epoch (see File.epoch).
@@ -1628,8 +1630,9 @@ func (ix *segmentIndex) callIndex(f *File) {
 		return
 	}
 	named := make([]namedNode, 0, len(ix.calls))
+	var namedAt []int32 // with units: named's places in calls
 	// The calls of the units taken over keep their loops, moved: an
-	// ancestor walk a call otherwise.
+	// ancestor walk a call otherwise; and their names.
 	var taken keptCursor
 	var prev *segmentIndex                                      // the last version's, whose loops they were
 	if t := ix.takenFrom; t != nil && t.prev.callLoops != nil { // nil: the last version never asked
@@ -1638,13 +1641,20 @@ func (ix *segmentIndex) callIndex(f *File) {
 	ix.takenFrom = nil
 	if ix.units != nil {
 		ix.callLoops = make([]*pyast.Node, 0, len(ix.calls))
+		namedAt = make([]int32, 0, len(ix.calls))
 	}
 	for i, c := range ix.calls {
-		if name := f.LastName(c.Child("function")); name != "" {
-			named = append(named, namedNode{name, c})
+		k, isTaken := taken.at(i)
+		if !isTaken || prev.callsByNameAt == nil {
+			if name := f.LastName(c.Child("function")); name != "" {
+				named = append(named, namedNode{name, c})
+				if namedAt != nil {
+					namedAt = append(namedAt, int32(i))
+				}
+			}
 		}
 		var loop *pyast.Node
-		if k, ok := taken.at(i); ok {
+		if isTaken {
 			was := prev.callLoops[int(prev.units.parts[k.old].runs[callsList].from)+i-int(k.runs[callsList].from)]
 			// A loop of the class's own body around the method is not
 			// the method's: found again.
@@ -1661,8 +1671,88 @@ func (ix *segmentIndex) callIndex(f *File) {
 			ix.callLoops = append(ix.callLoops, loop)
 		}
 	}
-	byName := newNodesByName(named)
-	ix.byName = &byName
+	if ix.units == nil {
+		byName := newNodesByName(named)
+		ix.byName = &byName
+		return
+	}
+	byName, at := groupByName(named, namedAt)
+	if prev != nil && prev.callsByNameAt != nil {
+		byName, at = ix.takeOverCallsByName(prev, taken.runs, byName, at)
+	}
+	ix.byName, ix.callsByNameAt = &byName, at
+}
+
+// takeOverCallsByName returns the index's calls by name (and their places
+// in its calls), those of the units taken over from prev, whose names are
+// as they were, merged with fresh, the others' (at: their places). In a
+// class of thousands of lines, the last name of every call, and grouping
+// them by it, was a twentieth of a keystroke.
+func (ix *segmentIndex) takeOverCallsByName(prev *segmentIndex, runs []keptRun, fresh nodesByName, freshAt []int32) (nodesByName, []int32) {
+	// Where each of prev's calls is now; -1: not taken over.
+	now := make([]int32, len(prev.calls))
+	for i := range now {
+		now[i] = -1
+	}
+	for _, k := range runs {
+		was := prev.units.parts[k.old].runs[callsList].from
+		for i := k.runs[callsList].from; i < k.runs[callsList].to; i++ {
+			now[was+i-k.runs[callsList].from] = i
+		}
+	}
+	old := prev.byName
+	by := nodesByName{nodes: make([]*pyast.Node, 0, len(prev.callsByNameAt)+len(fresh.nodes))}
+	at := make([]int32, 0, cap(by.nodes))
+	var names strings.Builder
+	// Both lists of groups are by name, each group's calls in order.
+	for g, h := 0, 0; g < len(old.groups) || h < len(fresh.groups); {
+		var name string
+		var was, added []int32
+		switch c := compareGroups(old, g, &fresh, h); {
+		case c < 0:
+			name, was = old.names[old.groups[g].nameFrom:old.groups[g].nameTo], prev.callsByNameAt[old.groups[g].from:old.groups[g].to]
+			g++
+		case c > 0:
+			name, added = fresh.names[fresh.groups[h].nameFrom:fresh.groups[h].nameTo], freshAt[fresh.groups[h].from:fresh.groups[h].to]
+			h++
+		default:
+			name, was, added = old.names[old.groups[g].nameFrom:old.groups[g].nameTo], prev.callsByNameAt[old.groups[g].from:old.groups[g].to], freshAt[fresh.groups[h].from:fresh.groups[h].to]
+			g, h = g+1, h+1
+		}
+		from := int32(len(by.nodes))
+		for len(was) > 0 || len(added) > 0 {
+			var i int32
+			switch {
+			case len(was) > 0 && now[was[0]] < 0:
+				was = was[1:]
+				continue
+			case len(added) == 0 || len(was) > 0 && now[was[0]] < added[0]:
+				i, was = now[was[0]], was[1:]
+			default:
+				i, added = added[0], added[1:]
+			}
+			by.nodes, at = append(by.nodes, ix.calls[i]), append(at, i)
+		}
+		if to := int32(len(by.nodes)); to > from {
+			nameFrom := int32(names.Len())
+			names.WriteString(name)
+			by.groups = append(by.groups, nameGroup{nameFrom: nameFrom, nameTo: int32(names.Len()), from: from, to: to})
+		}
+	}
+	by.names = names.String()
+	return by, at
+}
+
+// compareGroups compares the names of a's group g and b's group h; a
+// missing group comes after every other.
+func compareGroups(a *nodesByName, g int, b *nodesByName, h int) int {
+	switch {
+	case g >= len(a.groups):
+		return 1
+	case h >= len(b.groups):
+		return -1
+	}
+	return strings.Compare(a.names[a.groups[g].nameFrom:a.groups[g].nameTo], b.names[b.groups[h].nameFrom:b.groups[h].nameTo])
 }
 
 // nodesByName is nodes grouped by a name (calls by the last name of what
@@ -1690,8 +1780,15 @@ type nameGroup struct {
 // not the nodes: a stable sort of every call by name was a sixth of an
 // edit's CPU in such a class.
 func newNodesByName(named []namedNode) nodesByName {
-	if len(named) <= smallNameSort {
-		return groupSortedNames(named)
+	by, _ := groupByName(named, nil)
+	return by
+}
+
+// groupByName is newNodesByName that also returns payload (a number for
+// each of named) in the order of the grouped nodes.
+func groupByName(named []namedNode, payload []int32) (nodesByName, []int32) {
+	if len(named) <= smallNameSort && payload == nil {
+		return groupSortedNames(named), nil
 	}
 	type group struct {
 		name  string
@@ -1726,12 +1823,19 @@ func newNodesByName(named []namedNode) nodesByName {
 		next[g] = at
 		at += groups[g].count
 	}
+	var out []int32
+	if payload != nil {
+		out = make([]int32, len(named))
+	}
 	for i, c := range named {
 		by.nodes[next[ofNode[i]]] = c.node
+		if payload != nil {
+			out[next[ofNode[i]]] = payload[i]
+		}
 		next[ofNode[i]]++
 	}
 	by.names = names.String()
-	return by
+	return by, out
 }
 
 // smallNameSort is the most names newNodesByName sorts in place: an

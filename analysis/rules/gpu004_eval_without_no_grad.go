@@ -384,7 +384,7 @@ func (m modeCalls) in(f *semantic.File, scope *pyast.Node) []*pyast.Node {
 		return calls
 	}
 	var calls []*pyast.Node
-	for _, c := range f.CallsIn(scope) {
+	for _, c := range f.CallsNamedWithin(scope, "eval", "train") {
 		if name := f.MethodName(c); (name == "eval" || name == "train") && semantic.InScope(c, scope) &&
 			(f.IsModelSelf(semantic.Receiver(c)) || f.NamesModule(semantic.Receiver(c))) {
 			calls = append(calls, c)

@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"sort"
@@ -454,6 +455,33 @@ func (f *File) CallsIn(n *pyast.Node) []*pyast.Node {
 		return within(ix.calls, n)
 	}
 	return within(f.Calls(), n)
+}
+
+// CallsNamedWithin returns the calls inside n whose callee's last name is
+// one of names, in source order: CallsIn less the others, found through
+// the segment's calls by name (a function's few `eval()` calls of a
+// class's thousands of calls).
+func (f *File) CallsNamedWithin(n *pyast.Node, names ...string) []*pyast.Node {
+	named := func(c *pyast.Node) bool { return slices.Contains(names, f.LastName(c.Child("function"))) }
+	ix := f.indexOf(n)
+	if ix == nil {
+		return slices.DeleteFunc(slices.Clone(f.CallsIn(n)), func(c *pyast.Node) bool { return !named(c) })
+	}
+	ix.callIndex(f)
+	var out []*pyast.Node
+	for _, name := range names {
+		for _, c := range ix.byName.named(name) {
+			if c.Start() >= n.Start() && c.Start() < n.End() && n.Contains(c) {
+				out = append(out, c)
+			}
+		}
+	}
+	// Source order is preorder: by start, an ancestor (f(x)(y) around
+	// f(x)) before the call it holds.
+	slices.SortFunc(out, func(a, b *pyast.Node) int {
+		return cmp.Or(cmp.Compare(a.Start(), b.Start()), cmp.Compare(b.End(), a.End()))
+	})
+	return out
 }
 
 // AssignmentsIn returns the assignments inside n, in source order.

@@ -836,3 +836,71 @@ func inParameterDefault(n *pyast.Node) bool {
 	}
 	return true
 }
+
+// CallsNamedWithin finds through the calls by name what CallsIn filtered
+// by the callee's last name finds, in the same order: nested calls that
+// start together (f(x)(y), a.eval().train()), in functions, methods,
+// classes, module code and the whole module.
+func TestCallsNamedWithinIsCallsInByName(t *testing.T) {
+	src := []byte(`import torch
+
+
+def run(model, batches):
+    model.eval()
+    model.eval().train()
+    eval(x)
+    for b in batches:
+        model.train(False)(b)
+        model(b).eval()
+    train(model)
+
+
+class Trainer:
+    def fit(self):
+        self.model.train()
+        self.model.eval(); self.eval()
+
+    def validate(self):
+        with torch.no_grad():
+            self.model.eval()
+        return [m.train() for m in self.models]
+
+
+model = torch.nn.Linear(2, 2)
+model.eval()
+train(model.eval())
+`)
+	// Laid out for editing, the file has an index per statement.
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFile("t.py", src, tree)
+	nodes := []*pyast.Node{f.Tree.Root}
+	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+		if n.Is("function_definition", "class_definition", "for_statement", "with_statement", "expression_statement", "call") {
+			nodes = append(nodes, n)
+		}
+		return true
+	})
+	for _, names := range [][]string{{"eval", "train"}, {"train", "eval"}, {"eval"}, {"model"}, {"nothing"}} {
+		for _, n := range nodes {
+			var want []string
+			for _, c := range f.CallsIn(n) {
+				if slices.Contains(names, f.LastName(c.Child("function"))) {
+					want = append(want, fmt.Sprintf("%d-%d", c.Start(), c.End()))
+				}
+			}
+			var got []string
+			for _, c := range f.CallsNamedWithin(n, names...) {
+				got = append(got, fmt.Sprintf("%d-%d", c.Start(), c.End()))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("calls named %v within %s `%.30s`: %v, want %v", names, n.Kind(), f.Text(n), got, want)
+			}
+		}
+	}
+	if len(nodes) < 30 {
+		t.Fatalf("the walk found %d nodes to look in", len(nodes))
+	}
+}

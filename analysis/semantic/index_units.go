@@ -47,6 +47,17 @@ type indexUnits struct {
 	// takenOver counts the units whose shares came from the last
 	// version's index (for tests).
 	takenOver int
+	// localCounts and otherCounts are, for each name the parts mention as
+	// a function's own and otherwise, how many parts do: the next version
+	// patches them with the parts that changed rather than merging every
+	// part's set again (see mentions).
+	localCounts, otherCounts []hashCount
+}
+
+// hashCount is a name's hash and how many sets hold it.
+type hashCount struct {
+	hash uint64
+	n    int32
 }
 
 // functionParams are the names of a function's (or lambda's) parameters.
@@ -416,41 +427,100 @@ func (b *indexBuilder) mentions() (mentions, localOnly []uint64) {
 		l, o := ix.decideMentions((*b.units.inFunctions)[u.idsFrom:u.idsTo], &outside, &own)
 		part.local, part.other = slices.Clone(l), slices.Clone(o)
 	}
-	locals, others := [][]uint64{local}, [][]uint64{other}
-	for _, part := range ix.units.parts {
-		locals, others = append(locals, part.local), append(others, part.other)
+	u := ix.units
+	if k := b.kept; k != nil && k.prev.units.localCounts != nil && len(b.keptRuns) > 0 {
+		// The last version's counts, less the parts it had that were not
+		// taken over, plus the parts walked afresh: a merging of every
+		// part's set took a twentieth of a keystroke in a class of
+		// thousands of lines.
+		taken := make([]bool, len(k.prev.units.parts))
+		for _, r := range b.keptRuns {
+			taken[r.old] = true
+		}
+		var goneLocal, goneOther, newLocal, newOther [][]uint64
+		for j, part := range k.prev.units.parts {
+			if !taken[j] {
+				goneLocal, goneOther = append(goneLocal, part.local), append(goneOther, part.other)
+			}
+		}
+		for _, r := range b.unitRuns {
+			part := &u.parts[r.part]
+			newLocal, newOther = append(newLocal, part.local), append(newOther, part.other)
+		}
+		u.localCounts = patchCounts(k.prev.units.localCounts, goneLocal, newLocal)
+		u.otherCounts = patchCounts(k.prev.units.otherCounts, goneOther, newOther)
+	} else {
+		locals, others := make([][]uint64, len(u.parts)), make([][]uint64, len(u.parts))
+		for i, part := range u.parts {
+			locals[i], others[i] = part.local, part.other
+		}
+		u.localCounts, u.otherCounts = countsOf(locals, 1), countsOf(others, 1)
 	}
-	return mergeMentions(unionOfSorted(locals), unionOfSorted(others))
+	return mergeMentions(appendUnion(nil, local, hashesOf(u.localCounts)), appendUnion(nil, other, hashesOf(u.otherCounts)))
 }
 
-// unionOfSorted returns the union of sets, each a sorted list without
-// repeats, as one: merged two by two, level by level, between two
-// buffers. Cheaper than sorting them all together: a class's methods'
-// mentions are thousands a keystroke.
-func unionOfSorted(sets [][]uint64) []uint64 {
-	total := 0
-	for _, set := range sets {
-		total += len(set)
-	}
-	buffers := [2][]uint64{make([]uint64, 0, total), make([]uint64, 0, total)}
-	for level := 0; len(sets) > 1; level++ {
-		out := buffers[level%2][:0]
-		merged := make([][]uint64, 0, (len(sets)+1)/2)
-		for i := 0; i < len(sets); i += 2 {
-			from := len(out)
-			if i+1 == len(sets) {
-				out = append(out, sets[i]...)
-			} else {
-				out = appendUnion(out, sets[i], sets[i+1])
-			}
-			merged = append(merged, out[from:len(out):len(out)])
+// countsOf returns how many of sets (each sorted, without repeats) hold
+// each hash, times by, sorted by hash: merged two by two, level by level.
+func countsOf(sets [][]uint64, by int32) []hashCount {
+	counted := make([][]hashCount, len(sets))
+	for i, set := range sets {
+		counted[i] = make([]hashCount, len(set))
+		for j, h := range set {
+			counted[i][j] = hashCount{h, by}
 		}
-		sets = merged
 	}
-	if len(sets) == 0 {
+	for len(counted) > 1 {
+		merged := make([][]hashCount, 0, (len(counted)+1)/2)
+		for i := 0; i < len(counted); i += 2 {
+			if i+1 == len(counted) {
+				merged = append(merged, counted[i])
+			} else {
+				merged = append(merged, addCounts(counted[i], counted[i+1]))
+			}
+		}
+		counted = merged
+	}
+	if len(counted) == 0 {
 		return nil
 	}
-	return sets[0]
+	return counted[0]
+}
+
+// addCounts returns the sums of a's and b's counts (sorted by hash), less
+// the hashes they come to zero.
+func addCounts(a, b []hashCount) []hashCount {
+	out := make([]hashCount, 0, max(len(a), len(b)))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i].hash < b[j].hash:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].hash < a[i].hash:
+			out = append(out, b[j])
+			j++
+		default:
+			if n := a[i].n + b[j].n; n != 0 {
+				out = append(out, hashCount{a[i].hash, n})
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+// patchCounts returns counts (see countsOf) less gone's sets, plus added's.
+func patchCounts(counts []hashCount, gone, added [][]uint64) []hashCount {
+	return addCounts(counts, addCounts(countsOf(added, 1), countsOf(gone, -1)))
+}
+
+// hashesOf returns the hashes of counts.
+func hashesOf(counts []hashCount) []uint64 {
+	out := make([]uint64, len(counts))
+	for i, c := range counts {
+		out[i] = c.hash
+	}
+	return out
 }
 
 // appendUnion appends to out the union of a and b, sorted lists without

@@ -44,6 +44,7 @@ func main() {
 	lines := flag.Int("lines", 0, "generate a training file of about this many lines instead of reading FILEs")
 	copies := flag.Int("copies", 1, "with --lines, how many such files to open (each a little different)")
 	edits := flag.Int("edits", 40, "one-character edits at each place (start, middle, end)")
+	spread := flag.Int("spread", 0, "also type a letter and delete it at this many statement starts spread evenly over the file, each place edited once: what a keystroke costs varies from statement to statement (tree-sitter reparses more after some), which edits at three places do not show")
 	typing := flag.Bool("typing", true, "type a 30-line training function into the middle of the file (or what --type says, where --type-at says)")
 	typeFile := flag.String("type", "", "with --typing, type the text of this file, key by key, instead of the built-in function (a script's main block, a Dataset class)")
 	typeAt := flag.String("type-at", "middle", "with --typing, where to type: middle (at the top-level line nearest the middle of the file), end (after its last line, where a script's main block goes) or method (indented as a method, before the first method past the middle: keystrokes inside a class)")
@@ -173,6 +174,12 @@ func main() {
 		took, err := s.editAt(doc, place.at, *edits)
 		check(err)
 		rows = append(rows, row{name: place.name, samples: took, cpu: s.cpuSince(cpu)})
+	}
+	if *spread > 0 {
+		cpu := s.cpu()
+		took, err := s.editSpread(doc, *spread)
+		check(err)
+		rows = append(rows, row{name: "edits spread", samples: took, cpu: s.cpuSince(cpu)})
 	}
 	if *typing {
 		typed := typedFunction
@@ -648,6 +655,26 @@ func (s *server) editAt(doc *document, share float64, n int) ([]time.Duration, e
 			return nil, err
 		}
 		took = append(took, d)
+	}
+	return took, nil
+}
+
+// editSpread types a letter at the first statement start past each of n
+// evenly spread places of the file, and deletes it again.
+func (s *server) editSpread(doc *document, n int) ([]time.Duration, error) {
+	var took []time.Duration
+	for i := range n {
+		at := statementStart(doc.text, int((float64(i)+0.5)/float64(n)*float64(len(doc.text))))
+		for k, text := range []string{"x", ""} {
+			if len(took) > 0 {
+				time.Sleep(s.gap)
+			}
+			d, err := s.change(doc, at, at+k, text)
+			if err != nil {
+				return nil, err
+			}
+			took = append(took, d)
+		}
 	}
 	return took, nil
 }

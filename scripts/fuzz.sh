@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs each fuzz target of vramlint for a fixed number of inputs (20-55 s
-# each on a 2-core machine, about 4 min in all; CI uses this default), or for a time you give
+# each on a 2-core machine, about 5 min in all; CI uses this default), or for a time you give
 # (docs/RELIABILITY.md says how to run them longer):
 #   scripts/fuzz.sh          # counted: what CI runs
 #   scripts/fuzz.sh 10m      # timed
@@ -21,6 +21,7 @@ time="${1:-}"
 targets=(
   "./analysis/rules FuzzAnalyze 100000x"
   "./analysis/rules FuzzIncremental 8000x"
+  "./analysis/rules FuzzIncrementalLargeClass 300x"
   "./codeactions FuzzFixes 20000x"
   "./analysis/source FuzzMapper 200000x"
   "./server FuzzStream 100000x"

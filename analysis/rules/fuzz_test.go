@@ -96,14 +96,16 @@ func FuzzIncremental(f *testing.F) {
 		byte(strings.Index(class, "loss.backward") * 256 / len(class)), 15, 0})
 	runner := &analysis.Runner{Rules: rules.All()}
 	f.Fuzz(func(t *testing.T, src []byte, script []byte) {
-		editIncrementally(t, runner, src, script)
+		editIncrementally(t, runner, src, script, false)
 	})
 }
 
 // editIncrementally applies the edits script describes to src, one at a
 // time, and compares each version's incremental analysis with fresh ones
-// (see FuzzIncremental).
-func editIncrementally(t *testing.T, runner *analysis.Runner, src, script []byte) {
+// (see FuzzIncremental). Each edit is three bytes (where, as a share of
+// the text in 256ths; how much to delete; what to insert), or with wide
+// four, where in 65536ths: a large file's edits land on any byte.
+func editIncrementally(t *testing.T, runner *analysis.Runner, src, script []byte, wide bool) {
 	t.Helper()
 	if analysis.CheckSource(src) != nil {
 		return
@@ -118,11 +120,19 @@ func editIncrementally(t *testing.T, runner *analysis.Runner, src, script []byte
 	// source, enough to replay it.
 	var edits []string
 	// At most 16 edits per input: each costs two analyses.
-	script = script[:min(len(script), 48)]
-	for len(script) >= 3 && len(src) > 0 {
+	size := 3
+	if wide {
+		size = 4
+	}
+	script = script[:min(len(script), 16*size)]
+	for len(script) >= size && len(src) > 0 {
 		// Each edit: where (a share of the text), how much to delete,
 		// what to insert; kept on character boundaries.
 		start := int(script[0]) * len(src) / 256
+		if wide {
+			start = (int(script[0])<<8 | int(script[1])) * len(src) / 65536
+			script = script[1:]
+		}
 		end := min(len(src), start+int(script[1]%16))
 		for start > 0 && !utf8.RuneStart(src[start]) {
 			start--
@@ -190,14 +200,90 @@ func pythonAccepts(t *testing.T, src []byte) bool {
 }
 
 // The random edits of FuzzIncremental inside a class large enough to be
-// indexed by its methods (see semantic's indexUnits; the fuzz targets'
-// inputs are smaller): every version's incremental analysis is a fresh
-// one's, while the methods an edit left alone take their shares of the
-// class's index over from the last version.
+// indexed by its methods (see semantic's indexUnits; FuzzIncremental's
+// inputs are smaller, FuzzIncrementalLargeClass explores further): every
+// version's incremental analysis is a fresh one's, while the methods an
+// edit left alone take their shares of the class's index over from the
+// last version.
 func TestIncrementalMatchesFreshInALargeClass(t *testing.T) {
+	src := largeClass(t)
+	runner := &analysis.Runner{Rules: rules.All()}
+	rng := rand.New(rand.NewSource(11))
+	for range 10 {
+		script := make([]byte, 64)
+		for i := range script {
+			script[i] = byte(rng.Intn(256))
+		}
+		editIncrementally(t, runner, src, script, true)
+	}
+}
+
+// FuzzIncrementalLargeClass is FuzzIncremental's edits in a class large
+// enough to be indexed by its methods: an edit inside one method takes the
+// others' shares of the index, their summaries and their findings over
+// from the last version, which FuzzIncremental's small files never reach.
+func FuzzIncrementalLargeClass(f *testing.F) {
+	src := largeClass(f)
+	// An edit skip bytes after where starts, in editIncrementally's wide
+	// form: where as a share of the text in 65536ths (exact: the text is
+	// shorter).
+	edit := func(where string, skip, remove int, insert string) []byte {
+		i := strings.Index(string(src), where) + skip
+		share := (i*65536 + len(src) - 1) / len(src)
+		return []byte{byte(share >> 8), byte(share), byte(remove), byte(slices.Index(fragments, insert))}
+	}
+	// An edit inside a method in the middle; one in the class's own lines
+	// and one in a method; a method's header broken and mended.
+	f.Add(edit("loss.backward()\n            opt.step()\n            losses.append(loss)\n            total += loss\n            torch.cuda.empty_cache()\n        self.history.append(total)\n        return losses, total\n\n    def evaluate18", 0, 0, ".backward()"))
+	f.Add(append(edit("self.history = []", 0, 3, ""), edit("def evaluate3", 0, 0, "model.eval()\n")...))
+	f.Add(append(edit("def step7", 4, 2, ":"), edit("def step7", 4, 0, "(")...))
+	// NumPy no longer takes the recorder's container: its calls keep
+	// graphs (semantic's withoutClassReaders).
+	f.Add(edit("np.mean(self.arrays)", 0, 7, ""))
+	runner := &analysis.Runner{Rules: rules.All()}
+	f.Fuzz(func(t *testing.T, script []byte) {
+		editIncrementally(t, runner, src, script, true)
+	})
+}
+
+// largeClass returns a training file whose class of methods that read one
+// another and 36 pairs of training and evaluation methods (every local
+// rule's findings in each) is over the size from which a class is indexed
+// by its methods.
+func largeClass(t testing.TB) []byte {
 	var b strings.Builder
-	b.WriteString("import torch\nfrom torch.utils.data import DataLoader\n\n\nclass Suite(torch.nn.Module):\n" +
-		"    def __init__(self):\n        super().__init__()\n        self.model = torch.nn.Linear(4, 2)\n        self.history = []\n")
+	b.WriteString("import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\n\n\nclass Suite(torch.nn.Module):\n" +
+		"    def __init__(self):\n        super().__init__()\n        self.model = torch.nn.Linear(4, 2)\n        self.history = []\n        self.arrays = []\n")
+	// Methods that read one another: a call's summary, a recorder whose
+	// container another method hands to NumPy, a closure.
+	b.WriteString(`
+    def fwd(self, x):
+        return self.model(x)
+
+    def fit(self, loader, opt):
+        for x in loader:
+            out = self.fwd(x)
+            loss = out.sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            self.add_array(out)
+
+    def add_array(self, out):
+        self.arrays.append(out)
+
+    def summary(self):
+        print(np.mean(self.arrays))
+
+    def predict(self, loader):
+        with torch.no_grad():
+            return [self.fwd(x) for x in loader]
+
+    def nested(self, loader):
+        def inner(x):
+            return self.model(x)
+        return [inner(x) for x in loader]
+`)
 	for i := range 36 {
 		fmt.Fprintf(&b, `
     def step%[1]d(self, loader, opt):
@@ -227,13 +313,5 @@ func TestIncrementalMatchesFreshInALargeClass(t *testing.T) {
 	if len(src) < 16<<10 {
 		t.Fatalf("the class is %d bytes: too small to be indexed by its methods", len(src))
 	}
-	runner := &analysis.Runner{Rules: rules.All()}
-	rng := rand.New(rand.NewSource(11))
-	for range 10 {
-		script := make([]byte, 48)
-		for i := range script {
-			script[i] = byte(rng.Intn(256))
-		}
-		editIncrementally(t, runner, src, script)
-	}
+	return src
 }

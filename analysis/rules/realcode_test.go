@@ -37,7 +37,7 @@ func TestIncrementalMatchesFreshOnRealCode(t *testing.T) {
 		for range 3 {
 			script := make([]byte, 48)
 			rng.Read(script)
-			t.Run(rel, func(t *testing.T) { editIncrementally(t, runner, src, script) })
+			t.Run(rel, func(t *testing.T) { editIncrementally(t, runner, src, script, false) })
 		}
 		if files++; files == 250 {
 			break

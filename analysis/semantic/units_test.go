@@ -122,6 +122,10 @@ func TestAnEditInOneMethodJudgesThatMethod(t *testing.T) {
 		{"torch.zeros(7)", "torch.zeros(7", 0}, // the error may run to the class's end
 		{"torch.zeros(7", "torch.zeros(7)", 0},
 		{"        self.opt = opt\n", "        self.opt = opt\n        self.best = None\n", 0}, // an attribute bound
+		// A name's attribute bound, then no more: the methods that mention
+		// it are judged with the edited one, the others stay paired.
+		{"        y = torch.zeros(4)\n", "        y = torch.zeros(4)\n        y.grad = None\n", 12},
+		{"        y = torch.zeros(4)\n        y.grad = None\n", "        y = torch.zeros(4)\n", 12},
 		{"    def helper9(self, x):", "    def helper9b(self, x):\n        pass\n\n    def helper9(self, x):", 0},
 	}
 	for i, step := range steps {
@@ -496,5 +500,35 @@ func TestARecordersSummaryFollowsItsClass(t *testing.T) {
 	}
 	if stored, sums := kept(buf.f); stored == 0 || sums {
 		t.Errorf("stored %b, sums %v after the edits: want the argument kept, the sum backpropagated", stored, sums)
+	}
+}
+
+// An edit that changes what an attribute is bound to keeps the methods
+// that do not mention it paired: carryOver concludes as judging every
+// method (a method calls through the attribute, under no_grad), with less
+// judged.
+func TestABindingChangedInOneMethodKeepsTheOthersPaired(t *testing.T) {
+	src := strings.Replace(trainerClass(20), "        self.opt = opt\n", "        self.opt = opt\n        self.run_step = self.step\n", 1)
+	src = strings.Replace(src, "            losses.append(self.step(x))\n", "            with torch.no_grad():\n                losses.append(self.run_step(x))\n", 1)
+	paired, full := newBuffer(t, src), newBuffer(t, src)
+	paired.summarise()
+	full.summarise()
+	for i, step := range [][2]string{
+		{"self.run_step = self.step\n", "self.run_step = self.predict\n"},
+		{"self.run_step = self.predict\n", "self.run_step = self.step\n"},
+	} {
+		pairUnits = true
+		got := paired.replace(step[0], step[1])
+		pairUnits = false
+		want := full.replace(step[0], step[1])
+		pairUnits = true
+		if !maps.Equal(got.carried.changed, want.carried.changed) {
+			t.Errorf("step %d (%q): stale %v, judging every method %v", i, step[1], sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
+		}
+		if got.carried.judged >= want.carried.judged {
+			t.Errorf("step %d: %d judged, as many as without the pairing (%d)", i, got.carried.judged, want.carried.judged)
+		}
+		paired.summarise()
+		full.summarise()
 	}
 }

@@ -228,8 +228,9 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		byLength[len(prev.Segments[j].text)] = append(byLength[len(prev.Segments[j].text)], j)
 	}
 	withText := func(text []byte) (int, bool) { // the last old segment with text
-		for k := len(byLength[len(text)]) - 1; k >= 0; k-- {
-			if j := byLength[len(text)][k]; bytes.Equal(prev.Segments[j].text, text) {
+		sameLength := byLength[len(text)]
+		for k := len(sameLength) - 1; k >= 0; k-- {
+			if j := sameLength[k]; bytes.Equal(prev.Segments[j].text, text) {
 				return j, true
 			}
 		}

@@ -224,22 +224,36 @@ func TestIncrementalMatchesFreshInALargeClass(t *testing.T) {
 // from the last version, which FuzzIncremental's small files never reach.
 func FuzzIncrementalLargeClass(f *testing.F) {
 	src := largeClass(f)
-	// An edit skip bytes after where starts, in editIncrementally's wide
-	// form: where as a share of the text in 65536ths (exact: the text is
-	// shorter).
-	edit := func(where string, skip, remove int, insert string) []byte {
-		i := strings.Index(string(src), where) + skip
-		share := (i*65536 + len(src) - 1) / len(src)
-		return []byte{byte(share >> 8), byte(share), byte(remove), byte(slices.Index(fragments, insert))}
+	// A wide script (see editIncrementally) of edits, each placed in the
+	// text as the ones before it leave it: remove bytes where at first
+	// occurs after skip, and insert.
+	type seedEdit struct {
+		skip, at string
+		remove   int
+		insert   string
 	}
-	// An edit inside a method in the middle; one in the class's own lines
-	// and one in a method; a method's header broken and mended.
-	f.Add(edit("loss.backward()\n            opt.step()\n            losses.append(loss)\n            total += loss\n            torch.cuda.empty_cache()\n        self.history.append(total)\n        return losses, total\n\n    def evaluate18", 0, 0, ".backward()"))
-	f.Add(append(edit("self.history = []", 0, 3, ""), edit("def evaluate3", 0, 0, "model.eval()\n")...))
-	f.Add(append(edit("def step7", 4, 2, ":"), edit("def step7", 4, 0, "(")...))
+	script := func(edits ...seedEdit) []byte {
+		text := string(src)
+		var out []byte
+		for _, e := range edits {
+			i := strings.Index(text, e.skip) + len(e.skip)
+			i += strings.Index(text[i:], e.at)
+			// The share rounded up: editIncrementally's floor of it is i.
+			share := (i*65536 + len(text) - 1) / len(text)
+			out = append(out, byte(share>>8), byte(share), byte(e.remove), byte(slices.Index(fragments, e.insert)))
+			text = text[:i] + e.insert + text[i+e.remove:]
+		}
+		return out
+	}
+	// A second backward pass inside a method in the middle; a line of
+	// __init__ broken, and a call added in another method; a method's
+	// header broken and mended.
+	f.Add(script(seedEdit{"def step18", "\n            opt.step()", 0, ".backward()"}))
+	f.Add(script(seedEdit{"", "self.history = []", 3, ""}, seedEdit{"def evaluate3", "))", 0, ".cuda()"}))
+	f.Add(script(seedEdit{"def step7(self, loader, opt)", ":", 1, ""}, seedEdit{"def step7(self, loader, opt)", "\n", 0, ":"}))
 	// NumPy no longer takes the recorder's container: its calls keep
 	// graphs (semantic's withoutClassReaders).
-	f.Add(edit("np.mean(self.arrays)", 0, 7, ""))
+	f.Add(script(seedEdit{"", "np.mean", 7, ""}))
 	runner := &analysis.Runner{Rules: rules.All()}
 	f.Fuzz(func(t *testing.T, script []byte) {
 		editIncrementally(t, runner, src, script, true)

@@ -661,6 +661,15 @@ func (s *segmentsByOffset) find(seg *pyast.Segment) int {
 	return -1
 }
 
+// atBase returns the index in old of the segment at base, after find was
+// last asked for one there; -1 for none.
+func (s *segmentsByOffset) atBase(base int) int {
+	if s.at < len(s.old) && s.old[s.at].Base == base {
+		return s.at
+	}
+	return -1
+}
+
 // newMapper indexes the lines of tree.Src, taking those of the segments
 // prev's tree shares with it, laid out alike, from prev's index.
 func newMapper(prev *File, tree *pyast.Tree) *source.Mapper {
@@ -696,25 +705,16 @@ func newMapper(prev *File, tree *pyast.Tree) *source.Mapper {
 		// of thousands of lines): the lines of the same first bytes are
 		// where they were, those of the same last bytes before the spaces
 		// moved by the change of length, and only the changed bytes are
-		// looked at (the whole class took a third of a millisecond). A
-		// line start depends on the byte before it and, after a "\r", on
-		// its own: the one at the end of each run of same bytes is looked
-		// for again.
-		if k := inPrev.at; j < 0 && k < len(prev.Tree.Segments) && prev.Tree.Segments[k].Base == seg.Base && end(prev.Tree, k) == segEnd {
+		// looked at (the whole class took a third of a millisecond).
+		if k := inPrev.atBase(seg.Base); j < 0 && k >= 0 && end(prev.Tree, k) == segEnd {
 			old := prev.Tree.Segments[k]
 			oldPad, pad := old.PadAt(), seg.PadAt()
 			if oldPad < 0 || pad < 0 {
 				continue
 			}
 			same, sameEnd := pyast.CommonEnds(old.Text()[:oldPad], seg.Text()[:pad])
-			share(seg.Base, seg.Base+same-1, 0)
-			// Nor may a "\r\n" begin before the range and end in it.
-			if from := seg.Base + pad - sameEnd; sameEnd > 1 {
-				if from > 0 && tree.Src[from-1] == '\r' && tree.Src[from] == '\n' {
-					from++
-				}
-				share(from, seg.Base+pad-1, pad-oldPad)
-			}
+			share(seg.Base, seg.Base+same, 0)
+			share(seg.Base+pad-sameEnd, seg.Base+pad, pad-oldPad)
 		}
 	}
 	return source.NewMapperFrom(prev.Mapper, tree.Src, reuse)
@@ -2337,9 +2337,10 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		// (`param.data = ...` typed over) leaves the other methods
 		// paired; judging every method took 16-21 ms of such a keystroke
 		// in a class of thousands of lines. Those that mention it are
-		// judged with the edited one, a guard: calls are judged by the
-		// names of the file's functions, which no binding changes, and
-		// answers that asked about the name are dropped anyway.
+		// judged with the edited one, a guard no case has shown needed:
+		// calls are judged by the names of the file's functions, which no
+		// binding changes, and answers that asked about the name are
+		// dropped anyway.
 		if len(changed) > 0 && units != nil {
 			units.split(lastNamesOf(changed))
 		}

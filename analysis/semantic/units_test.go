@@ -503,19 +503,21 @@ func TestARecordersSummaryFollowsItsClass(t *testing.T) {
 	}
 }
 
-// An edit that changes what an attribute is bound to keeps the methods
-// that do not mention it paired: carryOver concludes as judging every
-// method (a method calls through the attribute, under no_grad), with less
-// judged.
+// An edit that changes what a method binds (an attribute on self, a
+// global that another method's calls run under) keeps the other methods
+// paired: carryOver concludes as judging every method, with less judged.
 func TestABindingChangedInOneMethodKeepsTheOthersPaired(t *testing.T) {
-	src := strings.Replace(trainerClass(20), "        self.opt = opt\n", "        self.opt = opt\n        self.run_step = self.step\n", 1)
+	src := strings.Replace(trainerClass(20), "        self.opt = opt\n", "        self.opt = opt\n        self.run_step = self.step\n        global CTX\n        CTX = torch.no_grad()\n", 1)
 	src = strings.Replace(src, "            losses.append(self.step(x))\n", "            with torch.no_grad():\n                losses.append(self.run_step(x))\n", 1)
+	src = strings.Replace(src, "            outs.append(self.predict(x))\n", "            with CTX:\n                outs.append(self.predict(x))\n", 1)
 	paired, full := newBuffer(t, src), newBuffer(t, src)
 	paired.summarise()
 	full.summarise()
 	for i, step := range [][2]string{
 		{"self.run_step = self.step\n", "self.run_step = self.predict\n"},
 		{"self.run_step = self.predict\n", "self.run_step = self.step\n"},
+		{"CTX = torch.no_grad()\n", "CTX = torch.enable_grad()\n"},
+		{"CTX = torch.enable_grad()\n", "CTX = torch.no_grad()\n"},
 	} {
 		pairUnits = true
 		got := paired.replace(step[0], step[1])

@@ -218,17 +218,30 @@ type Reuse struct{ From, To, Shift int }
 
 // NewMapperFrom indexes the line starts of src like NewMapper, taking
 // those of each range of reuse from prev rather than looking for them
-// again. The ranges are sorted and disjoint, and each holds the same bytes
-// as prev's text does Shift bytes earlier, as does the byte after it when
-// it ends in "\r".
+// again. The ranges are sorted and disjoint, and the bytes [From, To) of
+// each are those of prev's text Shift bytes earlier; they may start or
+// end anywhere.
 func NewMapperFrom(prev *Mapper, src []byte, reuse []Reuse) *Mapper {
 	b := newIndexBuilder(src, len(prev.blocks)+8)
 	b.add(0)
 	pos := 0
 	for _, r := range reuse {
-		b.scan(pos, r.From, len(src))
-		b.shareRange(prev, prev.countStartsAtOrBefore(r.From-r.Shift), prev.countStartsAtOrBefore(r.To-r.Shift), r.Shift)
-		pos = r.To
+		from, to := r.From, r.To
+		// A line start depends on the byte before it and, after a "\r", on
+		// its own: a "\r\n" across the range's start is the scan's before
+		// it, a start after a "\r" that ends the range the scan's after it.
+		if from > 0 && from < len(src) && src[from-1] == '\r' && src[from] == '\n' {
+			from++
+		}
+		if to > 0 && src[to-1] == '\r' {
+			to--
+		}
+		if from >= to {
+			continue
+		}
+		b.scan(pos, from, len(src))
+		b.shareRange(prev, prev.countStartsAtOrBefore(from-r.Shift), prev.countStartsAtOrBefore(to-r.Shift), r.Shift)
+		pos = to
 	}
 	b.scan(pos, len(src), len(src))
 	return b.mapper()

@@ -105,6 +105,30 @@ func TestMapperFromEqualsFreshIndex(t *testing.T) {
 // testMapperFromEqualsFreshIndex: with shifted, the unchanged lines of the
 // two texts are at different offsets (the lines that differ have other
 // lengths), as in a statement edited in its place.
+// A range of the same bytes may end in a "\r" whose line break the next
+// byte decides, or start at the "\n" of a "\r\n" whose "\r" lies
+// before it: NewMapperFrom finds what those starts depend on itself.
+func TestMapperFromRangesAcrossLineBreaks(t *testing.T) {
+	for _, c := range []struct {
+		prev, text string
+		reuse      Reuse
+	}{
+		{"ab\r\nzz\n", "ab\rzz\n", Reuse{0, 3, 0}}, // "\r" ends the range: "\r\n" before, a lone "\r" now
+		{"aq\nbc\n", "a\r\nbc\n", Reuse{2, 6, 0}},  // "\n" starts it, "\r\n" now
+		{"aq\nbc\n", "xa\r\nbc\n", Reuse{3, 7, 1}}, // the same, moved
+	} {
+		got := NewMapperFrom(NewMapper([]byte(c.prev)), []byte(c.text), []Reuse{c.reuse})
+		want := NewMapper([]byte(c.text))
+		same := got.LineCount() == want.LineCount()
+		for i := 0; same && i < want.LineCount(); i++ {
+			same = got.LineStart(i) == want.LineStart(i)
+		}
+		if !same {
+			t.Errorf("%q from %q with %+v: lines differ from a fresh index's", c.text, c.prev, c.reuse)
+		}
+	}
+}
+
 func testMapperFromEqualsFreshIndex(t *testing.T, shifted bool) {
 	lines := []string{"a = 1\n", "b = 2\r\n", "\n", "c\r", "def f():\n", "    return 3\r\n"}
 	var prevText, text strings.Builder

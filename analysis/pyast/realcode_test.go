@@ -1,11 +1,13 @@
 package pyast
 
 import (
+	"bytes"
 	"context"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/vramlint/vramlint/internal/realsources"
@@ -58,4 +60,93 @@ func TestChunkedParseOnRealCode(t *testing.T) {
 		}
 	}
 	t.Logf("%d files of 16 KB to 1 MB: %d with a syntax error, %d opened in parts at a recovery", files, withErrors, recovered)
+}
+
+// pythonKeywords are the words a name typed before would make a syntax error.
+var pythonKeywords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields("and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield") {
+		pythonKeywords[w] = true
+	}
+}
+
+// A letter typed before the first name of a statement inside a real file's
+// large statement (a class of thousands of lines that keeps its tree, see
+// keepTreeFrom), and deleted again, is parsed incrementally from that tree
+// and gives the tree a fresh parse gives, its mirror the one a fresh walk
+// gives: where a statement starts, tree-sitter's incremental parse meets
+// the scanner's indent and dedent tokens, which the tree-sitter built in
+// handles otherwise than stock tree-sitter does (see
+// internal/go-tree-sitter/README.md). The projects of the ecosystem check,
+// under $VRAMLINT_REAL_SOURCES.
+func TestStatementStartsInLargeStatementsOnRealCode(t *testing.T) {
+	root, paths := realsources.Paths(t)
+	rng := rand.New(rand.NewSource(5))
+	files, edits, incremental, copied := 0, 0, 0, reusedNodes.Load()
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil || len(src) < keepTreeFrom || len(src) > 1<<20 {
+			continue
+		}
+		tree, err := ParseForEditing(context.Background(), src)
+		if err != nil || tree.HasError() {
+			continue
+		}
+		// The starts of indented lines that begin with a name (not a
+		// keyword: typing there keeps the code valid), inside the segments
+		// that keep their trees.
+		var starts []int
+		for i, seg := range tree.Segments {
+			if seg.tree == nil {
+				continue
+			}
+			text := seg.text
+			for off := 0; off < len(text); {
+				line, _, _ := bytes.Cut(text[off:], []byte("\n"))
+				code := bytes.TrimLeft(line, " ")
+				word := code[:len(code)-len(bytes.TrimLeft(code, "_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"))]
+				if len(code) < len(line) && len(word) > 0 && (word[0] == '_' || word[0] >= 'a' && word[0] <= 'z') && !pythonKeywords[string(word)] {
+					starts = append(starts, tree.starts[i]+off+len(line)-len(code))
+				}
+				off += len(line) + 1
+			}
+		}
+		if len(starts) == 0 {
+			continue
+		}
+		rel, _ := filepath.Rel(root, p)
+		t.Run(rel, func(t *testing.T) {
+			for range 8 {
+				at := starts[rng.Intn(len(starts))]
+				before := reparsed.Load()
+				next, nsrc := edit(t, tree, src, at, at, "x")
+				if next.HasError() {
+					continue // `xlambda: ...`, say
+				}
+				if reparsed.Load() == before+1 {
+					incremental++
+				}
+				checkLayout(t, next, nsrc)
+				checkReusedMirrors(t, next)
+				back, bsrc := edit(t, next, nsrc, at, at+1, "")
+				checkLayout(t, back, bsrc)
+				checkReusedMirrors(t, back)
+				tree, src = back, bsrc
+				edits++
+			}
+		})
+		if files++; files == 40 {
+			break
+		}
+	}
+	if files < 10 || edits < 100 {
+		t.Fatalf("%d files with large statements under %s, %d edits: not the ecosystem check's projects", files, root, edits)
+	}
+	// A letter typed in a docstring's line that follows a backslash, say,
+	// parses the statement afresh.
+	if incremental < edits*9/10 {
+		t.Errorf("%d of %d edits were parsed incrementally", incremental, edits)
+	}
+	t.Logf("%d edits in %d files, %d parsed incrementally; the mirrors copied %d nodes", edits, files, incremental, reusedNodes.Load()-copied)
 }

@@ -27,7 +27,11 @@ import (
 // again costs more than that: such a statement keeps its tree, and an edit
 // inside it alone is parsed incrementally from it (reparseSegment); its
 // mirror then copies the nodes of the subtrees the parse reused from the
-// last one rather than walking them again (see mirror).
+// last one rather than walking them again (see mirror). The tree-sitter
+// built in differs from stock tree-sitter in one place for this
+// (internal/go-tree-sitter/README.md): a letter typed before the first or
+// last statement of a method's body made stock tree-sitter parse the rest
+// of the class again, 10 to 70 ms in a class of thousands of lines.
 //
 // A syntax error stays in the statements around the edit: a bracket or
 // string the user has just opened does not swallow the rest of the file

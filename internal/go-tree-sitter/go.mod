@@ -1,0 +1,3 @@
+module github.com/smacker/go-tree-sitter
+
+go 1.20

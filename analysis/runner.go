@@ -382,7 +382,8 @@ type segmentFindings struct {
 	reads []*pyast.Segment
 	// source holds diags at the source's offsets of the version that found
 	// them, where the segment started at sourceStart. With settled (every
-	// offset of diags lies in the segment's text, see
+	// offset of diags and of the fixes withheld from them lies in the
+	// segment's text, see
 	// pyast.Segment.Settled), a later version holding the segment has them
 	// at those offsets moved by as much as the segment moved: converting
 	// every kept finding's offsets again took a tenth of a millisecond a
@@ -398,6 +399,17 @@ type droppedFix struct {
 	at          int
 	code, title string
 	err         error
+	// fix is the fix withheld: its verdict read the text its edits
+	// reach, which may lie in other segments than the diagnostic's (a
+	// statement moved after a loop that ends its class), so a finding
+	// kept for a later version is kept only while that text is too.
+	fix Fix
+}
+
+// reach is a diagnostic at d's place with the withheld fix alone: where
+// the fix's verdict read (see within, settledIn).
+func (d droppedFix) reach() Diagnostic {
+	return Diagnostic{Start: d.at, End: d.at, Fixes: []Fix{d.fix}}
 }
 
 // analyze runs the enabled rules over f, a model built from prev's (nil
@@ -571,6 +583,9 @@ func (res *Result) rememberSource(owners []*segmentFindings) {
 			for _, d := range sf.diags {
 				sf.settled = sf.settled && settledIn(seg, d)
 			}
+			for _, drop := range sf.dropped {
+				sf.settled = sf.settled && settledIn(seg, drop.reach())
+			}
 		}
 		sf.source = append(sf.source, res.Diagnostics[i])
 	}
@@ -692,8 +707,8 @@ func (res *Result) localFindings(code string) (localFindings, bool) {
 // verdicts read a definition of a segment analysed again or gone (see
 // Pass.ReadsDefinition), those holding a module-level candidate unless
 // moduleKept (see semantic.File.ModuleCodeKept), and those holding a finding that
-// reaches, with its related information or its fixes, into a segment f
-// does not share with prev, or into another file.
+// reaches, with its related information, its fixes or a fix withheld from
+// it, into a segment f does not share with prev, or into another file.
 func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic.Focus, moduleKept bool) (semantic.Focus, localFindings) {
 	focus := maps.Clone(changed)
 	kept := make(localFindings, len(cached))
@@ -715,7 +730,8 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 		// the focus (the segments mentioning what changed) has it already;
 		// asking for the definition's own segment costs a lookup.
 		readAgain := func(read *pyast.Segment) bool { return changed[read] || f.SegmentAt(read.Base) != read }
-		if found.readsOutside || found.readsModule && !moduleKept || slices.ContainsFunc(found.reads, readAgain) || !found.settled && slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) {
+		if found.readsOutside || found.readsModule && !moduleKept || slices.ContainsFunc(found.reads, readAgain) || !found.settled && (slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) ||
+			slices.ContainsFunc(found.dropped, func(d droppedFix) bool { return !within(d.reach(), inside) })) {
 			focus[seg] = true
 			continue
 		}
@@ -826,7 +842,7 @@ func (res *Result) verifyFixes(prev *Result) {
 		kept := d.Fixes[:0]
 		for k, fix := range d.Fixes {
 			if j := at[i][k]; j >= 0 && verdicts[j].err != nil {
-				res.dropped = append(res.dropped, droppedFix{at: d.Start, code: d.Code, title: fix.Title, err: verdicts[j].err})
+				res.dropped = append(res.dropped, droppedFix{at: d.Start, code: d.Code, title: fix.Title, err: verdicts[j].err, fix: fix})
 				continue
 			}
 			kept = append(kept, fix)

@@ -254,6 +254,11 @@ func FuzzIncrementalLargeClass(f *testing.F) {
 	// NumPy no longer takes the recorder's container: its calls keep
 	// graphs (semantic's withoutClassReaders).
 	f.Add(script(seedEdit{"", "np.mean", 7, ""}))
+	// The class's own statements: an attribute a method reads renamed, an
+	// alias bound to another method, the docstring left open.
+	f.Add(script(seedEdit{"", "keep_arrays = True", 0, "loss"}))
+	f.Add(script(seedEdit{"run_step = ", "fit", 3, "loss"}))
+	f.Add(script(seedEdit{"Training steps.", "\"\"\"", 3, ""}))
 	runner := &analysis.Runner{Rules: rules.All()}
 	f.Fuzz(func(t *testing.T, script []byte) {
 		editIncrementally(t, runner, src, script, true)
@@ -266,7 +271,10 @@ func FuzzIncrementalLargeClass(f *testing.F) {
 // by its methods.
 func largeClass(t testing.TB) []byte {
 	var b strings.Builder
+	// The class's own statements among its methods: a docstring, class
+	// attributes a method reads, an alias of a method.
 	b.WriteString("import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\n\n\nclass Suite(torch.nn.Module):\n" +
+		"    \"\"\"Training steps.\"\"\"\n\n    keep_arrays = True\n    batches = 4\n\n" +
 		"    def __init__(self):\n        super().__init__()\n        self.model = torch.nn.Linear(4, 2)\n        self.history = []\n        self.arrays = []\n")
 	// Methods that read one another: a call's summary, a recorder whose
 	// container another method hands to NumPy, a closure.
@@ -281,7 +289,10 @@ func largeClass(t testing.TB) []byte {
             opt.zero_grad()
             loss.backward()
             opt.step()
-            self.add_array(out)
+            if self.keep_arrays:
+                self.add_array(out)
+
+    run_step = fit
 
     def add_array(self, out):
         self.arrays.append(out)

@@ -214,8 +214,9 @@ func (u *unchangedUnits) skips(side int, n *pyast.Node) bool {
 
 // pairUnchangedUnits returns the functions left alone by an edit that
 // replaced one statement, old (a segment of prev) with cur (of f), when
-// the edit lies inside one of the statement's outermost functions: the
-// others, found at the same place (counted from the statement's start
+// the edit lies inside one of the statement's outermost functions, or
+// among the class's own statements outside them (see amongOwnStatements):
+// the others, found at the same place (counted from the statement's start
 // before the edit, from its end after it) with the same shape, are the
 // same code in the same context. nil when there is nothing to pair.
 func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segment) *unchangedUnits {
@@ -246,7 +247,14 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 	}
 	editedOld := inside(oldUnits, oldBase, len(oldText)-suffix)
 	editedCur := inside(curUnits, curBase, len(curText)-suffix)
-	if editedOld == nil || editedCur == nil || editedOld.Start()-oldBase != editedCur.Start()-curBase {
+	switch {
+	case editedOld != nil && editedCur != nil:
+		if editedOld.Start()-oldBase != editedCur.Start()-curBase {
+			return nil
+		}
+	case editedOld != nil || editedCur != nil:
+		return nil // a method came or went
+	case !amongOwnStatements(old.Nodes[0], oldBase, prefix, len(oldText)-suffix) || !amongOwnStatements(cur.Nodes[0], curBase, prefix, len(curText)-suffix):
 		return nil
 	}
 	byStart := make(map[int]*pyast.Node, len(oldUnits))
@@ -306,6 +314,62 @@ func outermostFunctions(stmt *pyast.Node) []*pyast.Node {
 	}
 	visit(stmt)
 	return units
+}
+
+// amongOwnStatements reports whether bytes [lo, hi) of the statement root
+// (offsets from base) lie among the class's own statements, where an edit
+// leaves every outermost function and what is around it as it was: inside
+// a statement of one of its blocks that is no function and holds none
+// (`_reads_return_copies = False` among a class's methods, a docstring),
+// or between the statements of a block. Not in a statement's own tokens
+// (a class's header, an if's condition), which every function under it
+// reads. A class attribute such a statement binds is a binding changed,
+// as one bound in a method is (see carryOver).
+func amongOwnStatements(root *pyast.Node, base, lo, hi int) bool {
+	for n := root; ; {
+		var in *pyast.Node // n's child that holds the bytes
+		for c := range n.Children() {
+			if c.Start()-base <= lo && c.End()-base >= hi {
+				in = c
+				break
+			}
+		}
+		switch {
+		case in == nil && n.Is("block"):
+			// Between its statements, or across several: none may be or
+			// hold a function.
+			for c := range n.Children() {
+				if c.Start()-base < hi && c.End()-base > lo && holdsUnit(c) {
+					return false
+				}
+			}
+			return true
+		case in == nil:
+			return false
+		case n.Is("block") && !holdsUnit(in):
+			return true
+		case n.Is("block") && isUnit(in):
+			return false // inside would have found it
+		}
+		n = in // a class or an if holding methods: its own tokens, or deeper
+	}
+}
+
+// isUnit reports whether n is a function definition, decorated or not
+// (what outermostFunctions lists).
+func isUnit(n *pyast.Node) bool {
+	return n.Is("function_definition") || n.Is("decorated_definition") && n.Child("definition").Is("function_definition")
+}
+
+// holdsUnit reports whether n is or holds a function definition; it stops
+// at the first (a nested class of thousands of lines holds one at once).
+func holdsUnit(n *pyast.Node) bool {
+	found := false
+	pyast.Walk(n, func(c *pyast.Node) bool {
+		found = found || isUnit(c)
+		return !found
+	})
+	return found
 }
 
 // sameContext reports whether a (under rootA) and b (under rootB) have

@@ -534,3 +534,60 @@ func TestABindingChangedInOneMethodKeepsTheOthersPaired(t *testing.T) {
 		full.summarise()
 	}
 }
+
+// An edit among a class's own statements, outside its methods (a class
+// attribute typed over, its docstring, a statement added between two
+// methods), judges those statements and the methods that mention what
+// they bind, not every method (see amongOwnStatements); carryOver
+// concludes what judging every method concludes. An edit of the class's
+// header, or of the condition of an if that holds a method, judges all.
+func TestAnEditAmongAClassesOwnStatementsKeepsItsMethodsPaired(t *testing.T) {
+	src := strings.Replace(trainerClass(20), "class Trainer:\n",
+		"class Trainer:\n    \"\"\"Trains.\"\"\"\n\n    keep_graphs = True\n    scale = 2\n    train_step = step_alias = None\n", 1)
+	src = strings.Replace(src, "    def predict(self, x):\n",
+		"    run_step = step\n\n    if DEBUG:\n        def trace(self, x):\n            return self.forward_pass(x)\n\n    def predict(self, x):\n", 1)
+	src = strings.Replace(src, "            losses.append(self.step(x))\n", "            if self.keep_graphs:\n                losses.append(self.run_step(x))\n", 1)
+	src = strings.Replace(src, "import torch\n", "import torch\n\nDEBUG = False\n", 1)
+	paired, full := newBuffer(t, src), newBuffer(t, src)
+	paired.summarise()
+	full.summarise()
+	steps := []struct {
+		old, new string
+		most     int // as in TestAnEditInOneMethodJudgesThatMethod; 0: every one
+	}{
+		{"    keep_graphs = True\n", "    keep_graphs = False\n", 12},
+		{"    keep_graphs = False\n", "    xkeep_graphs = False\n", 12},
+		{"    xkeep_graphs = False\n", "    keep_graphs = True\n", 12},
+		{"\"\"\"Trains.\"\"\"", "\"\"\"Trains a model.\"\"\"", 12},
+		{"    scale = 2\n", "    scale = 2.0\n", 12},
+		// Between two methods: a blank line, then a statement there.
+		{"        return losses\n\n", "        return losses\n\n    best = None\n\n", 12},
+		{"    best = None\n", "    best = torch.zeros(2)\n", 12},
+		// What the alias the training loop calls is bound to (run_step
+		// runs no backward pass now): a binding changed, the method that
+		// mentions it judged with the statement.
+		{"    run_step = step\n", "    run_step = predict\n", 12},
+		{"    run_step = predict\n", "    run_step = step\n", 12},
+		// The class's own tokens, an if's condition over a method.
+		{"class Trainer:", "class Trainer(torch.nn.Module):", 0},
+		{"    if DEBUG:\n", "    if not DEBUG:\n", 0},
+	}
+	for i, step := range steps {
+		pairUnits = true
+		got := paired.replace(step.old, step.new)
+		pairUnits = false
+		want := full.replace(step.old, step.new)
+		pairUnits = true
+		if !maps.Equal(got.carried.changed, want.carried.changed) {
+			t.Errorf("step %d (%q): stale %v, judging every method %v", i, step.new, sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
+		}
+		if step.most > 0 && got.carried.judged > step.most {
+			t.Errorf("step %d (%q): %d calls and definitions judged, want at most %d (%d without the pairing)", i, step.new, got.carried.judged, step.most, want.carried.judged)
+		}
+		if step.most == 0 && got.carried.judged < want.carried.judged {
+			t.Errorf("step %d (%q): %d judged, want every one (%d)", i, step.new, got.carried.judged, want.carried.judged)
+		}
+		paired.summarise()
+		full.summarise()
+	}
+}

@@ -660,7 +660,10 @@ func (ix *Index) summarizeSource(path string, src []byte) *fileSummary {
 		!bytes.Contains(src, []byte("def")) {
 		return ix.summarize(path, nil)
 	}
-	f := ix.parse(path, src)
+	// Through the cache of models: a file summarised because an import
+	// reached it is mostly one whose functions' facts are asked for next
+	// (see FunctionFacts), which parsed it a second time.
+	f := ix.closed.get(path, src, func() *semantic.File { return ix.parse(path, src) })
 	if f == nil {
 		return nil
 	}

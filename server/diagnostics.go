@@ -237,12 +237,14 @@ func (s *Server) summariseLatest(d *document) {
 	summary := s.summarizeModel(snap, res)
 	s.mu.Lock()
 	d.summaries++
-	first, current := d.summaries == 1, s.docs[snap.uri] == d && d.snap == snap
+	current := s.docs[snap.uri] == d && d.snap == snap
+	askFacts := current && !d.factsAsked
 	if current {
 		s.recordModel(snap, summary)
+		d.factsAsked = true
 	}
 	s.mu.Unlock()
-	if first && current {
+	if askFacts {
 		s.askProjectFacts(snap, res)
 	}
 }

@@ -36,6 +36,9 @@ type document struct {
 	toSummarise  *analysis.Result
 	summaryTimer *time.Timer
 	summaries    int
+	// factsAsked: the other files' facts its calls need were asked for
+	// (see Server.askProjectFacts), at the first pause it was current.
+	factsAsked bool
 
 	// lastSaved is the last analysed version of a document analysed on
 	// save only, which its unsaved versions show (see current).

@@ -601,3 +601,48 @@ func TestWorkspaceDiagnosticsOfADeletedFile(t *testing.T) {
 	awaitCodes(c, "file://"+dataPath, "")
 	c.shutdownAndExit()
 }
+
+// At the first pause after an open, the server asks for the facts of the
+// other files of the project that the buffer's calls need (see
+// semantic.File.AskProjectFacts): here utils.py, which no rule read at the
+// open and the index's build did not (it holds no DataLoader). Reading it
+// changes the project as the buffer's model saw it, so the server analyses
+// the buffer again in the pause: the keystroke after is analysed as an
+// edit of one statement, not in full.
+func TestOtherFilesFactsAreAskedForInThePauseAfterAnOpen(t *testing.T) {
+	train := "import torch\nfrom utils import helper\n\n\nclass Runner:\n    def total(self, x):\n        return helper(x)\n\n" +
+		"    def step(self, loader, opt):\n        for x in loader:\n            loss = x.sum()\n            loss.backward()\n            opt.step()\n\n\n" +
+		"def other(x):\n    return x\n"
+	c, dir := startWorkspace(t, map[string]string{
+		"utils.py": "def helper(x):\n    return x.detach()\n",
+		"train.py": train,
+	})
+	uri := "file://" + filepath.Join(dir, "train.py")
+	c.open(uri, train)
+	c.diagnostics(uri, 1)
+	c.srv.mu.Lock()
+	opened := c.srv.docs[uri].snap
+	c.srv.mu.Unlock()
+	for deadline := time.Now().Add(hungAfter); ; time.Sleep(20 * time.Millisecond) {
+		c.srv.mu.Lock()
+		d := c.srv.docs[uri]
+		again := d.factsAsked && d.snap != opened && d.snap.model() != nil && d.snap.model().Model() != nil
+		c.srv.mu.Unlock()
+		if again {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("train.py was not analysed again after its calls' facts were asked for")
+		}
+	}
+	line := strings.Count(train[:strings.Index(train, "    return x\n")], "\n")
+	v := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{line, 11}, lspPosition{line, 11}}, NewText: " + 1"})
+	c.diagnostics(uri, v)
+	c.srv.mu.Lock()
+	res := c.srv.docs[uri].snap.model()
+	c.srv.mu.Unlock()
+	if segments := len(res.Model().Tree.Segments); res.Reexamined() >= segments {
+		t.Errorf("the keystroke after the pause re-examined %d of %d statements", res.Reexamined(), segments)
+	}
+	c.shutdownAndExit()
+}

@@ -259,6 +259,11 @@ func checkReusedMirrors(t *testing.T, tree *Tree) int {
 			continue
 		}
 		tops := topLevel(seg.tree, 0)
+		if seg.tree.RootNode().Type() != "module" {
+			// A region that parses as no module at all: one statement,
+			// its root (see spliceRegion).
+			tops = []top{wholeTop(seg.tree, 0)}
+		}
 		if len(tops) != 1 || len(seg.Nodes) != 1 {
 			t.Fatalf("a segment with a seen table has %d statements, its tree %d", len(seg.Nodes), len(tops))
 		}
@@ -1139,5 +1144,81 @@ func TestAnEditAtABlocksEdgeReusesTheRestOfTheClass(t *testing.T) {
 				t.Errorf("typing %q at %.30q: the mirror copied %d of the class's %d nodes from the last version's", text, place, n, nodes)
 			}
 		}
+	}
+}
+
+// Random edits inside a large class that keeps its tree (indentation,
+// brackets and strings opened and closed, blocks started, lines joined)
+// give what a fresh parse gives whenever the result has no syntax error,
+// and a mirror equal to a fresh walk of the kept tree: where the scanner's
+// state before an old subtree differs from the parser's, the tree-sitter
+// built in looks inside it (internal/go-tree-sitter), and what it reuses
+// there must be what a fresh parse builds.
+func TestEditsInsideALargeClassReparseAsFresh(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n\n\nclass Suite(torch.nn.Module):\n    \"\"\"Steps.\"\"\"\n\n    scale = 2\n\n")
+	for i := range 75 { // about 34 KB: above keepTreeFrom
+		fmt.Fprintf(&b, `    @torch.no_grad()
+    def evaluate%[1]d(self, loader):
+        outs = []
+        for x, y in loader:
+            if x is None:
+                continue
+            outs.append((self.model(x) - y).abs().mean())
+        return outs
+
+    def step%[1]d(self, loader, opt):
+        total = 0
+        for x in loader:
+            try:
+                loss = self.model(x).sum() * %[1]d
+            except RuntimeError as e:
+                print(f"step {e!r}: {x.shape}")
+                raise
+            with torch.autocast("cuda"):
+                loss.backward()
+            total += loss.item()
+        return {
+            "total": total,  # a comment
+            "steps": len(loader),
+        }
+
+`, i)
+	}
+	b.WriteString("\ndef run(suite):\n    return suite.step0([], None)\n")
+	src := []byte(b.String())
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(29))
+	pieces := []string{"x", " ", "    ", "(", ")", "[", "]", ",", ":", "\n", "\n        ", "'", "\"", "\"\"\"", "#", "\\\n", "pass\n", "if x:\n", "def f(self):\n", "f\"{", ""}
+	before, incremental := reparsed.Load(), 0
+	for range 150 {
+		lo := bytes.Index(src, []byte("class Suite"))
+		hi := bytes.Index(src, []byte("\ndef run"))
+		if lo < 0 || hi < lo {
+			t.Fatalf("the class or the function after it is gone: %q", src)
+		}
+		start := lo + len("class Suite(torch.nn.Module):\n") + rng.Intn(hi-lo-len("class Suite(torch.nn.Module):\n"))
+		end := min(hi, start+rng.Intn(6))
+		removed, text := string(src[start:end]), pieces[rng.Intn(len(pieces))]
+		n := reparsed.Load()
+		tree, src = edit(t, tree, src, start, end, text)
+		if reparsed.Load() > n {
+			incremental++
+		}
+		checkLayout(t, tree, src)
+		checkReusedMirrors(t, tree)
+		if tree.HasError() {
+			// Undone, as a user mends what they broke: the next edits
+			// start from a class without an error again.
+			tree, src = edit(t, tree, src, start, start+len(text), removed)
+			checkLayout(t, tree, src)
+			checkReusedMirrors(t, tree)
+		}
+	}
+	if n := reparsed.Load() - before; incremental < 100 {
+		t.Errorf("%d of 150 edits (%d reparses in all) were parsed incrementally from the class's tree", incremental, n)
 	}
 }

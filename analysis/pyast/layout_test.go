@@ -1222,3 +1222,61 @@ func TestEditsInsideALargeClassReparseAsFresh(t *testing.T) {
 		t.Errorf("%d of 150 edits (%d reparses in all) were parsed incrementally from the class's tree", incremental, n)
 	}
 }
+
+// A letter typed before the name a table of thousands of lines is bound
+// to, and deleted again, is parsed incrementally from the table's kept
+// tree, which the table keeps: the change begins at the statement's first
+// byte and leaves a statement of its own there, which the statement
+// before cannot take in. A change that may join the two (an else, an
+// indent, a comment) takes the statement before in, and every version
+// gives what a fresh parse gives.
+func TestAnEditAtALargeStatementsStartParsesItIncrementally(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n\nif torch.cuda.is_available():\n    DEVICE = 'cuda'\nTABLE = dict(\n")
+	for i := range 800 { // about 40 KB: above keepTreeFrom
+		fmt.Fprintf(&b, "    op%d=('cuda_op%d', 'hip_op%d', (%d, 'kind')),\n", i, i, i, i)
+	}
+	b.WriteString(")\n\n\ndef after(x):\n    return x\n")
+	src := []byte(b.String())
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := func() *Segment {
+		for _, seg := range tree.Segments {
+			if bytes.HasPrefix(seg.text, []byte("TABLE")) || bytes.HasPrefix(seg.text, []byte("xTABLE")) {
+				return seg
+			}
+		}
+		t.Fatal("no segment holds the table")
+		return nil
+	}
+	at := bytes.Index(src, []byte("TABLE = dict("))
+	for _, step := range []struct {
+		start, end  int
+		text        string
+		incremental bool
+	}{
+		{at, at, "x", true},
+		{at, at + 1, "", true},
+		// What may join the table to the if before it: parsed with it,
+		// as a fresh parse has it (checkLayout).
+		{at, at, "else:\n    DEVICE = 'cpu'\n", false},
+		{at, at + len("else:\n    DEVICE = 'cpu'\n"), "", false},
+		{at, at, "    ", false},
+		{at, at + 4, "", false},
+		{at, at, "# ", false},
+		{at, at + 2, "", false},
+	} {
+		before := reparsed.Load()
+		tree, src = edit(t, tree, src, step.start, step.end, step.text)
+		checkLayout(t, tree, src)
+		checkReusedMirrors(t, tree)
+		if got := reparsed.Load() > before; step.incremental && !got || !step.incremental && step.text != "" && got {
+			t.Errorf("typing %q at the table's start: parsed incrementally %v, want %v", step.text, got, step.incremental)
+		}
+		if step.incremental && table().tree == nil {
+			t.Errorf("typing %q at the table's start: the table lost its tree", step.text)
+		}
+	}
+}

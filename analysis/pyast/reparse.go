@@ -71,6 +71,16 @@ func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, er
 	// them (a change at the start of a line may join it to the statement
 	// before) through the one holding the byte after them.
 	first := max(0, prev.segmentOfSource(max(0, lo-1)))
+	// A change that begins at a segment's first byte and leaves there a
+	// statement of its own cannot join it to the statement before (which,
+	// without an error, is whole): the region starts at the segment, and a
+	// large statement's kept tree parses it incrementally. Taken in, the
+	// statement before made a region of two statements, parsed afresh: a
+	// letter typed before the name a table of thousands of lines is bound
+	// to cost 30-50 ms, and the table lost its tree for the next edit.
+	if k := first + 1; k < n && prev.starts[k] == lo && !prev.Segments[first].hasError && startsAlone(src[lo:]) {
+		first = k
+	}
 	last := max(first, prev.segmentOfSource(oldHi))
 	for width := 0; ; width = max(1, 2*width) {
 		first, last = max(0, first-width), min(n-1, last+width)
@@ -93,6 +103,13 @@ func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, er
 		// The new statements do not fit between the segments around them
 		// (or do not end where the next one starts): take in more.
 	}
+}
+
+// startsAlone reports whether text, from the start of a line, starts a
+// statement that no statement before it takes in: code at column 0 that
+// is no else, elif, except or finally.
+func startsAlone(text []byte) bool {
+	return len(text) > 0 && bytes.IndexByte([]byte(" \t\f\r\n#\\"), text[0]) < 0 && !keywordAt(text, "else", "elif", "except", "finally")
 }
 
 // segmentOfSource returns the index of the segment holding byte off of the

@@ -95,12 +95,7 @@ func TestAnEditInOneMethodJudgesThatMethod(t *testing.T) {
 			calls += 2
 		}
 	}
-	steps := []struct {
-		old, new string
-		// most: how many calls and definitions carryOver may judge; 0:
-		// every one of the class, as without the pairing.
-		most int
-	}{
+	steps := []pairingStep{
 		{"return len(x) + y.sum().item()", "return len(x) + y.sum().item() + 1", 12},
 		{"torch.zeros(3)", "torch.zeros(33)", 12},
 		// Its summary changes: predict calls it (evaluate and run call
@@ -129,23 +124,44 @@ func TestAnEditInOneMethodJudgesThatMethod(t *testing.T) {
 		{"    def helper9(self, x):", "    def helper9b(self, x):\n        pass\n\n    def helper9(self, x):", 0},
 	}
 	for i, step := range steps {
-		pairUnits = true
-		got := paired.replace(step.old, step.new)
-		pairUnits = false
-		want := full.replace(step.old, step.new)
-		pairUnits = true
-		if !maps.Equal(got.carried.changed, want.carried.changed) {
-			t.Errorf("step %d (%q): stale %v, judging every method %v", i, step.new, sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
-		}
-		if step.most > 0 && got.carried.judged > step.most {
-			t.Errorf("step %d (%q): %d calls and definitions judged, want at most %d (%d without the pairing)", i, step.new, got.carried.judged, step.most, want.carried.judged)
-		}
-		if step.most > 0 && want.carried.judged < calls {
+		if want := replaceBoth(t, paired, full, i, step); step.most > 0 && want.carried.judged < calls {
 			t.Errorf("step %d: without the pairing %d judged, want every call of the class (%d)", i, want.carried.judged, calls)
 		}
-		paired.summarise()
-		full.summarise()
 	}
+}
+
+// pairingStep is an edit (the first old of the text replaced with new)
+// and how many calls and definitions carryOver may judge for it: 0, no
+// bound; judgesAll, every one, as without the pairing.
+type pairingStep struct {
+	old, new string
+	most     int
+}
+
+const judgesAll = -1
+
+// replaceBoth makes step, the i-th, in paired and in full, a buffer
+// without the pairing, and reports where their conclusions differ, or the
+// pairing judged more than the step allows; it returns full's version.
+func replaceBoth(t *testing.T, paired, full *buffer, i int, step pairingStep) *File {
+	t.Helper()
+	pairUnits = true
+	got := paired.replace(step.old, step.new)
+	pairUnits = false
+	want := full.replace(step.old, step.new)
+	pairUnits = true
+	if !maps.Equal(got.carried.changed, want.carried.changed) {
+		t.Errorf("step %d (%q): stale %v, judging every method %v", i, step.new, sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
+	}
+	if step.most > 0 && got.carried.judged > step.most {
+		t.Errorf("step %d (%q): %d calls and definitions judged, want at most %d (%d without the pairing)", i, step.new, got.carried.judged, step.most, want.carried.judged)
+	}
+	if step.most == judgesAll && got.carried.judged < want.carried.judged {
+		t.Errorf("step %d (%q): %d judged, want every one (%d)", i, step.new, got.carried.judged, want.carried.judged)
+	}
+	paired.summarise()
+	full.summarise()
+	return want
 }
 
 // Random edits of a file of classes, made alike in a buffer with the
@@ -551,10 +567,7 @@ func TestAnEditAmongAClassesOwnStatementsKeepsItsMethodsPaired(t *testing.T) {
 	paired, full := newBuffer(t, src), newBuffer(t, src)
 	paired.summarise()
 	full.summarise()
-	steps := []struct {
-		old, new string
-		most     int // as in TestAnEditInOneMethodJudgesThatMethod; 0: every one
-	}{
+	steps := []pairingStep{
 		{"    keep_graphs = True\n", "    keep_graphs = False\n", 12},
 		{"    keep_graphs = False\n", "    xkeep_graphs = False\n", 12},
 		{"    xkeep_graphs = False\n", "    keep_graphs = True\n", 12},
@@ -569,25 +582,10 @@ func TestAnEditAmongAClassesOwnStatementsKeepsItsMethodsPaired(t *testing.T) {
 		{"    run_step = step\n", "    run_step = predict\n", 12},
 		{"    run_step = predict\n", "    run_step = step\n", 12},
 		// The class's own tokens, an if's condition over a method.
-		{"class Trainer:", "class Trainer(torch.nn.Module):", 0},
-		{"    if DEBUG:\n", "    if not DEBUG:\n", 0},
+		{"class Trainer:", "class Trainer(torch.nn.Module):", judgesAll},
+		{"    if DEBUG:\n", "    if not DEBUG:\n", judgesAll},
 	}
 	for i, step := range steps {
-		pairUnits = true
-		got := paired.replace(step.old, step.new)
-		pairUnits = false
-		want := full.replace(step.old, step.new)
-		pairUnits = true
-		if !maps.Equal(got.carried.changed, want.carried.changed) {
-			t.Errorf("step %d (%q): stale %v, judging every method %v", i, step.new, sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
-		}
-		if step.most > 0 && got.carried.judged > step.most {
-			t.Errorf("step %d (%q): %d calls and definitions judged, want at most %d (%d without the pairing)", i, step.new, got.carried.judged, step.most, want.carried.judged)
-		}
-		if step.most == 0 && got.carried.judged < want.carried.judged {
-			t.Errorf("step %d (%q): %d judged, want every one (%d)", i, step.new, got.carried.judged, want.carried.judged)
-		}
-		paired.summarise()
-		full.summarise()
+		replaceBoth(t, paired, full, i, step)
 	}
 }

@@ -22,6 +22,7 @@ targets=(
   "./analysis/rules FuzzAnalyze 100000x"
   "./analysis/rules FuzzIncremental 8000x"
   "./analysis/rules FuzzIncrementalLargeClass 300x"
+  "./analysis/rules FuzzIncrementalKeptClass 200x"
   "./codeactions FuzzFixes 20000x"
   "./analysis/source FuzzMapper 200000x"
   "./server FuzzStream 100000x"

@@ -206,7 +206,7 @@ func pythonAccepts(t *testing.T, src []byte) bool {
 // edit left alone take their shares of the class's index over from the
 // last version.
 func TestIncrementalMatchesFreshInALargeClass(t *testing.T) {
-	src := largeClass(t)
+	src := largeClass(t, 36)
 	runner := &analysis.Runner{Rules: rules.All()}
 	rng := rand.New(rand.NewSource(11))
 	for range 10 {
@@ -223,7 +223,7 @@ func TestIncrementalMatchesFreshInALargeClass(t *testing.T) {
 // others' shares of the index, their summaries and their findings over
 // from the last version, which FuzzIncremental's small files never reach.
 func FuzzIncrementalLargeClass(f *testing.F) {
-	src := largeClass(f)
+	src := largeClass(f, 36)
 	// A wide script (see editIncrementally) of edits, each placed in the
 	// text as the ones before it leave it: remove bytes where at first
 	// occurs after skip, and insert.
@@ -265,11 +265,41 @@ func FuzzIncrementalLargeClass(f *testing.F) {
 	})
 }
 
+// FuzzIncrementalKeptClass is FuzzIncrementalLargeClass's edits in a
+// class large enough to keep its tree-sitter tree: each edit inside it is
+// parsed incrementally from that tree by the tree-sitter built in, which
+// looks inside the old subtrees stock tree-sitter skipped
+// (internal/go-tree-sitter), and the result must be a fresh parse's and a
+// fresh analysis's. Seeds: a letter typed before the first statement of a
+// method's body and before the last one of a loop's, a bracket left open.
+func FuzzIncrementalKeptClass(f *testing.F) {
+	src := largeClass(f, 64)
+	if class := len(src) - strings.Index(string(src), "class Suite"); class < 33<<10 {
+		f.Fatalf("the class is %d bytes: too small to keep its tree (pyast's keepTreeFrom, 32 KB)", class)
+	}
+	at := func(skip, text string) []byte {
+		i := strings.Index(string(src), skip) + len(skip)
+		i += strings.Index(string(src[i:]), text)
+		share := (i*65536 + len(src) - 1) / len(src)
+		return []byte{byte(share >> 8), byte(share), 0, byte(slices.Index(fragments, "loss"))}
+	}
+	f.Add(at("def step30", "losses = []"))
+	f.Add(at("def evaluate40", "outs.append(self.model(x))"))
+	open := at("def step50", "opt.zero_grad()")
+	open[3] = byte(slices.Index(fragments, "("))
+	f.Add(open)
+	runner := &analysis.Runner{Rules: rules.All()}
+	f.Fuzz(func(t *testing.T, script []byte) {
+		editIncrementally(t, runner, src, script, true)
+	})
+}
+
 // largeClass returns a training file whose class of methods that read one
-// another and 36 pairs of training and evaluation methods (every local
-// rule's findings in each) is over the size from which a class is indexed
-// by its methods.
-func largeClass(t testing.TB) []byte {
+// another and pairs of training and evaluation methods (every local rule's
+// findings in each) is over the size from which a class is indexed by its
+// methods (36 pairs; 64 are over the size from which it keeps its
+// tree-sitter tree).
+func largeClass(t testing.TB, pairs int) []byte {
 	var b strings.Builder
 	// The class's own statements among its methods: a docstring, class
 	// attributes a method reads, an alias of a method.
@@ -309,7 +339,7 @@ func largeClass(t testing.TB) []byte {
             return self.model(x)
         return [inner(x) for x in loader]
 `)
-	for i := range 36 {
+	for i := range pairs {
 		fmt.Fprintf(&b, `
     def step%[1]d(self, loader, opt):
         losses = []

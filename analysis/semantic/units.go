@@ -254,7 +254,7 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 		}
 	case editedOld != nil || editedCur != nil:
 		return nil // a method came or went
-	case !amongOwnStatements(old.Nodes[0], oldBase, prefix, len(oldText)-suffix) || !amongOwnStatements(cur.Nodes[0], curBase, prefix, len(curText)-suffix):
+	case !amongOwnStatements(old.Nodes[0], oldUnits, oldBase, prefix, len(oldText)-suffix) || !amongOwnStatements(cur.Nodes[0], curUnits, curBase, prefix, len(curText)-suffix):
 		return nil
 	}
 	byStart := make(map[int]*pyast.Node, len(oldUnits))
@@ -318,14 +318,20 @@ func outermostFunctions(stmt *pyast.Node) []*pyast.Node {
 
 // amongOwnStatements reports whether bytes [lo, hi) of the statement root
 // (offsets from base) lie among the class's own statements, where an edit
-// leaves every outermost function and what is around it as it was: inside
-// a statement of one of its blocks that is no function and holds none
+// leaves every outermost function (units, in offset order, see
+// outermostFunctions) and what is around it as it was: inside a statement
+// of one of its blocks that is no function and holds none
 // (`_reads_return_copies = False` among a class's methods, a docstring),
 // or between the statements of a block. Not in a statement's own tokens
 // (a class's header, an if's condition), which every function under it
 // reads. A class attribute such a statement binds is a binding changed,
 // as one bound in a method is (see carryOver).
-func amongOwnStatements(root *pyast.Node, base, lo, hi int) bool {
+func amongOwnStatements(root *pyast.Node, units []*pyast.Node, base, lo, hi int) bool {
+	// The units are disjoint: one that meets a statement is it, or in it.
+	holdsUnit := func(n *pyast.Node) bool {
+		i := sort.Search(len(units), func(i int) bool { return units[i].End() > n.Start() })
+		return i < len(units) && units[i].Start() < n.End()
+	}
 	for n := root; ; {
 		var in *pyast.Node // n's child that holds the bytes
 		for c := range n.Children() {
@@ -348,28 +354,13 @@ func amongOwnStatements(root *pyast.Node, base, lo, hi int) bool {
 			return false
 		case n.Is("block") && !holdsUnit(in):
 			return true
-		case n.Is("block") && isUnit(in):
-			return false // inside would have found it
+		case n.Is("block"):
+			if i := unitAt(units, in.Start()); i >= 0 && units[i] == in {
+				return false // a function: inside would have found it
+			}
 		}
 		n = in // a class or an if holding methods: its own tokens, or deeper
 	}
-}
-
-// isUnit reports whether n is a function definition, decorated or not
-// (what outermostFunctions lists).
-func isUnit(n *pyast.Node) bool {
-	return n.Is("function_definition") || n.Is("decorated_definition") && n.Child("definition").Is("function_definition")
-}
-
-// holdsUnit reports whether n is or holds a function definition; it stops
-// at the first (a nested class of thousands of lines holds one at once).
-func holdsUnit(n *pyast.Node) bool {
-	found := false
-	pyast.Walk(n, func(c *pyast.Node) bool {
-		found = found || isUnit(c)
-		return !found
-	})
-	return found
 }
 
 // sameContext reports whether a (under rootA) and b (under rootB) have

@@ -1107,15 +1107,7 @@ func TestAnEditAtABlocksEdgeReusesTheRestOfTheClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	class := func(tree *Tree) *Segment {
-		for _, seg := range tree.Segments {
-			if bytes.HasPrefix(seg.text, []byte("class DistributedTest")) {
-				return seg
-			}
-		}
-		t.Fatal("no segment holds the class")
-		return nil
-	}
+	class := func(tree *Tree) *Segment { return segmentStarting(t, tree, "class DistributedTest") }
 	if class(tree).tree == nil {
 		t.Fatal("the class did not keep its tree at the open")
 	}
@@ -1242,41 +1234,51 @@ func TestAnEditAtALargeStatementsStartParsesItIncrementally(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := func() *Segment {
-		for _, seg := range tree.Segments {
-			if bytes.HasPrefix(seg.text, []byte("TABLE")) || bytes.HasPrefix(seg.text, []byte("xTABLE")) {
-				return seg
-			}
-		}
-		t.Fatal("no segment holds the table")
-		return nil
-	}
 	at := bytes.Index(src, []byte("TABLE = dict("))
-	for _, step := range []struct {
-		start, end  int
-		text        string
-		incremental bool
+	for i, step := range []struct {
+		start, end int
+		text       string
+		// incremental: parsed from a kept tree; kept: the table, a
+		// statement of its own, keeps its tree.
+		incremental, kept bool
 	}{
-		{at, at, "x", true},
-		{at, at + 1, "", true},
+		{at, at, "x", true, true},
+		{at, at + 1, "", true, true},
 		// What may join the table to the if before it: parsed with it,
 		// as a fresh parse has it (checkLayout).
-		{at, at, "else:\n    DEVICE = 'cpu'\n", false},
-		{at, at + len("else:\n    DEVICE = 'cpu'\n"), "", false},
-		{at, at, "    ", false},
-		{at, at + 4, "", false},
-		{at, at, "# ", false},
-		{at, at + 2, "", false},
+		{at, at, "else:\n    DEVICE = 'cpu'\n", false, false},
+		{at, at + len("else:\n    DEVICE = 'cpu'\n"), "", false, false},
+		{at, at, "    ", false, false},
+		// The table, indented, went on the if's block: the two are one
+		// large statement now, with its own tree.
+		{at, at + 4, "", true, false},
+		{at, at, "# ", false, false},
+		{at, at + 2, "", false, false},
 	} {
 		before := reparsed.Load()
 		tree, src = edit(t, tree, src, step.start, step.end, step.text)
 		checkLayout(t, tree, src)
 		checkReusedMirrors(t, tree)
-		if got := reparsed.Load() > before; step.incremental && !got || !step.incremental && step.text != "" && got {
-			t.Errorf("typing %q at the table's start: parsed incrementally %v, want %v", step.text, got, step.incremental)
+		if got := reparsed.Load() > before; got != step.incremental {
+			t.Errorf("step %d (%q at the table's start): parsed incrementally %v, want %v", i, step.text, got, step.incremental)
 		}
-		if step.incremental && table().tree == nil {
-			t.Errorf("typing %q at the table's start: the table lost its tree", step.text)
+		if step.kept && segmentStarting(t, tree, "TABLE", "xTABLE").tree == nil {
+			t.Errorf("step %d (%q at the table's start): the table lost its tree", i, step.text)
 		}
 	}
+}
+
+// segmentStarting returns the segment of tree whose text starts with one
+// of prefixes.
+func segmentStarting(t *testing.T, tree *Tree, prefixes ...string) *Segment {
+	t.Helper()
+	for _, seg := range tree.Segments {
+		for _, p := range prefixes {
+			if bytes.HasPrefix(seg.text, []byte(p)) {
+				return seg
+			}
+		}
+	}
+	t.Fatalf("no segment starts with %q", prefixes)
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/vramlint/vramlint/internal/realsources"
@@ -62,15 +61,6 @@ func TestChunkedParseOnRealCode(t *testing.T) {
 	t.Logf("%d files of 16 KB to 1 MB: %d with a syntax error, %d opened in parts at a recovery", files, withErrors, recovered)
 }
 
-// pythonKeywords are the words a name typed before would make a syntax error.
-var pythonKeywords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields("and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield") {
-		pythonKeywords[w] = true
-	}
-}
-
 // A letter typed before the first name of a statement inside a real file's
 // large statement (a class of thousands of lines that keeps its tree, see
 // keepTreeFrom), and deleted again, is parsed incrementally from that tree
@@ -106,7 +96,7 @@ func TestStatementStartsInLargeStatementsOnRealCode(t *testing.T) {
 				line, _, _ := bytes.Cut(text[off:], []byte("\n"))
 				code := bytes.TrimLeft(line, " ")
 				word := code[:len(code)-len(bytes.TrimLeft(code, "_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"))]
-				if len(code) < len(line) && len(word) > 0 && (word[0] == '_' || word[0] >= 'a' && word[0] <= 'z') && !pythonKeywords[string(word)] {
+				if len(code) < len(line) && len(word) > 0 && (word[0] == '_' || word[0] >= 'a' && word[0] <= 'z') && !hardKeywords[string(word)] {
 					starts = append(starts, tree.starts[i]+off+len(line)-len(code))
 				}
 				off += len(line) + 1

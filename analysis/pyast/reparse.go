@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -109,7 +110,7 @@ func reparse(ctx context.Context, prev *Tree, src []byte, lo, hi int) (*Tree, er
 // statement that no statement before it takes in: code at column 0 that
 // is no else, elif, except or finally.
 func startsAlone(text []byte) bool {
-	return len(text) > 0 && bytes.IndexByte([]byte(" \t\f\r\n#\\"), text[0]) < 0 && !keywordAt(text, "else", "elif", "except", "finally")
+	return len(text) > 0 && strings.IndexByte(" \t\f\r\n#\\", text[0]) < 0 && !keywordAt(text, "else", "elif", "except", "finally")
 }
 
 // segmentOfSource returns the index of the segment holding byte off of the

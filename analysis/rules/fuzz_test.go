@@ -224,27 +224,7 @@ func TestIncrementalMatchesFreshInALargeClass(t *testing.T) {
 // from the last version, which FuzzIncremental's small files never reach.
 func FuzzIncrementalLargeClass(f *testing.F) {
 	src := largeClass(f, 36)
-	// A wide script (see editIncrementally) of edits, each placed in the
-	// text as the ones before it leave it: remove bytes where at first
-	// occurs after skip, and insert.
-	type seedEdit struct {
-		skip, at string
-		remove   int
-		insert   string
-	}
-	script := func(edits ...seedEdit) []byte {
-		text := string(src)
-		var out []byte
-		for _, e := range edits {
-			i := strings.Index(text, e.skip) + len(e.skip)
-			i += strings.Index(text[i:], e.at)
-			// The share rounded up: editIncrementally's floor of it is i.
-			share := (i*65536 + len(text) - 1) / len(text)
-			out = append(out, byte(share>>8), byte(share), byte(e.remove), byte(slices.Index(fragments, e.insert)))
-			text = text[:i] + e.insert + text[i+e.remove:]
-		}
-		return out
-	}
+	script := func(edits ...seedEdit) []byte { return wideScript(src, edits...) }
 	// A second backward pass inside a method in the middle; a line of
 	// __init__ broken, and a call added in another method; a method's
 	// header broken and mended.
@@ -265,6 +245,30 @@ func FuzzIncrementalLargeClass(f *testing.F) {
 	})
 }
 
+// seedEdit is an edit of a seed script: remove bytes where at first occurs
+// after skip, and insert (one of fragments).
+type seedEdit struct {
+	skip, at string
+	remove   int
+	insert   string
+}
+
+// wideScript returns a wide script (see editIncrementally) of edits of
+// src, each placed in the text as the ones before it leave it.
+func wideScript(src []byte, edits ...seedEdit) []byte {
+	text := string(src)
+	var out []byte
+	for _, e := range edits {
+		i := strings.Index(text, e.skip) + len(e.skip)
+		i += strings.Index(text[i:], e.at)
+		// The share rounded up: editIncrementally's floor of it is i.
+		share := (i*65536 + len(text) - 1) / len(text)
+		out = append(out, byte(share>>8), byte(share), byte(e.remove), byte(slices.Index(fragments, e.insert)))
+		text = text[:i] + e.insert + text[i+e.remove:]
+	}
+	return out
+}
+
 // FuzzIncrementalKeptClass is FuzzIncrementalLargeClass's edits in a
 // class large enough to keep its tree-sitter tree: each edit inside it is
 // parsed incrementally from that tree by the tree-sitter built in, which
@@ -277,17 +281,9 @@ func FuzzIncrementalKeptClass(f *testing.F) {
 	if class := len(src) - strings.Index(string(src), "class Suite"); class < 33<<10 {
 		f.Fatalf("the class is %d bytes: too small to keep its tree (pyast's keepTreeFrom, 32 KB)", class)
 	}
-	at := func(skip, text string) []byte {
-		i := strings.Index(string(src), skip) + len(skip)
-		i += strings.Index(string(src[i:]), text)
-		share := (i*65536 + len(src) - 1) / len(src)
-		return []byte{byte(share >> 8), byte(share), 0, byte(slices.Index(fragments, "loss"))}
-	}
-	f.Add(at("def step30", "losses = []"))
-	f.Add(at("def evaluate40", "outs.append(self.model(x))"))
-	open := at("def step50", "opt.zero_grad()")
-	open[3] = byte(slices.Index(fragments, "("))
-	f.Add(open)
+	f.Add(wideScript(src, seedEdit{"def step30", "losses = []", 0, "loss"}))
+	f.Add(wideScript(src, seedEdit{"def evaluate40", "outs.append(self.model(x))", 0, "loss"}))
+	f.Add(wideScript(src, seedEdit{"def step50", "opt.zero_grad()", 0, "("}))
 	runner := &analysis.Runner{Rules: rules.All()}
 	f.Fuzz(func(t *testing.T, script []byte) {
 		editIncrementally(t, runner, src, script, true)

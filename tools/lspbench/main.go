@@ -664,17 +664,14 @@ func (s *server) editAt(doc *document, share float64, n int) ([]time.Duration, e
 func (s *server) editSpread(doc *document, n int) ([]time.Duration, error) {
 	var took []time.Duration
 	for i := range n {
-		at := statementStart(doc.text, int((float64(i)+0.5)/float64(n)*float64(len(doc.text))))
-		for k, text := range []string{"x", ""} {
-			if len(took) > 0 {
-				time.Sleep(s.gap)
-			}
-			d, err := s.change(doc, at, at+k, text)
-			if err != nil {
-				return nil, err
-			}
-			took = append(took, d)
+		if i > 0 {
+			time.Sleep(s.gap)
 		}
+		place, err := s.editAt(doc, (float64(i)+0.5)/float64(n), 2)
+		if err != nil {
+			return nil, err
+		}
+		took = append(took, place...)
 	}
 	return took, nil
 }

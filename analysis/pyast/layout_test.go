@@ -437,15 +437,7 @@ func TestLargeStatementsReparseIncrementally(t *testing.T) {
 		for end < hi && src[end]&0xC0 == 0x80 {
 			end++
 		}
-		removed, text := string(src[start:end]), pieces[rng.Intn(len(pieces))]
-		tree, src = edit(t, tree, src, start, end, text)
-		checkLayout(t, tree, src)
-		checkReusedMirrors(t, tree)
-		if tree.HasError() {
-			tree, src = edit(t, tree, src, start, start+len(text), removed)
-			checkLayout(t, tree, src)
-			checkReusedMirrors(t, tree)
-		}
+		tree, src, _ = editChecked(t, tree, src, start, end, pieces[rng.Intn(len(pieces))])
 	}
 	if n := reparsed.Load() - before; n < 60 {
 		t.Errorf("%d of about 100 edits inside the table were parsed incrementally", n)
@@ -1194,20 +1186,9 @@ func TestEditsInsideALargeClassReparseAsFresh(t *testing.T) {
 		}
 		start := lo + len("class Suite(torch.nn.Module):\n") + rng.Intn(hi-lo-len("class Suite(torch.nn.Module):\n"))
 		end := min(hi, start+rng.Intn(6))
-		removed, text := string(src[start:end]), pieces[rng.Intn(len(pieces))]
-		n := reparsed.Load()
-		tree, src = edit(t, tree, src, start, end, text)
-		if reparsed.Load() > n {
+		var inc bool
+		if tree, src, inc = editChecked(t, tree, src, start, end, pieces[rng.Intn(len(pieces))]); inc {
 			incremental++
-		}
-		checkLayout(t, tree, src)
-		checkReusedMirrors(t, tree)
-		if tree.HasError() {
-			// Undone, as a user mends what they broke: the next edits
-			// start from a class without an error again.
-			tree, src = edit(t, tree, src, start, start+len(text), removed)
-			checkLayout(t, tree, src)
-			checkReusedMirrors(t, tree)
 		}
 	}
 	if n := reparsed.Load() - before; incremental < 100 {
@@ -1266,6 +1247,26 @@ func TestAnEditAtALargeStatementsStartParsesItIncrementally(t *testing.T) {
 			t.Errorf("step %d (%q at the table's start): the table lost its tree", i, step.text)
 		}
 	}
+}
+
+// editChecked replaces bytes [start, end) of src with text, checks the
+// tree against a fresh parse and its kept mirrors against fresh walks, and
+// undoes the edit (checked again) when it leaves a syntax error, as a user
+// mends what they broke: the next edits start from a text without one.
+// incremental says whether the edit was parsed from a kept tree.
+func editChecked(t *testing.T, tree *Tree, src []byte, start, end int, text string) (_ *Tree, _ []byte, incremental bool) {
+	t.Helper()
+	removed, before := string(src[start:end]), reparsed.Load()
+	tree, src = edit(t, tree, src, start, end, text)
+	incremental = reparsed.Load() > before
+	checkLayout(t, tree, src)
+	checkReusedMirrors(t, tree)
+	if tree.HasError() {
+		tree, src = edit(t, tree, src, start, start+len(text), removed)
+		checkLayout(t, tree, src)
+		checkReusedMirrors(t, tree)
+	}
+	return tree, src, incremental
 }
 
 // segmentStarting returns the segment of tree whose text starts with one

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -179,6 +180,14 @@ const hungAfter = time.Minute
 // removes it from the queue.
 func (c *testClient) await(what string, pred func(message) bool) message {
 	c.t.Helper()
+	return c.awaitSuperseding(what, pred, func(message) bool { return false })
+}
+
+// awaitSuperseding is await that also removes the messages before the one
+// found that it supersedes: a document's earlier diagnostics, which a
+// later wait must not take for the document's state.
+func (c *testClient) awaitSuperseding(what string, pred, superseded func(message) bool) message {
+	c.t.Helper()
 	deadline := time.Now().Add(hungAfter)
 	timer := time.AfterFunc(hungAfter, func() { c.mu.Lock(); c.cond.Broadcast(); c.mu.Unlock() })
 	defer timer.Stop()
@@ -187,7 +196,8 @@ func (c *testClient) await(what string, pred func(message) bool) message {
 	for {
 		for i, m := range c.msgs {
 			if pred(m) {
-				c.msgs = append(c.msgs[:i:i], c.msgs[i+1:]...)
+				kept := slices.DeleteFunc(slices.Clone(c.msgs[:i]), superseded)
+				c.msgs = append(kept, c.msgs[i+1:]...)
 				return m
 			}
 		}
@@ -240,12 +250,19 @@ func (c *testClient) diagnostics(uri string, version int) []lspDiagnostic {
 }
 
 // awaitCodes waits for diagnostics of uri whose codes and severities are
-// want ("GPU001/1 GPU001/1"; "" for none), and returns them.
+// want ("GPU001/1 GPU001/1"; "" for none), and returns them. The earlier
+// diagnostics of uri go with them: the server may publish a file's
+// findings in steps (some wait for other files to be read, see
+// workspace.Projects.InBackground), and a later wait must not find an
+// early step that no longer holds.
 func awaitCodes(c *testClient, uri, want string) []lspDiagnostic {
 	c.t.Helper()
 	var got []lspDiagnostic
-	c.await("diagnostics of "+uri+": "+want, func(m message) bool {
-		if m.Method != "textDocument/publishDiagnostics" || !strings.Contains(string(m.Params), `"uri":"`+uri+`"`) {
+	of := func(m message) bool {
+		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"uri":"`+uri+`"`)
+	}
+	c.awaitSuperseding("diagnostics of "+uri+": "+want, func(m message) bool {
+		if !of(m) {
 			return false
 		}
 		var p struct{ Diagnostics []lspDiagnostic }
@@ -256,7 +273,7 @@ func awaitCodes(c *testClient, uri, want string) []lspDiagnostic {
 		}
 		got = p.Diagnostics
 		return strings.Join(codes, " ") == want
-	})
+	}, of)
 	return got
 }
 

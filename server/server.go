@@ -133,6 +133,8 @@ func newServer(opts Options) *Server {
 	}
 	s.editor.debounce = opts.Debounce
 	s.editor.maxLiveFileSize = defaultMaxLiveFileSize
+	// Other files' callers are read off the path to the diagnostics.
+	projects.InBackground(s.answersKnown)
 	return s
 }
 

@@ -128,6 +128,28 @@ func (s *Server) forgetModel(d *document) {
 	}
 }
 
+// answersKnown analyses again the files at paths, whose findings
+// waited for an answer about other files that is known now (see
+// workspace.Projects.InBackground): the open buffers, and in workspace
+// mode the closed files.
+func (s *Server) answersKnown(_ *workspace.Index, paths []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.askToPull() // a pulling client re-pulls instead
+	for _, path := range paths {
+		open := false
+		for _, d := range s.docs {
+			if d.path == path {
+				s.reanalyse(d, d.snap.settings)
+				open = true
+			}
+		}
+		if !open && s.editor.workspaceMode && !s.pullMode() {
+			go s.publishClosed(context.Background(), path)
+		}
+	}
+}
+
 // reanalyseIndexed analyses again, after the debounce, every open file of
 // ix's folder but except (a URI). Call with s.mu held.
 func (s *Server) reanalyseIndexed(ix *workspace.Index, except string) {

@@ -251,6 +251,44 @@ func checkCallerDecides(t *testing.T, helperFile, helper, callerFile, caller, de
 	c.shutdownAndExit()
 }
 
+// A helper's findings that wait for its callers in files not open come
+// once those files are read (in the background, see
+// workspace.Projects.InBackground), and one whose callers all run it
+// under no-grad never shows, not even while they are being read.
+func TestFindingsThatWaitForClosedCallers(t *testing.T) {
+	loop := "    outs = []\n    for x in loader:\n        outs.append(model(x))\n    return torch.cat(outs).argmax(-1).tolist()\n"
+	helper := "import torch\n\n\ndef score(model, loader):\n" + loop + "\n\ndef score_all(model, loader):\n" + loop
+	files := map[string]string{
+		"metrics.py": helper,
+		"api.py": "import torch\n\nfrom metrics import score\n\n\n@torch.inference_mode()\ndef predict(model, loader):\n" +
+			"    return score(model, loader)\n",
+		"train.py": "from metrics import score_all\n\n\ndef report(model, loader):\n    return score_all(model, loader)\n",
+	}
+	c, dir := startWorkspace(t, files)
+	helperURI := "file://" + filepath.Join(dir, "metrics.py")
+	c.open(helperURI, helper)
+	var seen []string
+	c.await("score_all's finding alone", func(m message) bool {
+		if m.Method != "textDocument/publishDiagnostics" || !strings.Contains(string(m.Params), `"uri":"`+helperURI+`"`) {
+			return false
+		}
+		var p struct{ Diagnostics []lspDiagnostic }
+		json.Unmarshal(m.Params, &p)
+		lines := []string{}
+		for _, d := range p.Diagnostics {
+			lines = append(lines, fmt.Sprintf("%s@%d", d.Code, d.Range.Start.Line))
+		}
+		seen = append(seen, strings.Join(lines, " "))
+		return strings.Join(lines, " ") == "GPU002@13"
+	})
+	for _, published := range seen {
+		if strings.Contains(published, "@6") {
+			t.Errorf("score's finding was shown, though its one caller runs it under inference_mode: %q", seen)
+		}
+	}
+	c.shutdownAndExit()
+}
+
 // A meter's update in another file decides whether passing it a loss keeps
 // every step's graph: an edit there that converts the value first (the
 // meter's file changes, the training file does not) takes the finding

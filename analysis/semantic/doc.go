@@ -11,7 +11,8 @@
 //     (with blocks, decorators, wrappers named so, Lightning hooks, and
 //     functions every call of which runs under no-grad; for a top-level
 //     function, also its calls in the project's other files, which the
-//     rules ask last: CalledUnderNoGradAcrossFiles);
+//     rules ask last: CalledUnderNoGradAcrossFiles; while the project
+//     cannot answer yet, what depends on it is withheld);
 //   - values (autograd.go): which expressions carry autograd history
 //     (Taint), which are known to be one tensor (IsTensor, the precondition
 //     of fixes that call .detach() or .item()), what is a forward pass and

@@ -1407,7 +1407,9 @@ func (f *File) CalledUnderNoGradAcrossFiles(n *pyast.Node) bool {
 	} else {
 		calls, underNoGrad = f.Project.CallersUnderNoGrad(f.Path, name)
 	}
-	return calls > 0 && underNoGrad
+	// Not known yet: the finding waits for the answer rather than show
+	// and perhaps go again a second later.
+	return calls < 0 || calls > 0 && underNoGrad
 }
 
 // closureRunsInside reports whether the function def, defined in outer,

@@ -41,6 +41,10 @@ type Project interface {
 	// of the function defined at the top level of path under name, and
 	// says whether every one of them runs with autograd off as its own
 	// file sees it (a no-grad `with`, a decorator, that file's callers).
+	// calls is -1 when the answer is not known yet (the server reads the
+	// other files in the background): what depends on it is withheld, and
+	// the project moves the file's Generation on if the answer, once
+	// known, would have it reported.
 	CallersUnderNoGrad(path, name string) (calls int, underNoGrad bool)
 	// MethodCallersUnderNoGrad is CallersUnderNoGrad for a method: the
 	// calls, in the project's other files, of any method of that name

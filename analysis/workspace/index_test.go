@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/semantic"
@@ -346,6 +348,82 @@ func TestCallersOfFilesCheckWasNotGiven(t *testing.T) {
 		if want := map[bool]int{false: 0, true: 1}[marked]; calls != want {
 			t.Errorf("with a project marker %v: %d calls found, want %d", marked, calls, want)
 		}
+	}
+}
+
+// In the background (the server's way), a question about callers whose
+// scan has not run is answered at once as not known yet (calls -1), and
+// the scan runs off the asking path. Once it has, the files whose answer
+// has the rules report what they withheld are told, and their generation
+// has moved on; those whose answer keeps it withheld are not (none is
+// open, so none is told for the summaries the scans added). Later
+// questions are answered from the scan.
+func TestCallersAnsweredInTheBackground(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"pyproject.toml": "[project]\nname = \"p\"\n",
+		"metrics.py":     "import torch\n\ndef score(model, loader):\n    return [model(x) for x in loader]\n",
+		"api.py":         "import torch\nfrom metrics import score\n\n@torch.no_grad()\ndef predict(model, loader):\n    return score(model, loader)\n",
+		"model.py": "import torch\n\nclass Net(torch.nn.Module):\n    def inference(self, loader):\n" +
+			"        return [self.body(x) for x in loader]\n",
+		"app.py": "class App:\n    def run(self, loader):\n        return self.model.inference(loader)\n",
+	})
+	metrics, model := filepath.Join(root, "metrics.py"), filepath.Join(root, "model.py")
+	projects := workspace.ProjectsOf([]string{metrics})
+	told := make(chan []string, 8)
+	projects.InBackground(func(_ *workspace.Index, paths []string) { told <- paths })
+	modelBefore := projects.Generation(model)
+
+	// score's one caller runs it under no-grad: withheld, and rightly.
+	if calls, _ := projects.CallersUnderNoGrad(metrics, "score"); calls != -1 {
+		t.Fatalf("score before its scan: %d calls, want -1 (not known yet)", calls)
+	}
+	// inference's caller runs it with autograd on: the finding is due.
+	if calls, _ := projects.MethodCallersUnderNoGrad(model, "inference"); calls != -1 {
+		t.Fatalf("inference before its scan: %d calls, want -1 (not known yet)", calls)
+	}
+	// One goroutine settles the questions in the order they came: by the
+	// time model.py is told, score's answer is settled too.
+	var toldPaths []string
+	for !slices.Contains(toldPaths, model) {
+		select {
+		case paths := <-told:
+			toldPaths = append(toldPaths, paths...)
+		case <-time.After(time.Minute):
+			t.Fatalf("not told of model.py; told %v", toldPaths)
+		}
+	}
+	if slices.Contains(toldPaths, metrics) {
+		t.Errorf("told of metrics.py, whose answer keeps its finding withheld: %v", toldPaths)
+	}
+	if projects.Generation(model) == modelBefore {
+		t.Error("model.py's generation did not move on when its answer became known")
+	}
+	if calls, under := projects.CallersUnderNoGrad(metrics, "score"); calls != 1 || !under {
+		t.Errorf("score after its scan: %d calls, under no-grad %v; want 1, true", calls, under)
+	}
+	if calls, under := projects.MethodCallersUnderNoGrad(model, "inference"); calls != 1 || under {
+		t.Errorf("inference after its scan: %d calls, under no-grad %v; want 1, false", calls, under)
+	}
+	// A method no file calls: its scan adds no summary, so only the
+	// settled answer moves model.py's generation on.
+	modelBefore = projects.Generation(model)
+	if calls, _ := projects.MethodCallersUnderNoGrad(model, "uncalled"); calls != -1 {
+		t.Fatalf("uncalled before its scan: %d calls, want -1", calls)
+	}
+	select {
+	case paths := <-told:
+		if !slices.Equal(paths, []string{model}) {
+			t.Errorf("told %v, want model.py", paths)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("not told of model.py after the scan for uncalled")
+	}
+	if projects.Generation(model) == modelBefore {
+		t.Error("model.py's generation did not move on when uncalled's answer became known")
+	}
+	if calls, _ := projects.MethodCallersUnderNoGrad(model, "uncalled"); calls != 0 {
+		t.Errorf("uncalled after its scan: %d calls, want 0", calls)
 	}
 }
 

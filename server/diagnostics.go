@@ -86,6 +86,9 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 		s.tracePhases(snap, res, started, analysed, converted, time.Now())
 	}
 	s.prepareWhenIdle(d, snap)
+	if d.analyseAgain {
+		s.reanalyse(d, snap.settings)
+	}
 }
 
 // analyzeInTurn analyses snap once no other version of d is being

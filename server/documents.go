@@ -39,6 +39,10 @@ type document struct {
 	// factsAsked: the other files' facts its calls need were asked for
 	// (see Server.askProjectFacts), at the first pause it was current.
 	factsAsked bool
+	// analyseAgain: answers about other files that its findings waited
+	// for came while the current version was being analysed; it is
+	// analysed again once that is published (see Server.answersKnown).
+	analyseAgain bool
 
 	// lastSaved is the last analysed version of a document analysed on
 	// save only, which its unsaved versions show (see current).
@@ -116,6 +120,16 @@ func (s *snapshot) analyze() *analysis.Result {
 		}
 	})
 	return s.result
+}
+
+// isAnalysed reports whether this version's analysis is done.
+func (s *snapshot) isAnalysed() bool {
+	select {
+	case <-s.analysed:
+		return true
+	default:
+		return false
+	}
 }
 
 // model returns the analysis of this version if it is done, or else the

@@ -139,10 +139,17 @@ func (s *Server) answersKnown(_ *workspace.Index, paths []string) {
 	for _, path := range paths {
 		open := false
 		for _, d := range s.docs {
-			if d.path == path {
-				s.reanalyse(d, d.snap.settings)
-				open = true
+			if d.path != path {
+				continue
 			}
+			open = true
+			if !s.pullMode() && !d.snap.isAnalysed() {
+				// An open being analysed: its diagnostics come first,
+				// without what waited, rather than be thrown away.
+				d.analyseAgain = true
+				continue
+			}
+			s.reanalyse(d, d.snap.settings)
 		}
 		if !open && s.editor.workspaceMode && !s.pullMode() {
 			go s.publishClosed(context.Background(), path)
@@ -166,6 +173,7 @@ func (s *Server) reanalyseIndexed(ix *workspace.Index, except string) {
 // under settings (building on the last analysis), and schedules it. Call
 // with s.mu held.
 func (s *Server) reanalyse(d *document, settings *analysis.Settings) {
+	d.analyseAgain = false
 	old := d.snap
 	d.snap = s.newSnapshot(d, old.version, old.src, old.mapper, old.tree, settings, old.skip)
 	d.snap.onSave, d.snap.saved = old.onSave, old.onSave

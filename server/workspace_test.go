@@ -289,6 +289,33 @@ func TestFindingsThatWaitForClosedCallers(t *testing.T) {
 	c.shutdownAndExit()
 }
 
+// Answers about other files that come while a file's version is being
+// analysed do not throw that analysis away: its diagnostics are published,
+// and then the version is analysed again and published with what waited.
+// (A debounce of 1.5 s keeps the open's analysis pending while the
+// answers come.)
+func TestAnswersDuringAnAnalysisComeAfterIt(t *testing.T) {
+	helper := "import torch\n\n\ndef score(model, loader):\n    outs = []\n    for x in loader:\n" +
+		"        outs.append(model(x))\n    return torch.cat(outs).argmax(-1).tolist()\n"
+	c, dir := startWorkspaceWith(t, map[string]string{"metrics.py": helper}, nil, map[string]any{"debounce": 1500})
+	path := filepath.Join(dir, "metrics.py")
+	uri := "file://" + path
+	c.open(uri, helper)
+	for opened := false; !opened; time.Sleep(time.Millisecond) {
+		c.srv.mu.Lock()
+		d := c.srv.docs[uri]
+		opened = d != nil && !d.snap.isAnalysed()
+		c.srv.mu.Unlock()
+	}
+	c.srv.answersKnown(nil, []string{path})
+	published := func(m message) bool {
+		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"uri":"`+uri+`"`)
+	}
+	c.await("diagnostics of the open", published)
+	c.await("diagnostics of the analysis after the answers", published)
+	c.shutdownAndExit()
+}
+
 // A meter's update in another file decides whether passing it a loss keeps
 // every step's graph: an edit there that converts the value first (the
 // meter's file changes, the training file does not) takes the finding

@@ -1079,6 +1079,24 @@ func (ix *Index) scanOnce(key, name string, current func(*fileSummary) bool, not
 	})
 }
 
+// scanReadsNothing reports whether a pass of scanOnce with current would
+// read no file: the folder's files are listed, and each is open, or has a
+// summary current accepts, or was not found.
+func (ix *Index) scanReadsNothing(current func(*fileSummary) bool) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.known == nil {
+		return false // the folder is still to be walked
+	}
+	for _, p := range ix.known {
+		if s := ix.files[p]; s != nil && current(s) || ix.open[p] != nil || ix.opening[p] || ix.missing[p] {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
 // scanned reports whether scanOnce's pass for key is over.
 func (ix *Index) scanned(key string) bool {
 	ix.mu.RLock()
@@ -1223,12 +1241,17 @@ type callersQuestion struct {
 	suppressed   bool   // calls > 0 && underNoGrad, what the rules act on
 }
 
-// scanned reports whether the scan that the question needs has run.
-func (q callersQuestion) scanned(ix *Index) bool {
+// quick reports whether the question can be answered without reading a
+// file: its scan has run, or would read nothing (every file of the folder
+// is summarised already, as after indexing a folder whose every file
+// builds a DataLoader).
+func (q callersQuestion) quick(ix *Index) bool {
 	if q.method != "" {
-		return ix.scanned(methodScan(q.method))
+		asked := ix.askMethod(q.method)
+		return ix.scanned(methodScan(q.method)) ||
+			ix.scanReadsNothing(func(s *fileSummary) bool { return s.methodsKnown > asked })
 	}
-	return ix.scanned(q.name)
+	return ix.scanned(q.name) || ix.scanReadsNothing(func(*fileSummary) bool { return true })
 }
 
 // ask asks ix the question from the file at path, summarising the files
@@ -1321,7 +1344,7 @@ func (p *Projects) InBackground(notify func(ix *Index, paths []string)) {
 func (p *Projects) withhold(ix *Index, path string, q callersQuestion) bool {
 	p.background.Lock()
 	defer p.background.Unlock()
-	if p.background.notify == nil || q.scanned(ix) {
+	if p.background.notify == nil || q.quick(ix) {
 		return false
 	}
 	if p.background.waiting == nil {

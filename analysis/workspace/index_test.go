@@ -357,7 +357,8 @@ func TestCallersOfFilesCheckWasNotGiven(t *testing.T) {
 // has the rules report what they withheld are told, and their generation
 // has moved on; those whose answer keeps it withheld are not (none is
 // open, so none is told for the summaries the scans added). Later
-// questions are answered from the scan.
+// questions are answered from the scan, and so is one whose scan would
+// read no file.
 func TestCallersAnsweredInTheBackground(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
@@ -405,8 +406,14 @@ func TestCallersAnsweredInTheBackground(t *testing.T) {
 	if calls, under := projects.MethodCallersUnderNoGrad(model, "inference"); calls != 1 || under {
 		t.Errorf("inference after its scan: %d calls, under no-grad %v; want 1, false", calls, under)
 	}
-	// A method no file calls: its scan adds no summary, so only the
-	// settled answer moves model.py's generation on.
+	// Every file of the folder has a summary now: a new function's scan
+	// would read nothing, so it is answered at once.
+	if calls, _ := projects.CallersUnderNoGrad(metrics, "unused"); calls != 0 {
+		t.Errorf("a function no file calls, every file summarised: %d calls, want 0 at once", calls)
+	}
+	// A method no file calls: the summaries list the calls of the methods
+	// asked before it, so its scan reads the files again. It adds no
+	// summary, so only the settled answer moves model.py's generation on.
 	modelBefore = projects.Generation(model)
 	if calls, _ := projects.MethodCallersUnderNoGrad(model, "uncalled"); calls != -1 {
 		t.Fatalf("uncalled before its scan: %d calls, want -1", calls)

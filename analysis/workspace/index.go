@@ -101,6 +101,8 @@ type Index struct {
 	// callers of a function or method, once a name (scans, see scanOnce).
 	known []string
 	scans map[string]*scan
+	// building is closed when the last Build ends (see awaitBuild).
+	building chan struct{}
 	// methods are the method names MethodCallersUnderNoGrad was asked
 	// about, in order (each summary lists the file's calls of them), and
 	// methodClean the files each one's scan read and found not mentioning
@@ -162,6 +164,11 @@ func within(root, abs string) bool {
 // It stops early, with ctx's error, when ctx is done, and returns how many
 // files it went through.
 func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, total int)) (int, error) {
+	built := make(chan struct{})
+	defer close(built)
+	ix.mu.Lock()
+	ix.building = built
+	ix.mu.Unlock()
 	ix.SetFiles(paths)
 	var done atomic.Int64
 	next := make(chan string)
@@ -186,6 +193,16 @@ func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, 
 	close(next)
 	wg.Wait()
 	return int(done.Load()), err
+}
+
+// awaitBuild waits for the build of the index under way, if one is.
+func (ix *Index) awaitBuild() {
+	ix.mu.RLock()
+	building := ix.building
+	ix.mu.RUnlock()
+	if building != nil {
+		<-building
+	}
 }
 
 // SetFiles tells the index the files of its folder, where the callers of
@@ -1392,6 +1409,11 @@ func (p *Projects) settleWithheld() {
 // open buffer when the scans summarised files the index had not read (all
 // generations moved on: analysed now rather than at their next keystroke).
 func (ix *Index) settleAnswers(questions []withheld) []string {
+	// A scan during the build reads and parses the files the build is
+	// summarising too, each on a core of its own, while the buffers just
+	// opened wait for one; after it, the scan reads only the files the
+	// build left out.
+	ix.awaitBuild()
 	before := ix.Changes()
 	again := map[string]bool{}
 	for _, w := range questions {

@@ -143,9 +143,11 @@ func (s *Server) answersKnown(_ *workspace.Index, paths []string) {
 				continue
 			}
 			open = true
-			if !s.pullMode() && !d.snap.isAnalysed() {
-				// An open being analysed: its diagnostics come first,
-				// without what waited, rather than be thrown away.
+			if !s.pullMode() && (!d.snap.onSave || d.snap.saved) && !d.snap.isAnalysed() {
+				// A version being analysed for its diagnostics (an open):
+				// they come first, without what waited, rather than be
+				// thrown away. (A version typed into a document analysed
+				// on save only is not analysed until the save.)
 				d.analyseAgain = true
 				continue
 			}

@@ -316,6 +316,32 @@ func TestAnswersDuringAnAnalysisComeAfterIt(t *testing.T) {
 	c.shutdownAndExit()
 }
 
+// A document analysed on save only (over maxLiveFileSize) whose unsaved
+// version is not analysed is analysed again at once when answers about
+// other files come, as when the index changes: no publication of that
+// version is on its way to do it after.
+func TestAnswersForADocumentAnalysedOnSave(t *testing.T) {
+	helper := "import torch\n\n\ndef score(model, loader):\n    outs = []\n    for x in loader:\n" +
+		"        outs.append(model(x))\n    return torch.cat(outs).argmax(-1).tolist()\n"
+	c, dir := startWorkspaceWith(t, map[string]string{"metrics.py": helper}, nil, map[string]any{"maxLiveFileSize": 64})
+	path := filepath.Join(dir, "metrics.py")
+	uri := "file://" + path
+	c.open(uri, helper)
+	published := func(m message) bool {
+		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"uri":"`+uri+`"`)
+	}
+	c.await("diagnostics of the open", published)
+	version := c.change(uri, 0, lspTextEdit{Range: lspRange{lspPosition{0, 0}, lspPosition{0, 0}}, NewText: "# unsaved\n"})
+	for typed := false; !typed; time.Sleep(time.Millisecond) {
+		c.srv.mu.Lock()
+		typed = c.srv.docs[uri].snap.version == int32(version)
+		c.srv.mu.Unlock()
+	}
+	c.srv.answersKnown(nil, []string{path})
+	c.await("diagnostics of the analysis after the answers", published)
+	c.shutdownAndExit()
+}
+
 // A meter's update in another file decides whether passing it a loss keeps
 // every step's graph: an edit there that converts the value first (the
 // meter's file changes, the training file does not) takes the finding

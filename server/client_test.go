@@ -249,6 +249,13 @@ func (c *testClient) diagnostics(uri string, version int) []lspDiagnostic {
 	return p.Diagnostics
 }
 
+// publicationOf matches the diagnostics published for uri.
+func publicationOf(uri string) func(message) bool {
+	return func(m message) bool {
+		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"uri":"`+uri+`"`)
+	}
+}
+
 // awaitCodes waits for diagnostics of uri whose codes and severities are
 // want ("GPU001/1 GPU001/1"; "" for none), and returns them. The earlier
 // diagnostics of uri go with them: the server may publish a file's
@@ -258,9 +265,7 @@ func (c *testClient) diagnostics(uri string, version int) []lspDiagnostic {
 func awaitCodes(c *testClient, uri, want string) []lspDiagnostic {
 	c.t.Helper()
 	var got []lspDiagnostic
-	of := func(m message) bool {
-		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"uri":"`+uri+`"`)
-	}
+	of := publicationOf(uri)
 	c.awaitSuperseding("diagnostics of "+uri+": "+want, func(m message) bool {
 		if !of(m) {
 			return false

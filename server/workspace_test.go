@@ -207,12 +207,16 @@ func TestCrossFileFindingsAndFix(t *testing.T) {
 	c.shutdownAndExit()
 }
 
+// scoreKeepingOutputs is a helper that keeps every batch's output with its
+// graph (GPU002) unless each of its callers runs it under no-grad.
+const scoreKeepingOutputs = "import torch\n\n\ndef score(model, loader):\n    outs = []\n    for x in loader:\n" +
+	"        outs.append(model(x))\n    return torch.cat(outs).argmax(-1).tolist()\n"
+
 // A helper's finding depends on its callers in other files: while every
 // one runs it under no-grad there is none, and an edit of a caller that
 // takes its decorator away re-publishes the helper with the finding.
 func TestCallersInOtherFilesDecideFindings(t *testing.T) {
-	helper := "import torch\n\n\ndef score(model, loader):\n    outs = []\n    for x in loader:\n" +
-		"        outs.append(model(x))\n    return torch.cat(outs).argmax(-1).tolist()\n"
+	helper := scoreKeepingOutputs
 	caller := "import torch\n\nfrom metrics import score\n\n\n@torch.inference_mode()\ndef predict(model, loader):\n" +
 		"    return score(model, loader)\n"
 	checkCallerDecides(t, "metrics.py", helper, "api.py", caller, "@torch.inference_mode()", "GPU002/2")
@@ -269,7 +273,7 @@ func TestFindingsThatWaitForClosedCallers(t *testing.T) {
 	c.open(helperURI, helper)
 	var seen []string
 	c.await("score_all's finding alone", func(m message) bool {
-		if m.Method != "textDocument/publishDiagnostics" || !strings.Contains(string(m.Params), `"uri":"`+helperURI+`"`) {
+		if !publicationOf(helperURI)(m) {
 			return false
 		}
 		var p struct{ Diagnostics []lspDiagnostic }
@@ -289,18 +293,24 @@ func TestFindingsThatWaitForClosedCallers(t *testing.T) {
 	c.shutdownAndExit()
 }
 
+// openScoreHelper starts a server on a folder holding scoreKeepingOutputs
+// as metrics.py, with initializationOptions, and opens the file.
+func openScoreHelper(t *testing.T, options map[string]any) (c *testClient, path, uri string) {
+	t.Helper()
+	c, dir := startWorkspaceWith(t, map[string]string{"metrics.py": scoreKeepingOutputs}, nil, options)
+	path = filepath.Join(dir, "metrics.py")
+	uri = "file://" + path
+	c.open(uri, scoreKeepingOutputs)
+	return c, path, uri
+}
+
 // Answers about other files that come while a file's version is being
 // analysed do not throw that analysis away: its diagnostics are published,
 // and then the version is analysed again and published with what waited.
 // (A debounce of 1.5 s keeps the open's analysis pending while the
 // answers come.)
 func TestAnswersDuringAnAnalysisComeAfterIt(t *testing.T) {
-	helper := "import torch\n\n\ndef score(model, loader):\n    outs = []\n    for x in loader:\n" +
-		"        outs.append(model(x))\n    return torch.cat(outs).argmax(-1).tolist()\n"
-	c, dir := startWorkspaceWith(t, map[string]string{"metrics.py": helper}, nil, map[string]any{"debounce": 1500})
-	path := filepath.Join(dir, "metrics.py")
-	uri := "file://" + path
-	c.open(uri, helper)
+	c, path, uri := openScoreHelper(t, map[string]any{"debounce": 1500})
 	for opened := false; !opened; time.Sleep(time.Millisecond) {
 		c.srv.mu.Lock()
 		d := c.srv.docs[uri]
@@ -308,9 +318,7 @@ func TestAnswersDuringAnAnalysisComeAfterIt(t *testing.T) {
 		c.srv.mu.Unlock()
 	}
 	c.srv.answersKnown(nil, []string{path})
-	published := func(m message) bool {
-		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"uri":"`+uri+`"`)
-	}
+	published := publicationOf(uri)
 	c.await("diagnostics of the open", published)
 	c.await("diagnostics of the analysis after the answers", published)
 	c.shutdownAndExit()
@@ -321,15 +329,8 @@ func TestAnswersDuringAnAnalysisComeAfterIt(t *testing.T) {
 // other files come, as when the index changes: no publication of that
 // version is on its way to do it after.
 func TestAnswersForADocumentAnalysedOnSave(t *testing.T) {
-	helper := "import torch\n\n\ndef score(model, loader):\n    outs = []\n    for x in loader:\n" +
-		"        outs.append(model(x))\n    return torch.cat(outs).argmax(-1).tolist()\n"
-	c, dir := startWorkspaceWith(t, map[string]string{"metrics.py": helper}, nil, map[string]any{"maxLiveFileSize": 64})
-	path := filepath.Join(dir, "metrics.py")
-	uri := "file://" + path
-	c.open(uri, helper)
-	published := func(m message) bool {
-		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), `"uri":"`+uri+`"`)
-	}
+	c, path, uri := openScoreHelper(t, map[string]any{"maxLiveFileSize": 64})
+	published := publicationOf(uri)
 	c.await("diagnostics of the open", published)
 	version := c.change(uri, 0, lspTextEdit{Range: lspRange{lspPosition{0, 0}, lspPosition{0, 0}}, NewText: "# unsaved\n"})
 	for typed := false; !typed; time.Sleep(time.Millisecond) {

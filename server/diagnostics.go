@@ -64,6 +64,8 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	if d == nil {
 		return // closed
 	}
+	s.foreground.begin()
+	defer s.foreground.end()
 	started := time.Now()
 	res, ok := s.analyzeInTurn(ctx, d, snap, &started)
 	if !ok {

@@ -57,7 +57,9 @@ func (s *Server) didOpen(params json.RawMessage) error {
 		ix.Opening(d.path)
 	}
 	parsing := time.Now()
+	s.foreground.begin() // the parse too: the indexing waits for it (see foregroundWork)
 	tree, skip := parse(pyast.NewEditor(nil, src), src, onSave, false)
+	s.foreground.end()
 	parsed := time.Now()
 	if tree != nil && !onSave && len(src) >= prepareOnOpen {
 		prepareForEdits(tree)

@@ -58,7 +58,10 @@ func (s *Server) buildIndex(ix *workspace.Index) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	progress := s.startProgress(ctx, "Indexing "+filepath.Base(ix.Root), cancel)
-	done, err := ix.Build(ctx, files, progress.report)
+	done, err := ix.Build(ctx, files, func(done, total int) {
+		s.foreground.wait() // the next file once the buffers' diagnostics are out
+		progress.report(done, total)
+	})
 	if err != nil {
 		// The rest is indexed when an import reaches it.
 		progress.end(fmt.Sprintf("cancelled after %d of %d files", done, len(files)))

@@ -738,3 +738,29 @@ func TestOtherFilesFactsAreAskedForInThePauseAfterAnOpen(t *testing.T) {
 	}
 	c.shutdownAndExit()
 }
+
+// The indexing waits, between two files, while an analysis for
+// diagnostics is under way, and goes on once none is.
+func TestIndexingWaitsForTheAnalysesForDiagnostics(t *testing.T) {
+	var f foregroundWork
+	f.begin()
+	f.begin()
+	waited := make(chan struct{})
+	go func() {
+		f.wait()
+		close(waited)
+	}()
+	f.end()
+	select {
+	case <-waited:
+		t.Fatal("the indexing went on while an analysis was under way")
+	case <-time.After(50 * time.Millisecond):
+	}
+	f.end()
+	select {
+	case <-waited:
+	case <-time.After(hungAfter):
+		t.Fatal("the indexing still waits, with no analysis under way")
+	}
+	f.wait() // none under way: returns at once
+}

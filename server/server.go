@@ -99,14 +99,13 @@ type Server struct {
 	projects       *workspace.Projects
 	cancelProgress map[string]context.CancelFunc // by $/progress token
 	closed         closedFiles                   // diagnosticMode "workspace"
-	foreground     foregroundWork                // analyses for diagnostics, which indexing makes way for
+	foreground     foregroundWork                // buffers' parses and analyses, which indexing makes way for
 }
 
-// foregroundWork counts the analyses under way for pushed diagnostics.
-// The indexing of a folder waits, between two files, until none is
-// (see buildIndex): on two cores it took one from the analysis of the
-// buffers opened with the folder, whose first diagnostics took 1.5x as
-// long as once the folder was indexed.
+// foregroundWork counts the parses of opened buffers and the analyses for
+// pushed diagnostics under way. The indexing of a folder waits, between
+// two files, until none is (see buildIndex): on two cores it took one
+// from the buffers opened with the folder.
 type foregroundWork struct {
 	mu      sync.Mutex
 	idle    *sync.Cond // made by the first wait
@@ -127,7 +126,7 @@ func (f *foregroundWork) end() {
 	}
 }
 
-// wait returns once no analysis for diagnostics is under way.
+// wait returns once no parse or analysis is under way.
 func (f *foregroundWork) wait() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

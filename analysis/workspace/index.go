@@ -1417,9 +1417,7 @@ func (ix *Index) settleAnswers(questions []withheld) []string {
 	before := ix.Changes()
 	again := map[string]bool{}
 	for _, w := range questions {
-		// The rules read "not known" as every call under no-grad: they
-		// withheld what depends on it (see File.CalledUnderNoGradAcrossFiles).
-		if calls, under := w.q.ask(ix, w.path, true); calls == 0 || !under {
+		if ix.settleAnswer(w) {
 			again[w.path] = true
 		}
 	}
@@ -1434,6 +1432,23 @@ func (ix *Index) settleAnswers(questions []withheld) []string {
 		}
 	}
 	return slices.Sorted(maps.Keys(again))
+}
+
+// settleAnswer answers a withheld question and reports whether the answer
+// has the rules report what they withheld. A scan that panics (a file the
+// model cannot take) reports so too: the scan counts as run, and the
+// question, asked again by the file's next analysis, is answered from the
+// files it could summarise, where the analysis's own recovery covers it.
+func (ix *Index) settleAnswer(w withheld) (report bool) {
+	defer func() {
+		if recover() != nil {
+			report = true
+		}
+	}()
+	// The rules read "not known" as every call under no-grad: they
+	// withheld what depends on it (see File.CalledUnderNoGradAcrossFiles).
+	calls, under := w.q.ask(ix, w.path, true)
+	return calls == 0 || !under
 }
 
 // Add adds the index of a folder (and returns it).

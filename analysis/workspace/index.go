@@ -176,7 +176,7 @@ func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, 
 	for range max(1, runtime.NumCPU()-1) {
 		wg.Go(func() {
 			for p := range next {
-				ix.refreshIfLoader(p)
+				refreshOrSkip(ix, p)
 				if progress != nil {
 					progress(int(done.Add(1)), len(paths))
 				}
@@ -193,6 +193,14 @@ func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, 
 	close(next)
 	wg.Wait()
 	return int(done.Load()), err
+}
+
+// refreshOrSkip is refreshIfLoader for the build's workers, which nothing
+// else recovers: a file the model cannot take is left out, to be read when
+// an import reaches it, under the analysis's recovery.
+func refreshOrSkip(ix *Index, path string) {
+	defer func() { _ = recover() }()
+	ix.refreshIfLoader(path)
 }
 
 // awaitBuild waits for the build of the index under way, if one is.

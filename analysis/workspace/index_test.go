@@ -2,6 +2,7 @@ package workspace_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -497,6 +498,65 @@ func TestImportedModules(t *testing.T) {
 		if got := strings.Join(workspace.ImportedModules(path, c.module, c.pkg), " "); got != c.want {
 			t.Errorf("from module %s (package %v):\ngot  %s\nwant %s", c.module, c.pkg, got, c.want)
 		}
+	}
+}
+
+// The facts of functions of five modules, asked in the order of the
+// asking file's code (each module's f, then each module's g), parse each
+// module once: the models kept for them are not evicted by the next
+// module's.
+func TestFactsOfManyModulesParseEachOnce(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	main := "import torch\n"
+	for i := range 5 {
+		files[fmt.Sprintf("m%d.py", i)] = "def f(x):\n    return x.sum()\n\n\ndef g(x):\n    return x.mean()\n"
+		main += fmt.Sprintf("import m%d\n", i)
+	}
+	files["main.py"] = main
+	writeTree(t, root, files)
+	ix := workspace.NewIndex(root)
+	mainPath := filepath.Join(root, "main.py")
+	parses := ix.Parses()
+	for _, name := range []string{"f", "g"} {
+		for i := range 5 {
+			if _, ok := ix.FunctionFacts(mainPath, fmt.Sprintf("m%d.%s", i, name)); !ok {
+				t.Fatalf("no facts of m%d.%s", i, name)
+			}
+		}
+	}
+	if n := ix.Parses() - parses; n != 5 {
+		t.Errorf("asking parsed %d files, want each of the five modules once", n)
+	}
+}
+
+// The models kept are bounded by their sources' size too: of three
+// modules of 200 KB, the first is parsed again when asked after the other
+// two (three fit the count, not the size).
+func TestModelsKeptAreBoundedBySize(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{"main.py": "import a\nimport b\nimport c\n"}
+	for _, m := range []string{"a", "b", "c"} {
+		text := "def f(x):\n    return x.sum()\n"
+		for k := 0; len(text) < 200<<10; k++ {
+			text += fmt.Sprintf("\n\ndef pad_%d(x):\n    return x + %d\n", k, k)
+		}
+		files[m+".py"] = text
+	}
+	writeTree(t, root, files)
+	ix := workspace.NewIndex(root)
+	mainPath := filepath.Join(root, "main.py")
+	parses := ix.Parses()
+	for _, q := range []string{"a.f", "b.f", "c.f"} {
+		if _, ok := ix.FunctionFacts(mainPath, q); !ok {
+			t.Fatalf("no facts of %s", q)
+		}
+	}
+	if _, ok := ix.FunctionFacts(mainPath, "a.pad_1"); !ok {
+		t.Fatal("no facts of a.pad_1")
+	}
+	if n := ix.Parses() - parses; n != 4 {
+		t.Errorf("asking parsed %d files, want 4: a.py again, its model gone for the size", n)
 	}
 }
 

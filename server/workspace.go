@@ -135,7 +135,7 @@ func (s *Server) forgetModel(d *document) {
 // waited for an answer about other files that is known now (see
 // workspace.Projects.InBackground): the open buffers, and in workspace
 // mode the closed files.
-func (s *Server) answersKnown(_ *workspace.Index, paths []string) {
+func (s *Server) answersKnown(paths []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.askToPull() // a pulling client re-pulls instead

@@ -317,7 +317,7 @@ func TestAnswersDuringAnAnalysisComeAfterIt(t *testing.T) {
 		opened = d != nil && !d.snap.isAnalysed()
 		c.srv.mu.Unlock()
 	}
-	c.srv.answersKnown(nil, []string{path})
+	c.srv.answersKnown([]string{path})
 	published := publicationOf(uri)
 	c.await("diagnostics of the open", published)
 	c.await("diagnostics of the analysis after the answers", published)
@@ -338,7 +338,7 @@ func TestAnswersForADocumentAnalysedOnSave(t *testing.T) {
 		typed = c.srv.docs[uri].snap.version == int32(version)
 		c.srv.mu.Unlock()
 	}
-	c.srv.answersKnown(nil, []string{path})
+	c.srv.answersKnown([]string{path})
 	c.await("diagnostics of the analysis after the answers", published)
 	c.shutdownAndExit()
 }
@@ -739,9 +739,10 @@ func TestOtherFilesFactsAreAskedForInThePauseAfterAnOpen(t *testing.T) {
 	c.shutdownAndExit()
 }
 
-// The indexing waits, between two files, while an analysis for
-// diagnostics is under way, and goes on once none is.
-func TestIndexingWaitsForTheAnalysesForDiagnostics(t *testing.T) {
+// foregroundWork's wait, which the indexing calls between two files,
+// returns only once no parse or analysis counted is under way, however
+// many began.
+func TestForegroundWaitReturnsOnceNoneIsUnderWay(t *testing.T) {
 	var f foregroundWork
 	f.begin()
 	f.begin()
@@ -753,14 +754,14 @@ func TestIndexingWaitsForTheAnalysesForDiagnostics(t *testing.T) {
 	f.end()
 	select {
 	case <-waited:
-		t.Fatal("the indexing went on while an analysis was under way")
+		t.Fatal("wait returned while an analysis was under way")
 	case <-time.After(50 * time.Millisecond):
 	}
 	f.end()
 	select {
 	case <-waited:
 	case <-time.After(hungAfter):
-		t.Fatal("the indexing still waits, with no analysis under way")
+		t.Fatal("wait still waits, with no analysis under way")
 	}
 	f.wait() // none under way: returns at once
 }

@@ -1260,8 +1260,8 @@ type Projects struct {
 	// InBackground).
 	background struct {
 		sync.Mutex
-		notify  func(ix *Index, paths []string)
-		waiting map[withheld]bool // to settle, in the order of no matter
+		notify  func(paths []string)
+		waiting map[withheld]bool // to settle, in any order
 		running bool              // a goroutine settles them
 	}
 }
@@ -1369,10 +1369,10 @@ func (p *Projects) callers(path string, q callersQuestion) (calls int, underNoGr
 // goroutine. The server asks so. The scan reads and parses every file that
 // mentions the name: 1.2 s, before the first diagnostics of a 10,000-line
 // file opened in a folder of 50 files like it. Once the scans have run,
-// notify is called (from that goroutine) with the files whose answer,
-// known now, has the rules report what they withheld; their generation
-// has moved on, so their next analysis judges afresh.
-func (p *Projects) InBackground(notify func(ix *Index, paths []string)) {
+// notify is called (from that goroutine) with the files to analyse again
+// (see settleAnswers): their generation has moved on, so their next
+// analysis judges afresh.
+func (p *Projects) InBackground(notify func(paths []string)) {
 	p.background.Lock()
 	defer p.background.Unlock()
 	p.background.notify = notify
@@ -1382,10 +1382,15 @@ func (p *Projects) InBackground(notify func(ix *Index, paths []string)) {
 // known yet, and if so has it settled in the background.
 func (p *Projects) withhold(ix *Index, path string, q callersQuestion) bool {
 	p.background.Lock()
-	defer p.background.Unlock()
-	if p.background.notify == nil || q.quick(ix) {
+	on := p.background.notify != nil
+	p.background.Unlock()
+	// Outside the lock, which every question takes: quick may go over
+	// every file of the folder.
+	if !on || q.quick(ix) {
 		return false
 	}
+	p.background.Lock()
+	defer p.background.Unlock()
 	if p.background.waiting == nil {
 		p.background.waiting = map[withheld]bool{}
 	}
@@ -1398,7 +1403,7 @@ func (p *Projects) withhold(ix *Index, path string, q callersQuestion) bool {
 }
 
 // settleWithheld runs the scans the withheld questions need, one after the
-// other, until none waits; after each round it tells notify, for each
+// other, until none waits; after each round it tells notify, index by
 // index, the files to analyse again. A question withheld during a round
 // waits for the next: its scan may have begun before the question came,
 // but it is answered again after it.
@@ -1419,7 +1424,7 @@ func (p *Projects) settleWithheld() {
 		}
 		for ix, questions := range byIndex {
 			if again := ix.settleAnswers(questions); len(again) > 0 {
-				notify(ix, again)
+				notify(again)
 			}
 		}
 	}

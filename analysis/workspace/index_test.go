@@ -373,7 +373,7 @@ func TestCallersAnsweredInTheBackground(t *testing.T) {
 	metrics, model := filepath.Join(root, "metrics.py"), filepath.Join(root, "model.py")
 	projects := workspace.ProjectsOf([]string{metrics})
 	told := make(chan []string, 8)
-	projects.InBackground(func(_ *workspace.Index, paths []string) { told <- paths })
+	projects.InBackground(func(paths []string) { told <- paths })
 	modelBefore := projects.Generation(model)
 
 	// score's one caller runs it under no-grad: withheld, and rightly.

@@ -1186,11 +1186,25 @@ func digest(s *fileSummary) string {
 type modelCache struct {
 	mu      sync.Mutex
 	entries []cachedModel // most recent last
+	// building are the models being built, by path: a second ask for the
+	// same text waits for that build rather than parsing the file again.
+	// The rules run side by side and ask for the same modules: opening
+	// transformers' trainer.py parsed its import_utils.py three times at
+	// once.
+	building map[string]*modelBuild
 }
 
 type cachedModel struct {
 	path  string
 	src   []byte
+	model *semantic.File
+}
+
+// modelBuild is a model being built from src; model is set when done is
+// closed (nil when the build failed or panicked).
+type modelBuild struct {
+	src   []byte
+	done  chan struct{}
 	model *semantic.File
 }
 
@@ -1207,6 +1221,8 @@ const (
 	cachedSource = 512 << 10
 )
 
+// get returns the model of path's text src: the one kept, the one being
+// built, or one build makes.
 func (c *modelCache) get(path string, src []byte, build func() *semantic.File) *semantic.File {
 	c.mu.Lock()
 	for i, e := range c.entries {
@@ -1216,8 +1232,27 @@ func (c *modelCache) get(path string, src []byte, build func() *semantic.File) *
 			return e.model
 		}
 	}
+	if b := c.building[path]; b != nil && bytes.Equal(b.src, src) {
+		c.mu.Unlock()
+		<-b.done
+		return b.model
+	}
+	b := &modelBuild{src: src, done: make(chan struct{})}
+	if c.building == nil {
+		c.building = map[string]*modelBuild{}
+	}
+	c.building[path] = b
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		if c.building[path] == b {
+			delete(c.building, path)
+		}
+		c.mu.Unlock()
+		close(b.done) // also when build panics: those waiting get nil
+	}()
 	m := build()
+	b.model = m
 	if m == nil || len(src) >= largeFile {
 		return m
 	}

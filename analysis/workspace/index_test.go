@@ -560,6 +560,49 @@ func TestModelsKeptAreBoundedBySize(t *testing.T) {
 	}
 }
 
+// AskProjectFacts asks for the functions of one module one after
+// another, whatever the order of the calls: of three modules of 200 KB,
+// which the models kept cannot hold together (see
+// TestModelsKeptAreBoundedBySize), each is parsed once although the file
+// calls into them in turn (a, b, c, a, b, c): six parses in the calls'
+// order.
+func TestAskProjectFactsReadsEachModuleOnce(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	main := "import torch\nimport a\nimport b\nimport c\n\n\ndef run(x):\n"
+	for _, name := range []string{"f", "g"} {
+		for _, m := range []string{"a", "b", "c"} {
+			main += fmt.Sprintf("    x = %s.%s(x)\n", m, name)
+		}
+	}
+	files["main.py"] = main + "    return x\n"
+	for _, m := range []string{"a", "b", "c"} {
+		text := "def f(x):\n    return x.sum()\n\n\ndef g(x):\n    return x.mean()\n"
+		for k := 0; len(text) < 200<<10; k++ {
+			text += fmt.Sprintf("\n\ndef pad_%d(x):\n    return x + %d\n", k, k)
+		}
+		files[m+".py"] = text
+	}
+	writeTree(t, root, files)
+	mainPath := filepath.Join(root, "main.py")
+	ix := workspace.NewIndex(root)
+	tree, err := pyast.ParseForEditing(context.Background(), []byte(files["main.py"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: mainPath, Project: ix}, []byte(files["main.py"]), tree)
+	parses := ix.Parses()
+	f.AskProjectFacts()
+	if n := ix.Parses() - parses; n != 3 {
+		t.Errorf("asking parsed %d files, want each of the three modules once", n)
+	}
+	for _, q := range []string{"a.f", "a.g", "b.f", "b.g", "c.f", "c.g"} {
+		if _, ok := ix.FunctionFacts(mainPath, q); !ok {
+			t.Errorf("no facts of %s", q)
+		}
+	}
+}
+
 // AskProjectFacts asks the index for the facts of every call of a file to
 // a function or a model's method of another file of the project, which
 // reads those files once (utils.py and nets.py, not torch); the index

@@ -3,6 +3,13 @@ package workspace
 // Parses is how many files the index parsed to summarise them.
 func (ix *Index) Parses() int64 { return ix.parses.Load() }
 
+// ModelsKept is how many models of files that are not open the index keeps.
+func (ix *Index) ModelsKept() int {
+	ix.closed.mu.Lock()
+	defer ix.closed.mu.Unlock()
+	return len(ix.closed.entries)
+}
+
 // StoreStale keeps a summary of path made as if before any method name
 // was asked about: what a file `check` analysed while the first question
 // was scanning leaves (see MethodCallersUnderNoGrad).

@@ -603,6 +603,46 @@ func TestAskProjectFactsReadsEachModuleOnce(t *testing.T) {
 	}
 }
 
+// The models of other files, kept for the open buffers' questions, go
+// when the project's last buffer closes, not before.
+func TestClosingTheLastBufferDropsTheModelsKept(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"utils.py": "def helper(x):\n    return x.sum()\n",
+		"main.py":  "from utils import helper\n\n\ndef run(x):\n    return helper(x)\n",
+		"other.py": "from utils import helper\n",
+	})
+	ix := workspace.NewIndex(root)
+	open := func(name string) string {
+		path := filepath.Join(root, name)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := pyast.ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.SetOpen(semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: path, Project: ix}, src, tree))
+		return path
+	}
+	main, other := open("main.py"), open("other.py")
+	if _, ok := ix.FunctionFacts(main, "utils.helper"); !ok {
+		t.Fatal("no facts of utils.helper")
+	}
+	if ix.ModelsKept() == 0 {
+		t.Fatal("utils.py's model was not kept")
+	}
+	ix.Close(main)
+	if ix.ModelsKept() == 0 {
+		t.Error("the models went while other.py is open")
+	}
+	ix.Close(other)
+	if n := ix.ModelsKept(); n != 0 {
+		t.Errorf("%d models kept after the last buffer closed", n)
+	}
+}
+
 // AskProjectFacts asks the index for the facts of every call of a file to
 // a function or a model's method of another file of the project, which
 // reads those files once (utils.py and nets.py, not torch); the index

@@ -530,6 +530,15 @@ func TestFactsOfManyModulesParseEachOnce(t *testing.T) {
 	}
 }
 
+// padded is a module's text followed by functions up to 200 KB: three
+// such modules are more than the index keeps models of (see cachedSource).
+func padded(text string) string {
+	for k := 0; len(text) < 200<<10; k++ {
+		text += fmt.Sprintf("\n\ndef pad_%d(x):\n    return x + %d\n", k, k)
+	}
+	return text
+}
+
 // The models kept are bounded by their sources' size too: of three
 // modules of 200 KB, the first is parsed again when asked after the other
 // two (three fit the count, not the size).
@@ -537,11 +546,7 @@ func TestModelsKeptAreBoundedBySize(t *testing.T) {
 	root := t.TempDir()
 	files := map[string]string{"main.py": "import a\nimport b\nimport c\n"}
 	for _, m := range []string{"a", "b", "c"} {
-		text := "def f(x):\n    return x.sum()\n"
-		for k := 0; len(text) < 200<<10; k++ {
-			text += fmt.Sprintf("\n\ndef pad_%d(x):\n    return x + %d\n", k, k)
-		}
-		files[m+".py"] = text
+		files[m+".py"] = padded("def f(x):\n    return x.sum()\n")
 	}
 	writeTree(t, root, files)
 	ix := workspace.NewIndex(root)
@@ -577,20 +582,12 @@ func TestAskProjectFactsReadsEachModuleOnce(t *testing.T) {
 	}
 	files["main.py"] = main + "    return x\n"
 	for _, m := range []string{"a", "b", "c"} {
-		text := "def f(x):\n    return x.sum()\n\n\ndef g(x):\n    return x.mean()\n"
-		for k := 0; len(text) < 200<<10; k++ {
-			text += fmt.Sprintf("\n\ndef pad_%d(x):\n    return x + %d\n", k, k)
-		}
-		files[m+".py"] = text
+		files[m+".py"] = padded("def f(x):\n    return x.sum()\n\n\ndef g(x):\n    return x.mean()\n")
 	}
 	writeTree(t, root, files)
 	mainPath := filepath.Join(root, "main.py")
 	ix := workspace.NewIndex(root)
-	tree, err := pyast.ParseForEditing(context.Background(), []byte(files["main.py"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: mainPath, Project: ix}, []byte(files["main.py"]), tree)
+	f := modelInIndex(t, ix, mainPath)
 	parses := ix.Parses()
 	f.AskProjectFacts()
 	if n := ix.Parses() - parses; n != 3 {
@@ -601,6 +598,21 @@ func TestAskProjectFactsReadsEachModuleOnce(t *testing.T) {
 			t.Errorf("no facts of %s", q)
 		}
 	}
+}
+
+// modelInIndex reads and parses the file at path into a model placed in
+// ix's project, as an open buffer's is.
+func modelInIndex(t *testing.T, ix *workspace.Index, path string) *semantic.File {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: path, Project: ix}, src, tree)
 }
 
 // The models of other files, kept for the open buffers' questions, go
@@ -615,15 +627,7 @@ func TestClosingTheLastBufferDropsTheModelsKept(t *testing.T) {
 	ix := workspace.NewIndex(root)
 	open := func(name string) string {
 		path := filepath.Join(root, name)
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tree, err := pyast.ParseForEditing(context.Background(), src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix.SetOpen(semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: path, Project: ix}, src, tree))
+		ix.SetOpen(modelInIndex(t, ix, path))
 		return path
 	}
 	main, other := open("main.py"), open("other.py")
@@ -663,15 +667,7 @@ func TestAskProjectFactsReadsTheFilesOnce(t *testing.T) {
 	if _, err := ix.Build(context.Background(), ix.Files(), nil); err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(main)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := pyast.ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: main, Project: ix}, src, tree)
+	f := modelInIndex(t, ix, main)
 	parses := ix.Parses()
 	f.AskProjectFacts()
 	if n := ix.Parses() - parses; n != 2 {

@@ -67,6 +67,7 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	s.foreground.begin()
 	defer s.foreground.end()
 	started := time.Now()
+	otherFiles, otherParse := s.projects.Parsed()
 	res, ok := s.analyzeInTurn(ctx, d, snap, &started)
 	if !ok {
 		return
@@ -85,7 +86,8 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	converted := time.Now()
 	s.sendDiagnostics(buf)
 	if s.opts.PhaseTrace != nil {
-		s.tracePhases(snap, res, started, analysed, converted, time.Now())
+		files, parse := s.projects.Parsed()
+		s.tracePhases(snap, res, started, analysed, converted, time.Now(), max(0, files-otherFiles), max(0, parse-otherParse))
 	}
 	s.prepareWhenIdle(d, snap)
 	if d.analyseAgain {
@@ -142,7 +144,12 @@ func (s *Server) prepareWhenIdle(d *document, snap *snapshot) {
 // are the collections the process has finished so far and the CPU its
 // goroutines spent helping the collector mark (ms): a slow version whose
 // line differs from the last one's there was analysed while a collection
-// ran, and paid for what it allocated meanwhile.
+// ran, and paid for what it allocated meanwhile. otherFiles is how many
+// files the workspace index parsed from the start of the version's
+// analysis (or of its wait for the analysis before) to the sending of its
+// diagnostics, whatever asked (the rules' questions about other files'
+// functions, the indexing of the folder beside it), and otherFilesParse
+// the milliseconds of those parses.
 type phaseTrace struct {
 	URI      string  `json:"uri"`
 	Version  int32   `json:"version"`
@@ -160,10 +167,13 @@ type phaseTrace struct {
 	Faults   int64   `json:"faults"`
 	GCCycles uint64  `json:"gcCycles"`
 	GCAssist float64 `json:"gcAssist"`
+
+	OtherFiles      int64   `json:"otherFiles"`
+	OtherFilesParse float64 `json:"otherFilesParse"`
 }
 
 // tracePhases writes snap's phaseTrace. Call with s.mu held.
-func (s *Server) tracePhases(snap *snapshot, res *analysis.Result, started, analysed, converted, sent time.Time) {
+func (s *Server) tracePhases(snap *snapshot, res *analysis.Result, started, analysed, converted, sent time.Time, otherFiles int64, otherParse time.Duration) {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	received, parsing, parsed := snap.received, snap.parsing, snap.parsed
 	if received.IsZero() {
@@ -184,6 +194,9 @@ func (s *Server) tracePhases(snap *snapshot, res *analysis.Result, started, anal
 		Send:     ms(sent.Sub(converted)),
 		Total:    ms(sent.Sub(received)),
 		Faults:   minorFaults(),
+
+		OtherFiles:      otherFiles,
+		OtherFilesParse: ms(otherParse),
 	}
 	trace.GCCycles, trace.GCAssist = collectorSoFar()
 	line, err := json.Marshal(trace)

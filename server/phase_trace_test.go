@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -81,5 +82,43 @@ func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
 	tr := next(2)
 	if tr.Version != 2 || tr.Change != 0 || tr.Parse != 0 || tr.Wait != 0 || tr.Total > 10_000 || tr.Total < tr.Analysis {
 		t.Errorf("analysed again: %+v", tr)
+	}
+}
+
+// The trace tells how many files of the project the index parsed for a
+// version: opening a file whose training loop calls a helper of another
+// module reads that module (its facts say whether the helper trains).
+// The open's analysis may be replaced by one of the same version when
+// the index learns of helpers.py: one of the version's lines counts it.
+func TestPhaseTraceCountsTheOtherFilesParsed(t *testing.T) {
+	lines := make(lineWriter, 16)
+	files := map[string]string{
+		"helpers.py": "def train_step(model, opt, x):\n    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n    return loss\n",
+		"train.py": "import torch\nfrom helpers import train_step\n\n\ndef fit(model, opt, batches):\n    losses = []\n" +
+			"    for x in batches:\n        loss = train_step(model, opt, x)\n        losses.append(loss)\n    return losses\n",
+	}
+	c, dir := startWorkspaceServer(t, Options{PhaseTrace: lines}, files, nil, nil)
+	uri := "file://" + filepath.Join(dir, "train.py")
+	c.open(uri, files["train.py"])
+	c.diagnostics(uri, 1)
+	var seen []string
+	for deadline := time.After(hungAfter); ; {
+		select {
+		case line := <-lines:
+			var tr phaseTrace
+			if err := json.Unmarshal(line, &tr); err != nil {
+				t.Fatalf("trace line %q: %v", line, err)
+			}
+			if tr.OtherFiles < 0 || tr.OtherFilesParse < 0 {
+				t.Errorf("negative counts: %s", line)
+			}
+			if tr.OtherFiles >= 1 && tr.OtherFilesParse > 0 {
+				c.shutdownAndExit()
+				return
+			}
+			seen = append(seen, string(line))
+		case <-deadline:
+			t.Fatalf("the open read helpers.py, but no trace line says so: %q", seen)
+		}
 	}
 }

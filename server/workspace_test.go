@@ -78,13 +78,20 @@ func startWorkspace(t *testing.T, files map[string]string) (*testClient, string)
 // the top level) and initializationOptions.
 func startWorkspaceWith(t *testing.T, files map[string]string, moreCaps map[string]any, options any) (*testClient, string) {
 	t.Helper()
+	return startWorkspaceServer(t, Options{}, files, moreCaps, options)
+}
+
+// startWorkspaceServer is startWorkspaceWith for a server started with
+// opts.
+func startWorkspaceServer(t *testing.T, opts Options, files map[string]string, moreCaps map[string]any, options any) (*testClient, string) {
+	t.Helper()
 	dir := t.TempDir()
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c := startServer(t, Options{})
+	c := startServer(t, opts)
 	caps := map[string]any{
 		"textDocument": map[string]any{"publishDiagnostics": map[string]any{"relatedInformation": true}},
 		"workspace": map[string]any{

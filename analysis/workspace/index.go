@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/vramlint/vramlint/analysis"
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -94,8 +95,10 @@ type Index struct {
 	// asked are the functions other files asked FunctionFacts of, by file:
 	// each new summary of the file summarises them too.
 	asked map[string]map[string]bool
-	// parses counts the files parsed to be summarised (for tests).
-	parses atomic.Int64
+	// parses counts the files parsed (to be summarised, or for the models
+	// kept), parsing the nanoseconds that took: --trace-phases reports
+	// them (see Projects.Parsed).
+	parses, parsing atomic.Int64
 	// known are the files the index was built over (the server's), or all
 	// the folder's for check: where CallersUnderNoGrad looks for the
 	// callers of a function or method, once a name (scans, see scanOnce).
@@ -673,6 +676,8 @@ func (ix *Index) Model(path string) *semantic.File {
 // it cannot be parsed.
 func (ix *Index) parse(path string, src []byte) *semantic.File {
 	ix.parses.Add(1)
+	start := time.Now()
+	defer func() { ix.parsing.Add(int64(time.Since(start))) }()
 	tree, err := pyast.Parse(context.Background(), src)
 	if err != nil {
 		return nil
@@ -1540,6 +1545,18 @@ func (p *Projects) Add(ix *Index) *Index {
 		p.byRoot[ix.Root] = ix
 	}
 	return ix
+}
+
+// Parsed is how many files the indexes have parsed so far, and the time
+// that took (see Index.parse).
+func (p *Projects) Parsed() (files int64, took time.Duration) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, ix := range p.indexes {
+		files += ix.parses.Load()
+		took += time.Duration(ix.parsing.Load())
+	}
+	return files, took
 }
 
 // Remove drops the index of root.

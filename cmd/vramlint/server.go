@@ -25,7 +25,7 @@ func runServer(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole session to this file")
 	memProfile := fs.String("memprofile", "", "write a profile (pprof) of what the whole session allocated to this file")
 	runtimeTrace := fs.String("runtime-trace", "", "write a Go execution trace (go tool trace) of the whole session to this file: where the server waited for a core, a lock or a collection")
-	tracePhases := fs.String("trace-phases", "", "write a line of JSON to this file for every version whose diagnostics are sent: the milliseconds of each phase, from reading the change to sending the diagnostics, and the page faults so far")
+	tracePhases := fs.String("trace-phases", "", "write a line of JSON to this file for every version whose diagnostics are sent: the milliseconds of each phase, from reading the change to sending the diagnostics, the page faults so far, and the files of the project the index parsed meanwhile")
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}

@@ -1,6 +1,6 @@
 package workspace
 
-// Parses is how many files the index parsed to summarise them.
+// Parses is how many files the index parsed (for summaries or models).
 func (ix *Index) Parses() int64 { return ix.parses.Load() }
 
 // ModelsKept is how many models of files that are not open the index keeps.

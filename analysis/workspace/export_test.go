@@ -3,6 +3,9 @@ package workspace
 // Parses is how many files the index parsed (for summaries or models).
 func (ix *Index) Parses() int64 { return ix.parses.Load() }
 
+// ForgetModels drops the models of files that are not open.
+func (ix *Index) ForgetModels() { ix.closed.forget() }
+
 // ModelsKept is how many models of files that are not open the index keeps.
 func (ix *Index) ModelsKept() int {
 	ix.closed.mu.Lock()

@@ -55,6 +55,11 @@ type fileSummary struct {
 	// (see FunctionFacts), for this version of the file; they are part of
 	// the digest, so a change to one re-analyses the files that call it.
 	facts map[string]semantic.FunctionFacts
+	// noFacts are the functions other files asked about, after this
+	// summary was made, that it has no facts of (as factless says for
+	// those asked before): answered without the file's model, as facts
+	// are. Guarded by the index's lock.
+	noFacts map[string]bool
 	// factless are the functions other files asked about that this
 	// version has no facts of (a method that is no longer a meter's
 	// update, a function gone): part of the digest, so that losing the
@@ -629,30 +634,40 @@ func (ix *Index) FunctionFacts(from, qualified string) (semantic.FunctionFacts, 
 	}
 	ix.asked[path][name] = true
 	facts, known := s.facts[name]
+	_, factless := slices.BinarySearch(s.factless, name)
+	factless = factless || s.noFacts[name]
 	ix.mu.Unlock()
-	if known {
-		return facts, true
+	if known || factless {
+		return facts, known
 	}
 	m := ix.Model(path)
 	if m == nil {
 		return semantic.FunctionFacts{}, false
 	}
 	facts, ok = m.FactsOf(name)
-	if !ok {
-		return semantic.FunctionFacts{}, false
-	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	// Kept with the summary it was computed for, unless a newer one came
 	// meanwhile; not part of its digest until the file's next summary,
-	// which would change nothing else.
+	// which would change nothing else. So is the lack of facts: a method
+	// of a class that is no model (trainer.py's callback handler) was
+	// asked about again on every version that judged its call, and its
+	// file parsed again whenever its model had left the few kept.
 	if cur := ix.files[path]; cur == s {
-		if cur.facts == nil {
-			cur.facts = map[string]semantic.FunctionFacts{}
+		switch {
+		case !ok:
+			if cur.noFacts == nil {
+				cur.noFacts = map[string]bool{}
+			}
+			cur.noFacts[name] = true
+		default:
+			if cur.facts == nil {
+				cur.facts = map[string]semantic.FunctionFacts{}
+			}
+			cur.facts[name] = facts
 		}
-		cur.facts[name] = facts
 	}
-	return facts, true
+	return facts, ok
 }
 
 // Model implements semantic.Project: the open buffer's model, or one built

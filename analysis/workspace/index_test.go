@@ -600,6 +600,47 @@ func TestAskProjectFactsReadsEachModuleOnce(t *testing.T) {
 	}
 }
 
+// A function of the project with no facts (a method of a class that is
+// no model) is known to have none: asked again, its file is not parsed
+// again once its model is gone, as it is not for one with facts; until
+// the file changes.
+func TestFunctionsWithoutFactsAreNotAskedTwice(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"callbacks.py": "class Handler:\n    def on_step(self, state):\n        return state\n\n\ndef helper(x):\n    return x.sum()\n",
+		"main.py":      "from callbacks import Handler, helper\n",
+	})
+	ix := workspace.NewIndex(root)
+	main := filepath.Join(root, "main.py")
+	if _, ok := ix.FunctionFacts(main, "callbacks.Handler.on_step"); ok {
+		t.Fatal("facts of a method of a class that is no model")
+	}
+	if _, ok := ix.FunctionFacts(main, "callbacks.helper"); !ok {
+		t.Fatal("no facts of callbacks.helper")
+	}
+	ix.ForgetModels()
+	parses := ix.Parses()
+	for _, q := range []string{"callbacks.Handler.on_step", "callbacks.helper"} {
+		facts, ok := ix.FunctionFacts(main, q)
+		if want := q == "callbacks.helper"; ok != want {
+			t.Errorf("%s asked again: ok %v, want %v (%+v)", q, ok, want, facts)
+		}
+	}
+	if n := ix.Parses() - parses; n != 0 {
+		t.Errorf("asking again parsed %d files, want none", n)
+	}
+	// The file changed: the class is a model now, and its method has facts.
+	callbacks := filepath.Join(root, "callbacks.py")
+	text := "import torch\n\n\nclass Handler(torch.nn.Module):\n    def on_step(self, state):\n        return self(state)\n"
+	if err := os.WriteFile(callbacks, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix.Refresh(callbacks)
+	if _, ok := ix.FunctionFacts(main, "callbacks.Handler.on_step"); !ok {
+		t.Error("no facts of on_step after its class became a model")
+	}
+}
+
 // modelInIndex reads and parses the file at path into a model placed in
 // ix's project, as an open buffer's is.
 func modelInIndex(t *testing.T, ix *workspace.Index, path string) *semantic.File {

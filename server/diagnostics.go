@@ -67,7 +67,11 @@ func (s *Server) publish(ctx context.Context, snap *snapshot) {
 	s.foreground.begin()
 	defer s.foreground.end()
 	started := time.Now()
-	otherFiles, otherParse := s.projects.Parsed()
+	var otherFiles int64 // the index's parses so far, for --trace-phases
+	var otherParse time.Duration
+	if s.opts.PhaseTrace != nil {
+		otherFiles, otherParse = s.projects.Parsed()
+	}
 	res, ok := s.analyzeInTurn(ctx, d, snap, &started)
 	if !ok {
 		return

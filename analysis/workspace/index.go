@@ -653,19 +653,18 @@ func (ix *Index) FunctionFacts(from, qualified string) (semantic.FunctionFacts, 
 	// of a class that is no model (trainer.py's callback handler) was
 	// asked about again on every version that judged its call, and its
 	// file parsed again whenever its model had left the few kept.
-	if cur := ix.files[path]; cur == s {
-		switch {
-		case !ok:
-			if cur.noFacts == nil {
-				cur.noFacts = map[string]bool{}
-			}
-			cur.noFacts[name] = true
-		default:
-			if cur.facts == nil {
-				cur.facts = map[string]semantic.FunctionFacts{}
-			}
-			cur.facts[name] = facts
+	switch cur := ix.files[path]; {
+	case cur != s: // a newer summary came meanwhile
+	case ok:
+		if cur.facts == nil {
+			cur.facts = map[string]semantic.FunctionFacts{}
 		}
+		cur.facts[name] = facts
+	default:
+		if cur.noFacts == nil {
+			cur.noFacts = map[string]bool{}
+		}
+		cur.noFacts[name] = true
 	}
 	return facts, ok
 }
@@ -1230,9 +1229,10 @@ type cachedModel struct {
 // modelBuild is a model being built from src; model is set when done is
 // closed (nil when the build failed or panicked).
 type modelBuild struct {
-	src   []byte
-	done  chan struct{}
-	model *semantic.File
+	src     []byte
+	done    chan struct{}
+	model   *semantic.File
+	waiting int // asks waiting for it, under the cache's lock
 }
 
 // cachedModels and cachedSource bound the models kept: a model takes
@@ -1267,6 +1267,7 @@ func (c *modelCache) get(path string, src []byte, build func() *semantic.File) *
 		}
 	}
 	if b := c.building[path]; b != nil && bytes.Equal(b.src, src) {
+		b.waiting++
 		c.mu.Unlock()
 		<-b.done
 		return b.model

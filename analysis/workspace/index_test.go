@@ -299,15 +299,7 @@ func TestMethodCallersUnderNoGrad(t *testing.T) {
 	model, cli := filepath.Join(root, "pkg", "model.py"), filepath.Join(root, "pkg", "cli.py")
 	// cli.py summarised before anyone asks about inference: its summary
 	// lists no calls of it yet.
-	src, err := os.ReadFile(cli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := pyast.Parse(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix.Record(semantic.NewModelFrom(nil, semantic.ModuleInfo{Path: cli, Project: ix}, src, tree))
+	ix.Record(modelInIndex(t, ix, cli))
 	if calls, under := ix.MethodCallersUnderNoGrad(model, "inference"); calls != 2 || !under {
 		t.Fatalf("inference: %d calls, under no-grad %v; want 2 (the test's left out), true", calls, under)
 	}

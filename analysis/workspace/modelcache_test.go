@@ -28,7 +28,15 @@ func TestModelAskedDuringItsBuildIsBuiltOnce(t *testing.T) {
 	wg.Go(func() { first = c.get("/p/m.py", src, build) })
 	<-building
 	wg.Go(func() { second = c.get("/p/m.py", src, build) })
-	time.Sleep(50 * time.Millisecond) // the second ask reaches the wait
+	// Released once the second ask waits for the build (without the wait
+	// it builds at once, and the count says so).
+	for waiting := 0; waiting == 0 && builds.Load() == 1; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		if b := c.building["/p/m.py"]; b != nil {
+			waiting = b.waiting
+		}
+		c.mu.Unlock()
+	}
 	close(release)
 	wg.Wait()
 	if n := builds.Load(); n != 1 {

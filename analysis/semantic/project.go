@@ -182,12 +182,14 @@ func (f *File) FactsOf(name string) (FunctionFacts, bool) {
 		// class is too weak a guess to carry to other files. A method
 		// that sums its argument into its object does nothing else
 		// those heuristics would see.
+		// Both are what the def's Summary would say; computed alone, they
+		// spare the method's taint (EveryFunctionFacts asks every method).
 		if !f.IsModule(c) {
-			s := f.summary(def)
-			if !s.SumsFirstArgument && s.StoredArguments == 0 {
+			sums, stored := sumsFirstArgument(f, def), storedParameters(f, def)
+			if !sums && stored == 0 {
 				return FunctionFacts{}, false
 			}
-			return FunctionFacts{Behaviour: Behaviour{SumsFirstArgument: s.SumsFirstArgument, StoredArguments: s.StoredArguments}}, true
+			return FunctionFacts{Behaviour: Behaviour{SumsFirstArgument: sums, StoredArguments: stored}}, true
 		}
 		return f.factsOf(def), true
 	}
@@ -198,6 +200,50 @@ func (f *File) FactsOf(name string) (FunctionFacts, bool) {
 		}
 	}
 	return FunctionFacts{}, false
+}
+
+// EveryFunctionFacts calls yield with the facts of every name FactsOf
+// has facts of: each top-level function, and each method of a top-level
+// class, its own or one it inherits from a class of f. The workspace index
+// keeps them all with a file read from disk, so that no question about
+// the file's functions parses it again (see workspace.Index).
+func (f *File) EveryFunctionFacts(yield func(name string, facts FunctionFacts)) {
+	for name, defs := range f.Functions {
+		if !slices.ContainsFunc(defs, func(d *pyast.Node) bool { return d.Ancestor("class_definition", "function_definition") == nil }) {
+			continue
+		}
+		if facts, ok := f.FactsOf(name); ok {
+			yield(name, facts)
+		}
+	}
+	for name, c := range f.Classes {
+		if c.Node.Ancestor("class_definition", "function_definition") != nil {
+			continue
+		}
+		methods := map[string]bool{}
+		f.inheritedMethods(c, 0, methods)
+		for method := range methods {
+			if facts, ok := f.FactsOf(name + "." + method); ok {
+				yield(name+"."+method, facts)
+			}
+		}
+	}
+}
+
+// inheritedMethods adds to names the methods methodOf finds for c: its
+// own, and those of its bases defined in f, as deep as methodOf looks.
+func (f *File) inheritedMethods(c *Class, depth int, names map[string]bool) {
+	if c == nil || depth > 8 {
+		return
+	}
+	for name := range c.Methods {
+		names[name] = true
+	}
+	for _, b := range c.Bases {
+		if b.Is("identifier") {
+			f.inheritedMethods(f.Classes[f.Text(b)], depth+1, names)
+		}
+	}
 }
 
 // AskProjectFacts asks the project (see Project.FunctionFacts) for the

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"os"
@@ -52,8 +53,10 @@ type fileSummary struct {
 	Methods      map[string]bool
 	methodsKnown int
 	// facts are the summaries of the functions other files asked about
-	// (see FunctionFacts), for this version of the file; they are part of
-	// the digest, so a change to one re-analyses the files that call it.
+	// (see FunctionFacts), for this version of the file; those asked before
+	// the summary was made are part of the digest, so a change to one
+	// re-analyses the files that call it. With everyFact, every function's
+	// are here but a top-level function's that are all false.
 	facts map[string]semantic.FunctionFacts
 	// noFacts are the functions other files asked about, after this
 	// summary was made, that it has no facts of (as factless says for
@@ -65,7 +68,10 @@ type fileSummary struct {
 	// update, a function gone): part of the digest, so that losing the
 	// facts a file's findings used re-analyses it too.
 	factless []string
-	digest   string
+	// everyFact says that facts holds every function's of the file: one
+	// not there has none (see Index.KeepEveryFact).
+	everyFact bool
+	digest    string
 }
 
 // loaderSummary is a DataLoader with what it runs in workers, qualified as
@@ -120,6 +126,9 @@ type Index struct {
 	// modules remembers which top-level module names are the project's,
 	// seen from a folder (see projectModule); dropped with each change.
 	modules map[[2]string]bool
+	// everyFact: the files read from disk off the analyses' path keep the
+	// facts of all their functions (see KeepEveryFact).
+	everyFact bool
 }
 
 type resolved struct {
@@ -145,6 +154,20 @@ func NewIndex(root string) *Index {
 		ix.roots = []string{filepath.Join(root, "src"), root}
 	}
 	return ix
+}
+
+// KeepEveryFact has the files the index reads from disk in the background
+// (Build, IndexRest, the scans for callers, Refresh) keep the facts of all
+// their functions, and not only of those asked about (see FunctionFacts).
+// An open buffer's analysis asks about the functions of the modules it
+// calls: for transformers' trainer.py, 9 modules parsed while the first
+// diagnostics waited (four times the file's own parse), and about 20 more
+// at the first pause. What a server does; `check` analyses every file
+// anyway.
+func (ix *Index) KeepEveryFact() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.everyFact = true
 }
 
 // Contains reports whether path is in the index's folder.
@@ -179,15 +202,26 @@ func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, 
 	ix.mu.Unlock()
 	ix.SetFiles(paths)
 	var done atomic.Int64
+	return eachOnWorkers(ctx, paths, func(p string) {
+		refreshOrSkip(ix, p)
+		if progress != nil {
+			progress(int(done.Add(1)), len(paths))
+		}
+	})
+}
+
+// eachOnWorkers calls do with each path, on every core but one, until ctx
+// is done; it returns how many paths it went through, and ctx's error when
+// it stopped early.
+func eachOnWorkers(ctx context.Context, paths []string, do func(path string)) (int, error) {
+	var done atomic.Int64
 	next := make(chan string)
 	var wg sync.WaitGroup
 	for range max(1, runtime.NumCPU()-1) {
 		wg.Go(func() {
 			for p := range next {
-				refreshOrSkip(ix, p)
-				if progress != nil {
-					progress(int(done.Add(1)), len(paths))
-				}
+				do(p)
+				done.Add(1)
 			}
 		})
 	}
@@ -252,7 +286,16 @@ func (ix *Index) Refresh(path string) {
 	if isOpen {
 		return
 	}
-	ix.refreshFrom(path, ix.summarizeFile(path))
+	if !strings.HasSuffix(path, ".py") {
+		ix.refreshFrom(path, nil)
+		return
+	}
+	src, err := analysis.ReadFile(path)
+	if err != nil {
+		ix.refreshFrom(path, nil)
+		return
+	}
+	ix.refreshSource(path, src)
 }
 
 // refreshFrom stores s, the summary of path as it is on disk (nil: gone,
@@ -284,7 +327,79 @@ func (ix *Index) refreshIfLoader(path string) {
 	if err != nil || !bytes.Contains(src, []byte("DataLoader")) {
 		return
 	}
-	ix.refreshFrom(path, ix.summarizeSource(path, src))
+	ix.refreshSource(path, src)
+}
+
+// refreshSource summarises and keeps a file's text read from disk, with
+// the facts of every function when the index keeps them (KeepEveryFact).
+// The facts come after the summary is stored: what they read of other
+// files (the bases of a class) may ask for this file's summary.
+func (ix *Index) refreshSource(path string, src []byte) {
+	ix.mu.RLock()
+	every := ix.everyFact
+	ix.mu.RUnlock()
+	// With every fact kept, nothing asks for the model again: it does not
+	// take the place of a model an open buffer's questions read.
+	s, model := ix.summarizeSourceModel(path, src, !every)
+	ix.refreshFrom(path, s)
+	if every {
+		ix.addEveryFact(path, s, model)
+	}
+}
+
+// addEveryFact gives s, path's summary made from model, the facts of all
+// the file's functions, unless a newer summary came meanwhile.
+func (ix *Index) addEveryFact(path string, s *fileSummary, model *semantic.File) {
+	if s == nil || model == nil {
+		return
+	}
+	facts := map[string]semantic.FunctionFacts{}
+	model.EveryFunctionFacts(func(name string, f semantic.FunctionFacts) {
+		if f != (semantic.FunctionFacts{}) || strings.Contains(name, ".") {
+			facts[strings.Clone(name)] = f // a method's are kept: it may have none
+		}
+	})
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.files[path] == s {
+		s.facts, s.everyFact = facts, true
+	}
+}
+
+// IndexRest summarises the given files that Build left out, or that were
+// read without the facts of their functions (see KeepEveryFact), as Build
+// does (progress likewise): after Build, so that the files that build
+// DataLoaders, which the scans for callers wait for, are read first.
+func (ix *Index) IndexRest(ctx context.Context, paths []string, progress func(done, total int)) (int, error) {
+	var done atomic.Int64
+	return eachOnWorkers(ctx, paths, func(path string) {
+		if progress != nil {
+			defer func() { progress(int(done.Add(1)), len(paths)) }()
+		}
+		path = absPath(path)
+		if ix.openOrOpening(path) {
+			return
+		}
+		ix.mu.RLock()
+		s := ix.files[path]
+		ix.mu.RUnlock()
+		if s != nil && s.everyFact {
+			return
+		}
+		src, err := analysis.ReadFile(path)
+		if err != nil || analysis.CheckSource(src) != nil {
+			return
+		}
+		defer func() { _ = recover() }() // left to be read when an import reaches it
+		if s == nil {
+			ix.refreshSource(path, src)
+			return
+		}
+		// Summarised when an import reached it: stored again, its digest
+		// might now list facts asked since, and every open buffer's
+		// answers about other files would be worked out again.
+		ix.addEveryFact(path, s, ix.closed.peek(path, src, func() *semantic.File { return ix.parse(path, src) }))
+	})
 }
 
 // openOrOpening reports whether the file at path (absolute) is an open
@@ -450,7 +565,9 @@ func (ix *Index) summary(path string) *fileSummary {
 	if s != nil || missing || !ix.Contains(path) {
 		return s
 	}
-	ix.Refresh(path)
+	// Without every function's facts: asked on the analyses' path, which
+	// needs a few of them.
+	ix.refreshFrom(path, ix.summarizeFile(path))
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.files[path]
@@ -602,7 +719,9 @@ func (ix *Index) LoadersUsing(path string) map[string][]semantic.RemoteLoader {
 // FunctionFacts implements semantic.Project. The first question about a
 // function summarises it in its file's model (the open buffer's, or one
 // read from disk); the answer is kept with the file's summary, and every
-// later summary of that file summarises it again.
+// later summary of that file summarises it again. A file the index read
+// in the background while keeping every fact (KeepEveryFact) answers from
+// its summary alone.
 func (ix *Index) FunctionFacts(from, qualified string) (semantic.FunctionFacts, bool) {
 	path, name, ok := ix.Resolve(from, qualified)
 	if !ok {
@@ -634,8 +753,11 @@ func (ix *Index) FunctionFacts(from, qualified string) (semantic.FunctionFacts, 
 	}
 	ix.asked[path][name] = true
 	facts, known := s.facts[name]
+	// A top-level function has facts; with every fact kept, those that are
+	// all false are left out of the map (three in four of transformers').
+	known = known || s.everyFact && !strings.Contains(name, ".")
 	_, factless := slices.BinarySearch(s.factless, name)
-	factless = factless || s.noFacts[name]
+	factless = factless || s.noFacts[name] || s.everyFact
 	ix.mu.Unlock()
 	if known || factless {
 		return facts, known
@@ -714,21 +836,34 @@ func (ix *Index) summarizeFile(path string) *fileSummary {
 // summarizeSource summarises a file's text; nil when vramlint does not
 // read it (binary, not UTF-8, too large, unparsable).
 func (ix *Index) summarizeSource(path string, src []byte) *fileSummary {
+	s, _ := ix.summarizeSourceModel(path, src, true)
+	return s
+}
+
+// summarizeSourceModel is summarizeSource that also returns the model it
+// summarised (nil for a file without imports, classes or functions),
+// kept with the models of other files when cache is set.
+func (ix *Index) summarizeSourceModel(path string, src []byte, cache bool) (*fileSummary, *semantic.File) {
 	if analysis.CheckSource(src) != nil {
-		return nil
+		return nil, nil
 	}
 	if !bytes.Contains(src, []byte("import")) && !bytes.Contains(src, []byte("class")) &&
 		!bytes.Contains(src, []byte("def")) {
-		return ix.summarize(path, nil)
+		return ix.summarize(path, nil), nil
 	}
 	// Through the cache of models: a file summarised because an import
 	// reached it is mostly one whose functions' facts are asked for next
 	// (see FunctionFacts), which parsed it a second time.
-	f := ix.closed.get(path, src, func() *semantic.File { return ix.parse(path, src) })
-	if f == nil {
-		return nil
+	var f *semantic.File
+	if cache {
+		f = ix.closed.get(path, src, func() *semantic.File { return ix.parse(path, src) })
+	} else {
+		f = ix.parse(path, src)
 	}
-	return ix.summarize(path, f)
+	if f == nil {
+		return nil, nil
+	}
+	return ix.summarize(path, f), f
 }
 
 // summarize keeps what other files need of a model (nil: an empty file).
@@ -1125,7 +1260,7 @@ func (ix *Index) scanOnce(key, name string, current func(*fileSummary) bool, not
 				}
 				continue
 			}
-			ix.refreshFrom(p, ix.summarizeSource(p, src))
+			ix.refreshSource(p, src)
 		}
 	})
 }
@@ -1157,7 +1292,9 @@ func (ix *Index) scanned(key string) bool {
 }
 
 // digest is what a summary tells other files: two summaries with the same
-// digest say the same, though their DataLoaders may have moved.
+// digest say the same, though their DataLoaders may have moved. It is a
+// hash of that text: the text itself, kept with every summary of a folder
+// the server indexes whole, was a quarter of the index's memory.
 func digest(s *fileSummary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %v\n", s.Module, s.Package)
@@ -1204,7 +1341,8 @@ func digest(s *fileSummary) string {
 		// Not its offsets: where it is does not change what it runs.
 		fmt.Fprintf(&b, "%s %s %d %v %q %v\n", l.Dataset, l.Collate, l.Workers, l.WorkersKnown, l.WorkersText, l.Pinned)
 	}
-	return b.String()
+	sum := sha256.Sum256([]byte(b.String()))
+	return string(sum[:])
 }
 
 // modelCache keeps the models of a few files that are not open, for the
@@ -1253,6 +1391,20 @@ func (c *modelCache) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries = nil
+}
+
+// peek returns the model kept of path's text src, or one build makes, not
+// kept.
+func (c *modelCache) peek(path string, src []byte, build func() *semantic.File) *semantic.File {
+	c.mu.Lock()
+	for _, e := range c.entries {
+		if e.path == path && bytes.Equal(e.src, src) {
+			c.mu.Unlock()
+			return e.model
+		}
+	}
+	c.mu.Unlock()
+	return build()
 }
 
 // get returns the model of path's text src: the one kept, the one being

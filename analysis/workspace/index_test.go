@@ -717,3 +717,58 @@ func TestAskProjectFactsReadsTheFilesOnce(t *testing.T) {
 		t.Errorf("asking again read %d files, want none", n)
 	}
 }
+
+// An index that keeps every fact (the server's) answers every question
+// about the functions of a file it indexed without parsing it again, and
+// answers what an index asking the file's model would: the facts of
+// top-level functions (all false ones too), of a model's methods, its own
+// and those it inherits from a class of its file, of a meter's update,
+// and none for a plain class's method or a name the file lacks.
+func TestEveryFactKeptAnswersWithoutParsing(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"models.py": "import torch\n\n\nclass Base(torch.nn.Module):\n    def shared(self, x):\n        return self.layer(x)\n\n\n" +
+			"class Net(Base):\n    def forward(self, x):\n        return x * 2\n\n\n" +
+			"class Meter:\n    def update(self, value):\n        self.total += value\n\n    def reset(self):\n        self.total = 0\n\n\n" +
+			"def train_epoch(model, loader, opt):\n    for x in loader:\n        loss = model(x).sum()\n        loss.backward()\n        opt.step()\n    return loss\n\n\n" +
+			"def name_of(obj):\n    def inner():\n        return 1\n    return type(obj).__name__\n",
+		"main.py": "from models import Net, Meter, train_epoch, name_of\n",
+	})
+	files := []string{filepath.Join(root, "main.py"), filepath.Join(root, "models.py")}
+	eager := workspace.NewIndex(root)
+	eager.KeepEveryFact()
+	if _, err := eager.Build(context.Background(), files, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eager.IndexRest(context.Background(), files, nil); err != nil {
+		t.Fatal(err)
+	}
+	eager.ForgetModels()
+	lazy := workspace.NewIndex(root)
+	main := files[0]
+	parses := eager.Parses()
+	names := []string{
+		"models.train_epoch", "models.name_of", "models.Net.forward", "models.Net.shared", "models.Base.shared",
+		"models.Meter.update", "models.Meter.reset", "models.inner", "models.Net.missing", "models.missing",
+	}
+	withFacts := 0
+	for _, q := range names {
+		got, gotOK := eager.FunctionFacts(main, q)
+		want, wantOK := lazy.FunctionFacts(main, q)
+		if got != want || gotOK != wantOK {
+			t.Errorf("%s: %+v %v, the model says %+v %v", q, got, gotOK, want, wantOK)
+		}
+		if wantOK {
+			withFacts++
+		}
+	}
+	if n := eager.Parses() - parses; n != 0 {
+		t.Errorf("the questions parsed %d files, want none", n)
+	}
+	if lazy.Parses() == 0 || withFacts != 6 {
+		t.Errorf("the index asking the models parsed %d files and found %d functions with facts, want some and 6", lazy.Parses(), withFacts)
+	}
+	if facts, _ := eager.FunctionFacts(main, "models.train_epoch"); !facts.TrainsInLoop {
+		t.Errorf("train_epoch: %+v, want TrainsInLoop", facts)
+	}
+}

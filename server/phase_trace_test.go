@@ -2,7 +2,9 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -87,17 +89,22 @@ func TestPhaseTraceAccountsForEveryVersion(t *testing.T) {
 
 // The trace tells how many files of the project the index parsed for a
 // version: opening a file whose training loop calls a helper of another
-// module reads that module (its facts say whether the helper trains).
-// The open's analysis may be replaced by one of the same version when
-// the index learns of helpers.py: one of the version's lines counts it.
+// module reads that module (its facts say whether the helper trains),
+// when the indexing of the folder has not (here the module is written
+// after it). The open's analysis may be replaced by one of the same
+// version when the index learns of helpers.py: one of the version's
+// lines counts it.
 func TestPhaseTraceCountsTheOtherFilesParsed(t *testing.T) {
 	lines := make(lineWriter, 16)
 	files := map[string]string{
-		"helpers.py": "def train_step(model, opt, x):\n    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n    return loss\n",
 		"train.py": "import torch\nfrom helpers import train_step\n\n\ndef fit(model, opt, batches):\n    losses = []\n" +
 			"    for x in batches:\n        loss = train_step(model, opt, x)\n        losses.append(loss)\n    return losses\n",
 	}
 	c, dir := startWorkspaceServer(t, Options{PhaseTrace: lines}, files, nil, nil)
+	helpers := "def train_step(model, opt, x):\n    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n    return loss\n"
+	if err := os.WriteFile(filepath.Join(dir, "helpers.py"), []byte(helpers), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	uri := "file://" + filepath.Join(dir, "train.py")
 	c.open(uri, files["train.py"])
 	c.diagnostics(uri, 1)
@@ -121,4 +128,37 @@ func TestPhaseTraceCountsTheOtherFilesParsed(t *testing.T) {
 			t.Fatalf("the open read helpers.py, but no trace line says so: %q", seen)
 		}
 	}
+}
+
+// Once the folder is indexed (its progress ended), the index knows every
+// fact of its files' functions: opening a file whose training loop calls
+// a helper of another module parses no other file, and its first
+// diagnostics already use what the helper does (it returns the loss with
+// its graph, which the list keeps). The modules indexed after helpers.py
+// are more than the index keeps the models of: the facts are not read
+// from a model left over from the indexing.
+func TestAnOpenAfterTheIndexingParsesNoOtherFile(t *testing.T) {
+	lines := make(lineWriter, 16)
+	files := map[string]string{
+		"helpers.py": "def train_step(model, opt, x):\n    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n    return loss\n",
+		"train.py": "import torch\nfrom helpers import train_step\n\n\ndef fit(model, opt, batches):\n    losses = []\n" +
+			"    for x in batches:\n        loss = train_step(model, opt, x)\n        losses.append(loss)\n    return losses\n",
+	}
+	for i := range 10 {
+		files[fmt.Sprintf("pad%d.py", i)] = fmt.Sprintf("def pad%d(x):\n    return x\n", i)
+	}
+	c, dir := startWorkspaceServer(t, Options{PhaseTrace: lines}, files, nil, nil)
+	uri := "file://" + filepath.Join(dir, "train.py")
+	c.open(uri, files["train.py"])
+	if diags := c.diagnostics(uri, 1); len(diags) != 1 || diags[0].Code != "GPU002" {
+		t.Errorf("first diagnostics %+v, want one GPU002", diags)
+	}
+	var tr phaseTrace
+	if err := json.Unmarshal(<-lines, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Version != 1 || tr.OtherFiles != 0 {
+		t.Errorf("the open parsed %d other files: %+v", tr.OtherFiles, tr)
+	}
+	c.shutdownAndExit()
 }

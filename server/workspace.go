@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -37,13 +38,19 @@ func (s *Server) indexFolders() {
 		if ix := s.projects.For(folder); ix != nil && ix.Root == folder {
 			continue
 		}
-		ix := s.projects.Add(workspace.NewIndex(folder))
+		ix := workspace.NewIndex(folder)
+		ix.KeepEveryFact()
+		s.projects.Add(ix)
 		go s.buildIndex(ix)
 	}
 }
 
 // buildIndex indexes a folder, showing $/progress where the client offers
-// it (cancelling it leaves the rest to be indexed when imports reach it).
+// it (cancelling it leaves the rest to be indexed when imports reach it):
+// first the files that build DataLoaders, which no import leads to and
+// the scans for callers wait for; then every other file, with the facts
+// of all its functions (see Index.KeepEveryFact), so that a buffer opened
+// afterwards parses no other file for its first diagnostics.
 func (s *Server) buildIndex(ix *workspace.Index) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -58,19 +65,43 @@ func (s *Server) buildIndex(ix *workspace.Index) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	progress := s.startProgress(ctx, "Indexing "+filepath.Base(ix.Root), cancel)
-	done, err := ix.Build(ctx, files, func(done, total int) {
-		s.foreground.wait() // the next file once the buffers' diagnostics are out
+	// Each file once the buffers' diagnostics are out; none once the
+	// folder has left the workspace.
+	next := func(done, total int) {
+		s.foreground.wait()
+		if s.projects.For(ix.Root) != ix {
+			cancel()
+		}
 		progress.report(done, total)
-	})
+	}
+	// Looking for DataLoaders reads every file but parses few: a tenth of
+	// the bar.
+	progress.span(0, 10)
+	done, err := ix.Build(ctx, files, next)
 	if err != nil {
 		// The rest is indexed when an import reaches it.
+		progress.end(fmt.Sprintf("cancelled after %d of %d files", done, len(files)))
+		s.log.Printf("indexing %s: %v", ix.Root, err)
+	}
+	s.built(ix)
+	if err != nil {
+		return
+	}
+	progress.span(10, 100)
+	start := time.Now()
+	done, err = ix.IndexRest(ctx, files, next)
+	if err != nil {
 		progress.end(fmt.Sprintf("cancelled after %d of %d files", done, len(files)))
 	} else {
 		progress.end(fmt.Sprintf("%d files", len(files)))
 	}
-	if err != nil {
-		s.log.Printf("indexing %s: %v", ix.Root, err)
-	}
+	s.log.Printf("indexed the functions of %d of %d files of %s in %v", done, len(files), ix.Root, time.Since(start).Round(time.Millisecond))
+	go s.giveMemoryBack()
+}
+
+// built gives back the memory the build left, and analyses again what it
+// may have changed.
+func (s *Server) built(ix *workspace.Index) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Indexing parsed every file that builds a DataLoader: give back what
@@ -335,6 +366,8 @@ type progress struct {
 	token  string
 	last   atomic.Int64 // the last percentage sent
 	active bool
+	// from and to are the part of the bar report fills (see span).
+	from, to atomic.Int64
 }
 
 var progressTokens atomic.Int64
@@ -360,6 +393,7 @@ func (s *Server) startProgress(ctx context.Context, title string, cancel context
 	s.mu.Unlock()
 	p.active = true
 	p.last.Store(-1)
+	p.span(0, 100)
 	s.notify("$/progress", map[string]any{"token": p.token, "value": map[string]any{
 		"kind": "begin", "title": title, "cancellable": true, "percentage": 0,
 	}})
@@ -371,13 +405,21 @@ func (p *progress) report(done, total int) {
 	if !p.active || total == 0 {
 		return
 	}
-	pct := int64(done * 100 / total)
+	from, to := p.from.Load(), p.to.Load()
+	pct := from + int64(done)*(to-from)/int64(total)
 	if old := p.last.Load(); pct <= old || !p.last.CompareAndSwap(old, pct) {
 		return
 	}
 	p.s.notify("$/progress", map[string]any{"token": p.token, "value": map[string]any{
 		"kind": "report", "percentage": pct, "message": fmt.Sprintf("%d/%d files", done, total),
 	}})
+}
+
+// span has the next reports fill the bar from one percentage to another:
+// for work done in parts, one after the other.
+func (p *progress) span(from, to int64) {
+	p.from.Store(from)
+	p.to.Store(to)
 }
 
 // end closes the progress.

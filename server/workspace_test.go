@@ -704,7 +704,7 @@ func TestWorkspaceDiagnosticsOfADeletedFile(t *testing.T) {
 // At the first pause after an open, the server asks for the facts of the
 // other files of the project that the buffer's calls need (see
 // semantic.File.AskProjectFacts): here utils.py, which no rule read at the
-// open and the index's build did not (it holds no DataLoader). Reading it
+// open and the indexing did not (it came after). Reading it
 // changes the project as the buffer's model saw it, so the server analyses
 // the buffer again in the pause: the keystroke after is analysed as an
 // edit of one statement, not in full.
@@ -712,10 +712,12 @@ func TestOtherFilesFactsAreAskedForInThePauseAfterAnOpen(t *testing.T) {
 	train := "import torch\nfrom utils import helper\n\n\nclass Runner:\n    def total(self, x):\n        return helper(x)\n\n" +
 		"    def step(self, loader, opt):\n        for x in loader:\n            loss = x.sum()\n            loss.backward()\n            opt.step()\n\n\n" +
 		"def other(x):\n    return x\n"
-	c, dir := startWorkspace(t, map[string]string{
-		"utils.py": "def helper(x):\n    return x.detach()\n",
-		"train.py": train,
-	})
+	c, dir := startWorkspace(t, map[string]string{"train.py": train})
+	// Written after the indexing, which would have read it with all its
+	// facts: the pause is then the first to read it.
+	if err := os.WriteFile(filepath.Join(dir, "utils.py"), []byte("def helper(x):\n    return x.detach()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	uri := "file://" + filepath.Join(dir, "train.py")
 	c.open(uri, train)
 	c.diagnostics(uri, 1)

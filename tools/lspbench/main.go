@@ -117,8 +117,14 @@ func main() {
 		root = ""
 	}
 	check(s.initialize(root))
+	initialized := time.Now()
 	if !*openEarly {
+		// After the pause, and after the server's work-done progress
+		// (vramlint's indexing of the folder) is over: "after indexing".
 		time.Sleep(*settle)
+		if ended, ok := s.progressOver(10 * time.Minute); ok && !ended.IsZero() {
+			fmt.Printf("the server's work-done progress (indexing) ended %.1f s after initialization\n", ended.Sub(initialized).Seconds())
+		}
 	}
 	rssStart := s.rss()
 
@@ -325,8 +331,12 @@ type server struct {
 
 	mu      sync.Mutex
 	waiting map[int]chan json.RawMessage // responses by request id
-	diags   chan published               // publishDiagnostics, in order
-	done    chan struct{}                // closed when the server's output ends
+	// progress are the server's work-done progress tokens begun and not
+	// ended; progressEnded is when the last one ended.
+	progress      map[string]bool
+	progressEnded time.Time
+	diags         chan published // publishDiagnostics, in order
+	done          chan struct{}  // closed when the server's output ends
 }
 
 type published struct {
@@ -363,7 +373,7 @@ func start(argv []string, settings any, timeout time.Duration) (*server, error) 
 		return nil, err
 	}
 	s := &server{cmd: cmd, in: in, settings: settings, timeout: timeout,
-		waiting: map[int]chan json.RawMessage{}, diags: make(chan published, 1<<16), done: make(chan struct{})}
+		waiting: map[int]chan json.RawMessage{}, progress: map[string]bool{}, diags: make(chan published, 1<<16), done: make(chan struct{})}
 	go s.read(bufio.NewReaderSize(out, 1<<20))
 	return s, nil
 }
@@ -418,6 +428,24 @@ func (s *server) read(r *bufio.Reader) {
 				}
 				s.diags <- published{p.URI, p.Version, starts, arrived}
 			}
+		case m.Method == "$/progress":
+			var p struct {
+				Token json.RawMessage `json:"token"`
+				Value struct {
+					Kind string `json:"kind"`
+				} `json:"value"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil {
+				s.mu.Lock()
+				switch p.Value.Kind {
+				case "begin":
+					s.progress[string(p.Token)] = true
+				case "end":
+					delete(s.progress, string(p.Token))
+					s.progressEnded = arrived
+				}
+				s.mu.Unlock()
+			}
 		case m.Method != "" && m.ID != nil:
 			s.answer(*m.ID, m.Method, m.Params)
 		case m.ID != nil:
@@ -434,6 +462,25 @@ func (s *server) read(r *bufio.Reader) {
 				}
 			}
 		}
+	}
+}
+
+// progressOver waits, at most limit, until no work-done progress of the
+// server's is under way, and says when the last one ended (zero when none
+// did); ok is false when it waited in vain.
+func (s *server) progressOver(limit time.Duration) (ended time.Time, ok bool) {
+	deadline := time.Now().Add(limit)
+	for {
+		s.mu.Lock()
+		busy, ended := len(s.progress) > 0, s.progressEnded
+		s.mu.Unlock()
+		if !busy {
+			return ended, true
+		}
+		if time.Now().After(deadline) {
+			return ended, false
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -539,6 +586,8 @@ func (s *server) initialize(root string) error {
 		"processId": os.Getpid(), "rootUri": rootURI, "initializationOptions": s.settings,
 		"capabilities": map[string]any{
 			"workspace": map[string]any{"configuration": true},
+			// Its progress tells when the server's indexing is over.
+			"window": map[string]any{"workDoneProgress": true},
 			"textDocument": map[string]any{
 				"synchronization":    map[string]any{"didSave": true},
 				"publishDiagnostics": map[string]any{"versionSupport": true},

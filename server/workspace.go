@@ -30,6 +30,12 @@ import (
 // files are indexed when an import reaches them.
 const maxIndexedFiles = 20000
 
+// maxIndexedSource bounds the source the indexing reads in full, with the
+// facts of every function (see Index.IndexRest): what the index keeps is
+// about a quarter of it, 11 MB for transformers' 44 MB; sglang, the
+// largest package vramlint's ecosystem check reads, is 68 MB.
+const maxIndexedSource = 128 << 20
+
 // indexFolders starts indexing the workspace folders not indexed yet, in
 // the background: diagnostics do not wait for it, and are refined when it
 // is done. Call with s.mu held.
@@ -89,10 +95,13 @@ func (s *Server) buildIndex(ix *workspace.Index) {
 	}
 	progress.span(10, 100)
 	start := time.Now()
-	done, err = ix.IndexRest(ctx, files, next)
-	if err != nil {
+	done, err = ix.IndexRest(ctx, files, maxIndexedSource, next)
+	switch {
+	case err != nil:
 		progress.end(fmt.Sprintf("cancelled after %d of %d files", done, len(files)))
-	} else {
+	case done < len(files):
+		progress.end(fmt.Sprintf("%d of %d files (%d MiB of source); the rest when an import reaches them", done, len(files), maxIndexedSource>>20))
+	default:
 		progress.end(fmt.Sprintf("%d files", len(files)))
 	}
 	s.log.Printf("indexed the functions of %d of %d files of %s in %v", done, len(files), ix.Root, time.Since(start).Round(time.Millisecond))

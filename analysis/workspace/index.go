@@ -369,10 +369,15 @@ func (ix *Index) addEveryFact(path string, s *fileSummary, model *semantic.File)
 // IndexRest summarises the given files that Build left out, or that were
 // read without the facts of their functions (see KeepEveryFact), as Build
 // does (progress likewise): after Build, so that the files that build
-// DataLoaders, which the scans for callers wait for, are read first.
-func (ix *Index) IndexRest(ctx context.Context, paths []string, progress func(done, total int)) (int, error) {
-	var done atomic.Int64
-	return eachOnWorkers(ctx, paths, func(path string) {
+// DataLoaders, which the scans for callers wait for, are read first. It
+// stops, without an error, once it has read maxSource bytes: what the
+// index keeps grows with them (about a quarter of their size), and the
+// files left are read when an import reaches them.
+func (ix *Index) IndexRest(ctx context.Context, paths []string, maxSource int64, progress func(done, total int)) (int, error) {
+	within, overBudget := context.WithCancel(ctx)
+	defer overBudget()
+	var done, read atomic.Int64
+	n, err := eachOnWorkers(within, paths, func(path string) {
 		if progress != nil {
 			defer func() { progress(int(done.Add(1)), len(paths)) }()
 		}
@@ -390,6 +395,10 @@ func (ix *Index) IndexRest(ctx context.Context, paths []string, progress func(do
 		if err != nil || analysis.CheckSource(src) != nil {
 			return
 		}
+		if read.Add(int64(len(src))) > maxSource {
+			overBudget()
+			return
+		}
 		defer func() { _ = recover() }() // left to be read when an import reaches it
 		if s == nil {
 			ix.refreshSource(path, src)
@@ -400,6 +409,10 @@ func (ix *Index) IndexRest(ctx context.Context, paths []string, progress func(do
 		// answers about other files would be worked out again.
 		ix.addEveryFact(path, s, ix.closed.peek(path, src, func() *semantic.File { return ix.parse(path, src) }))
 	})
+	if ctx.Err() == nil {
+		err = nil // the budget stopped it
+	}
+	return n, err
 }
 
 // openOrOpening reports whether the file at path (absolute) is an open
@@ -1056,8 +1069,9 @@ func (ix *Index) projectModule(from, top string) bool {
 // CallersUnderNoGrad implements semantic.Project. The first question
 // about a name summarises the files of the folder that mention it and
 // were not summarised yet (only what an import reaches, or what builds a
-// DataLoader, is summarised up front): a caller is never reached by
-// imports from the function it calls. After that, their summaries stay
+// DataLoader, is summarised before the scans begin; the server's IndexRest
+// reads the rest later): a caller is never reached by imports from the
+// function it calls. After that, their summaries stay
 // current as files change.
 func (ix *Index) CallersUnderNoGrad(path, name string) (calls int, underNoGrad bool) {
 	return ix.callersUnderNoGrad(path, name, true)

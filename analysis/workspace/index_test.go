@@ -740,7 +740,7 @@ func TestEveryFactKeptAnswersWithoutParsing(t *testing.T) {
 	if _, err := eager.Build(context.Background(), files, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eager.IndexRest(context.Background(), files, nil); err != nil {
+	if _, err := eager.IndexRest(context.Background(), files, 1<<20, nil); err != nil {
 		t.Fatal(err)
 	}
 	eager.ForgetModels()
@@ -770,5 +770,34 @@ func TestEveryFactKeptAnswersWithoutParsing(t *testing.T) {
 	}
 	if facts, _ := eager.FunctionFacts(main, "models.train_epoch"); !facts.TrainsInLoop {
 		t.Errorf("train_epoch: %+v, want TrainsInLoop", facts)
+	}
+}
+
+// IndexRest reads files until it has read its budget of source, and
+// stops there without an error: the rest is read when asked for.
+func TestIndexRestStopsAtItsBudget(t *testing.T) {
+	root := t.TempDir()
+	tree := map[string]string{}
+	var files []string
+	for i := range 6 {
+		name := fmt.Sprintf("m%d.py", i)
+		tree[name] = fmt.Sprintf("def helper%d(x):\n    return x.sum()\n", i) + strings.Repeat("# padding\n", 10)
+		files = append(files, filepath.Join(root, name))
+	}
+	writeTree(t, root, tree)
+	size := int64(len(tree["m0.py"]))
+	for _, c := range []struct {
+		budget int64
+		all    bool
+	}{{2*size + size/2, false}, {6 * size, true}} {
+		ix := workspace.NewIndex(root)
+		ix.KeepEveryFact()
+		done, err := ix.IndexRest(context.Background(), files, c.budget, nil)
+		if err != nil {
+			t.Fatalf("budget %d: %v", c.budget, err)
+		}
+		if parses := ix.Parses(); c.all && (done != 6 || parses != 6) || !c.all && (done == 6 || parses >= 6) {
+			t.Errorf("budget %d bytes of files of %d: went through %d files and parsed %d", c.budget, size, done, parses)
+		}
 	}
 }

@@ -181,9 +181,9 @@ func (f *File) FactsOf(name string) (FunctionFacts, bool) {
 		// heuristics judge "runs a model" inside a transform or a data
 		// class is too weak a guess to carry to other files. A method
 		// that sums its argument into its object does nothing else
-		// those heuristics would see.
-		// Both are what the def's Summary would say; computed alone, they
-		// spare the method's taint (EveryFunctionFacts asks every method).
+		// those heuristics would see. Those two facts are what the def's
+		// Summary would say; computed alone, they spare the method's taint
+		// (EveryFunctionFacts asks about every method).
 		if !f.IsModule(c) {
 			sums, stored := sumsFirstArgument(f, def), storedParameters(f, def)
 			if !sums && stored == 0 {

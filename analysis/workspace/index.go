@@ -1071,8 +1071,8 @@ func (ix *Index) projectModule(from, top string) bool {
 // were not summarised yet (only what an import reaches, or what builds a
 // DataLoader, is summarised before the scans begin; the server's IndexRest
 // reads the rest later): a caller is never reached by imports from the
-// function it calls. After that, their summaries stay
-// current as files change.
+// function it calls. After that, their summaries stay current as files
+// change.
 func (ix *Index) CallersUnderNoGrad(path, name string) (calls int, underNoGrad bool) {
 	return ix.callersUnderNoGrad(path, name, true)
 }

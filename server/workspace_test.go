@@ -701,6 +701,41 @@ func TestWorkspaceDiagnosticsOfADeletedFile(t *testing.T) {
 	c.shutdownAndExit()
 }
 
+// A folder removed from the workspace while it is being indexed is read
+// no further: its progress ends, saying the indexing was cancelled, rather
+// than after reading every file of a folder nothing will ask about.
+func TestIndexingStopsWhenItsFolderIsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	// Long enough to read that the removal comes while it goes on, even
+	// under the race detector.
+	text := "import torch\n"
+	for i := range 30 {
+		text += fmt.Sprintf("\n\ndef helper%d(x):\n    y = x * 2\n    return y.sum()\n", i)
+	}
+	for i := range 3000 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%04d.py", i)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := startServer(t, Options{})
+	c.initializeFolders(map[string]any{"window": map[string]any{"workDoneProgress": true}}, nil, dir)
+	req := c.await("window/workDoneProgress/create", func(m message) bool { return m.Method == "window/workDoneProgress/create" })
+	c.send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
+	c.await("$/progress begin", func(m message) bool {
+		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"kind":"begin"`)
+	})
+	c.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added": []any{}, "removed": []any{map[string]any{"uri": "file://" + dir, "name": filepath.Base(dir)}},
+	}})
+	end := c.await("$/progress end", func(m message) bool {
+		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"kind":"end"`)
+	})
+	if !strings.Contains(string(end.Params), "cancelled after") {
+		t.Errorf("the indexing of a removed folder went on to its end: %s", end.Params)
+	}
+	c.shutdownAndExit()
+}
+
 // At the first pause after an open, the server asks for the facts of the
 // other files of the project that the buffer's calls need (see
 // semantic.File.AskProjectFacts): here utils.py, which no rule read at the

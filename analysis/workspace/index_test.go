@@ -801,3 +801,37 @@ func TestIndexRestStopsAtItsBudget(t *testing.T) {
 		}
 	}
 }
+
+// A buffer closed as it is on disk keeps its summary, which then gets
+// every function's facts from the buffer's model: a file opened later
+// asks about its functions without parsing it.
+func TestClosingAnUnchangedBufferKeepsEveryFact(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"steps.py": "def train_step(model, opt, x):\n    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n    return loss\n\n\n" +
+			"def shape_of(x):\n    return x.shape\n",
+		"main.py": "from steps import train_step, shape_of\n",
+	})
+	ix := workspace.NewIndex(root)
+	ix.KeepEveryFact()
+	steps, main := filepath.Join(root, "steps.py"), filepath.Join(root, "main.py")
+	ix.SetOpen(modelInIndex(t, ix, steps))
+	ix.Close(steps)
+	for deadline := time.Now().Add(10 * time.Second); !ix.EveryFactKept(steps); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed buffer's summary never got every fact")
+		}
+	}
+	ix.ForgetModels()
+	parses := ix.Parses()
+	facts, ok := ix.FunctionFacts(main, "steps.train_step")
+	if !ok || !facts.Trains || !facts.ReturnsGraph {
+		t.Errorf("train_step: %+v %v", facts, ok)
+	}
+	if _, ok := ix.FunctionFacts(main, "steps.shape_of"); !ok {
+		t.Error("no facts of shape_of")
+	}
+	if n := ix.Parses() - parses; n != 0 {
+		t.Errorf("asking about a closed buffer's functions parsed %d files", n)
+	}
+}

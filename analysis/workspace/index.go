@@ -157,13 +157,14 @@ func NewIndex(root string) *Index {
 }
 
 // KeepEveryFact has the files the index reads from disk in the background
-// (Build, IndexRest, the scans for callers, Refresh) keep the facts of all
-// their functions, and not only of those asked about (see FunctionFacts).
+// (Build, IndexRest, the scans for callers, Refresh), and the buffers
+// closed as they are on disk (Close), keep the facts of all their
+// functions, and not only of those asked about (see FunctionFacts).
 // An open buffer's analysis asks about the functions of the modules it
 // calls: for transformers' trainer.py, 9 modules parsed while the first
 // diagnostics waited (four times the file's own parse), and about 20 more
-// at the first pause. What a server does; `check` analyses every file
-// anyway.
+// at the first pause. What a server does; `check`, which analyses every
+// file anyway, ran no faster with it.
 func (ix *Index) KeepEveryFact() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

@@ -122,7 +122,10 @@ func main() {
 		// After the pause, and after the server's work-done progress
 		// (vramlint's indexing of the folder) is over: "after indexing".
 		time.Sleep(*settle)
-		if ended, ok := s.progressOver(10 * time.Minute); ok && !ended.IsZero() {
+		switch ended, ok := s.progressOver(10 * time.Minute); {
+		case !ok:
+			fmt.Println("the server's work-done progress (indexing) was still under way after 10 minutes; opening anyway")
+		case !ended.IsZero():
 			fmt.Printf("the server's work-done progress (indexing) ended %.1f s after initialization\n", ended.Sub(initialized).Seconds())
 		}
 	}
@@ -472,13 +475,13 @@ func (s *server) progressOver(limit time.Duration) (ended time.Time, ok bool) {
 	deadline := time.Now().Add(limit)
 	for {
 		s.mu.Lock()
-		busy, ended := len(s.progress) > 0, s.progressEnded
+		busy, last := len(s.progress) > 0, s.progressEnded
 		s.mu.Unlock()
 		if !busy {
-			return ended, true
+			return last, true
 		}
 		if time.Now().After(deadline) {
-			return ended, false
+			return last, false
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -279,7 +279,11 @@ func (ix *Index) Files() []string {
 // Refresh re-reads a file that is not open from disk (after it changed,
 // was created or was deleted); an open buffer's summary comes from its
 // model (see SetOpen).
-func (ix *Index) Refresh(path string) {
+func (ix *Index) Refresh(path string) { ix.refresh(path, false) }
+
+// refresh is Refresh, every fact in the background when factsLater is set
+// (see refreshSource).
+func (ix *Index) refresh(path string, factsLater bool) {
 	path = absPath(path)
 	ix.mu.RLock()
 	_, isOpen := ix.open[path]
@@ -296,7 +300,7 @@ func (ix *Index) Refresh(path string) {
 		ix.refreshFrom(path, nil)
 		return
 	}
-	ix.refreshSource(path, src)
+	ix.refreshSource(path, src, factsLater)
 }
 
 // refreshFrom stores s, the summary of path as it is on disk (nil: gone,
@@ -328,14 +332,16 @@ func (ix *Index) refreshIfLoader(path string) {
 	if err != nil || !bytes.Contains(src, []byte("DataLoader")) {
 		return
 	}
-	ix.refreshSource(path, src)
+	ix.refreshSource(path, src, false)
 }
 
 // refreshSource summarises and keeps a file's text read from disk, with
-// the facts of every function when the index keeps them (KeepEveryFact).
-// The facts come after the summary is stored: what they read of other
-// files (the bases of a class) may ask for this file's summary.
-func (ix *Index) refreshSource(path string, src []byte) {
+// the facts of every function when the index keeps them (KeepEveryFact):
+// in the background when factsLater is set, before it returns otherwise
+// (the indexing's workers, one file at a time on their core). The facts
+// come after the summary is stored: what they read of other files (the
+// bases of a class) may ask for this file's summary.
+func (ix *Index) refreshSource(path string, src []byte, factsLater bool) {
 	ix.mu.RLock()
 	every := ix.everyFact
 	ix.mu.RUnlock()
@@ -343,9 +349,20 @@ func (ix *Index) refreshSource(path string, src []byte) {
 	// take the place of a model an open buffer's questions read.
 	s, model := ix.summarizeSourceModel(path, src, !every)
 	ix.refreshFrom(path, s)
-	if every {
+	switch {
+	case !every:
+	case factsLater:
+		go ix.addEveryFactLater(path, s, model)
+	default:
 		ix.addEveryFact(path, s, model)
 	}
+}
+
+// addEveryFactLater is addEveryFact on a goroutine of its own: a panic
+// leaves the summary without them.
+func (ix *Index) addEveryFactLater(path string, s *fileSummary, model *semantic.File) {
+	defer func() { _ = recover() }()
+	ix.addEveryFact(path, s, model)
 }
 
 // addEveryFact gives s, path's summary made from model, the facts of all
@@ -402,7 +419,7 @@ func (ix *Index) IndexRest(ctx context.Context, paths []string, maxSource int64,
 		}
 		defer func() { _ = recover() }() // left to be read when an import reaches it
 		if s == nil {
-			ix.refreshSource(path, src)
+			ix.refreshSource(path, src, false)
 			return
 		}
 		// Summarised when an import reached it: stored again, its digest
@@ -510,17 +527,15 @@ func (ix *Index) Close(path string) {
 			if every && summary != nil && !summary.everyFact {
 				// The buffer's summary has the facts asked of it; the
 				// others, from the model at hand, spare a parse when a
-				// file opened later asks. Off the caller's path: a
-				// 50,000-line file's take a tenth of a second.
-				go func() {
-					defer func() { _ = recover() }()
-					ix.addEveryFact(path, summary, model)
-				}()
+				// file opened later asks. Off the caller's path, as below.
+				go ix.addEveryFactLater(path, summary, model)
 			}
 			return
 		}
 	}
-	ix.Refresh(path)
+	// Every fact in the background: the server closes a buffer with its
+	// lock held, and a 50,000-line file's take a tenth of a second.
+	ix.refresh(path, true)
 }
 
 // store keeps s, counting a change when it tells other files something
@@ -1290,7 +1305,7 @@ func (ix *Index) scanOnce(key, name string, current func(*fileSummary) bool, not
 				}
 				continue
 			}
-			ix.refreshSource(p, src)
+			ix.refreshSource(p, src, false)
 		}
 	})
 }

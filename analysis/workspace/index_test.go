@@ -804,8 +804,9 @@ func TestIndexRestStopsAtItsBudget(t *testing.T) {
 
 // A buffer closed as it is on disk keeps its summary, which then gets
 // every function's facts from the buffer's model: a file opened later
-// asks about its functions without parsing it.
-func TestClosingAnUnchangedBufferKeepsEveryFact(t *testing.T) {
+// asks about its functions without parsing it. One closed with changes
+// that were not saved is read from disk again, with every fact too.
+func TestClosingABufferKeepsEveryFact(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
 		"steps.py": "def train_step(model, opt, x):\n    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n    return loss\n\n\n" +
@@ -815,21 +816,35 @@ func TestClosingAnUnchangedBufferKeepsEveryFact(t *testing.T) {
 	ix := workspace.NewIndex(root)
 	ix.KeepEveryFact()
 	steps, main := filepath.Join(root, "steps.py"), filepath.Join(root, "main.py")
-	ix.SetOpen(modelInIndex(t, ix, steps))
-	ix.Close(steps)
-	for deadline := time.Now().Add(10 * time.Second); !ix.EveryFactKept(steps); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the closed buffer's summary never got every fact")
+	awaitEveryFact := func(when string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ix.EveryFactKept(steps); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the summary never got every fact", when)
+			}
 		}
 	}
+	ix.SetOpen(modelInIndex(t, ix, steps))
+	ix.Close(steps)
+	awaitEveryFact("closed as on disk")
+	edited := modelInIndex(t, ix, steps)
+	ix.SetOpen(edited)
+	// What is on disk is not the buffer: a function more.
+	if err := os.WriteFile(steps, append(slices.Clone(edited.Source()), "\n\ndef extra(x):\n    return x\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close(steps)
+	awaitEveryFact("closed with changes")
 	ix.ForgetModels()
 	parses := ix.Parses()
 	facts, ok := ix.FunctionFacts(main, "steps.train_step")
 	if !ok || !facts.Trains || !facts.ReturnsGraph {
 		t.Errorf("train_step: %+v %v", facts, ok)
 	}
-	if _, ok := ix.FunctionFacts(main, "steps.shape_of"); !ok {
-		t.Error("no facts of shape_of")
+	for _, name := range []string{"steps.shape_of", "steps.extra"} {
+		if _, ok := ix.FunctionFacts(main, name); !ok {
+			t.Errorf("no facts of %s", name)
+		}
 	}
 	if n := ix.Parses() - parses; n != 0 {
 		t.Errorf("asking about a closed buffer's functions parsed %d files", n)

@@ -110,6 +110,7 @@ type foregroundWork struct {
 	mu      sync.Mutex
 	idle    *sync.Cond // made by the first wait
 	running int
+	ended   time.Time // when the last one under way ended
 }
 
 func (f *foregroundWork) begin() {
@@ -121,20 +122,36 @@ func (f *foregroundWork) begin() {
 func (f *foregroundWork) end() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.running--; f.running == 0 && f.idle != nil {
-		f.idle.Broadcast()
+	if f.running--; f.running == 0 {
+		f.ended = time.Now()
+		if f.idle != nil {
+			f.idle.Broadcast()
+		}
 	}
 }
 
-// wait returns once no parse or analysis is under way.
-func (f *foregroundWork) wait() {
+// wait returns once no parse or analysis is under way, and none was for
+// quiet: a buffer typed in is analysed on every keystroke, and indexing
+// a file in the gap between two took a core from the next one (edits of
+// trainer.py during transformers' indexing: p99 11-18 ms, against 6-10
+// without it).
+func (f *foregroundWork) wait(quiet time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.idle == nil {
 		f.idle = sync.NewCond(&f.mu)
 	}
-	for f.running > 0 {
-		f.idle.Wait()
+	for {
+		for f.running > 0 {
+			f.idle.Wait()
+		}
+		left := quiet - time.Since(f.ended)
+		if f.ended.IsZero() || left <= 0 {
+			return
+		}
+		f.mu.Unlock()
+		time.Sleep(left)
+		f.mu.Lock()
 	}
 }
 

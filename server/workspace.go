@@ -30,6 +30,11 @@ import (
 // files are indexed when an import reaches them.
 const maxIndexedFiles = 20000
 
+// indexingQuiet is how long the indexing waits after a buffer's parse or
+// analysis before its next file: longer than the gap between two keys
+// held down or typed fast, shorter than a pause.
+const indexingQuiet = 100 * time.Millisecond
+
 // maxIndexedSource bounds the source the indexing reads in full, with the
 // facts of every function (see Index.IndexRest): what the index keeps is
 // about a quarter of it, 11 MB for transformers' 44 MB; sglang, the
@@ -71,10 +76,10 @@ func (s *Server) buildIndex(ix *workspace.Index) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	progress := s.startProgress(ctx, "Indexing "+filepath.Base(ix.Root), cancel)
-	// Each file once the buffers' diagnostics are out; none once the
-	// folder has left the workspace.
+	// Each file once the buffers' diagnostics are out, and have been for
+	// a moment; none once the folder has left the workspace.
 	next := func(done, total int) {
-		s.foreground.wait()
+		s.foreground.wait(indexingQuiet)
 		if s.projects.For(ix.Root) != ix {
 			cancel()
 		}

@@ -792,7 +792,7 @@ func TestForegroundWaitReturnsOnceNoneIsUnderWay(t *testing.T) {
 	f.begin()
 	waited := make(chan struct{})
 	go func() {
-		f.wait()
+		f.wait(0)
 		close(waited)
 	}()
 	f.end()
@@ -807,5 +807,42 @@ func TestForegroundWaitReturnsOnceNoneIsUnderWay(t *testing.T) {
 	case <-time.After(hungAfter):
 		t.Fatal("wait still waits, with no analysis under way")
 	}
-	f.wait() // none under way: returns at once
+	f.wait(0) // none under way: returns at once
+}
+
+// With a quiet time, the wait also lets that long pass since the last
+// parse or analysis ended; with none ever, it returns at once.
+func TestForegroundWaitLetsTheQuietTimePass(t *testing.T) {
+	var f foregroundWork
+	start := time.Now()
+	f.wait(time.Hour)
+	if waited := time.Since(start); waited > hungAfter {
+		t.Fatalf("waited %v with no work ever under way", waited)
+	}
+	const quiet = 150 * time.Millisecond
+	f.begin()
+	f.end()
+	ended := time.Now()
+	f.wait(quiet)
+	if waited := time.Since(ended); waited < quiet {
+		t.Errorf("returned %v after the last analysis, want at least %v", waited, quiet)
+	}
+	// Work that begins during the quiet time is waited for too.
+	f.begin()
+	waited := make(chan struct{})
+	go func() {
+		f.wait(quiet)
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		t.Fatal("wait returned while an analysis was under way")
+	case <-time.After(2 * quiet):
+	}
+	f.end()
+	select {
+	case <-waited:
+	case <-time.After(hungAfter):
+		t.Fatal("wait still waits, long after the last analysis")
+	}
 }

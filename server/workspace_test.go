@@ -811,37 +811,44 @@ func TestForegroundWaitReturnsOnceNoneIsUnderWay(t *testing.T) {
 }
 
 // With a quiet time, the wait also lets that long pass since the last
-// parse or analysis ended; with none ever, it returns at once.
+// parse or analysis ended, and waits for one that begins meanwhile, then
+// for the quiet time after it; with none ever, it returns at once.
 func TestForegroundWaitLetsTheQuietTimePass(t *testing.T) {
 	var f foregroundWork
-	start := time.Now()
-	f.wait(time.Hour)
-	if waited := time.Since(start); waited > hungAfter {
-		t.Fatalf("waited %v with no work ever under way", waited)
+	waitInBackground := func(quiet time.Duration) <-chan time.Time {
+		returned := make(chan time.Time, 1)
+		go func() {
+			f.wait(quiet)
+			returned <- time.Now()
+		}()
+		return returned
+	}
+	select {
+	case <-waitInBackground(time.Hour):
+	case <-time.After(hungAfter):
+		t.Fatal("wait waited, with no work ever under way")
 	}
 	const quiet = 150 * time.Millisecond
 	f.begin()
-	f.end()
 	ended := time.Now()
-	f.wait(quiet)
-	if waited := time.Since(ended); waited < quiet {
+	f.end()
+	if waited := (<-waitInBackground(quiet)).Sub(ended); waited < quiet {
 		t.Errorf("returned %v after the last analysis, want at least %v", waited, quiet)
 	}
-	// Work that begins during the quiet time is waited for too.
 	f.begin()
-	waited := make(chan struct{})
-	go func() {
-		f.wait(quiet)
-		close(waited)
-	}()
+	returned := waitInBackground(quiet)
 	select {
-	case <-waited:
+	case <-returned:
 		t.Fatal("wait returned while an analysis was under way")
 	case <-time.After(2 * quiet):
 	}
+	ended = time.Now()
 	f.end()
 	select {
-	case <-waited:
+	case at := <-returned:
+		if waited := at.Sub(ended); waited < quiet {
+			t.Errorf("returned %v after the analysis it waited for, want at least %v", waited, quiet)
+		}
 	case <-time.After(hungAfter):
 		t.Fatal("wait still waits, long after the last analysis")
 	}

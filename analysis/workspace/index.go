@@ -202,19 +202,13 @@ func (ix *Index) Build(ctx context.Context, paths []string, progress func(done, 
 	ix.building = built
 	ix.mu.Unlock()
 	ix.SetFiles(paths)
-	var done atomic.Int64
-	return eachOnWorkers(ctx, paths, func(p string) {
-		refreshOrSkip(ix, p)
-		if progress != nil {
-			progress(int(done.Add(1)), len(paths))
-		}
-	})
+	return eachOnWorkers(ctx, paths, func(p string) { refreshOrSkip(ix, p) }, progress)
 }
 
 // eachOnWorkers calls do with each path, on every core but one, until ctx
-// is done; it returns how many paths it went through, and ctx's error when
-// it stopped early.
-func eachOnWorkers(ctx context.Context, paths []string, do func(path string)) (int, error) {
+// is done, and progress (when not nil) after each; it returns how many
+// paths it went through, and ctx's error when it stopped early.
+func eachOnWorkers(ctx context.Context, paths []string, do func(path string), progress func(done, total int)) (int, error) {
 	var done atomic.Int64
 	next := make(chan string)
 	var wg sync.WaitGroup
@@ -222,7 +216,9 @@ func eachOnWorkers(ctx context.Context, paths []string, do func(path string)) (i
 		wg.Go(func() {
 			for p := range next {
 				do(p)
-				done.Add(1)
+				if n := done.Add(1); progress != nil {
+					progress(int(n), len(paths))
+				}
 			}
 		})
 	}
@@ -291,12 +287,8 @@ func (ix *Index) refresh(path string, factsLater bool) {
 	if isOpen {
 		return
 	}
-	if !strings.HasSuffix(path, ".py") {
-		ix.refreshFrom(path, nil)
-		return
-	}
-	src, err := analysis.ReadFile(path)
-	if err != nil {
+	src, ok := pythonSource(path)
+	if !ok {
 		ix.refreshFrom(path, nil)
 		return
 	}
@@ -392,13 +384,10 @@ func (ix *Index) addEveryFact(path string, s *fileSummary, model *semantic.File)
 // index keeps grows with them (about a quarter of their size), and the
 // files left are read when an import reaches them.
 func (ix *Index) IndexRest(ctx context.Context, paths []string, maxSource int64, progress func(done, total int)) (int, error) {
-	within, overBudget := context.WithCancel(ctx)
+	inBudget, overBudget := context.WithCancel(ctx)
 	defer overBudget()
-	var done, read atomic.Int64
-	n, err := eachOnWorkers(within, paths, func(path string) {
-		if progress != nil {
-			defer func() { progress(int(done.Add(1)), len(paths)) }()
-		}
+	var read atomic.Int64
+	n, err := eachOnWorkers(inBudget, paths, func(path string) {
 		path = absPath(path)
 		if ix.openOrOpening(path) {
 			return
@@ -426,7 +415,7 @@ func (ix *Index) IndexRest(ctx context.Context, paths []string, maxSource int64,
 		// might now list facts asked since, and every open buffer's
 		// answers about other files would be worked out again.
 		ix.addEveryFact(path, s, ix.closed.peek(path, src, func() *semantic.File { return ix.parse(path, src) }))
-	})
+	}, progress)
 	if ctx.Err() == nil {
 		err = nil // the budget stopped it
 	}
@@ -867,14 +856,21 @@ func (ix *Index) parse(path string, src []byte) *semantic.File {
 
 // summarizeFile reads, parses and summarises a file; nil when it cannot.
 func (ix *Index) summarizeFile(path string) *fileSummary {
-	if !strings.HasSuffix(path, ".py") {
-		return nil
-	}
-	src, err := analysis.ReadFile(path)
-	if err != nil {
+	src, ok := pythonSource(path)
+	if !ok {
 		return nil
 	}
 	return ix.summarizeSource(path, src)
+}
+
+// pythonSource reads the file at path; ok is false when it is no Python
+// file or cannot be read.
+func pythonSource(path string) (src []byte, ok bool) {
+	if !strings.HasSuffix(path, ".py") {
+		return nil, false
+	}
+	src, err := analysis.ReadFile(path)
+	return src, err == nil
 }
 
 // summarizeSource summarises a file's text; nil when vramlint does not
@@ -1442,26 +1438,29 @@ func (c *modelCache) forget() {
 // kept.
 func (c *modelCache) peek(path string, src []byte, build func() *semantic.File) *semantic.File {
 	c.mu.Lock()
-	for _, e := range c.entries {
-		if e.path == path && bytes.Equal(e.src, src) {
-			c.mu.Unlock()
-			return e.model
-		}
-	}
+	i := c.find(path, src)
 	c.mu.Unlock()
-	return build()
+	if i < 0 {
+		return build()
+	}
+	return c.entries[i].model
+}
+
+// find is the index of the model kept of path's text src, or -1. Call
+// with the cache's lock held.
+func (c *modelCache) find(path string, src []byte) int {
+	return slices.IndexFunc(c.entries, func(e cachedModel) bool { return e.path == path && bytes.Equal(e.src, src) })
 }
 
 // get returns the model of path's text src: the one kept, the one being
 // built, or one build makes.
 func (c *modelCache) get(path string, src []byte, build func() *semantic.File) *semantic.File {
 	c.mu.Lock()
-	for i, e := range c.entries {
-		if e.path == path && bytes.Equal(e.src, src) {
-			c.entries = append(append(c.entries[:i:i], c.entries[i+1:]...), e)
-			c.mu.Unlock()
-			return e.model
-		}
+	if i := c.find(path, src); i >= 0 {
+		e := c.entries[i]
+		c.entries = append(append(c.entries[:i:i], c.entries[i+1:]...), e)
+		c.mu.Unlock()
+		return e.model
 	}
 	if b := c.building[path]; b != nil && bytes.Equal(b.src, src) {
 		b.waiting++

@@ -1,32 +1,22 @@
 package pyast
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../../internal/go-tree-sitter
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 // tree-sitter's C library is compiled into the binary by
-// github.com/smacker/go-tree-sitter; these are the prototypes of the part
-// of its API (lib/include/tree_sitter/api.h) the walk below uses. VLNode
-// and VLCursor have the layout of TSNode and TSTreeCursor.
-typedef struct { uint32_t context[4]; const void *id; const void *tree; } VLNode;
-typedef struct { const void *tree; const void *id; uint32_t context[3]; } VLCursor;
+// github.com/smacker/go-tree-sitter, whose copy is in
+// internal/go-tree-sitter: its public API, and the private headers that
+// say how a tree is laid out, which the walk below reads directly.
+#include "api.h"
+#include "subtree.h"
+#include "language.h"
+#include "tree.h"
 
-extern VLCursor ts_tree_cursor_new(VLNode node);
-extern void ts_tree_cursor_delete(VLCursor *self);
-extern bool ts_tree_cursor_goto_first_child(VLCursor *self);
-extern bool ts_tree_cursor_goto_next_sibling(VLCursor *self);
-extern bool ts_tree_cursor_goto_parent(VLCursor *self);
-extern VLNode ts_tree_cursor_current_node(const VLCursor *self);
-extern uint16_t ts_tree_cursor_current_field_id(const VLCursor *self);
-extern uint16_t ts_node_symbol(VLNode self);
-extern uint32_t ts_node_start_byte(VLNode self);
-extern uint32_t ts_node_end_byte(VLNode self);
-extern bool ts_node_is_named(VLNode self);
-extern bool ts_node_is_missing(VLNode self);
-extern uint32_t ts_node_descendant_count(VLNode self);
-extern bool ts_node_has_error(VLNode self);
+typedef TSNode VLNode;
 
 // VLFlat is one node of a walk. key is the subtree's identity in its
 // tree: tree-sitter's Subtree value (TSNode.id points at it), a pointer
@@ -48,8 +38,6 @@ typedef struct {
 	uint64_t key;
 	uint32_t start, count;
 } VLSeen;
-
-static uint64_t vl_key(VLNode n) { return *(const uint64_t *)n.id; }
 
 // VLEdit says where a statement's text changed since the version seen
 // describes: bytes [lo, hi) of the new text replaced bytes [lo, hi-delta)
@@ -88,115 +76,150 @@ static int32_t vl_find(VLEdit *e, uint32_t start, uint64_t key) {
 	return -1;
 }
 
-// vl_reused returns the index in e->seen of node, unchanged since then and
-// not to be walked again, or -1. A subtree outside the edit whose key and
-// position (shifted by the edit, after it) match is the same subtree:
-// tree-sitter shares an unchanged subtree between versions, and never
-// changes one that is shared.
-static int32_t vl_reused(VLEdit *e, VLNode node, uint32_t start, uint32_t end) {
+// vl_reused returns the index in e->seen of the node with key at
+// [start, end), unchanged since then and not to be walked again, or -1. A
+// subtree outside the edit whose key and position (shifted by the edit,
+// after it) match is the same subtree: tree-sitter shares an unchanged
+// subtree between versions, and never changes one that is shared.
+static int32_t vl_reused(VLEdit *e, uint64_t key, uint32_t start, uint32_t end) {
 	if (e == NULL || e->n == 0) return -1;
 	uint32_t then;
 	if (end < e->lo) then = start;
 	else if (start > e->hi) then = start - (uint32_t)e->delta;
 	else return -1;
-	return vl_find(e, then, vl_key(node));
+	return vl_find(e, then, key);
 }
 
 static uint32_t vl_count(VLNode root) { return ts_node_descendant_count(root); }
 
-// VLLevel is what the walk knows of the children of one node on its path:
-// how many it has seen, whether any had a field, and the symbols of up to 8
-// that had none.
+// VLFrame is a node on the walk's path whose children are being visited:
+// tree-sitter's own cursor keeps the same (TreeCursorEntry), and the walk
+// does what ts_tree_cursor_goto_first_child, _goto_next_sibling,
+// _current_node and _current_field_id do, in one pass. A hidden node (a
+// rule's helper, a repetition) is not in the output: its children are
+// its visible parent's, as the cursor shows them.
 typedef struct {
-	uint32_t children;
-	uint8_t fielded, nseen;
-	uint16_t seen[8];
-} VLLevel;
+	const Subtree *children;
+	uint32_t count, next;   // how many children, the next one to visit
+	uint32_t structural;    // the next one's index among the non-extra
+	uint32_t position;      // where the next one starts (its padding skipped)
+	const TSSymbol *aliases;
+	const TSFieldMapEntry *fields, *fields_end;
+	int32_t parent;         // index in the output of the nearest visible node
+	// field: for a hidden node, the field its children without one of
+	// their own are given. The cursor finds a node's field by walking up
+	// through its hidden ancestors to the first that has one; carried
+	// down, it costs nothing per node where the walk up cost the depth of
+	// the repetition tree a long list is held in.
+	uint16_t field;
+	bool hidden;
+} VLFrame;
 
-// vl_field returns the field of the cursor's node, a child at level lv.
-// tree-sitter finds it by walking up the hidden nodes between the child and
-// its parent, which for the elements of a long list literal or argument
-// list are a repetition tree that grows with the list: looking it up for
-// every element made a 10 MB list take seconds, superlinearly. So past a
-// node's first 64 children, when none had a field, a child whose symbol
-// was already seen without one is taken to have none either (the elements
-// of a repetition); a new symbol (the definition after many decorators) is
-// still looked up.
-// vl_field_lookups counts the lookups past a node's first 64 children, for
-// a test that they stay few.
-static uint64_t vl_field_lookups;
-
-static uint64_t vl_lookups(void) { return vl_field_lookups; }
-
-static uint16_t vl_field(VLCursor *c, VLLevel *lv, uint16_t symbol) {
-	bool seen = false;
-	for (uint8_t i = 0; i < lv->nseen; i++) {
-		if (lv->seen[i] == symbol) { seen = true; break; }
+// vl_field_of returns the field a production gives its child at the
+// structural index, or 0.
+static uint16_t vl_field_of(const VLFrame *f, uint32_t structural) {
+	for (const TSFieldMapEntry *m = f->fields; m < f->fields_end; m++) {
+		if (!m->inherited && m->child_index == structural) return m->field_id;
 	}
-	uint16_t field = 0;
-	if (lv->children < 64 || lv->fielded || !seen) {
-		field = ts_tree_cursor_current_field_id(c);
-		if (lv->children >= 64) vl_field_lookups++;
-		if (field) lv->fielded = 1;
-		else if (!seen && lv->nseen < 8) lv->seen[lv->nseen++] = symbol;
-	}
-	lv->children++;
-	return field;
+	return 0;
 }
 
-static void vl_record(VLCursor *c, VLFlat *f, int32_t parent, VLLevel *lv, VLEdit *e) {
-	VLNode n = ts_tree_cursor_current_node(c);
-	f->key = vl_key(n);
-	f->start = ts_node_start_byte(n);
-	f->end = ts_node_end_byte(n);
-	f->parent = parent;
-	f->reused = lv ? vl_reused(e, n, f->start, f->end) : -1;
-	f->symbol = ts_node_symbol(n);
-	f->field = lv ? vl_field(c, lv, f->symbol) : 0;
-	f->named = ts_node_is_named(n);
-	f->missing = ts_node_is_missing(n);
+// vl_enter fills frame with what visiting the children of sub, a node
+// with children that starts at position, needs.
+static void vl_enter(VLFrame *frame, const TSLanguage *lang, Subtree sub, uint32_t position, int32_t parent, bool hidden, uint16_t field) {
+	uint32_t production = sub.ptr->production_id;
+	frame->children = ts_subtree_children(sub);
+	frame->count = sub.ptr->child_count;
+	frame->next = 0;
+	frame->structural = 0;
+	frame->position = position;
+	frame->aliases = ts_language_alias_sequence(lang, production);
+	ts_language_field_map(lang, production, &frame->fields, &frame->fields_end);
+	frame->parent = parent;
+	frame->hidden = hidden;
+	frame->field = field;
 }
 
 // vl_walk writes the nodes below root in preorder, each with the index of
 // its parent, and returns how many it wrote (at most cap). With e, it
 // does not go below a node that e's version already had (see vl_reused).
 static uint32_t vl_walk(VLNode root, VLFlat *out, uint32_t cap, VLEdit *e) {
-	VLCursor c = ts_tree_cursor_new(root);
-	uint32_t n = 0;
-	vl_record(&c, &out[n++], -1, NULL, e);
-	int32_t parent = 0;
-	// levels[d] describes the children of the node at depth d on the path.
+	if (cap == 0) return 0;
+	const TSLanguage *lang = root.tree->language;
+	Subtree sub = *(const Subtree *)root.id;
+	out[0] = (VLFlat){
+		.key = *(const uint64_t *)root.id,
+		.start = ts_node_start_byte(root),
+		.end = ts_node_end_byte(root),
+		.parent = -1, .reused = -1,
+		.symbol = ts_node_symbol(root),
+		.named = ts_node_is_named(root),
+		.missing = ts_node_is_missing(root),
+	};
+	uint32_t n = 1;
+	if (ts_subtree_child_count(sub) == 0) return n;
 	uint32_t depth = 0, room = 64;
-	VLLevel *levels = calloc(room, sizeof(VLLevel));
-	if (levels == NULL) { ts_tree_cursor_delete(&c); return 0; }
-	if (ts_tree_cursor_goto_first_child(&c)) {
-		for (;;) {
-			if (n == cap) break;
-			int32_t self = (int32_t)n;
-			vl_record(&c, &out[n++], parent, &levels[depth], e);
-			if (out[n-1].reused < 0 && ts_tree_cursor_goto_first_child(&c)) {
-				parent = self;
-				if (++depth == room) {
-					VLLevel *grown = realloc(levels, 2 * room * sizeof(VLLevel));
-					if (grown == NULL) break;
-					levels = grown;
-					room *= 2;
-				}
-				memset(&levels[depth], 0, sizeof(VLLevel));
-				continue;
-			}
-			bool more = true;
-			while (!ts_tree_cursor_goto_next_sibling(&c)) {
-				if (!ts_tree_cursor_goto_parent(&c)) { more = false; break; }
-				depth--;
-				parent = out[parent].parent;
-				if (parent < 0) { more = false; break; }
-			}
-			if (!more) break;
+	VLFrame *path = malloc(room * sizeof(VLFrame));
+	if (path == NULL) return n;
+	vl_enter(&path[0], lang, sub, out[0].start, 0, false, 0);
+	for (;;) {
+		VLFrame *f = &path[depth];
+		if (f->next == f->count) {
+			if (depth == 0) break;
+			depth--;
+			continue;
 		}
+		const Subtree *childp = &f->children[f->next];
+		Subtree child = *childp;
+		uint32_t start = f->position;
+		uint32_t end = start + ts_subtree_size(child).bytes;
+		bool extra = ts_subtree_extra(child);
+		TSSymbol alias = 0;
+		uint16_t field = 0;
+		if (!extra) {
+			if (f->aliases) alias = f->aliases[f->structural];
+			field = vl_field_of(f, f->structural);
+			if (!field && f->hidden) field = f->field;
+			f->structural++;
+		}
+		f->next++;
+		f->position = end;
+		if (f->next < f->count) f->position += ts_subtree_padding(f->children[f->next]).bytes;
+		bool visible = ts_subtree_visible(child) || alias != 0;
+		int32_t parent = f->parent;
+		bool descend = ts_subtree_child_count(child) > 0;
+		if (visible) {
+			if (n == cap) break;
+			uint64_t key = *(const uint64_t *)childp;
+			int32_t reused = vl_reused(e, key, start, end);
+			out[n] = (VLFlat){
+				.key = key,
+				.start = start, .end = end,
+				.parent = parent, .reused = reused,
+				.symbol = ts_language_public_symbol(lang, alias ? alias : ts_subtree_symbol(child)),
+				.field = field,
+				.named = alias ? ts_language_symbol_metadata(lang, alias).named : ts_subtree_named(child),
+				.missing = ts_subtree_missing(child),
+			};
+			parent = (int32_t)n++;
+			descend = descend && reused < 0;
+		} else {
+			// The cursor goes into a hidden node only when it has visible
+			// children; a hidden leaf (a newline, an indent) is not shown.
+			descend = ts_subtree_visible_child_count(child) > 0;
+		}
+		if (!descend) continue;
+		if (++depth == room) {
+			VLFrame *grown = realloc(path, 2 * room * sizeof(VLFrame));
+			if (grown == NULL) break;
+			path = grown;
+			room *= 2;
+		}
+		// A hidden extra passes no field down: the cursor stops its walk up
+		// at an extra node.
+		vl_enter(&path[depth], lang, child, start, parent, !visible, visible || extra ? 0 : field);
 	}
-	free(levels);
-	ts_tree_cursor_delete(&c);
+	free(path);
 	return n;
 }
 
@@ -209,7 +232,7 @@ typedef struct {
 // vl_top lists the visible children of root (the module's top-level
 // statements), at most cap of them, and returns how many there are.
 static uint32_t vl_top(VLNode root, VLTop *out, uint32_t cap) {
-	VLCursor c = ts_tree_cursor_new(root);
+	TSTreeCursor c = ts_tree_cursor_new(root);
 	uint32_t n = 0;
 	if (ts_tree_cursor_goto_first_child(&c)) {
 		do {
@@ -319,10 +342,6 @@ func grow(scratch *[]C.VLFlat, n uint32) []C.VLFlat {
 	}
 	return (*scratch)[:n]
 }
-
-// fieldLookups is how many field lookups past a node's first 64 children
-// the walks have made so far.
-func fieldLookups() uint64 { return uint64(C.vl_lookups()) }
 
 // scratch is a buffer for flatten.
 type scratch = []C.VLFlat

@@ -105,7 +105,9 @@ type Server struct {
 // foregroundWork counts the parses of opened buffers and the analyses for
 // pushed diagnostics under way. The indexing of a folder waits, between
 // two files, until none is (see buildIndex): on two cores it took one
-// from the buffers opened with the folder.
+// from the buffers opened with the folder. An open also interrupts the
+// indexing's parse of a large file (workspace.Index.Yield), which would
+// otherwise go on beside it.
 type foregroundWork struct {
 	mu      sync.Mutex
 	idle    *sync.Cond // made by the first wait

@@ -57,7 +57,11 @@ func (s *Server) didOpen(params json.RawMessage) error {
 		ix.Opening(d.path)
 	}
 	parsing := time.Now()
-	s.foreground.begin() // the parse too: the indexing waits for it (see foregroundWork)
+	// The indexing waits for the parse and the analysis (see
+	// foregroundWork), and a large file it is parsing is left for later:
+	// begun first, so that the file is not taken up again at once.
+	s.foreground.begin()
+	s.projects.Yield()
 	tree, skip := parse(pyast.NewEditor(nil, src), src, onSave, false)
 	s.foreground.end()
 	parsed := time.Now()

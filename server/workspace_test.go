@@ -736,6 +736,51 @@ func TestIndexingStopsWhenItsFolderIsRemoved(t *testing.T) {
 	c.shutdownAndExit()
 }
 
+// A buffer opened while the indexing parses a large file has the cores to
+// itself: the indexing leaves that file (workspace.Index.Yield) and parses
+// it again, whole, once the open is analysed.
+func TestAnOpenInterruptsTheIndexingsParseOfALargeFile(t *testing.T) {
+	dir := t.TempDir()
+	var big strings.Builder
+	big.WriteString("import torch\n")
+	for i := 0; big.Len() < 4<<20; i++ {
+		fmt.Fprintf(&big, "\n\ndef helper%d(x):\n    y = x * 2\n    return y.sum()\n", i)
+	}
+	train := "import torch\n\n\ndef step(x):\n    return x.sum()\n"
+	for name, text := range map[string]string{"big.py": big.String(), "train.py": train} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := startServer(t, Options{})
+	c.initializeFolders(map[string]any{"window": map[string]any{"workDoneProgress": true}}, nil, dir)
+	req := c.await("window/workDoneProgress/create", func(m message) bool { return m.Method == "window/workDoneProgress/create" })
+	c.send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
+	// The indexing parses no other file: train.py is opened before it
+	// comes to it.
+	for deadline := time.Now().Add(hungAfter); ; time.Sleep(time.Millisecond) {
+		if files, _ := c.srv.projects.Parsed(); files > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the indexing never parsed big.py")
+		}
+	}
+	uri := "file://" + filepath.Join(dir, "train.py")
+	c.open(uri, train)
+	c.diagnostics(uri, 1)
+	end := c.await("$/progress end", func(m message) bool {
+		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"kind":"end"`)
+	})
+	if !strings.Contains(string(end.Params), "2 files") {
+		t.Errorf("the indexing did not go through both files: %s", end.Params)
+	}
+	if files, _ := c.srv.projects.Parsed(); files != 2 {
+		t.Errorf("big.py was parsed %d times; want twice, the first left for the open", files)
+	}
+	c.shutdownAndExit()
+}
+
 // At the first pause after an open, the server asks for the facts of the
 // other files of the project that the buffer's calls need (see
 // semantic.File.AskProjectFacts): here utils.py, which no rule read at the

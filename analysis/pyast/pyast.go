@@ -260,6 +260,9 @@ func Parse(ctx context.Context, src []byte) (*Tree, error) {
 		return nil, err
 	}
 	defer freeLater(ts)
+	if err := ctx.Err(); err != nil {
+		return nil, err // cancelled as the parse ended: the mirror is work too
+	}
 	if ts.RootNode().HasError() {
 		if _, recoveries := statementStarts(src); len(recoveries) > 0 {
 			return ParseForEditing(ctx, src)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -799,6 +800,65 @@ func TestIndexRestStopsAtItsBudget(t *testing.T) {
 		if parses := ix.Parses(); c.all && (done != 6 || parses != 6) || !c.all && (done == 6 || parses >= 6) {
 			t.Errorf("budget %d bytes of files of %d: went through %d files and parsed %d", c.budget, size, done, parses)
 		}
+	}
+}
+
+// A large file the indexing is parsing is left when a buffer is opened
+// (Yield), and read again, whole, once the progress callback returns; at
+// most maxYields times, after which it is read through. A small file is
+// not interrupted, and a file read again counts once against the budget.
+// Yield is called all along here, as if buffers were opened one after
+// another.
+func TestYieldLeavesALargeFileForLater(t *testing.T) {
+	root := t.TempDir()
+	var large strings.Builder
+	for i := 0; large.Len() < 1<<20; i++ {
+		fmt.Fprintf(&large, "def helper%d(x):\n    y = x * 2\n    return y.sum()\n\n\n", i)
+	}
+	writeTree(t, root, map[string]string{"large.py": large.String(), "small.py": "def f(x):\n    return x.sum()\n"})
+	files := []string{filepath.Join(root, "large.py"), filepath.Join(root, "small.py")}
+	ix := workspace.NewIndex(root)
+	ix.KeepEveryFact()
+	stop := make(chan struct{})
+	yielding := make(chan struct{})
+	go func() {
+		defer close(yielding)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+			select {
+			case <-stop:
+				return
+			default:
+				ix.Yield()
+			}
+		}
+	}()
+	var mu sync.Mutex // the workers report
+	var reports []int
+	// A budget of the two files: a read done again counts once.
+	budget := int64(large.Len() + 64)
+	done, err := ix.IndexRest(context.Background(), files, budget, func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		reports = append(reports, done)
+	})
+	close(stop)
+	<-yielding
+	if err != nil || done != 2 {
+		t.Fatalf("went through %d files: %v", done, err)
+	}
+	for _, f := range files {
+		if !ix.EveryFactKept(f) {
+			t.Errorf("%s was not indexed", filepath.Base(f))
+		}
+	}
+	// Each interrupted read reports the files done so far again, then the
+	// file is read once more.
+	again := len(reports) - done
+	if again < 1 || again > 3 {
+		t.Errorf("the large file was read again %d times; want 1 to 3", again)
+	}
+	if parses := ix.Parses(); parses != int64(again+2) {
+		t.Errorf("%d parses for %d interrupted reads of the large file and one of the small one", parses, again)
 	}
 }
 

@@ -469,8 +469,9 @@ func (ix *Index) IndexRest(ctx context.Context, paths []string, maxSource int64,
 		}
 		ix.mu.RLock()
 		s := ix.files[path]
+		done := s != nil && s.everyFact // addEveryFact sets it under the lock
 		ix.mu.RUnlock()
-		if s != nil && s.everyFact {
+		if done {
 			return false
 		}
 		src, err := analysis.ReadFile(path)
@@ -589,9 +590,10 @@ func (ix *Index) Close(path string) {
 	if model != nil {
 		if src, err := analysis.ReadFile(path); err == nil && bytes.Equal(src, model.Source()) {
 			ix.mu.RLock()
-			summary, every := ix.files[path], ix.everyFact
+			summary := ix.files[path]
+			missing := ix.everyFact && summary != nil && !summary.everyFact // set under the lock
 			ix.mu.RUnlock()
-			if every && summary != nil && !summary.everyFact {
+			if missing {
 				// The buffer's summary has the facts asked of it; the
 				// others, from the model at hand, spare a parse when a
 				// file opened later asks. Off the caller's path, as below.

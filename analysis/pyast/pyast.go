@@ -139,9 +139,14 @@ func parseFrom(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree,
 	// With a cancellable context the binding watches it from a goroutine
 	// that may still set the parser's cancellation flag after the parse
 	// has finished, which would abort the parser's next parse. Such a
-	// parser is never reused.
+	// parser is never reused, and is freed at once: its buffers, grown to
+	// the file, are C memory, which the collector would free only when the
+	// Go heap next calls for a collection (the flag itself is Go memory,
+	// which the goroutine may still write).
 	if ctx.Done() == nil {
 		defer putParser(p)
+	} else {
+		defer p.Close()
 	}
 	ts, err := p.ParseCtx(ctx, old, withNewlines(src))
 	// The binding frees nothing of old, but Go may collect it (and its

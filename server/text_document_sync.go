@@ -71,7 +71,10 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 		if ix != nil && d.path != "" && !onSave {
-			ix.Close(d.path) // not analysed as a buffer: the file on disk counts
+			// Not analysed as a buffer: the file on disk counts.
+			if reread := ix.Close(d.path); reread != nil {
+				go s.reread(ix, td.URI, reread)
+			}
 		}
 	}
 	version, _ := clampNumber(td.Version, 0, math.MaxInt32)

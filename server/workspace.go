@@ -166,14 +166,37 @@ func (s *Server) forgetModel(d *document) {
 	}
 	if ix := s.projects.For(d.path); ix != nil {
 		before := ix.Changes()
-		ix.Close(d.path)
+		reread := ix.Close(d.path)
 		if ix.Changes() != before {
 			s.reanalyseIndexed(ix, d.uri)
+		}
+		if reread != nil {
+			go s.reread(ix, d.uri, reread)
 		}
 	}
 	if s.editor.workspaceMode && !s.pullMode() {
 		go s.publishClosed(context.Background(), d.path) // what is on disk, now that the buffer is gone
 	}
+}
+
+// reread runs what closing the buffer uri left to the index, reading the
+// file from disk again (see workspace.Index.Close), off the server's lock,
+// and analyses the other buffers again when that changed what the file
+// tells them, as a change on disk does (didChangeWatchedFiles).
+func (s *Server) reread(ix *workspace.Index, uri string, reread func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Printf("panic while reading %s again: %v", uri, p)
+		}
+	}()
+	before := ix.Changes()
+	reread()
+	if ix.Changes() == before {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reanalyseIndexed(ix, uri)
 }
 
 // answersKnown analyses again the files at paths, whose findings

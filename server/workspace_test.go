@@ -401,6 +401,23 @@ func TestWatchedFileChangesFindings(t *testing.T) {
 	c.shutdownAndExit()
 }
 
+// A buffer closed with changes it did not save gives way to the file on
+// disk, read again off the server's lock (see workspace.Index.Close), and
+// the open files that depend on it are analysed again: here the buffer had
+// the DataLoader without workers, the file on disk has two, so the
+// collate function's device move is reported once the buffer is closed.
+func TestClosingAChangedBufferReadsTheFileAgain(t *testing.T) {
+	c, dir := startWorkspace(t, map[string]string{"util.py": crossCollate, "loader.py": crossCollateUser})
+	utilURI, loaderURI := "file://"+filepath.Join(dir, "util.py"), "file://"+filepath.Join(dir, "loader.py")
+	c.open(utilURI, crossCollate)
+	awaitCodes(c, utilURI, "GPU001/1")
+	c.open(loaderURI, strings.Replace(crossCollateUser, "num_workers=2", "num_workers=0", 1))
+	awaitCodes(c, utilURI, "")
+	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": loaderURI}})
+	awaitCodes(c, utilURI, "GPU001/1")
+	c.shutdownAndExit()
+}
+
 // diagnosticMode "workspace", pushed: files nobody opened are reported,
 // an open file's diagnostics are its buffer's, and closing it reports the
 // file on disk again.

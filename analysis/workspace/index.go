@@ -364,10 +364,16 @@ func (ix *Index) refresh(path string, factsLater bool) {
 }
 
 // refreshFrom stores s, the summary of path as it is on disk (nil: gone,
-// or not Python vramlint reads).
+// or not Python vramlint reads), unless the file is open, or being opened,
+// as a buffer: its callers look before they read the file, but a buffer
+// may be opened while they do (reopened while Close's reread runs, say),
+// and its summary is then the one that counts.
 func (ix *Index) refreshFrom(path string, s *fileSummary) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if _, isOpen := ix.open[path]; isOpen || ix.opening[path] {
+		return
+	}
 	if s == nil {
 		if ix.files[path] != nil {
 			delete(ix.files, path)
@@ -573,10 +579,16 @@ func (ix *Index) keep(f *semantic.File, s *fileSummary, open bool) {
 // parsed again (and, with KeepEveryFact, gets every function's facts from
 // the buffer's model). Closing fifty 10,000-line files took seconds
 // otherwise.
+// Otherwise (a buffer closed with changes it did not save, or one never
+// analysed) the file must be read from disk again: Close returns that
+// work, reread, for the caller to run off its own locks (the server
+// closes a buffer with its lock held, and a 50,000-line file's parse
+// takes about half a second); nil when nothing is left. Until it has run,
+// the buffer's last summary stands for the file.
 // Closing the project's last open buffer drops the models of other files
 // kept for the buffers' questions (see modelCache): up to about 20 MiB
 // that only an open buffer's analysis reads.
-func (ix *Index) Close(path string) {
+func (ix *Index) Close(path string) (reread func()) {
 	path = absPath(path)
 	ix.mu.Lock()
 	model := ix.open[path]
@@ -596,15 +608,13 @@ func (ix *Index) Close(path string) {
 			if missing {
 				// The buffer's summary has the facts asked of it; the
 				// others, from the model at hand, spare a parse when a
-				// file opened later asks. Off the caller's path, as below.
+				// file opened later asks. Off the caller's path.
 				go ix.addEveryFactLater(path, summary, model)
 			}
-			return
+			return nil
 		}
 	}
-	// Every fact in the background: the server closes a buffer with its
-	// lock held, and a 50,000-line file's take a tenth of a second.
-	ix.refresh(path, true)
+	return func() { ix.refresh(path, false) }
 }
 
 // store keeps s, counting a change when it tells other files something

@@ -142,7 +142,11 @@ func TestBuildLeavesAFileBeingOpened(t *testing.T) {
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 0 {
 		t.Errorf("the build read the file being opened: %+v", l)
 	}
-	ix.Close(train)
+	reread := ix.Close(train)
+	if reread == nil {
+		t.Fatal("closing a file the index never had as a buffer left nothing to read")
+	}
+	reread()
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Path != train {
 		t.Errorf("after closing it, the file on disk should count: %+v", l)
 	}
@@ -182,9 +186,8 @@ func TestClosingAnUnchangedBufferKeepsItsSummary(t *testing.T) {
 
 	open(onDisk)
 	parses := ix.Parses()
-	ix.Close(train)
-	if ix.Parses() != parses {
-		t.Error("closing a buffer that holds the file's text parsed the file again")
+	if reread := ix.Close(train); reread != nil || ix.Parses() != parses {
+		t.Error("closing a buffer that holds the file's text reads the file again")
 	}
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 2 {
 		t.Errorf("after closing the unchanged buffer: %+v", l)
@@ -195,10 +198,27 @@ func TestClosingAnUnchangedBufferKeepsItsSummary(t *testing.T) {
 		t.Errorf("the open buffer's DataLoader: %+v", l)
 	}
 	// The summary of the file on disk comes back (from the model the
-	// build made of it, kept while the text is the same).
-	ix.Close(train)
+	// build made of it, kept while the text is the same) once the file is
+	// read again, which the caller runs off its locks.
+	reread := ix.Close(train)
+	if reread == nil {
+		t.Fatal("closing a changed buffer left nothing to read")
+	}
+	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 0 {
+		t.Errorf("before the file is read again, the buffer's last summary stands: %+v", l)
+	}
+	reread()
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 2 {
 		t.Errorf("after closing the changed buffer, the file on disk should count: %+v", l)
+	}
+
+	// Opened again before the file was read: the buffer's summary stands.
+	open(strings.Replace(onDisk, "num_workers=2", "num_workers=0", 1))
+	reread = ix.Close(train)
+	ix.Opening(train)
+	reread()
+	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 0 {
+		t.Errorf("reading the file again replaced the summary of a buffer opened meanwhile: %+v", l)
 	}
 }
 
@@ -885,7 +905,9 @@ func TestClosingABufferKeepsEveryFact(t *testing.T) {
 		}
 	}
 	ix.SetOpen(modelInIndex(t, ix, steps))
-	ix.Close(steps)
+	if reread := ix.Close(steps); reread != nil {
+		t.Fatal("closing a buffer as it is on disk left the file to read again")
+	}
 	awaitEveryFact("closed as on disk")
 	edited := modelInIndex(t, ix, steps)
 	ix.SetOpen(edited)
@@ -893,7 +915,11 @@ func TestClosingABufferKeepsEveryFact(t *testing.T) {
 	if err := os.WriteFile(steps, append(slices.Clone(edited.Source()), "\n\ndef extra(x):\n    return x\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ix.Close(steps)
+	reread := ix.Close(steps)
+	if reread == nil {
+		t.Fatal("closing a changed buffer left nothing to read")
+	}
+	reread()
 	awaitEveryFact("closed with changes")
 	ix.ForgetModels()
 	parses := ix.Parses()

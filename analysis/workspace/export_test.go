@@ -1,5 +1,7 @@
 package workspace
 
+import "context"
+
 // Parses is how many files the index parsed (for summaries or models).
 func (ix *Index) Parses() int64 { return ix.parses.Load() }
 
@@ -36,4 +38,12 @@ func (ix *Index) StoreStale(path string) {
 // ImportedModules is importedModules, for the file at path.
 func ImportedModules(path, module string, pkg bool) []string {
 	return importedModules(path, module, pkg)
+}
+
+// StoreFromDisk summarises src as the text of the file at path read from
+// disk and stores it as the indexing's readers do, without looking first
+// whether the file is open: what a reader that looked before a buffer was
+// opened stores after it.
+func (ix *Index) StoreFromDisk(path string, src []byte) {
+	ix.refreshSource(context.Background(), absPath(path), src, false)
 }

@@ -364,14 +364,16 @@ func (ix *Index) refresh(path string, factsLater bool) {
 }
 
 // refreshFrom stores s, the summary of path as it is on disk (nil: gone,
-// or not Python vramlint reads), unless the file is open, or being opened,
-// as a buffer: its callers look before they read the file, but a buffer
-// may be opened while they do (reopened while Close's reread runs, say),
-// and its summary is then the one that counts.
+// or not Python vramlint reads), unless the file is open as a buffer whose
+// model the index has: its callers look before they read the file, but a
+// buffer may be opened and analysed while they do (reopened while Close's
+// reread runs, say), and its summary is then the one that counts. A file
+// being opened, whose first model is not in yet, takes the summary: its
+// own first analysis asks for it (see summary).
 func (ix *Index) refreshFrom(path string, s *fileSummary) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if _, isOpen := ix.open[path]; isOpen || ix.opening[path] {
+	if _, isOpen := ix.open[path]; isOpen {
 		return
 	}
 	if s == nil {

@@ -212,13 +212,20 @@ func TestClosingAnUnchangedBufferKeepsItsSummary(t *testing.T) {
 		t.Errorf("after closing the changed buffer, the file on disk should count: %+v", l)
 	}
 
-	// Opened again before the file was read: the buffer's summary stands.
+	// Opened and analysed again while the file was being read: the new
+	// buffer's summary stands.
 	open(strings.Replace(onDisk, "num_workers=2", "num_workers=0", 1))
-	reread = ix.Close(train)
-	ix.Opening(train)
-	reread()
+	ix.StoreFromDisk(train, []byte(onDisk))
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 0 {
-		t.Errorf("reading the file again replaced the summary of a buffer opened meanwhile: %+v", l)
+		t.Errorf("a read of the file from disk replaced the summary of a buffer opened meanwhile: %+v", l)
+	}
+	// Being opened, not analysed yet: the file on disk still counts (the
+	// buffer's first analysis reads its own file's summary).
+	ix.Close(train)
+	ix.Opening(train)
+	ix.StoreFromDisk(train, []byte(onDisk))
+	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 2 {
+		t.Errorf("a file being opened did not take its summary from disk: %+v", l)
 	}
 }
 

@@ -1533,13 +1533,16 @@ func (c *modelCache) forget() {
 // peek returns the model kept of path's text src, or one build makes, not
 // kept.
 func (c *modelCache) peek(path string, src []byte, build func() *semantic.File) *semantic.File {
+	var kept *semantic.File // read with the lock held: get moves and appends entries
 	c.mu.Lock()
-	i := c.find(path, src)
+	if i := c.find(path, src); i >= 0 {
+		kept = c.entries[i].model
+	}
 	c.mu.Unlock()
-	if i < 0 {
+	if kept == nil {
 		return build()
 	}
-	return c.entries[i].model
+	return kept
 }
 
 // find is the index of the model kept of path's text src, or -1. Call

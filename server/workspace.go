@@ -165,12 +165,8 @@ func (s *Server) forgetModel(d *document) {
 		return
 	}
 	if ix := s.projects.For(d.path); ix != nil {
-		before := ix.Changes()
-		reread := ix.Close(d.path)
-		if ix.Changes() != before {
-			s.reanalyseIndexed(ix, d.uri)
-		}
-		if reread != nil {
+		// Close stores no summary itself: what changes, the reread does.
+		if reread := ix.Close(d.path); reread != nil {
 			go s.reread(ix, d.uri, reread)
 		}
 	}

@@ -894,8 +894,13 @@ func TestForegroundWaitLetsTheQuietTimePass(t *testing.T) {
 	f.begin()
 	ended := time.Now()
 	f.end()
-	if waited := (<-waitInBackground(quiet)).Sub(ended); waited < quiet {
-		t.Errorf("returned %v after the last analysis, want at least %v", waited, quiet)
+	select {
+	case at := <-waitInBackground(quiet):
+		if waited := at.Sub(ended); waited < quiet {
+			t.Errorf("returned %v after the last analysis, want at least %v", waited, quiet)
+		}
+	case <-time.After(hungAfter):
+		t.Fatal("wait still waits, long after the last analysis")
 	}
 	f.begin()
 	returned := waitInBackground(quiet)

@@ -45,5 +45,5 @@ func ImportedModules(path, module string, pkg bool) []string {
 // whether the file is open: what a reader that looked before a buffer was
 // opened stores after it.
 func (ix *Index) StoreFromDisk(path string, src []byte) {
-	ix.refreshSource(context.Background(), absPath(path), src, false)
+	ix.refreshSource(context.Background(), absPath(path), src)
 }

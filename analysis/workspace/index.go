@@ -343,11 +343,7 @@ func (ix *Index) Files() []string {
 // Refresh re-reads a file that is not open from disk (after it changed,
 // was created or was deleted); an open buffer's summary comes from its
 // model (see SetOpen).
-func (ix *Index) Refresh(path string) { ix.refresh(path, false) }
-
-// refresh is Refresh, every fact in the background when factsLater is set
-// (see refreshSource).
-func (ix *Index) refresh(path string, factsLater bool) {
+func (ix *Index) Refresh(path string) {
 	path = absPath(path)
 	ix.mu.RLock()
 	_, isOpen := ix.open[path]
@@ -360,7 +356,7 @@ func (ix *Index) refresh(path string, factsLater bool) {
 		ix.refreshFrom(path, nil)
 		return
 	}
-	ix.refreshSource(context.Background(), path, src, factsLater)
+	ix.refreshSource(context.Background(), path, src)
 }
 
 // refreshFrom stores s, the summary of path as it is on disk (nil: gone,
@@ -401,18 +397,16 @@ func (ix *Index) refreshIfLoader(read context.Context, path string) (interrupted
 	if err != nil || !bytes.Contains(src, []byte("DataLoader")) {
 		return false
 	}
-	return ix.refreshSource(read, path, src, false)
+	return ix.refreshSource(read, path, src)
 }
 
 // refreshSource summarises and keeps a file's text read from disk, with
-// the facts of every function when the index keeps them (KeepEveryFact):
-// in the background when factsLater is set, before it returns otherwise
-// (the indexing's workers, one file at a time on their core). The facts
-// come after the summary is stored: what they read of other files (the
-// bases of a class) may ask for this file's summary. When read is
-// cancelled before the file is parsed, nothing is stored and it reports
-// that it was interrupted.
-func (ix *Index) refreshSource(read context.Context, path string, src []byte, factsLater bool) (interrupted bool) {
+// the facts of every function when the index keeps them (KeepEveryFact).
+// The facts come after the summary is stored: what they read of other
+// files (the bases of a class) may ask for this file's summary. When read
+// is cancelled before the file is parsed, nothing is stored and it
+// reports that it was interrupted.
+func (ix *Index) refreshSource(read context.Context, path string, src []byte) (interrupted bool) {
 	ix.mu.RLock()
 	every := ix.everyFact
 	ix.mu.RUnlock()
@@ -423,11 +417,7 @@ func (ix *Index) refreshSource(read context.Context, path string, src []byte, fa
 		return true
 	}
 	ix.refreshFrom(path, s)
-	switch {
-	case !every:
-	case factsLater:
-		go ix.addEveryFactLater(path, s, model)
-	default:
+	if every {
 		ix.addEveryFact(path, s, model)
 	}
 	return false
@@ -469,8 +459,8 @@ func (ix *Index) addEveryFact(path string, s *fileSummary, model *semantic.File)
 func (ix *Index) IndexRest(ctx context.Context, paths []string, maxSource int64, progress func(done, total int)) (int, error) {
 	inBudget, overBudget := context.WithCancel(ctx)
 	defer overBudget()
-	var read atomic.Int64
-	n, err := ix.eachOnWorkers(inBudget, paths, func(reading context.Context, path string) (interrupted bool) {
+	var readBytes atomic.Int64
+	n, err := ix.eachOnWorkers(inBudget, paths, func(read context.Context, path string) (interrupted bool) {
 		path = absPath(path)
 		if ix.openOrOpening(path) {
 			return false
@@ -486,14 +476,14 @@ func (ix *Index) IndexRest(ctx context.Context, paths []string, maxSource int64,
 		if err != nil || analysis.CheckSource(src) != nil {
 			return false
 		}
-		if read.Add(int64(len(src))) > maxSource {
+		if readBytes.Add(int64(len(src))) > maxSource {
 			overBudget()
 			return false
 		}
 		defer func() { _ = recover() }() // left to be read when an import reaches it
 		if s == nil {
-			if interrupted = ix.refreshSource(reading, path, src, false); interrupted {
-				read.Add(-int64(len(src))) // counted when it is read again
+			if interrupted = ix.refreshSource(read, path, src); interrupted {
+				readBytes.Add(-int64(len(src))) // counted when it is read again
 			}
 			return interrupted
 		}
@@ -616,7 +606,7 @@ func (ix *Index) Close(path string) (reread func()) {
 			return nil
 		}
 	}
-	return func() { ix.refresh(path, false) }
+	return func() { ix.Refresh(path) }
 }
 
 // store keeps s, counting a change when it tells other files something
@@ -1397,7 +1387,7 @@ func (ix *Index) scanOnce(key, name string, current func(*fileSummary) bool, not
 				}
 				continue
 			}
-			ix.refreshSource(context.Background(), p, src, false)
+			ix.refreshSource(context.Background(), p, src)
 		}
 	})
 }

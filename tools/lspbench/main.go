@@ -55,9 +55,10 @@ func main() {
 	noWorkspace := flag.Bool("no-workspace", false, "open the files without a workspace folder (rootUri null)")
 	opens := flag.Int("opens", 1, "how many times the first file is opened (closed in between, its first line different each time): the open's p50 over them, beside tree-sitter's parse of the same texts in this process")
 	gap := flag.Duration("gap", 0, "pause after each edit's diagnostics before the next edit or key (not timed): 0 sends the next one as soon as the diagnostics arrive, the harshest case; a person typing leaves 50-300 ms, in which a server may do work off the path to the diagnostics")
-	keys := flag.String("keys", "", "write each key of the typing session to this file: its number, latency in ms and the text typed so far on its line (to find the slow keys)")
+	keys := flag.String("keys", "", "write each key of the typing session to this file: its number, latency in ms, its reparse floor in ms (see --reparse) and the text typed so far on its line (to find the slow keys)")
 	script := flag.Bool("script", false, "with --lines, generate a script whose training and evaluation loops are module code, as notebooks exported to Python are, instead of functions")
 	openEarly := flag.Bool("open-early", false, "open the files as soon as the server is initialised, as an editor restoring its session does, while the server may still be reading the folder, instead of after the --settle pause (whose RSS reading is then taken at once)")
+	reparse := flag.Bool("reparse", true, "reparse each change of the scenarios in this process too, with the tree-sitter binding the server uses, whole and incrementally, before sending it: the rows \"reparse (floor)\", the yardstick of an edit whose reparse alone is slow")
 	leftOpen := flag.Bool("left-open", false, "with --lines, leave a bracket open in each file (`broken = foo(` before the first class past the middle), as in a file saved mid-edit")
 	flag.Parse()
 	if *typeAt != "middle" && *typeAt != "end" && *typeAt != "method" {
@@ -187,20 +188,35 @@ func main() {
 		openSteps = fmt.Sprintf("open of %s: %d diagnostics first; %d later publication(s) in the %v pause, the last (%d diagnostics) %.1f ms after the open\n",
 			path.Base(doc.uri), firstCount, n, *settle, len(doc.diagnostics), ms(last.Sub(doc.opened)))
 	}
+	if *reparse {
+		doc.floor, err = newReparseFloor(doc.text)
+		check(err)
+		defer doc.floor.close()
+	}
+	// scenario runs one scenario of changes on doc and adds its row, and
+	// the row of its changes' reparse floor; it returns the first.
+	var edited []row // the rows of scenarios of changes, with their floors
+	scenario := func(name string, run func() ([]time.Duration, error)) row {
+		cpu := s.cpu()
+		before := len(doc.reparses)
+		took, err := run()
+		check(err)
+		r := row{name: name, samples: took, cpu: s.cpuSince(cpu), reparses: doc.reparses[before:]}
+		rows = append(rows, r)
+		if len(r.reparses) > 0 {
+			rows = append(rows, row{name: "  reparse (floor)", samples: r.reparses, cpu: -1})
+			edited = append(edited, r)
+		}
+		return r
+	}
 	for _, place := range []struct {
 		name string
 		at   float64
 	}{{"edit at start", 0.02}, {"edit in middle", 0.5}, {"edit at end", 0.98}} {
-		cpu := s.cpu()
-		took, err := s.editAt(doc, place.at, *edits)
-		check(err)
-		rows = append(rows, row{name: place.name, samples: took, cpu: s.cpuSince(cpu)})
+		scenario(place.name, func() ([]time.Duration, error) { return s.editAt(doc, place.at, *edits) })
 	}
 	if *spread > 0 {
-		cpu := s.cpu()
-		took, err := s.editSpread(doc, *spread)
-		check(err)
-		rows = append(rows, row{name: "edits spread", samples: took, cpu: s.cpuSince(cpu)})
+		scenario("edits spread", func() ([]time.Duration, error) { return s.editSpread(doc, *spread) })
 	}
 	if *typing {
 		typed := typedFunction
@@ -214,13 +230,10 @@ func main() {
 			check(err)
 			typed = asMethod(typed, indent)
 		}
-		cpu := s.cpu()
-		took, err := s.typeText(doc, typed, *typeAt)
-		check(err)
+		r := scenario("typing (per key)", func() ([]time.Duration, error) { return s.typeText(doc, typed, *typeAt) })
 		if *keys != "" {
-			check(writeKeys(*keys, typed, took))
+			check(writeKeys(*keys, typed, r.samples, r.reparses))
 		}
-		rows = append(rows, row{name: "typing (per key)", samples: took, cpu: s.cpuSince(cpu)})
 	}
 	if *actions > 0 {
 		cpu := s.cpu()
@@ -237,6 +250,7 @@ func main() {
 	rssClosed := s.rss()
 	fmt.Printf("server: %s\nfiles: %d open; the scenarios ran on %s (%d lines, %d diagnostics at the end)\n\n", *serverCmd, len(docs), paths[0], strings.Count(doc.text, "\n"), len(doc.diagnostics))
 	printTable(rows)
+	printAgainstFloor(edited)
 	if len(openTimes) == len(parseTimes) {
 		fmt.Printf("\nopen / parse, p50: %.2f\n", ms(median(openTimes))/ms(median(parseTimes)))
 		if len(openTimes) > 1 {
@@ -264,6 +278,9 @@ type row struct {
 	// core (garbage collection and work beside the requests included):
 	// on a shared machine it varies less than the latencies.
 	cpu time.Duration
+	// reparses are the same changes' reparse floor, in order (see
+	// reparseFloor); none for what is not a change.
+	reparses []time.Duration
 }
 
 func printTable(rows []row) {
@@ -279,6 +296,34 @@ func printTable(rows []row) {
 			cpu = fmt.Sprintf("%.2f", ms(r.cpu)/float64(len(s)))
 		}
 		fmt.Printf("%-18s %6d %9.2f %9.2f %9.2f %9.2f %11s\n", r.name, len(s), ms(percentile(s, 50)), ms(percentile(s, 95)), ms(percentile(s, 99)), ms(s[len(s)-1]), cpu)
+	}
+}
+
+// printAgainstFloor says, for each scenario of changes, how its latencies
+// compare with its changes' reparse floor: the percentiles side by side,
+// and how many of the changes over the p99 bound (15 ms) took at most
+// three times their own reparse, the bound for an edit tree-sitter alone
+// makes slow.
+func printAgainstFloor(rows []row) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Println()
+	for _, r := range rows {
+		took, floor := slices.Clone(r.samples), slices.Clone(r.reparses)
+		slices.Sort(took)
+		slices.Sort(floor)
+		slow, explained := 0, 0
+		for i, d := range r.samples {
+			if d > 15*time.Millisecond {
+				slow++
+				if i < len(r.reparses) && d <= 3*r.reparses[i] {
+					explained++
+				}
+			}
+		}
+		fmt.Printf("%s against its reparse: p50 %.2f / %.2f ms, p99 %.2f / %.2f ms; %d change(s) over 15 ms, %d of them within 3x their own reparse\n",
+			r.name, ms(percentile(took, 50)), ms(percentile(floor, 50)), ms(percentile(took, 99)), ms(percentile(floor, 99)), slow, explained)
 	}
 }
 
@@ -316,6 +361,66 @@ var floorParser = func() *sitter.Parser {
 	p.SetLanguage(python.GetLanguage())
 	return p
 }()
+
+// reparseFloor is the yardstick of an edit: tree-sitter's incremental
+// reparse of the same change, through the binding the server uses, of
+// the whole file on one core. It keeps its own tree of the document as
+// the client edits it; each change is applied to it and parsed again
+// before the change is sent, so that it does not share the cores with
+// the server's work on it. The issue's bounds for an edit whose reparse
+// alone is slow are relative to it (see docs/PERFORMANCE.md).
+type reparseFloor struct {
+	parser *sitter.Parser
+	tree   *sitter.Tree
+}
+
+// newReparseFloor parses text whole (untimed) to start from.
+func newReparseFloor(text string) (*reparseFloor, error) {
+	p := sitter.NewParser()
+	p.SetLanguage(python.GetLanguage())
+	tree, err := p.ParseCtx(context.Background(), nil, []byte(text))
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return &reparseFloor{parser: p, tree: tree}, nil
+}
+
+// apply replaces old's bytes [start, end) with text in the tree and
+// reparses the result, the old tree given; it returns the parse's time.
+func (f *reparseFloor) apply(old string, start, end int, text string) (time.Duration, error) {
+	edited := old[:start] + text + old[end:]
+	f.tree.Edit(sitter.EditInput{
+		StartIndex:  uint32(start),
+		OldEndIndex: uint32(end),
+		NewEndIndex: uint32(start + len(text)),
+		StartPoint:  bytePoint(old, start),
+		OldEndPoint: bytePoint(old, end),
+		NewEndPoint: bytePoint(edited, start+len(text)),
+	})
+	src := []byte(edited)
+	begin := time.Now()
+	tree, err := f.parser.ParseCtx(context.Background(), f.tree, src)
+	took := time.Since(begin)
+	if err != nil {
+		return 0, err
+	}
+	f.tree.Close()
+	f.tree = tree
+	return took, nil
+}
+
+func (f *reparseFloor) close() {
+	f.tree.Close()
+	f.parser.Close()
+}
+
+// bytePoint is tree-sitter's point of byte offset off: its row, and its
+// column in bytes.
+func bytePoint(text string, off int) sitter.Point {
+	lineStart := strings.LastIndexByte(text[:off], '\n') + 1
+	return sitter.Point{Row: uint32(strings.Count(text[:off], "\n")), Column: uint32(off - lineStart)}
+}
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -627,6 +732,10 @@ type document struct {
 	version     int
 	diagnostics []position // where the last published diagnostics start
 	opened      time.Time  // when its didOpen was sent
+	// floor, when set, reparses each change in this process before it
+	// is sent, and reparses holds how long each took (see reparseFloor).
+	floor    *reparseFloor
+	reparses []time.Duration
 }
 
 // lastOpenDiagnostics takes the diagnostics of doc's first version that
@@ -688,6 +797,14 @@ func (s *server) open(doc *document) (time.Duration, error) {
 // one incremental change, and returns the time to its diagnostics.
 func (s *server) change(doc *document, start, end int, text string) (time.Duration, error) {
 	from, to := positionOf(doc.text, start), positionOf(doc.text, end)
+	if doc.floor != nil {
+		// Before the change is sent: the server is idle meanwhile.
+		took, err := doc.floor.apply(doc.text, start, end, text)
+		if err != nil {
+			return 0, err
+		}
+		doc.reparses = append(doc.reparses, took)
+	}
 	doc.text = doc.text[:start] + text + doc.text[end:]
 	doc.version++
 	begin := time.Now()
@@ -890,8 +1007,9 @@ func asMethod(text, indent string) string {
 }
 
 // writeKeys writes the typing session's latencies a key a line, each with
-// the line of text as typed up to and including that key.
-func writeKeys(path, text string, took []time.Duration) error {
+// its reparse floor (0 without --reparse) and the line of text as typed up
+// to and including that key.
+func writeKeys(path, text string, took, reparses []time.Duration) error {
 	var b strings.Builder
 	line := ""
 	key := 0
@@ -901,7 +1019,11 @@ func writeKeys(path, text string, took []time.Duration) error {
 		} else {
 			line += string(r)
 		}
-		fmt.Fprintf(&b, "%d\t%.2f\t%q\n", key+1, ms(took[key]), line)
+		var floor time.Duration
+		if key < len(reparses) {
+			floor = reparses[key]
+		}
+		fmt.Fprintf(&b, "%d\t%.2f\t%.2f\t%q\n", key+1, ms(took[key]), ms(floor), line)
 		key++
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)

@@ -2342,7 +2342,7 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		// binding changes, and answers that asked about the name are
 		// dropped anyway.
 		if len(changed) > 0 && units != nil {
-			units.split(lastNamesOf(changed))
+			units.split(lastNamesOf(changed), nil)
 		}
 	}
 	gather := func(in *unchangedUnits, inside bool) {
@@ -2353,20 +2353,21 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		}
 	}
 	gather(units, false)
-	// A function left alone does as it did unless it calls one that does
-	// otherwise now: those are judged, then those that call them, and so
-	// on; anything else found changed judges them all.
+	// A function left alone does as it did unless it mentions one that
+	// does otherwise now or came or went, or is one whose calls changed:
+	// those are judged, then those reached through what they change, and
+	// so on; a module-level mode call come or gone judges them all.
 	for units != nil {
-		names, other := j.changedDefinitions()
+		mentioned, called, other := j.changedDefinitions()
 		if other {
 			gather(units, true)
 			break
 		}
-		calling := units.split(names)
-		if calling == nil {
+		reached := units.split(mentioned, called)
+		if reached == nil {
 			break
 		}
-		gather(calling, true)
+		gather(reached, true)
 	}
 	f.carried.judged = j.judged
 	for key, n := range j.calls {
@@ -2616,24 +2617,37 @@ func (j *callJudgement) differ(name string) bool {
 }
 
 // changedDefinitions tells what judge found so far: the names of
-// functions that do otherwise now, and other, whether anything else
-// changed that may change an answer: a call of a function whose kind came
-// or went, a module-level mode call, a function that came or went. While
-// other is false, the methods an edit left alone (see pairUnchangedUnits)
-// that mention none of names do as they did: what they ask of the file is
-// the same.
-func (j *callJudgement) changedDefinitions() (names map[string]bool, other bool) {
+// functions that do otherwise now or that came or went (mentioned), those
+// whose calls of a kind came or went (called), and other, whether a
+// module-level mode call, which decides for every call after it, came or
+// went. While other is false, the methods an edit left alone (see
+// pairUnchangedUnits) that mention none of mentioned and define none of
+// called do as they did: what they ask of the file is the same. A call's
+// kind follows from its method's code and context and from that method's
+// callers (under no-grad when they all are): a change in the calls of a
+// function reaches the calls in its definitions, judged in turn, not those
+// in its callers. A function that came or went changes what the calls of
+// its name are, in the methods that make them, and one whose summary
+// differs what its callers' summaries read.
+func (j *callJudgement) changedDefinitions() (mentioned, called map[string]bool, other bool) {
 	if j.moduleModeCall {
-		return nil, true
+		return nil, nil, true
 	}
-	for _, n := range j.calls {
+	add := func(to *map[string]bool, name string) {
+		if *to == nil {
+			*to = map[string]bool{}
+		}
+		(*to)[name] = true
+	}
+	for key, n := range j.calls {
 		if n != 0 {
-			return nil, true
+			add(&called, key[:len(key)-1]) // the name, without its kind (see judge)
 		}
 	}
 	for name, ds := range j.defs {
 		if len(ds[0]) != len(ds[1]) {
-			return nil, true
+			add(&mentioned, name)
+			continue
 		}
 		// Summarised in both versions here, though no answer of prev may
 		// have asked (the rules ask for few summaries): a summary missing
@@ -2648,13 +2662,10 @@ func (j *callJudgement) changedDefinitions() (names map[string]bool, other bool)
 			j.f.summary(d)
 		}
 		if j.differ(name) {
-			if names == nil {
-				names = map[string]bool{}
-			}
-			names[name] = true
+			add(&mentioned, name)
 		}
 	}
-	return names, false
+	return mentioned, called, false
 }
 
 // askedSignature has a bit for each key of an asked set (by the key's

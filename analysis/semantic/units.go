@@ -19,9 +19,10 @@ import (
 // which the edited method changes only through what carryOver finds in
 // that method itself. So the methods an edit left alone are paired with
 // their old selves and skipped; the edited one is judged, then the
-// methods that mention a function that does otherwise now, and so on;
-// anything else found changed (a name bound anew, a call's kind, a
-// function come or gone) judges them all.
+// methods that mention a function that does otherwise now or came or
+// went, or a name bound anew, and those that define a function whose calls
+// changed, and so on; a module-level mode call come or gone judges them
+// all.
 
 // pairUnits is false only in tests, for what carryOver finds without the
 // pairing to compare with.
@@ -71,23 +72,21 @@ func unitAt(units []*pyast.Node, at int) int {
 	return -1
 }
 
-// split takes out of u the functions that mention one of names (a call
-// of a function that does otherwise now, see changedDefinitions) not
-// sought before, and returns them as units of their own (nil for none):
-// they are judged, u's are not.
-func (u *unchangedUnits) split(names map[string]bool) *unchangedUnits {
-	fresh := map[string]bool{}
-	for name := range names {
-		if !u.sought[name] {
-			fresh[name] = true
-			u.sought[name] = true
-		}
-	}
-	if len(fresh) == 0 {
+// split takes out of u the functions that mention one of mentioned (a
+// function that does otherwise now, or came or went, see
+// changedDefinitions) or define one of defined (a function whose calls
+// changed), not sought before, and returns them as units of their own
+// (nil for none): they are judged, u's are not.
+func (u *unchangedUnits) split(mentioned, defined map[string]bool) *unchangedUnits {
+	mentioned, defined = u.unsought(mentioned, ""), u.unsought(defined, "def ")
+	if len(mentioned) == 0 && len(defined) == 0 {
 		return nil
 	}
 	var sought [][]byte
-	for name := range fresh {
+	for name := range mentioned {
+		sought = append(sought, []byte(name))
+	}
+	for name := range defined {
 		sought = append(sought, []byte(name))
 	}
 	out := &unchangedUnits{f: u.f}
@@ -95,7 +94,8 @@ func (u *unchangedUnits) split(names map[string]bool) *unchangedUnits {
 	for i, n := range u.cur {
 		// Most functions' text holds none of the names: no walk for them.
 		text := u.f.Tree.Src[n.Start():n.End()]
-		if slices.ContainsFunc(sought, func(name []byte) bool { return bytes.Contains(text, name) }) && mentionsIdentifier(u.f, n, fresh) {
+		if slices.ContainsFunc(sought, func(name []byte) bool { return bytes.Contains(text, name) }) &&
+			(mentionsIdentifier(u.f, n, mentioned) || definesFunction(u.f, n, defined)) {
 			out.old, out.cur = append(out.old, u.old[i]), append(out.cur, n)
 			continue
 		}
@@ -107,6 +107,22 @@ func (u *unchangedUnits) split(names map[string]bool) *unchangedUnits {
 		return nil
 	}
 	return out
+}
+
+// unsought returns the names not sought before (as kind: "" for those
+// mentioned, "def " for those defined), and marks them sought.
+func (u *unchangedUnits) unsought(names map[string]bool, kind string) map[string]bool {
+	var fresh map[string]bool
+	for name := range names {
+		if !u.sought[kind+name] {
+			if fresh == nil {
+				fresh = map[string]bool{}
+			}
+			fresh[name] = true
+			u.sought[kind+name] = true
+		}
+	}
+	return fresh
 }
 
 // withoutClassReaders takes out of u the methods whose summaries read
@@ -191,9 +207,26 @@ func keepsOnSelf(f *File, fn *pyast.Node) bool {
 // mentionsIdentifier reports whether an identifier in n (a name, or the
 // last part of an attribute chain) is one of names.
 func mentionsIdentifier(f *File, n *pyast.Node, names map[string]bool) bool {
+	if len(names) == 0 {
+		return false
+	}
 	found := false
 	pyast.Walk(n, func(m *pyast.Node) bool {
 		found = found || m.Is("identifier") && names[f.Text(m)]
+		return !found
+	})
+	return found
+}
+
+// definesFunction reports whether n is, or holds, the definition of a
+// function named one of names.
+func definesFunction(f *File, n *pyast.Node, names map[string]bool) bool {
+	if len(names) == 0 {
+		return false
+	}
+	found := false
+	pyast.Walk(n, func(m *pyast.Node) bool {
+		found = found || m.Is("function_definition") && names[f.Text(m.Child("name"))]
 		return !found
 	})
 	return found

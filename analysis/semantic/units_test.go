@@ -80,8 +80,9 @@ def run(trainer, loader):
 // made in two buffers, one without the pairing, and their conclusions
 // compared. A method that does otherwise now brings in the methods that
 // call it (update's callers: fit_batch's call of forward_pass no longer
-// feeds training); a call whose kind changed, a method added, a name
-// bound anew judge everything.
+// feeds training); a call whose kind changed, the definitions of its
+// function; a nested function come or gone, the methods that mention its
+// name; an attribute bound in __init__ judges everything.
 func TestAnEditInOneMethodJudgesThatMethod(t *testing.T) {
 	const extra = 20
 	src := trainerClass(extra)
@@ -105,14 +106,16 @@ func TestAnEditInOneMethodJudgesThatMethod(t *testing.T) {
 		{"        return self.model(x)\n", "        return x\n", 40}, // runs no model
 		{"        return x\n", "        return self.model(x)\n", 40},
 		// update trains no more: fit_batch's call of forward_pass, whose
-		// result it hands to update, no longer feeds training.
-		// (Then that call's kind changed: everything is judged.)
-		{"        loss = out.sum()\n        loss.backward()\n", "        loss = out.sum()\n        print(loss)\n", 0},
-		{"        loss = out.sum()\n        print(loss)\n", "        loss = out.sum()\n        loss.backward()\n", 0},
+		// result it hands to update, no longer feeds training. Then that
+		// call's kind changed: forward_pass's definition is judged, not
+		// the helpers.
+		{"        loss = out.sum()\n        loss.backward()\n", "        loss = out.sum()\n        print(loss)\n", 40},
+		{"        loss = out.sum()\n        print(loss)\n", "        loss = out.sum()\n        loss.backward()\n", 40},
 		// A call under no_grad now: its kind changed, and step's only
-		// caller puts step's own calls under no_grad too.
-		{"            outs.append(self.predict(x))", "            with torch.no_grad():\n                outs.append(self.predict(x))", 0},
-		{"            losses.append(self.step(x))", "            with torch.no_grad():\n                losses.append(self.step(x))", 0},
+		// caller puts step's own calls under no_grad too (step's
+		// definition, then forward_pass's, judged in turn).
+		{"            outs.append(self.predict(x))", "            with torch.no_grad():\n                outs.append(self.predict(x))", 40},
+		{"            losses.append(self.step(x))", "            with torch.no_grad():\n                losses.append(self.step(x))", 40},
 		{"    def helper5(self, x):", "    @torch.no_grad()\n    def helper5(self, x):", 0},
 		{"torch.zeros(7)", "torch.zeros(7", 0}, // the error may run to the class's end
 		{"torch.zeros(7", "torch.zeros(7)", 0},
@@ -122,6 +125,16 @@ func TestAnEditInOneMethodJudgesThatMethod(t *testing.T) {
 		{"        y = torch.zeros(4)\n", "        y = torch.zeros(4)\n        y.grad = None\n", 12},
 		{"        y = torch.zeros(4)\n        y.grad = None\n", "        y = torch.zeros(4)\n", 12},
 		{"    def helper9(self, x):", "    def helper9b(self, x):\n        pass\n\n    def helper9(self, x):", 0},
+		// A function nested in a method came, was renamed (one went,
+		// another came, as a name typed letter by letter does) and went:
+		// the calls of its names are in the methods that mention them,
+		// none but its own here.
+		{"        losses = []\n", "        def inner(v):\n            return v\n\n        losses = []\n", 12},
+		{"        def inner(v):\n", "        def inner2(v):\n", 12},
+		{"        def inner2(v):\n            return v\n\n", "", 12},
+		// One named as a method others call: those are judged with it.
+		{"        losses = []\n", "        def predict(v):\n            return v\n\n        losses = []\n", 40},
+		{"        def predict(v):\n            return v\n\n", "", 40},
 	}
 	for i, step := range steps {
 		if want := replaceBoth(t, paired, full, i, step); step.most > 0 && want.carried.judged < calls {

@@ -71,10 +71,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	if skip != nil {
 		s.tell(messageWarning, "%s is not analysed: %v", td.URI, skip)
 		if ix != nil && d.path != "" && !onSave {
-			// Not analysed as a buffer: the file on disk counts.
-			if reread := ix.Close(d.path); reread != nil {
-				go s.reread(ix, td.URI, reread)
-			}
+			s.closeInIndex(ix, d.path, td.URI) // not analysed as a buffer: the file on disk counts
 		}
 	}
 	version, _ := clampNumber(td.Version, 0, math.MaxInt32)

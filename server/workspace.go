@@ -165,13 +165,19 @@ func (s *Server) forgetModel(d *document) {
 		return
 	}
 	if ix := s.projects.For(d.path); ix != nil {
-		// Close stores no summary itself: what changes, the reread does.
-		if reread := ix.Close(d.path); reread != nil {
-			go s.reread(ix, d.uri, reread)
-		}
+		s.closeInIndex(ix, d.path, d.uri)
 	}
 	if s.editor.workspaceMode && !s.pullMode() {
 		go s.publishClosed(context.Background(), d.path) // what is on disk, now that the buffer is gone
+	}
+}
+
+// closeInIndex closes the buffer uri (of the file at path) in ix, and
+// runs what that left to read from disk on a goroutine (see reread).
+// Close stores no summary itself: what changes, the reread does.
+func (s *Server) closeInIndex(ix *workspace.Index, path, uri string) {
+	if reread := ix.Close(path); reread != nil {
+		go s.reread(ix, uri, reread)
 	}
 }
 

@@ -2633,20 +2633,15 @@ func (j *callJudgement) changedDefinitions() (mentioned, called map[string]bool,
 	if j.moduleModeCall {
 		return nil, nil, true
 	}
-	add := func(to *map[string]bool, name string) {
-		if *to == nil {
-			*to = map[string]bool{}
-		}
-		(*to)[name] = true
-	}
+	mentioned, called = map[string]bool{}, map[string]bool{}
 	for key, n := range j.calls {
 		if n != 0 {
-			add(&called, key[:len(key)-1]) // the name, without its kind (see judge)
+			called[key[:len(key)-1]] = true // the name, without its kind (see judge)
 		}
 	}
 	for name, ds := range j.defs {
 		if len(ds[0]) != len(ds[1]) {
-			add(&mentioned, name)
+			mentioned[name] = true
 			continue
 		}
 		// Summarised in both versions here, though no answer of prev may
@@ -2662,7 +2657,7 @@ func (j *callJudgement) changedDefinitions() (mentioned, called map[string]bool,
 			j.f.summary(d)
 		}
 		if j.differ(name) {
-			add(&mentioned, name)
+			mentioned[name] = true
 		}
 	}
 	return mentioned, called, false

@@ -94,8 +94,7 @@ func (u *unchangedUnits) split(mentioned, defined map[string]bool) *unchangedUni
 	for i, n := range u.cur {
 		// Most functions' text holds none of the names: no walk for them.
 		text := u.f.Tree.Src[n.Start():n.End()]
-		if slices.ContainsFunc(sought, func(name []byte) bool { return bytes.Contains(text, name) }) &&
-			(mentionsIdentifier(u.f, n, mentioned) || definesFunction(u.f, n, defined)) {
+		if slices.ContainsFunc(sought, func(name []byte) bool { return bytes.Contains(text, name) }) && mentionsOrDefines(u.f, n, mentioned, defined) {
 			out.old, out.cur = append(out.old, u.old[i]), append(out.cur, n)
 			continue
 		}
@@ -204,29 +203,15 @@ func keepsOnSelf(f *File, fn *pyast.Node) bool {
 	return false
 }
 
-// mentionsIdentifier reports whether an identifier in n (a name, or the
-// last part of an attribute chain) is one of names.
-func mentionsIdentifier(f *File, n *pyast.Node, names map[string]bool) bool {
-	if len(names) == 0 {
-		return false
-	}
+// mentionsOrDefines reports whether an identifier in n (a name, or the
+// last part of an attribute chain) is one of mentioned, or a function
+// defined in n (n itself included) is named one of defined: one walk for
+// both.
+func mentionsOrDefines(f *File, n *pyast.Node, mentioned, defined map[string]bool) bool {
 	found := false
 	pyast.Walk(n, func(m *pyast.Node) bool {
-		found = found || m.Is("identifier") && names[f.Text(m)]
-		return !found
-	})
-	return found
-}
-
-// definesFunction reports whether n is, or holds, the definition of a
-// function named one of names.
-func definesFunction(f *File, n *pyast.Node, names map[string]bool) bool {
-	if len(names) == 0 {
-		return false
-	}
-	found := false
-	pyast.Walk(n, func(m *pyast.Node) bool {
-		found = found || m.Is("function_definition") && names[f.Text(m.Child("name"))]
+		found = found || m.Is("identifier") && mentioned[f.Text(m)] ||
+			len(defined) > 0 && m.Is("function_definition") && defined[f.Text(m.Child("name"))]
 		return !found
 	})
 	return found

@@ -570,13 +570,15 @@ func (ix *Index) keep(f *semantic.File, s *fileSummary, open bool) {
 // was saved, or never changed), that summary is the file's: it is not
 // parsed again (and, with KeepEveryFact, gets every function's facts from
 // the buffer's model). Closing fifty 10,000-line files took seconds
-// otherwise.
-// Otherwise (a buffer closed with changes it did not save, or one never
-// analysed) the file must be read from disk again: Close returns that
+// without this.
+//
+// When it does not (a buffer closed with changes it did not save, or one
+// never analysed), the file must be read from disk again: Close returns that
 // work, reread, for the caller to run off its own locks (the server
 // closes a buffer with its lock held, and a 50,000-line file's parse
 // takes about half a second); nil when nothing is left. Until it has run,
 // the buffer's last summary stands for the file.
+//
 // Closing the project's last open buffer drops the models of other files
 // kept for the buffers' questions (see modelCache): up to about 20 MiB
 // that only an open buffer's analysis reads.

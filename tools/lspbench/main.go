@@ -386,17 +386,18 @@ func newReparseFloor(text string) (*reparseFloor, error) {
 	return &reparseFloor{parser: p, tree: tree}, nil
 }
 
-// apply replaces old's bytes [start, end) with text in the tree and
-// reparses the result, the old tree given; it returns the parse's time.
-func (f *reparseFloor) apply(old string, start, end int, text string) (time.Duration, error) {
-	edited := old[:start] + text + old[end:]
+// apply tells the tree that old's bytes [start, end) became text, making
+// edited, and reparses edited, the old tree given; it returns the parse's
+// time.
+func (f *reparseFloor) apply(old, edited string, start, end int, text string) (time.Duration, error) {
+	at := bytePoint(old, start)
 	f.tree.Edit(sitter.EditInput{
 		StartIndex:  uint32(start),
 		OldEndIndex: uint32(end),
 		NewEndIndex: uint32(start + len(text)),
-		StartPoint:  bytePoint(old, start),
-		OldEndPoint: bytePoint(old, end),
-		NewEndPoint: bytePoint(edited, start+len(text)),
+		StartPoint:  at,
+		OldEndPoint: pointAfter(at, old[start:end]),
+		NewEndPoint: pointAfter(at, text),
 	})
 	src := []byte(edited)
 	begin := time.Now()
@@ -418,8 +419,15 @@ func (f *reparseFloor) close() {
 // bytePoint is tree-sitter's point of byte offset off: its row, and its
 // column in bytes.
 func bytePoint(text string, off int) sitter.Point {
-	lineStart := strings.LastIndexByte(text[:off], '\n') + 1
-	return sitter.Point{Row: uint32(strings.Count(text[:off], "\n")), Column: uint32(off - lineStart)}
+	return pointAfter(sitter.Point{}, text[:off])
+}
+
+// pointAfter is the point reached from p over text.
+func pointAfter(p sitter.Point, text string) sitter.Point {
+	if k := strings.LastIndexByte(text, '\n'); k >= 0 {
+		return sitter.Point{Row: p.Row + uint32(strings.Count(text, "\n")), Column: uint32(len(text) - k - 1)}
+	}
+	return sitter.Point{Row: p.Row, Column: p.Column + uint32(len(text))}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -797,15 +805,16 @@ func (s *server) open(doc *document) (time.Duration, error) {
 // one incremental change, and returns the time to its diagnostics.
 func (s *server) change(doc *document, start, end int, text string) (time.Duration, error) {
 	from, to := positionOf(doc.text, start), positionOf(doc.text, end)
+	edited := doc.text[:start] + text + doc.text[end:]
 	if doc.floor != nil {
 		// Before the change is sent: the server is idle meanwhile.
-		took, err := doc.floor.apply(doc.text, start, end, text)
+		took, err := doc.floor.apply(doc.text, edited, start, end, text)
 		if err != nil {
 			return 0, err
 		}
 		doc.reparses = append(doc.reparses, took)
 	}
-	doc.text = doc.text[:start] + text + doc.text[end:]
+	doc.text = edited
 	doc.version++
 	begin := time.Now()
 	change := map[string]any{"range": map[string]any{"start": from, "end": to}, "text": text}

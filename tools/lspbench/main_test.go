@@ -36,10 +36,11 @@ func TestReparseFloorKeepsTheTreeOfTheText(t *testing.T) {
 		}
 	}
 	for _, r := range typed {
-		if _, err := floor.apply(text, at, at, string(r)); err != nil {
+		edited := text[:at] + string(r) + text[at:]
+		if _, err := floor.apply(text, edited, at, at, string(r)); err != nil {
 			t.Fatal(err)
 		}
-		text = text[:at] + string(r) + text[at:]
+		text = edited
 		at += len(string(r))
 		step++
 		if step%40 == 0 || r == '\n' {
@@ -49,10 +50,11 @@ func TestReparseFloorKeepsTheTreeOfTheText(t *testing.T) {
 	// Deletions after a multi-byte character, and of a whole line.
 	for _, cut := range []string{"é", "model.train()\n"} {
 		k := strings.Index(text, cut)
-		if _, err := floor.apply(text, k, k+len(cut), ""); err != nil {
+		edited := text[:k] + text[k+len(cut):]
+		if _, err := floor.apply(text, edited, k, k+len(cut), ""); err != nil {
 			t.Fatal(err)
 		}
-		text = text[:k] + text[k+len(cut):]
+		text = edited
 		step++
 		compare()
 	}
@@ -97,7 +99,7 @@ func TestReparseFloorReusesWhatTheEditLeft(t *testing.T) {
 		start, end int
 		text       string
 	}{{text, edited, 1, 1, "a"}, {edited, text, 1, 2, ""}} {
-		if _, err := floor.apply(change.old, change.start, change.end, change.text); err != nil {
+		if _, err := floor.apply(change.old, change.new, change.start, change.end, change.text); err != nil {
 			t.Fatal(err)
 		}
 		after := map[uintptr]bool{}

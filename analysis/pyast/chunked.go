@@ -406,7 +406,17 @@ func (l lexState) atStatement() bool { return l.quote == 0 && !l.comment && l.de
 
 // scan returns the state after text, which follows l's.
 func (l lexState) scan(text []byte) lexState {
-	for i := 0; i < len(text); i++ {
+	l, _ = l.scanTo(text, 0, len(text))
+	return l
+}
+
+// scanTo scans text from byte i, where a scan from its start landed in
+// state l, and returns the state where it lands at or past until, and
+// where that is: a quote or an escape read ahead moves it on by more than
+// one byte. The state at a landing depends on the bytes before it and on
+// the two after at most (a triple quote read ahead).
+func (l lexState) scanTo(text []byte, i, until int) (lexState, int) {
+	for ; i < until; i++ {
 		c := text[i]
 		switch {
 		case l.quote != 0:
@@ -436,5 +446,5 @@ func (l lexState) scan(text []byte) lexState {
 			l.depth--
 		}
 	}
-	return l
+	return l, i
 }

@@ -91,7 +91,10 @@ type Segment struct {
 	// literal) so that an edit inside it is parsed incrementally rather
 	// than the whole statement again (see reparseSegment); nil otherwise.
 	// It is freed when the segment is collected.
-	tree   *sitter.Tree
+	tree *sitter.Tree
+	// lex is a scan of text, kept with tree once an edit asked for one
+	// (see lexmarks.go); nil otherwise.
+	lex    *lexMarks
 	serial uint64 // names the segment, see placedSegment
 	// seen describes the nodes of its statement's mirror, in order, when it
 	// keeps its tree: the next version's mirror copies those an edit left

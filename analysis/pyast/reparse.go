@@ -200,14 +200,29 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	if clean && ts.RootNode().HasError() {
 		return nil, errNotClean
 	}
+	// The scan of a large statement's text goes with its tree (see
+	// lexmarks.go): from the last version's, it costs what the edit does.
+	var marks *lexMarks
+	if old != nil && old.lex != nil {
+		marks = old.lex.rescan(old.text, src[start:end])
+	}
 	if ts.RootNode().HasError() {
+		if marks == nil && old != nil {
+			marks = scanMarked(src[start:end])
+		}
+		var st lexState
+		if marks != nil {
+			st = marks.end
+		} else {
+			st = lexState{}.scan(src[start:end])
+		}
 		// A triple-quoted string the region leaves open goes on to the
 		// next such quote after it (an edit that deletes a docstring's
 		// closing quotes), which a parse of the region alone cannot see.
 		// Or its quotes close a string left open before the region, in
 		// an earlier segment with an error: tree-sitter ended that string
 		// to parse the statements after it, which Python reads as text.
-		if st := (lexState{}).scan(src[start:end]); st.quote != 0 && st.triple &&
+		if st.quote != 0 && st.triple &&
 			(end < len(src) && bytes.Contains(src[end:], []byte{st.quote, st.quote, st.quote}) || leftOpenBefore(prev.Segments[:first], st.quote)) {
 			return nil, nil
 		}
@@ -319,6 +334,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	}
 	if keep {
 		keepTree(t.Segments[first], ts)
+		t.Segments[first].lex = marks
 		kept = true
 	}
 	t.Src = t.fill(t.Root.End(), prev)

@@ -198,7 +198,7 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf
 	// (keepAtOpen). Not the rest, which may hold an error.
 	keep := !rest && len(c.groups) == 1 && end-start >= keepTreeFrom && keptBytes.Load()+int64(end-start) <= keepAtOpen
 	for i, g := range c.groups {
-		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, buf, keep, nil))
+		c.segments = append(c.segments, mirrorSegment(g, src, bases[i], root, buf, keep, nil, nil))
 	}
 	if keep {
 		keepTree(c.segments[0], ts)

@@ -527,7 +527,7 @@ func padPoint(g group, src []byte) int {
 // segment also keeps the keys of its nodes, and with from it copies the
 // nodes of from.prior's mirror that the edit left alone rather than
 // walking them again.
-func mirrorSegment(g group, src []byte, base int, root int32, buf *scratch, keep bool, from *reuse) *Segment {
+func mirrorSegment(g group, src []byte, base int, root int32, buf *scratch, keep bool, from *reuse, spares *spareTexts) *Segment {
 	// Its own copy of the text: a view would keep this version's whole
 	// source alive as long as the segment.
 	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), hasError: missingSeparator(g, src), serial: segmentSerials.Add(1)}
@@ -538,7 +538,7 @@ func mirrorSegment(g group, src []byte, base int, root int32, buf *scratch, keep
 		from = nil
 	}
 	for _, t := range g.tops {
-		nodes, seen, copied := mirror(flatten(t.node, buf, from), base-g.start+t.origin, root, from, keep)
+		nodes, seen, copied := mirror(flatten(t.node, buf, from), base-g.start+t.origin, root, from, keep, spares)
 		seg.hasError = seg.hasError || t.hasError
 		seg.Nodes = append(seg.Nodes, &nodes[0])
 		seg.seen = seen
@@ -558,7 +558,7 @@ func mirrorAll(t *Tree, gs []group, src []byte, base func(int) int) {
 		// Contiguous shares of about equal size.
 		for i := range gs {
 			if gs[i].start*workers/max(1, len(src)) == w {
-				t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.rootNumber, &buf, false, nil)
+				t.Segments[i] = mirrorSegment(gs[i], src, base(i), t.rootNumber, &buf, false, nil, nil)
 			}
 		}
 	})

@@ -268,7 +268,7 @@ func checkReusedMirrors(t *testing.T, tree *Tree) int {
 			t.Fatalf("a segment with a seen table has %d statements, its tree %d", len(seg.Nodes), len(tops))
 		}
 		var buf scratch
-		want, wantSeen, _ := mirror(flatten(tops[0].node, &buf, nil), seg.Base, tree.rootNumber, nil, true)
+		want, wantSeen, _ := mirror(flatten(tops[0].node, &buf, nil), seg.Base, tree.rootNumber, nil, true, nil)
 		got := unsafe.Slice(seg.Nodes[0], len(seg.seen))
 		if len(want) != len(got) || len(wantSeen) != len(seg.seen) {
 			t.Fatalf("the mirror has %d nodes (seen: %d), a fresh walk %d (%d)", len(got), len(seg.seen), len(want), len(wantSeen))
@@ -506,9 +506,52 @@ func checkSparesDropped(t *testing.T, tree *Tree) {
 	runtime.GC()
 	tree.spares.mu.Lock()
 	defer tree.spares.mu.Unlock()
-	if len(tree.spares.texts) != 0 || len(tree.spares.sources) != 0 {
-		t.Errorf("%d spare texts and %d sources are kept after ReleaseMemory", len(tree.spares.texts), len(tree.spares.sources))
+	if len(tree.spares.texts) != 0 || len(tree.spares.sources) != 0 || len(tree.spares.nodeArrays) != 0 || len(tree.spares.seenArrays) != 0 {
+		t.Errorf("%d spare texts, %d sources and %d+%d mirror arrays are kept after ReleaseMemory", len(tree.spares.texts), len(tree.spares.sources), len(tree.spares.nodeArrays), len(tree.spares.seenArrays))
 	}
+}
+
+// The mirror arrays of a large class typed into become spares once
+// unreachable, and later mirrors of the class are written into them: each
+// one as a fresh walk of its tree would be, and no array still reached
+// written over.
+func TestMirrorArraysAreReusedOnlyWhenUnreachable(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("class Suite:\n")
+	for i := range 400 {
+		fmt.Fprintf(&b, "    def step%d(self, x):\n        y = self.model(x, [1, 2]) * %d\n        return {'loss': y.sum(), 'n': len(x)}\n\n", i, i)
+	}
+	b.WriteString("\ndef run(suite):\n    return suite.step0(None)\n")
+	src := []byte(b.String())
+	tree := parseForEditing(t, src)
+	at := bytes.Index(src, []byte("        return {'loss': y.sum(), 'n': len(x)}\n\n    def step200")) + len("        ")
+	// Typing in the class once gives it a kept tree; then a node of that
+	// version's mirror is held to the end.
+	tree, src = edit(t, tree, src, at, at, "z")
+	at++
+	class := tree.Segments[tree.segmentOfSource(at)]
+	if class.tree == nil || len(class.seen)*int(unsafe.Sizeof(Node{})) < spareArrayFrom {
+		t.Fatalf("the class keeps no tree, or its mirror is too small to keep (%d nodes)", len(class.seen))
+	}
+	held := &class.Nodes[0].subtree()[len(class.seen)/2]
+	heldNode := *held
+	took := tookSpareArray.Load()
+	for i := range 60 {
+		key := []string{"x", ".", "(", ")", "\n        "}[i%5]
+		tree, src, _ = editChecked(t, tree, src, at, at, key)
+		at += len(key)
+		if i%3 == 0 {
+			runtime.GC() // the unreachable versions' arrays become spares
+			runtime.Gosched()
+		}
+	}
+	if n := tookSpareArray.Load() - took; n < 20 {
+		t.Errorf("%d mirror arrays of 60 or more versions were spares", n)
+	}
+	if *held != heldNode {
+		t.Fatalf("a node still reached was written over: %+v, was %+v", *held, heldNode)
+	}
+	checkSparesDropped(t, tree)
 }
 
 // With no spare text left (after a pause, or between two collections), a

@@ -314,7 +314,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		if keptAt[i] >= 0 {
 			t.Segments[i] = prev.Segments[keptAt[i]]
 		} else {
-			t.Segments[i] = mirrorSegment(g, src, bases[i], t.rootNumber, buf, keep && i == first, lineage)
+			t.Segments[i] = mirrorSegment(g, src, bases[i], t.rootNumber, buf, keep && i == first, lineage, prev.spares)
 		}
 		t.hasError = t.hasError || t.Segments[i].hasError
 	}

@@ -2,6 +2,7 @@ package pyast
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -33,6 +34,12 @@ type spareTexts struct {
 	// a new buffer (1.8 MB at 50,000 lines, a third of what typing
 	// allocated), which one of these saves.
 	sources [][]byte
+	// nodeArrays and seenArrays are unreachable mirror arrays of the large
+	// statements that keep their trees (see mirror): a keystroke inside a
+	// class of thousands of lines allocated and cleared a new array of its
+	// nodes and of their keys, 6.6 MB in distributed_test.py's test class.
+	nodeArrays [][]Node
+	seenArrays []seenNodes
 	// dropped: the spares were let go (dropSpares), and texts that become
 	// unreachable are not kept until a new version is written.
 	dropped bool
@@ -109,7 +116,7 @@ func dropSpares() {
 	for _, w := range allSpares.list {
 		if s := w.Value(); s != nil {
 			s.mu.Lock()
-			s.texts, s.sources, s.dropped = nil, nil, true
+			s.texts, s.sources, s.nodeArrays, s.seenArrays, s.dropped = nil, nil, nil, nil, true
 			s.mu.Unlock()
 		}
 	}
@@ -129,6 +136,7 @@ func spareBytesHeld() int {
 			for _, b := range s.sources {
 				n += cap(b)
 			}
+			n += arrayBytes(s.nodeArrays) + arrayBytes(s.seenArrays)
 			s.mu.Unlock()
 		}
 	}
@@ -162,19 +170,19 @@ func (s *spareTexts) watch(buf []byte, placed []placedSegment) {
 	if s == nil || len(buf) < 4<<10 {
 		return // not worth it, and a tiny allocation shares its block
 	}
-	s.whenUnreachable(buf, len(buf), func(spare []byte, held int) {
+	whenUnreachable(s, buf, len(buf), func(spare []byte, held int) {
 		if s.mayKeep(len(s.texts), len(spare), held) {
 			s.texts = append(s.texts, spareText{buf: spare, placed: placed})
 		}
 	})
 }
 
-// whenUnreachable calls keep with the first size bytes of buf once nothing
-// reaches buf, with s.mu held and what every layout's spares hold. A
-// version was written: spares are kept again (see dropped).
-func (s *spareTexts) whenUnreachable(buf []byte, size int, keep func(spare []byte, held int)) {
+// whenUnreachable calls keep with the first size elements of buf once
+// nothing reaches buf, with s.mu held and what every layout's spares
+// hold. A version was written: spares are kept again (see dropped).
+func whenUnreachable[T any](s *spareTexts, buf []T, size int, keep func(spare []T, held int)) {
 	s.keepAgain()
-	runtime.SetFinalizer(unsafe.SliceData(buf), func(first *byte) {
+	runtime.SetFinalizer(unsafe.SliceData(buf), func(first *T) {
 		// Finalizers run one at a time: no other spare is kept between
 		// the count and the append.
 		held := spareBytesHeld()
@@ -183,6 +191,81 @@ func (s *spareTexts) whenUnreachable(buf []byte, size int, keep func(spare []byt
 		keep(unsafe.Slice(first, size), held)
 	})
 }
+
+// arrayBytes is the size of the arrays of list.
+func arrayBytes[T any](list [][]T) int {
+	n := 0
+	for _, a := range list {
+		n += cap(a) * int(unsafe.Sizeof(*new(T)))
+	}
+	return n
+}
+
+// spareArrayFrom is the size, in bytes, from which a mirror array is worth
+// keeping once unreachable: a class of a few thousand lines.
+const spareArrayFrom = 256 << 10
+
+// takeArray returns a spare array of list cut to n elements, with room
+// for no more than a quarter more (a larger one would hold memory the
+// statement does not need), or nil. Spares too small for n go: typed
+// into, a statement grows, and its earlier versions' arrays stay too
+// small for it.
+func takeArray[T any](s *spareTexts, list *[][]T, n int) []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*list = slices.DeleteFunc(*list, func(a []T) bool { return cap(a) < n })
+	for i, a := range *list {
+		if cap(a) <= n+n/4 {
+			*list = slices.Delete(*list, i, i+1)
+			tookSpareArray.Add(1)
+			return a[:n]
+		}
+	}
+	return nil
+}
+
+// newArray makes an array of n elements with room for an eighth more, so
+// that it can hold the next versions of a statement being typed into.
+func newArray[S ~[]E, E any](n int) S { return make(S, n, n+n/8) }
+
+// watchArray arranges for a, a mirror array of list's kind, to become a
+// spare once nothing reaches it.
+func watchArray[T any](s *spareTexts, list *[][]T, a []T) {
+	if cap(a)*int(unsafe.Sizeof(*new(T))) < spareArrayFrom {
+		return
+	}
+	a = a[:cap(a)]
+	whenUnreachable(s, a, len(a), func(spare []T, held int) {
+		if s.mayKeep(len(*list), len(spare)*int(unsafe.Sizeof(*new(T))), held) {
+			*list = append(*list, spare)
+		}
+	})
+}
+
+// mirrorArrays returns arrays of n nodes and of their n keys, for the
+// mirror of a large statement that keeps its tree: spares of s where it
+// has them, new ones otherwise, each to become a spare once nothing
+// reaches it. A spare holds an earlier mirror's nodes and keys: the mirror
+// writes every field of every one.
+func (s *spareTexts) mirrorArrays(n int) ([]Node, seenNodes) {
+	if s == nil {
+		return make([]Node, n), make(seenNodes, n)
+	}
+	nodes := takeArray(s, &s.nodeArrays, n)
+	if nodes == nil {
+		nodes = newArray[[]Node](n)
+	}
+	keys := takeArray(s, &s.seenArrays, n)
+	if keys == nil {
+		keys = newArray[seenNodes](n)
+	}
+	watchArray(s, &s.nodeArrays, nodes)
+	watchArray(s, &s.seenArrays, keys)
+	return nodes, keys
+}
+
+// tookSpareArray counts the mirror arrays taken from spares (for tests).
+var tookSpareArray atomic.Int64
 
 // keepAgain undoes dropSpares for this layout: it is edited again.
 func (s *spareTexts) keepAgain() {
@@ -320,7 +403,7 @@ func (s *spareTexts) watchSource(src []byte) {
 	if s == nil || cap(src) < 64<<10 {
 		return // not worth it
 	}
-	s.whenUnreachable(src, cap(src), func(spare []byte, held int) {
+	whenUnreachable(s, src, cap(src), func(spare []byte, held int) {
 		if s.mayKeep(len(s.sources), len(spare), held) {
 			s.sources = append(s.sources, spare)
 		}

@@ -442,7 +442,7 @@ func nodeOf(f *C.VLFlat) (kind, field uint16, named bool) {
 // A node the walk marked reused brings its subtree from from.prior's
 // mirror, shifted; runs lists those subtrees. With keep, it also returns
 // the nodes' seen table, for the next version's mirror.
-func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool) (nodes []Node, seen seenNodes, runs []copiedRun) {
+func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool, spares *spareTexts) (nodes []Node, seen seenNodes, runs []copiedRun) {
 	size := len(flat)
 	var prior []Node
 	var priorSeen seenNodes
@@ -470,9 +470,11 @@ func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool) (nod
 		}
 		return at[i]
 	}
-	nodes = make([]Node, size)
 	if keep {
-		seen = make(seenNodes, size)
+		// Perhaps spares, written over (see mirrorArrays).
+		nodes, seen = spares.mirrorArrays(size)
+	} else {
+		nodes = make([]Node, size)
 	}
 	// last[p] is 1 + the index of the last child of flat[p] linked so far
 	// (0: none yet): the nodes come in preorder, so each one follows its
@@ -494,8 +496,11 @@ func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool) (nod
 				}
 			}
 			copied += int(priorSeen[r].count)
-		} else if keep {
-			seen[k] = C.VLSeen{key: f.key, start: f.start, count: 1}
+		} else {
+			*node = Node{} // its links are set as its children come
+			if keep {
+				seen[k] = C.VLSeen{key: f.key, start: f.start, count: 1}
+			}
 		}
 		node.kind, node.field, node.Named = nodeOf(f)
 		node.start, node.end = int32(int(f.start)+shift), int32(int(f.end)+shift)

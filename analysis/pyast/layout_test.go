@@ -511,18 +511,26 @@ func checkSparesDropped(t *testing.T, tree *Tree) {
 	}
 }
 
+// suiteOf is a class Suite of n methods step0, step1, ... with body (a
+// format of the method's number), and a function after it.
+func suiteOf(n int, body string) string {
+	var b strings.Builder
+	b.WriteString("class Suite:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "    def step%d(self, x):\n", i)
+		fmt.Fprintf(&b, body, i)
+		b.WriteString("\n")
+	}
+	b.WriteString("\ndef run(suite):\n    return suite.step0(None)\n")
+	return b.String()
+}
+
 // The mirror arrays of a large class typed into become spares once
 // unreachable, and later mirrors of the class are written into them: each
 // one as a fresh walk of its tree would be, and no array still reached
 // written over.
 func TestMirrorArraysAreReusedOnlyWhenUnreachable(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("class Suite:\n")
-	for i := range 400 {
-		fmt.Fprintf(&b, "    def step%d(self, x):\n        y = self.model(x, [1, 2]) * %d\n        return {'loss': y.sum(), 'n': len(x)}\n\n", i, i)
-	}
-	b.WriteString("\ndef run(suite):\n    return suite.step0(None)\n")
-	src := []byte(b.String())
+	src := []byte(suiteOf(400, "        y = self.model(x, [1, 2]) * %[1]d\n        return {'loss': y.sum(), 'n': len(x)}\n"))
 	tree := parseForEditing(t, src)
 	at := bytes.Index(src, []byte("        return {'loss': y.sum(), 'n': len(x)}\n\n    def step200")) + len("        ")
 	// Typing in the class once gives it a kept tree; then a node of that

@@ -2,7 +2,6 @@ package pyast
 
 import (
 	"bytes"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -109,13 +108,8 @@ func TestLexMarksScanWhatTheEditReaches(t *testing.T) {
 // and a docstring's closing quotes deleted inside it still let the string
 // go on past the class, as a fresh parse reads it.
 func TestALargeClassKeepsItsScanWithItsTree(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("class Suite:\n")
-	for i := range 400 { // about 40 KB: above keepTreeFrom
-		fmt.Fprintf(&b, "    def step%d(self, x):\n        \"\"\"Step %d.\"\"\"\n        return self.model(x, [1, 2]) * %d  # it's\n\n", i, i, i)
-	}
-	b.WriteString("\ndef run(suite):\n    \"\"\"Runs it.\"\"\"\n    return suite.step0(None)\n")
-	src := []byte(b.String())
+	// About 40 KB: above keepTreeFrom.
+	src := []byte(suiteOf(400, "        \"\"\"Step %[1]d.\"\"\"\n        return self.model(x, [1, 2]) * %[1]d  # it's\n"))
 	tree := parseForEditing(t, src)
 	at := bytes.Index(src, []byte("        return self.model(x, [1, 2]) * 150")) + len("        ")
 	typed := 0

@@ -496,11 +496,11 @@ func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool, spar
 				}
 			}
 			copied += int(priorSeen[r].count)
-		} else {
-			*node = Node{} // its links are set as its children come
-			if keep {
-				seen[k] = C.VLSeen{key: f.key, start: f.start, count: 1}
-			}
+		} else if keep {
+			// The array may be a spare, holding an earlier mirror (see
+			// mirrorArrays): the links are set as the children come.
+			*node = Node{}
+			seen[k] = C.VLSeen{key: f.key, start: f.start, count: 1}
 		}
 		node.kind, node.field, node.Named = nodeOf(f)
 		node.start, node.end = int32(int(f.start)+shift), int32(int(f.end)+shift)

@@ -8,6 +8,7 @@
 //	go run ./tools/lspbench --lines 10000 --copies 50   # fifty files open
 //	go run ./tools/lspbench --lines 10000 --script      # module-level loops
 //	go run ./tools/lspbench --server "ruff server" FILE.py...
+//	go run ./tools/lspbench --type-at method --in-process 3 FILE.py  # no server
 //
 // Each latency is from writing a change to reading the diagnostics the
 // server publishes for it; the next change follows at once, or after
@@ -59,6 +60,7 @@ func main() {
 	script := flag.Bool("script", false, "with --lines, generate a script whose training and evaluation loops are module code, as notebooks exported to Python are, instead of functions")
 	openEarly := flag.Bool("open-early", false, "open the files as soon as the server is initialised, as an editor restoring its session does, while the server may still be reading the folder, instead of after the --settle pause (whose RSS reading is then taken at once)")
 	reparse := flag.Bool("reparse", true, "reparse each change of the scenarios in this process too, with the tree-sitter binding the server uses, whole and incrementally, before sending it: the rows \"reparse (floor)\", the yardstick of an edit whose reparse alone is slow")
+	inProcess := flag.Int("in-process", 0, "instead of driving a server, type the typing session's text (see --type, --type-at) into the first file this many times in this process, with vramlint's own incremental parse and analysis (no protocol, no server), and print each round's per-key percentiles and CPU a key: the least noisy measure of a keystroke's work on a shared machine")
 	leftOpen := flag.Bool("left-open", false, "with --lines, leave a bracket open in each file (`broken = foo(` before the first class past the middle), as in a file saved mid-edit")
 	flag.Parse()
 	if *typeAt != "middle" && *typeAt != "end" && *typeAt != "method" {
@@ -105,6 +107,26 @@ func main() {
 		abs, err := filepath.Abs(path)
 		check(err)
 		docs = append(docs, &document{uri: "file://" + abs, text: string(text)})
+	}
+
+	typed := typedFunction
+	if *typeFile != "" {
+		text, err := os.ReadFile(*typeFile)
+		check(err)
+		typed = string(text)
+	}
+	if *typeAt == "method" {
+		_, indent, err := methodLine(docs[0].text)
+		check(err)
+		typed = asMethod(typed, indent)
+	}
+	if *inProcess > 0 {
+		for range *inProcess {
+			r, err := typeInProcess(paths[0], docs[0].text, typed, *typeAt)
+			check(err)
+			fmt.Println(r)
+		}
+		return
 	}
 
 	var opts any
@@ -219,17 +241,6 @@ func main() {
 		scenario("edits spread", func() ([]time.Duration, error) { return s.editSpread(doc, *spread) })
 	}
 	if *typing {
-		typed := typedFunction
-		if *typeFile != "" {
-			text, err := os.ReadFile(*typeFile)
-			check(err)
-			typed = string(text)
-		}
-		if *typeAt == "method" {
-			_, indent, err := methodLine(doc.text)
-			check(err)
-			typed = asMethod(typed, indent)
-		}
 		r := scenario("typing (per key)", func() ([]time.Duration, error) { return s.typeText(doc, typed, *typeAt) })
 		if *keys != "" {
 			check(writeKeys(*keys, typed, r.samples, r.reparses))
@@ -954,22 +965,9 @@ const typedFunction = `def train_typed(model, loader, optimizer, device):
 // middle of the file, after its last line, or before the first method
 // past the middle (see methodLine; text indented as it, see asMethod).
 func (s *server) typeText(doc *document, text, where string) ([]time.Duration, error) {
-	var at int
-	switch where {
-	case "method":
-		var err error
-		if at, _, err = methodLine(doc.text); err != nil {
-			return nil, err
-		}
-	case "end":
-		at = len(doc.text)
-	default:
-		at = strings.Index(doc.text[len(doc.text)/2:], "\n\n\n")
-		if at < 0 {
-			at = len(doc.text)
-		} else {
-			at += len(doc.text)/2 + 2
-		}
+	at, err := typingAt(doc.text, where)
+	if err != nil {
+		return nil, err
 	}
 	var took []time.Duration
 	for _, r := range text {
@@ -984,6 +982,24 @@ func (s *server) typeText(doc *document, text, where string) ([]time.Duration, e
 		at += len(string(r))
 	}
 	return took, nil
+}
+
+// typingAt returns where in text the typing session types (see
+// --type-at): the top-level line nearest the middle, the end, or before
+// the first method past the middle.
+func typingAt(text, where string) (int, error) {
+	switch where {
+	case "method":
+		at, _, err := methodLine(text)
+		return at, err
+	case "end":
+		return len(text), nil
+	}
+	at := strings.Index(text[len(text)/2:], "\n\n\n")
+	if at < 0 {
+		return len(text), nil
+	}
+	return at + len(text)/2 + 2, nil
 }
 
 // methodLine returns where the first line past the middle of text that
@@ -1069,8 +1085,12 @@ func (s *server) codeActions(doc *document, n int) ([]time.Duration, error) {
 // cpu is the CPU time the server process has used so far, user and
 // system (/proc/PID/stat, in clock ticks of 10 ms), or -1 where it cannot
 // be read (a system without /proc).
-func (s *server) cpu() time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+func (s *server) cpu() time.Duration { return processCPU(s.cmd.Process.Pid) }
+
+// processCPU is the CPU time (user and system) the process pid has used,
+// or -1 where it cannot be read.
+func processCPU(pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return -1
 	}

@@ -109,16 +109,19 @@ func main() {
 		docs = append(docs, &document{uri: "file://" + abs, text: string(text)})
 	}
 
+	// What the typing session types, in the server or in this process.
 	typed := typedFunction
-	if *typeFile != "" {
-		text, err := os.ReadFile(*typeFile)
-		check(err)
-		typed = string(text)
-	}
-	if *typeAt == "method" {
-		_, indent, err := methodLine(docs[0].text)
-		check(err)
-		typed = asMethod(typed, indent)
+	if *typing || *inProcess > 0 {
+		if *typeFile != "" {
+			text, err := os.ReadFile(*typeFile)
+			check(err)
+			typed = string(text)
+		}
+		if *typeAt == "method" {
+			_, indent, err := methodLine(docs[0].text)
+			check(err)
+			typed = asMethod(typed, indent)
+		}
 	}
 	if *inProcess > 0 {
 		for range *inProcess {

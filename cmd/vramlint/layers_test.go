@@ -39,6 +39,10 @@ func TestImportDirection(t *testing.T) {
 		// files it measures with (its yardstick for an open is
 		// tree-sitter's parse, through the binding itself).
 		"tools/lspbench": {"internal/generated"},
+		// The typing session in its own process: vramlint's parse and
+		// analysis, with the runtime tuned as the server's, and the text
+		// lspbench types.
+		"tools/typebench": {"analysis", "analysis/pyast", "analysis/rules", "server", "internal/generated"},
 		// check's yardstick: tree-sitter's parse, through the binding
 		// itself, and nothing of vramlint.
 		"tools/parsefloor": {},

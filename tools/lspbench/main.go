@@ -8,7 +8,6 @@
 //	go run ./tools/lspbench --lines 10000 --copies 50   # fifty files open
 //	go run ./tools/lspbench --lines 10000 --script      # module-level loops
 //	go run ./tools/lspbench --server "ruff server" FILE.py...
-//	go run ./tools/lspbench --type-at method --in-process 3 FILE.py  # no server
 //
 // Each latency is from writing a change to reading the diagnostics the
 // server publishes for it; the next change follows at once, or after
@@ -60,7 +59,6 @@ func main() {
 	script := flag.Bool("script", false, "with --lines, generate a script whose training and evaluation loops are module code, as notebooks exported to Python are, instead of functions")
 	openEarly := flag.Bool("open-early", false, "open the files as soon as the server is initialised, as an editor restoring its session does, while the server may still be reading the folder, instead of after the --settle pause (whose RSS reading is then taken at once)")
 	reparse := flag.Bool("reparse", true, "reparse each change of the scenarios in this process too, with the tree-sitter binding the server uses, whole and incrementally, before sending it: the rows \"reparse (floor)\", the yardstick of an edit whose reparse alone is slow")
-	inProcess := flag.Int("in-process", 0, "instead of driving a server, type the typing session's text (see --type, --type-at) into the first file this many times in this process, with vramlint's own incremental parse and analysis (no protocol, no server), and print each round's per-key percentiles and CPU a key: the least noisy measure of a keystroke's work on a shared machine")
 	leftOpen := flag.Bool("left-open", false, "with --lines, leave a bracket open in each file (`broken = foo(` before the first class past the middle), as in a file saved mid-edit")
 	flag.Parse()
 	if *typeAt != "middle" && *typeAt != "end" && *typeAt != "method" {
@@ -107,29 +105,6 @@ func main() {
 		abs, err := filepath.Abs(path)
 		check(err)
 		docs = append(docs, &document{uri: "file://" + abs, text: string(text)})
-	}
-
-	// What the typing session types, in the server or in this process.
-	typed := typedFunction
-	if *typing || *inProcess > 0 {
-		if *typeFile != "" {
-			text, err := os.ReadFile(*typeFile)
-			check(err)
-			typed = string(text)
-		}
-		if *typeAt == "method" {
-			_, indent, err := methodLine(docs[0].text)
-			check(err)
-			typed = asMethod(typed, indent)
-		}
-	}
-	if *inProcess > 0 {
-		for range *inProcess {
-			r, err := typeInProcess(paths[0], docs[0].text, typed, *typeAt)
-			check(err)
-			fmt.Println(r)
-		}
-		return
 	}
 
 	var opts any
@@ -244,6 +219,19 @@ func main() {
 		scenario("edits spread", func() ([]time.Duration, error) { return s.editSpread(doc, *spread) })
 	}
 	if *typing {
+		typed := generated.TypedFunction
+		if *typeFile != "" {
+			text, err := os.ReadFile(*typeFile)
+			check(err)
+			typed = string(text)
+		}
+		if *typeAt == "method" {
+			_, indent, err := generated.MethodLine(doc.text)
+			if err != nil {
+				check(fmt.Errorf("--type-at method: %w", err))
+			}
+			typed = generated.AsMethod(typed, indent)
+		}
 		r := scenario("typing (per key)", func() ([]time.Duration, error) { return s.typeText(doc, typed, *typeAt) })
 		if *keys != "" {
 			check(writeKeys(*keys, typed, r.samples, r.reparses))
@@ -930,47 +918,15 @@ func statementStart(text string, off int) int {
 	return 0
 }
 
-// typedFunction is what the typing scenario types, key by key.
-const typedFunction = `def train_typed(model, loader, optimizer, device):
-    model.train()
-    losses = []
-    total = 0.0
-    for step, (x, y) in enumerate(loader):
-        x = x.to(device, non_blocking=True)
-        y = y.to(device, non_blocking=True)
-        optimizer.zero_grad()
-        out = model(x)
-        loss = torch.nn.functional.cross_entropy(out, y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss)
-        total += loss
-        if step % 100 == 0:
-            print(f"step {step}: {loss.item():.4f}")
-            torch.cuda.empty_cache()
-    with torch.no_grad():
-        model.eval()
-        correct = 0
-        for x, y in loader:
-            pred = model(x.to(device)).argmax(1)
-            correct += (pred == y.to(device)).sum().item()
-    history = {
-        "losses": [l.item() for l in losses],
-        "total": float(total),
-        "accuracy": correct / max(1, len(loader.dataset)),
-    }
-    return history
-
-`
-
 // typeText types text where says (see --type-at), one character a
 // change, as an editor sends keys: at the top-level line nearest the
 // middle of the file, after its last line, or before the first method
-// past the middle (see methodLine; text indented as it, see asMethod).
+// past the middle (see generated.MethodLine; text indented as it, see
+// generated.AsMethod).
 func (s *server) typeText(doc *document, text, where string) ([]time.Duration, error) {
-	at, err := typingAt(doc.text, where)
+	at, err := generated.TypingAt(doc.text, where)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--type-at %s: %w", where, err)
 	}
 	var took []time.Duration
 	for _, r := range text {
@@ -985,53 +941,6 @@ func (s *server) typeText(doc *document, text, where string) ([]time.Duration, e
 		at += len(string(r))
 	}
 	return took, nil
-}
-
-// typingAt returns where in text the typing session types (see
-// --type-at): the top-level line nearest the middle, the end, or before
-// the first method past the middle.
-func typingAt(text, where string) (int, error) {
-	switch where {
-	case "method":
-		at, _, err := methodLine(text)
-		return at, err
-	case "end":
-		return len(text), nil
-	}
-	at := strings.Index(text[len(text)/2:], "\n\n\n")
-	if at < 0 {
-		return len(text), nil
-	}
-	return at + len(text)/2 + 2, nil
-}
-
-// methodLine returns where the first line past the middle of text that
-// defines a method (an indented "def ") starts, and its indentation.
-func methodLine(text string) (at int, indent string, err error) {
-	for at = len(text) / 2; ; {
-		k := strings.Index(text[at:], "\n")
-		if k < 0 {
-			return 0, "", fmt.Errorf("--type-at method: no method (an indented line \"def \") past the middle of the file")
-		}
-		at += k + 1
-		line := text[at:]
-		body := strings.TrimLeft(line, " \t")
-		if len(body) < len(line) && strings.HasPrefix(body, "def ") {
-			return at, line[:len(line)-len(body)], nil
-		}
-	}
-}
-
-// asMethod returns text, a top-level definition, indented as a method by
-// indent, with a blank line after it.
-func asMethod(text, indent string) string {
-	lines := strings.SplitAfter(strings.TrimRight(text, "\n"), "\n")
-	for i, line := range lines {
-		if strings.TrimSpace(line) != "" {
-			lines[i] = indent + line
-		}
-	}
-	return strings.Join(lines, "") + "\n\n"
 }
 
 // writeKeys writes the typing session's latencies a key a line, each with

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	sitter "github.com/smacker/go-tree-sitter"
+	"github.com/vramlint/vramlint/internal/generated"
 )
 
 // TestReparseFloorKeepsTheTreeOfTheText types the benchmark's function
@@ -22,7 +23,7 @@ func TestReparseFloorKeepsTheTreeOfTheText(t *testing.T) {
 	}
 	defer floor.close()
 	at := strings.Index(text, "    def forward")
-	typed := asMethod(typedFunction, "    ")
+	typed := generated.AsMethod(generated.TypedFunction, "    ")
 	step := 0
 	compare := func() {
 		t.Helper()
@@ -127,22 +128,5 @@ func innerNodes(n *sitter.Node, ids map[uintptr]bool) {
 	ids[n.ID()] = true
 	for i := range int(n.ChildCount()) {
 		innerNodes(n.Child(i), ids)
-	}
-}
-
-// The in-process typing session types every key of the text where the
-// server's session would, and reports each one.
-func TestTypeInProcessTypesEveryKey(t *testing.T) {
-	text := "import torch\n\n\nclass Net:\n    def __init__(self):\n        self.w = 1\n\n    def forward(self, x):\n        return x * self.w\n\n\nx = 1\n"
-	typed := asMethod("def fit(self, xs):\n    seen = []\n    for x in xs:\n        seen.append(self.forward(x))\n", "    ")
-	line, err := typeInProcess("/bench/net.py", text, typed, "method")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := fmt.Sprintf("in-process typing: %d keys, p50 ", len([]rune(typed))); !strings.HasPrefix(line, want) {
-		t.Errorf("got %q, want it to start %q", line, want)
-	}
-	if _, err := typeInProcess("/bench/net.py", "x = 1\n", typed, "method"); err == nil {
-		t.Error("a file without a method: no error")
 	}
 }

@@ -1,0 +1,121 @@
+// Command typebench types a function into a Python file key by key, as
+// lspbench's typing session does, but in its own process: each key is
+// vramlint's incremental parse of the edited text and its analysis with
+// every rule, carried from the last version's, of the file alone (without
+// its project). Without the protocol, the encoding and a server's other
+// work, it is the least noisy measure of a keystroke's work on a shared
+// machine; compare versions by interleaved rounds.
+//
+//	go run ./tools/typebench --type-at method --rounds 3 FILE.py
+//
+// Each round prints the keys' p50, p90, p95, p99 and maximum, how many
+// took over 15 ms, and the CPU a key (this process's, every core, the
+// collector included; "?" where it cannot be read).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/vramlint/vramlint/analysis"
+	"github.com/vramlint/vramlint/analysis/pyast"
+	"github.com/vramlint/vramlint/analysis/rules"
+	"github.com/vramlint/vramlint/internal/generated"
+	"github.com/vramlint/vramlint/server"
+)
+
+func main() {
+	typeFile := flag.String("type", "", "type the text of this file instead of the built-in training function")
+	typeAt := flag.String("type-at", "middle", "where to type, as lspbench's --type-at: middle, end or method (indented as the first method past the middle, before it)")
+	rounds := flag.Int("rounds", 1, "how many times to type it, each into the file as it was")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: typebench [--type FILE] [--type-at middle|end|method] [--rounds N] FILE.py")
+		os.Exit(2)
+	}
+	path := flag.Arg(0)
+	text, err := os.ReadFile(path)
+	check(err)
+	typed := generated.TypedFunction
+	if *typeFile != "" {
+		t, err := os.ReadFile(*typeFile)
+		check(err)
+		typed = string(t)
+	}
+	if *typeAt == "method" {
+		_, indent, err := generated.MethodLine(string(text))
+		check(err)
+		typed = generated.AsMethod(typed, indent)
+	}
+	// As the server tunes its own runtime.
+	server.TuneRuntime()
+	for range *rounds {
+		line, err := typeInProcess(path, string(text), typed, *typeAt)
+		check(err)
+		fmt.Println(line)
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "typebench:", err)
+		os.Exit(1)
+	}
+}
+
+// typeInProcess types typed into text where says (see
+// generated.TypingAt), one character a version, and returns a line with
+// the keys' percentiles, how many took over 15 ms and the CPU a key.
+func typeInProcess(path, text, typed, where string) (string, error) {
+	src := []byte(text)
+	at, err := generated.TypingAt(text, where)
+	if err != nil {
+		return "", err
+	}
+	if typed == "" {
+		return "", errors.New("nothing to type")
+	}
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		return "", err
+	}
+	runner := &analysis.Runner{Rules: rules.All()}
+	prev := runner.AnalyzeTree(nil, path, src, tree, nil)
+	var took []time.Duration
+	cpu := processCPU()
+	for _, r := range typed {
+		key := string(r)
+		start := time.Now()
+		ed := pyast.NewEditor(tree, src)
+		ed.Replace(at, at, key)
+		if tree, err = ed.Parse(context.Background()); err != nil {
+			return "", err
+		}
+		src = ed.Text()
+		prev = runner.AnalyzeTree(prev, path, src, tree, nil)
+		took = append(took, time.Since(start))
+		at += len(key)
+	}
+	used := processCPU() - cpu
+	over := 0
+	for _, d := range took {
+		if d > 15*time.Millisecond {
+			over++
+		}
+	}
+	slices.Sort(took)
+	percentile := func(p int) float64 { return ms(took[min(len(took)-1, len(took)*p/100)]) }
+	cpuKey := "?"
+	if cpu >= 0 && used >= 0 {
+		cpuKey = fmt.Sprintf("%.2f", ms(used)/float64(len(took)))
+	}
+	return fmt.Sprintf("typing in-process: %d keys, p50 %.2f, p90 %.2f, p95 %.2f, p99 %.2f, max %.2f ms; %d over 15 ms; cpu ms/key %s",
+		len(took), percentile(50), percentile(90), percentile(95), percentile(99), ms(took[len(took)-1]), over, cpuKey), nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/vramlint/vramlint/internal/generated"
+)
+
+// The in-process typing session types every key of the text where
+// lspbench's would, and reports each one.
+func TestTypeInProcessTypesEveryKey(t *testing.T) {
+	text := "import torch\n\n\nclass Net:\n    def __init__(self):\n        self.w = 1\n\n    def forward(self, x):\n        return x * self.w\n\n\nx = 1\n"
+	typed := generated.AsMethod("def fit(self, xs):\n    seen = []\n    for x in xs:\n        seen.append(self.forward(x))\n", "    ")
+	line, err := typeInProcess("/bench/net.py", text, typed, "method")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("typing in-process: %d keys, p50 ", len([]rune(typed))); !strings.HasPrefix(line, want) {
+		t.Errorf("got %q, want it to start %q", line, want)
+	}
+	if _, err := typeInProcess("/bench/net.py", "x = 1\n", typed, "method"); err == nil {
+		t.Error("a file without a method: no error")
+	}
+}

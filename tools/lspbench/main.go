@@ -997,12 +997,8 @@ func (s *server) codeActions(doc *document, n int) ([]time.Duration, error) {
 // cpu is the CPU time the server process has used so far, user and
 // system (/proc/PID/stat, in clock ticks of 10 ms), or -1 where it cannot
 // be read (a system without /proc).
-func (s *server) cpu() time.Duration { return processCPU(s.cmd.Process.Pid) }
-
-// processCPU is the CPU time (user and system) the process pid has used,
-// or -1 where it cannot be read.
-func processCPU(pid int) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+func (s *server) cpu() time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
 	if err != nil {
 		return -1
 	}

@@ -171,7 +171,7 @@ func (s *spareTexts) watch(buf []byte, placed []placedSegment) {
 		return // not worth it, and a tiny allocation shares its block
 	}
 	whenUnreachable(s, buf, len(buf), func(spare []byte, held int) {
-		if s.mayKeep(len(s.texts), len(spare), held) {
+		if s.mayKeep(len(s.texts), maxSpares, len(spare), held) {
 			s.texts = append(s.texts, spareText{buf: spare, placed: placed})
 		}
 	})
@@ -242,7 +242,7 @@ func watchArray[T any](s *spareTexts, list *[][]T, a []T) {
 	}
 	a = a[:cap(a)]
 	whenUnreachable(s, a, len(a), func(spare []T, held int) {
-		if len(*list) < maxSpareArrays && s.mayKeep(len(*list), len(spare)*int(unsafe.Sizeof(*new(T))), held) {
+		if s.mayKeep(len(*list), maxSpareArrays, len(spare)*int(unsafe.Sizeof(*new(T))), held) {
 			*list = append(*list, spare)
 		}
 	})
@@ -281,10 +281,10 @@ func (s *spareTexts) keepAgain() {
 }
 
 // mayKeep reports whether the layout may keep one more spare of size
-// bytes besides the n of its kind it has, every layout's spares holding
-// held bytes. Call with s.mu held.
-func (s *spareTexts) mayKeep(n, size, held int) bool {
-	return !s.dropped && n < maxSpares && int64(held+size) <= maxSpareBytes.Load()
+// bytes besides the n of its kind it has (at most limit of that kind),
+// every layout's spares holding held bytes. Call with s.mu held.
+func (s *spareTexts) mayKeep(n, limit, size, held int) bool {
+	return !s.dropped && n < limit && int64(held+size) <= maxSpareBytes.Load()
 }
 
 // prepare makes a copy of text (the laid-out text of the version just
@@ -337,7 +337,7 @@ func (s *spareTexts) makeSpare(busy *bool, ready *chan struct{}, kept func() int
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		*busy = false
-		if s.mayKeep(kept(), size, held) {
+		if s.mayKeep(kept(), maxSpares, size, held) {
 			add(buf)
 		}
 		close(done)
@@ -410,7 +410,7 @@ func (s *spareTexts) watchSource(src []byte) {
 		return // not worth it
 	}
 	whenUnreachable(s, src, cap(src), func(spare []byte, held int) {
-		if s.mayKeep(len(s.sources), len(spare), held) {
+		if s.mayKeep(len(s.sources), maxSpares, len(spare), held) {
 			s.sources = append(s.sources, spare)
 		}
 	})

@@ -61,6 +61,25 @@ func TypingAt(text, where string) (int, error) {
 	return at + len(text)/2 + 2, nil
 }
 
+// TypedText returns what a typing session types into text, as where
+// says (see TypingAt): custom (the text of a file given) or, when it is
+// "", TypedFunction; indented as the method it goes before when where is
+// "method" (see AsMethod).
+func TypedText(custom, text, where string) (string, error) {
+	typed := TypedFunction
+	if custom != "" {
+		typed = custom
+	}
+	if where != "method" {
+		return typed, nil
+	}
+	_, indent, err := MethodLine(text)
+	if err != nil {
+		return "", err
+	}
+	return AsMethod(typed, indent), nil
+}
+
 // MethodLine returns where the first line past the middle of text that
 // defines a method (an indented "def ") starts, and its indentation.
 func MethodLine(text string) (at int, indent string, err error) {

@@ -219,18 +219,15 @@ func main() {
 		scenario("edits spread", func() ([]time.Duration, error) { return s.editSpread(doc, *spread) })
 	}
 	if *typing {
-		typed := generated.TypedFunction
+		custom := ""
 		if *typeFile != "" {
 			text, err := os.ReadFile(*typeFile)
 			check(err)
-			typed = string(text)
+			custom = string(text)
 		}
-		if *typeAt == "method" {
-			_, indent, err := generated.MethodLine(doc.text)
-			if err != nil {
-				check(fmt.Errorf("--type-at method: %w", err))
-			}
-			typed = generated.AsMethod(typed, indent)
+		typed, err := generated.TypedText(custom, doc.text, *typeAt)
+		if err != nil {
+			check(fmt.Errorf("--type-at %s: %w", *typeAt, err))
 		}
 		r := scenario("typing (per key)", func() ([]time.Duration, error) { return s.typeText(doc, typed, *typeAt) })
 		if *keys != "" {

@@ -41,17 +41,14 @@ func main() {
 	path := flag.Arg(0)
 	text, err := os.ReadFile(path)
 	check(err)
-	typed := generated.TypedFunction
+	custom := ""
 	if *typeFile != "" {
 		t, err := os.ReadFile(*typeFile)
 		check(err)
-		typed = string(t)
+		custom = string(t)
 	}
-	if *typeAt == "method" {
-		_, indent, err := generated.MethodLine(string(text))
-		check(err)
-		typed = generated.AsMethod(typed, indent)
-	}
+	typed, err := generated.TypedText(custom, string(text), *typeAt)
+	check(err)
 	// As the server tunes its own runtime.
 	server.TuneRuntime()
 	for range *rounds {

@@ -10,7 +10,9 @@
 //
 // Each round prints the keys' p50, p90, p95, p99 and maximum, how many
 // took over 15 ms, and the CPU a key (this process's, every core, the
-// collector included; "?" where it cannot be read).
+// collector included; "?" where it cannot be read). --cpuprofile FILE
+// writes a CPU profile of the rounds, for where a key's time goes
+// (go tool pprof -top FILE).
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -33,6 +36,7 @@ func main() {
 	typeFile := flag.String("type", "", "type the text of this file instead of the built-in training function")
 	typeAt := flag.String("type-at", "middle", "where to type, as lspbench's --type-at: middle, end or method (indented as the first method past the middle, before it)")
 	rounds := flag.Int("rounds", 1, "how many times to type it, each into the file as it was")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the rounds to this file (each round's first parse and analysis of the file included, a small part of it)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: typebench [--type FILE] [--type-at middle|end|method] [--rounds N] FILE.py")
@@ -51,6 +55,15 @@ func main() {
 	check(err)
 	// As the server tunes its own runtime.
 	server.TuneRuntime()
+	if *cpuProfile != "" {
+		profile, err := os.Create(*cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(profile))
+		defer func() {
+			pprof.StopCPUProfile()
+			check(profile.Close())
+		}()
+	}
 	for range *rounds {
 		line, err := typeInProcess(path, string(text), typed, *typeAt)
 		check(err)

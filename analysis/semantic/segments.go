@@ -2389,7 +2389,7 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 			}
 			cameOrWent[name] = true
 		}
-		if j.differ(name) {
+		if j.assumedChanged(name) || j.differ(name) {
 			changed["def:"+name] = true
 		}
 	}
@@ -2543,6 +2543,9 @@ type callJudgement struct {
 	// verdicts remembers differ's answer for a name, with how many of
 	// its definitions it was for: split brings in more.
 	verdicts map[string]defsVerdict
+	// assumed remembers assumedChanged's answers as verdicts does
+	// differ's.
+	assumed map[string]defsVerdict
 }
 
 type defsVerdict struct {
@@ -2616,6 +2619,58 @@ func (j *callJudgement) differ(name string) bool {
 	return differ
 }
 
+// assumedChanged reports whether the definitions of name judged so far,
+// as many in both versions, are taken to do otherwise in f without
+// comparing their summaries: when the text of one changed and no
+// statement of f mentions the name (a function's own name where it is
+// defined, and a method called on super(), are no mentions: see
+// segmentIndex.mentions). An answer reads a function of the file through
+// a call or a mention of its name, so the answers that may have read
+// these are those about the edited code, which are not kept anyway:
+// taking them as changed drops no answer that would have held and judges
+// no method more (see mentionsOrDefines), and summarising the edited
+// method on every keystroke took half a millisecond in a class of 9,000
+// lines. The answer follows from the definitions that changed, which
+// every judgement judges, not from which others are judged: judging every
+// method concludes the same. Names called without being mentioned are
+// compared: forward, which a model's call runs, and the dunders, which
+// syntax runs.
+func (j *callJudgement) assumedChanged(name string) bool {
+	ds := j.defs[name]
+	if v, ok := j.assumed[name]; ok && v.count == len(ds[1]) {
+		return v.differ
+	}
+	assumed := j.mentionedNowhere(name)
+	if j.assumed == nil {
+		j.assumed = map[string]defsVerdict{}
+	}
+	j.assumed[name] = defsVerdict{len(ds[1]), assumed}
+	return assumed
+}
+
+// mentionedNowhere is assumedChanged's answer, found.
+func (j *callJudgement) mentionedNowhere(name string) bool {
+	ds := j.defs[name]
+	if name == "forward" || strings.HasPrefix(name, "__") && strings.HasSuffix(name, "__") ||
+		len(ds[1]) == 0 || len(ds[0]) != len(ds[1]) {
+		return false
+	}
+	same := true
+	for k := range ds[0] {
+		same = same && j.prev.Text(ds[0][k]) == j.f.Text(ds[1][k])
+	}
+	if same {
+		return false // what they read elsewhere may have changed: compared
+	}
+	h := nameHash(name)
+	for _, ix := range j.f.indexes {
+		if ix.mentionsHash(h) {
+			return false
+		}
+	}
+	return true
+}
+
 // changedDefinitions tells what judge found so far: the names of
 // functions that do otherwise now or that came or went (mentioned), those
 // whose calls of a kind came or went (called), and other, whether a
@@ -2643,6 +2698,9 @@ func (j *callJudgement) changedDefinitions() (mentioned, called map[string]bool,
 		if len(ds[0]) != len(ds[1]) {
 			mentioned[name] = true
 			continue
+		}
+		if j.assumedChanged(name) {
+			continue // no method left alone mentions it: none to judge
 		}
 		// Summarised in both versions here, though no answer of prev may
 		// have asked (the rules ask for few summaries): a summary missing

@@ -206,11 +206,13 @@ func keepsOnSelf(f *File, fn *pyast.Node) bool {
 // mentionsOrDefines reports whether an identifier in n (a name, or the
 // last part of an attribute chain) is one of mentioned, or a function
 // defined in n (n itself included) is named one of defined: one walk for
-// both.
+// both. A method called on super() is no mention of the file's method of
+// that name (it never resolves to it, see resolveCall), as the segment
+// index has it.
 func mentionsOrDefines(f *File, n *pyast.Node, mentioned, defined map[string]bool) bool {
 	found := false
 	pyast.Walk(n, func(m *pyast.Node) bool {
-		found = found || m.Is("identifier") && mentioned[f.Text(m)] ||
+		found = found || m.Is("identifier") && mentioned[f.Text(m)] && !calledOnSuper(m, f.Src) ||
 			len(defined) > 0 && m.Is("function_definition") && defined[f.Text(m.Child("name"))]
 		return !found
 	})

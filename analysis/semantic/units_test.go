@@ -322,6 +322,74 @@ def build(loader):
 	}
 }
 
+// A function whose text an edit changed and that nothing in the file
+// mentions is taken to do otherwise without summarising it (see
+// assumedChanged): no answer kept can have read it. One that is called
+// elsewhere, forward (which a model's call runs unnamed) and the dunders
+// are compared by their summaries, and stay unchanged when those are.
+func TestAnEditedFunctionNothingMentionsIsNotSummarised(t *testing.T) {
+	src := trainerClass(3) + `
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+net = Net()
+out = net(torch.randn(1, 4))
+`
+	b := newBuffer(t, src)
+	summarised := func(f *File, name string) bool {
+		f.memos.Lock()
+		defer f.memos.Unlock()
+		_, ok := f.memos.summaries[f.Functions[name][0]]
+		return ok
+	}
+	for _, step := range []struct {
+		old, new, name string
+		assumed        bool
+	}{
+		// helper1 is called nowhere.
+		{"torch.zeros(1)", "torch.zeros(11)", "helper1", true},
+		// predict is: evaluate and run call it. Its summary is the same.
+		{"        return self.forward_pass(x)\n", "        return self.forward_pass(x)  # as before\n", "predict", false},
+		// A model's call runs forward; a class's call, __init__.
+		{"        return self.fc(x)\n", "        return self.fc(x)  # as before\n", "forward", false},
+		{"        self.fc = torch.nn.Linear(4, 2)\n", "        self.fc = torch.nn.Linear(4, 2)  # as before\n", "__init__", false},
+	} {
+		b.summarise()
+		f := b.replace(step.old, step.new)
+		if got := summarised(f, step.name); got == step.assumed {
+			t.Errorf("after %q: %s summarised %v, want %v", step.new, step.name, got, !step.assumed)
+		}
+		if got := f.carried.changed["def:"+step.name]; got != step.assumed {
+			t.Errorf("after %q: %s taken as changed %v, want %v (stale %v)", step.new, step.name, got, step.assumed, sortedKeys(f.carried.changed))
+		}
+	}
+}
+
+// A method called on super() is no mention of the file's method of that
+// name, for the pairing as for the segment index: it runs the base's.
+func TestACallOnSuperIsNoMention(t *testing.T) {
+	b := newBuffer(t, `class A(Base):
+    def run(self, x):
+        return super().step(x)
+
+    def go(self, x):
+        return self.step(x)
+`)
+	for _, c := range b.f.Classes["A"].Methods {
+		name := b.f.Text(c.Child("name"))
+		if got, want := mentionsOrDefines(b.f, c, map[string]bool{"step": true}, nil), name == "go"; got != want {
+			t.Errorf("%s mentions step: %v, want %v", name, got, want)
+		}
+	}
+}
+
 // resultTrains asks what a call does only of the calls after it that take
 // one of the names it assigns (callsTaking); the answer is the one asking
 // every call after it gives. Compared for every call of the rules'

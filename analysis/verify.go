@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
 	"github.com/vramlint/vramlint/analysis/semantic"
@@ -17,7 +18,9 @@ import (
 // case. Otherwise, as top-level statements start at column 0 and parse
 // independently of each other, each group of top-level statements touched
 // by the fix's edits is parsed alone, before and after the edits, and the
-// fix is dropped if the "after" has more syntax errors. Verdicts are
+// fix is dropped if the "after" has more syntax errors. A large statement
+// being edited keeps its tree (pyast.Segment.KeptRegion): that tree is the
+// "before", and the "after" an incremental reparse of it. Verdicts are
 // cached by the text parsed and the edits, so unchanged code is not
 // reparsed on every keystroke.
 
@@ -152,9 +155,37 @@ const maxVerdicts = 1 << 14
 type regionTrees struct {
 	mu sync.Mutex
 	m  map[region]*regionTree
+	// file, when set, is the model whose regions these are: a region that
+	// is the statements of a segment keeping its tree is that tree, not a
+	// parse (see keptSegment).
+	file *semantic.File
+}
+
+// keptSegment returns the segment whose statements region r is, when it
+// keeps its tree (a large statement being edited, see
+// pyast.Segment.KeptRegion), nil otherwise. Its tree is of its whole text:
+// the statements and what follows them up to the next segment (line
+// breaks, comments), which the file has there too.
+func keptSegment(f *semantic.File, r region) *pyast.Segment {
+	seg := f.SegmentAt(r.start)
+	if seg == nil || seg.Base != r.start || !seg.KeepsTree() || len(seg.Nodes) == 0 || r.end > seg.Nodes[len(seg.Nodes)-1].End() {
+		return nil
+	}
+	return seg
 }
 
 type regionTree = pyast.Region
+
+// regionsParsed counts the regions parsed to verify fixes, for tests.
+var regionsParsed atomic.Int64
+
+// keptSegment is keptSegment of rt's file, nil without one.
+func (rt *regionTrees) keptSegment(r region) *pyast.Segment {
+	if rt.file == nil {
+		return nil
+	}
+	return keptSegment(rt.file, r)
+}
 
 func (rt *regionTrees) close() {
 	for _, t := range rt.m {
@@ -170,9 +201,13 @@ func (rt *regionTrees) parse(src []byte, r region) (*regionTree, error) {
 	if t != nil {
 		return t, nil
 	}
-	t, err := pyast.ParseRegion(src[r.start:r.end])
-	if err != nil {
+	var err error
+	if seg := rt.keptSegment(r); seg != nil {
+		t = seg.KeptRegion()
+	} else if t, err = pyast.ParseRegion(src[r.start:r.end]); err != nil {
 		return nil, err
+	} else {
+		regionsParsed.Add(1)
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -203,7 +238,11 @@ func verifyFix(f *semantic.File, fix Fix, regions []region, trees *regionTrees) 
 		if verifyAlone(f, inRegion) {
 			continue
 		}
-		err := verdicts.get(verdictKeyOf(f.Src[r.start:r.end], local), func() error {
+		text := f.Src[r.start:r.end]
+		if seg := keptSegment(f, r); seg != nil {
+			text = seg.Text() // what the region's tree is of (see regionTrees.parse)
+		}
+		err := verdicts.get(verdictKeyOf(text, local), func() error {
 			return verifyRegion(f.Src, r, local, trees)
 		})
 		if err != nil {
@@ -217,12 +256,15 @@ func verifyFix(f *semantic.File, fix Fix, regions []region, trees *regionTrees) 
 // src) would give the region more syntax errors than it has, or leave the
 // blocks they edit misaligned where they were not.
 func verifyRegion(src []byte, r region, edits []Edit, trees *regionTrees) error {
-	before := src[r.start:r.end]
-	after, err := ApplyEdits(before, edits)
+	bt, err := trees.parse(src, r)
 	if err != nil {
 		return err
 	}
-	bt, err := trees.parse(src, r)
+	// The region's statements, or a segment's whole text (see
+	// regionTrees.parse): the edits lie in its statements, at the same
+	// offsets from its start in either.
+	before := bt.Text()
+	after, err := ApplyEdits(before, edits)
 	if err != nil {
 		return err
 	}

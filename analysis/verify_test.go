@@ -529,3 +529,131 @@ func TestSharedRegionsAreVerifiedSideBySide(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A fix in a large statement being edited, when the lines it edits do not
+// parse alone, is verified on the tree the statement keeps (see
+// keptSegment), not on a parse of it: the verdict is the one a parse of
+// the statement gives. Random edits of classes of thousands of lines,
+// whole and with a syntax error left mid-typing, as an editor's buffer
+// has them after a keystroke.
+func TestKeptTreesVerifyAsAParseDoes(t *testing.T) {
+	var class strings.Builder
+	class.WriteString("import torch\n\n\nclass Big:\n")
+	for i := range 300 {
+		fmt.Fprintf(&class, "    def m%d(self, loader):\n        losses = []\n        for x in loader:\n            loss = self.model(x).sum()\n            losses.append(loss)\n        return losses\n\n", i)
+	}
+	class.WriteString("\ndef after():\n    return 1\n")
+	whole := class.String()
+	at := strings.Index(whole, "    def m150(")
+	sources := []string{
+		whole,
+		whole[:at] + "        y = foo(a, " + whole[at:],                       // a bracket left open
+		whole[:at] + "    def typed(self, x):\n        return x" + whole[at:], // a line typed before a method
+		whole[:at] + "        s = '''\n" + whole[at:],                         // a string left open
+	}
+	rng := rand.New(rand.NewSource(5))
+	texts := []string{"", "x", ".item()", "\n", "\n    ", "\n        y = 1", "    ", "(", ")", "'''", ":", "#", "\\", "losses.append(loss.item())\n"}
+	compared, valid := 0, 0
+	for i, src := range sources {
+		// Parsed for editing, then edited once (m3 renamed n3): the class
+		// keeps its tree.
+		tree, err := pyast.ParseForEditing(context.Background(), []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ed := pyast.NewEditor(tree, []byte(src))
+		mark := strings.Index(src, "def m3(")
+		ed.Replace(mark+4, mark+5, "n")
+		if tree, err = ed.Parse(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		f := semantic.NewFile("t.py", ed.Text(), tree)
+		for range 100 {
+			start := f.Tree.Statements[1].Start() + rng.Intn(f.Tree.Statements[1].End()-f.Tree.Statements[1].Start())
+			end := min(start+rng.Intn(2)*rng.Intn(8), f.Tree.Statements[1].End())
+			edits := []Edit{{start, end, texts[rng.Intn(len(texts))]}}
+			regions := fixRegions(f, edits)
+			if len(regions) != 1 || keptSegment(f, regions[0]) == nil {
+				continue
+			}
+			r := regions[0]
+			local := []Edit{{start - r.start, end - r.start, edits[0].NewText}}
+			kept, parsed := regionTrees{file: f}, regionTrees{}
+			onKept, onParse := verifyRegion(f.Src, r, local, &kept), verifyRegion(f.Src, r, local, &parsed)
+			if region := kept.m[r]; region == nil || &region.Text()[0] != &keptSegment(f, r).Text()[0] {
+				t.Fatalf("source %d: the kept tree was not used", i)
+			}
+			kept.close()
+			parsed.close()
+			compared++
+			if onParse == nil {
+				valid++
+			}
+			if (onKept == nil) != (onParse == nil) {
+				t.Errorf("source %d: %+v: on the kept tree %v, on a parse %v", i, edits, onKept, onParse)
+			}
+		}
+	}
+	if compared < 300 || valid < compared/4 || valid > compared*3/4 {
+		t.Errorf("%d edits compared on a kept tree, %d of them valid: want most of 400, some valid and some not", compared, valid)
+	}
+	t.Logf("%d edits compared on a kept tree, %d of them valid", compared, valid)
+}
+
+// A finding typed into a class of thousands of lines, on a line the
+// typing has left broken (the method below it starts on the same line):
+// its fix's lines do not parse alone, and the class, which keeps its tree
+// while it is edited, is not parsed again to verify it (that took 80 ms a
+// keystroke in PyTorch's distributed_test.py). The fix is offered as when
+// the class is parsed.
+func TestAFixInALargeStatementIsVerifiedOnItsTree(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n\n\nclass Big:\n")
+	for i := range 300 {
+		fmt.Fprintf(&b, "    def m%d(self, loader):\n        losses = []\n        for x in loader:\n            losses.append(x)\n        return losses\n\n", i)
+	}
+	clean := []byte(b.String())
+	at := bytes.Index(clean, []byte("    def m150("))
+	typed := "    def typed(self, loader):\n        kept = []\n        for x in loader:\n            kept.append(out)"
+	kept := &Rule{Code: "GPU999", Local: true, Run: func(p *Pass) {
+		for _, call := range p.CandidateCalls(nil, "append") {
+			if arg := p.File.Arg(call, "", 0); p.File.Text(arg) == "out" {
+				p.Report(Diagnostic{Start: call.Start(), End: call.End(), Message: "kept with its history",
+					Fixes: []Fix{{Title: "Store out.item()", Edits: []Edit{{Start: arg.End(), End: arg.End(), NewText: ".item()"}}}}})
+			}
+		}
+	}}
+	runner := &Runner{Rules: []*Rule{kept}}
+	fixesOf := func(res *Result) int {
+		if len(res.Diagnostics) != 1 {
+			t.Fatalf("%d diagnostics, want 1", len(res.Diagnostics))
+		}
+		return len(res.Diagnostics[0].Fixes)
+	}
+
+	// Parsed whole, as check does: the class is parsed to verify the fix.
+	broken := append(append(append([]byte{}, clean[:at]...), typed...), clean[at:]...)
+	whole, err := pyast.Parse(context.Background(), broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := regionsParsed.Load()
+	if fixes := fixesOf(runner.AnalyzeTree(nil, "a.py", broken, whole, nil)); fixes != 1 || regionsParsed.Load() == before {
+		t.Fatalf("parsed whole: %d fixes, %d regions parsed; the test needs the class parsed to verify one fix", fixes, regionsParsed.Load()-before)
+	}
+
+	// Typed into a buffer: the class keeps its tree, which verifies it.
+	tree, err := pyast.ParseForEditing(context.Background(), clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := pyast.NewEditor(tree, clean)
+	ed.Replace(at, at, typed)
+	if tree, err = ed.Parse(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before = regionsParsed.Load()
+	if fixes := fixesOf(runner.AnalyzeTree(nil, "a.py", ed.Text(), tree, nil)); fixes != 1 || regionsParsed.Load() != before {
+		t.Errorf("typed into a buffer: %d fixes, %d regions parsed; want the fix, verified on the class's tree", fixes, regionsParsed.Load()-before)
+	}
+}

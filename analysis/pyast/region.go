@@ -35,6 +35,25 @@ func ParseRegion(src []byte) (*Region, error) {
 	return &Region{src: src, tree: tree, errors: ErrorCount(tree.RootNode())}, nil
 }
 
+// KeptRegion returns the segment's text as a Region parsed already, from
+// a copy of the tree the segment keeps (see Segment.tree): edits of a large
+// statement being typed into are then checked at the cost of the edits,
+// where parsing the statement again took 40-80 ms in a class of 9,000
+// lines. Nil when the segment keeps no tree. Close it when done.
+func (s *Segment) KeptRegion() *Region {
+	if s.tree == nil {
+		return nil
+	}
+	tree := track(s.tree.Copy())
+	return &Region{src: s.text, tree: tree, errors: ErrorCount(tree.RootNode())}
+}
+
+// KeepsTree reports whether the segment keeps its tree (see KeptRegion).
+func (s *Segment) KeepsTree() bool { return s.tree != nil }
+
+// Text is the region's text.
+func (r *Region) Text() []byte { return r.src }
+
 // Errors is the number of syntax errors in the region.
 func (r *Region) Errors() int { return r.errors }
 

@@ -2540,12 +2540,9 @@ type callJudgement struct {
 	calls          map[string]int
 	moduleModeCall bool
 	judged         int
-	// verdicts remembers differ's answer for a name, with how many of
-	// its definitions it was for: split brings in more.
-	verdicts map[string]defsVerdict
-	// assumed remembers assumedChanged's answers as verdicts does
-	// differ's.
-	assumed map[string]defsVerdict
+	// verdicts and assumed remember differ's and assumedChanged's answers
+	// for a name (see remembered).
+	verdicts, assumed map[string]defsVerdict
 }
 
 type defsVerdict struct {
@@ -2607,16 +2604,25 @@ func (j *callJudgement) judge(side int, ix *segmentIndex, take func(*pyast.Node)
 // off as context managers. A summary prev never computed reads as
 // differing (see changedDefinitions).
 func (j *callJudgement) differ(name string) bool {
+	return j.remembered(&j.verdicts, name, func(ds [2][]*pyast.Node) bool {
+		return !sameSummaries(j.prev, ds[0], j.f, ds[1]) || !sameGradOff(j.prev, ds[0], j.f, ds[1])
+	})
+}
+
+// remembered returns the verdict on the definitions of name judged so
+// far that *m remembers, or the one find gives them, remembered: split
+// brings more in, and a verdict holds for as many as it was found for.
+func (j *callJudgement) remembered(m *map[string]defsVerdict, name string, find func(ds [2][]*pyast.Node) bool) bool {
 	ds := j.defs[name]
-	if v, ok := j.verdicts[name]; ok && v.count == len(ds[1]) {
+	if v, ok := (*m)[name]; ok && v.count == len(ds[1]) {
 		return v.differ
 	}
-	differ := !sameSummaries(j.prev, ds[0], j.f, ds[1]) || !sameGradOff(j.prev, ds[0], j.f, ds[1])
-	if j.verdicts == nil {
-		j.verdicts = map[string]defsVerdict{}
+	verdict := find(ds)
+	if *m == nil {
+		*m = map[string]defsVerdict{}
 	}
-	j.verdicts[name] = defsVerdict{len(ds[1]), differ}
-	return differ
+	(*m)[name] = defsVerdict{len(ds[1]), verdict}
+	return verdict
 }
 
 // assumedChanged reports whether the definitions of name judged so far,
@@ -2636,21 +2642,12 @@ func (j *callJudgement) differ(name string) bool {
 // compared: forward, which a model's call runs, and the dunders, which
 // syntax runs.
 func (j *callJudgement) assumedChanged(name string) bool {
-	ds := j.defs[name]
-	if v, ok := j.assumed[name]; ok && v.count == len(ds[1]) {
-		return v.differ
-	}
-	assumed := j.mentionedNowhere(name)
-	if j.assumed == nil {
-		j.assumed = map[string]defsVerdict{}
-	}
-	j.assumed[name] = defsVerdict{len(ds[1]), assumed}
-	return assumed
+	return j.remembered(&j.assumed, name, func(ds [2][]*pyast.Node) bool { return j.mentionedNowhere(name, ds) })
 }
 
-// mentionedNowhere is assumedChanged's answer, found.
-func (j *callJudgement) mentionedNowhere(name string) bool {
-	ds := j.defs[name]
+// mentionedNowhere is assumedChanged's answer for name's definitions ds,
+// found.
+func (j *callJudgement) mentionedNowhere(name string, ds [2][]*pyast.Node) bool {
 	if name == "forward" || strings.HasPrefix(name, "__") && strings.HasSuffix(name, "__") ||
 		len(ds[1]) == 0 || len(ds[0]) != len(ds[1]) {
 		return false

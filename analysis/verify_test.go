@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -551,10 +552,8 @@ func TestKeptTreesVerifyAsAParseDoes(t *testing.T) {
 		whole[:at] + "    def typed(self, x):\n        return x" + whole[at:], // a line typed before a method
 		whole[:at] + "        s = '''\n" + whole[at:],                         // a string left open
 	}
-	rng := rand.New(rand.NewSource(5))
-	texts := []string{"", "x", ".item()", "\n", "\n    ", "\n        y = 1", "    ", "(", ")", "'''", ":", "#", "\\", "losses.append(loss.item())\n"}
-	compared, valid := 0, 0
-	for i, src := range sources {
+	var files []*semantic.File
+	for _, src := range sources {
 		// Parsed for editing, then edited once (m3 renamed n3): the class
 		// keeps its tree.
 		tree, err := pyast.ParseForEditing(context.Background(), []byte(src))
@@ -567,10 +566,68 @@ func TestKeptTreesVerifyAsAParseDoes(t *testing.T) {
 		if tree, err = ed.Parse(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		f := semantic.NewFile("t.py", ed.Text(), tree)
-		for range 100 {
-			start := f.Tree.Statements[1].Start() + rng.Intn(f.Tree.Statements[1].End()-f.Tree.Statements[1].Start())
-			end := min(start+rng.Intn(2)*rng.Intn(8), f.Tree.Statements[1].End())
+		files = append(files, semantic.NewFile("t.py", ed.Text(), tree))
+	}
+	compared, valid := checkKeptAgainstParse(t, files, 100, rand.New(rand.NewSource(5)))
+	if compared < 300 || valid < compared/4 || valid > compared*3/4 {
+		t.Errorf("%d edits compared on a kept tree, %d of them valid: want most of 400, some valid and some not", compared, valid)
+	}
+}
+
+// TestKeptTreesVerifyAsAParseDoesOnRealCode is the same check on the
+// large statements of real files, those of the projects the ecosystem
+// check downloads, as an open keeps their trees (the test skips without
+// $VRAMLINT_REAL_SOURCES, which CI sets after that check).
+func TestKeptTreesVerifyAsAParseDoesOnRealCode(t *testing.T) {
+	_, paths := realsources.Paths(t)
+	rng := rand.New(rand.NewSource(13))
+	rng.Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
+	var files []*semantic.File
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil || len(src) < 32<<10 || len(src) > 400<<10 {
+			continue
+		}
+		tree, err := pyast.ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(tree.Segments, (*pyast.Segment).KeepsTree) {
+			files = append(files, semantic.NewFile("t.py", src, tree))
+		}
+		if len(files) == 20 {
+			break
+		}
+	}
+	compared, valid := checkKeptAgainstParse(t, files, 25, rng)
+	if len(files) < 10 || compared < 250 || valid == 0 || valid == compared {
+		t.Errorf("%d files, %d edits compared on a kept tree, %d of them valid", len(files), compared, valid)
+	}
+}
+
+// checkKeptAgainstParse makes n random edits in the statements of each
+// file's segments that keep their trees, and fails t where verifying one
+// on the kept tree (see keptSegment) says otherwise than a parse of the
+// statement. It returns how many it compared and how many the parse
+// accepts.
+func checkKeptAgainstParse(t *testing.T, files []*semantic.File, n int, rng *rand.Rand) (compared, valid int) {
+	t.Helper()
+	texts := []string{"", "x", ".item()", "\n", "\n    ", "\n        y = 1", "    ", "(", ")", "'''", "'", "f'{", ":", "#", "\\", "\r\n", "数", "losses.append(loss.item())\n"}
+	for i, f := range files {
+		var kept []*pyast.Segment
+		for _, seg := range f.Tree.Segments {
+			if seg.KeepsTree() {
+				kept = append(kept, seg)
+			}
+		}
+		if len(kept) == 0 {
+			t.Fatalf("file %d: no segment keeps its tree", i)
+		}
+		for range n {
+			seg := kept[rng.Intn(len(kept))]
+			from, to := seg.Nodes[0].Start(), seg.Nodes[len(seg.Nodes)-1].End()
+			start := from + rng.Intn(to-from)
+			end := min(start+rng.Intn(2)*rng.Intn(8), to)
 			edits := []Edit{{start, end, texts[rng.Intn(len(texts))]}}
 			regions := fixRegions(f, edits)
 			if len(regions) != 1 || keptSegment(f, regions[0]) == nil {
@@ -578,26 +635,24 @@ func TestKeptTreesVerifyAsAParseDoes(t *testing.T) {
 			}
 			r := regions[0]
 			local := []Edit{{start - r.start, end - r.start, edits[0].NewText}}
-			kept, parsed := regionTrees{file: f}, regionTrees{}
-			onKept, onParse := verifyRegion(f.Src, r, local, &kept), verifyRegion(f.Src, r, local, &parsed)
-			if region := kept.m[r]; region == nil || &region.Text()[0] != &keptSegment(f, r).Text()[0] {
-				t.Fatalf("source %d: the kept tree was not used", i)
+			onTree, parsed := regionTrees{file: f}, regionTrees{}
+			onKept, onParse := verifyRegion(f.Src, r, local, &onTree), verifyRegion(f.Src, r, local, &parsed)
+			if region := onTree.m[r]; region == nil || &region.Text()[0] != &keptSegment(f, r).Text()[0] {
+				t.Fatalf("file %d: the kept tree was not used", i)
 			}
-			kept.close()
+			onTree.close()
 			parsed.close()
 			compared++
 			if onParse == nil {
 				valid++
 			}
 			if (onKept == nil) != (onParse == nil) {
-				t.Errorf("source %d: %+v: on the kept tree %v, on a parse %v", i, edits, onKept, onParse)
+				t.Errorf("file %d: %+v: on the kept tree %v, on a parse %v", i, edits, onKept, onParse)
 			}
 		}
 	}
-	if compared < 300 || valid < compared/4 || valid > compared*3/4 {
-		t.Errorf("%d edits compared on a kept tree, %d of them valid: want most of 400, some valid and some not", compared, valid)
-	}
-	t.Logf("%d edits compared on a kept tree, %d of them valid", compared, valid)
+	t.Logf("%d files, %d edits compared on a kept tree, %d of them valid", len(files), compared, valid)
+	return compared, valid
 }
 
 // A finding typed into a class of thousands of lines, on a line the

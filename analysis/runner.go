@@ -788,7 +788,7 @@ func (res *Result) verifyFixes(prev *Result) {
 	if prev != nil && f.Tree.LaidOut() {
 		prevVerdicts = prev.verdicts
 	}
-	trees := regionTrees{file: f}
+	var trees regionTrees
 	defer trees.close()
 	otherTrees := map[string]*regionTrees{}
 	for path := range res.otherModels {

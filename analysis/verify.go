@@ -155,10 +155,6 @@ const maxVerdicts = 1 << 14
 type regionTrees struct {
 	mu sync.Mutex
 	m  map[region]*regionTree
-	// file, when set, is the model whose regions these are: a region that
-	// is the statements of a segment keeping its tree is that tree, not a
-	// parse (see keptSegment).
-	file *semantic.File
 }
 
 // keptSegment returns the segment whose statements region r is, when it
@@ -179,22 +175,16 @@ type regionTree = pyast.Region
 // regionsParsed counts the regions parsed to verify fixes, for tests.
 var regionsParsed atomic.Int64
 
-// keptSegment is keptSegment of rt's file, nil without one.
-func (rt *regionTrees) keptSegment(r region) *pyast.Segment {
-	if rt.file == nil {
-		return nil
-	}
-	return keptSegment(rt.file, r)
-}
-
 func (rt *regionTrees) close() {
 	for _, t := range rt.m {
 		t.Close()
 	}
 }
 
-// parse returns the tree of region r of src, parsing it once.
-func (rt *regionTrees) parse(src []byte, r region) (*regionTree, error) {
+// parse returns the tree of region r of src, parsing it once; the tree
+// kept is the tree of kept, the segment whose statements r is, when not
+// nil (see keptSegment).
+func (rt *regionTrees) parse(src []byte, r region, kept *pyast.Segment) (*regionTree, error) {
 	rt.mu.Lock()
 	t := rt.m[r]
 	rt.mu.Unlock()
@@ -202,8 +192,8 @@ func (rt *regionTrees) parse(src []byte, r region) (*regionTree, error) {
 		return t, nil
 	}
 	var err error
-	if seg := rt.keptSegment(r); seg != nil {
-		t = seg.KeptRegion()
+	if kept != nil {
+		t = kept.KeptRegion()
 	} else if t, err = pyast.ParseRegion(src[r.start:r.end]); err != nil {
 		return nil, err
 	} else {
@@ -238,12 +228,12 @@ func verifyFix(f *semantic.File, fix Fix, regions []region, trees *regionTrees) 
 		if verifyAlone(f, inRegion) {
 			continue
 		}
-		text := f.Src[r.start:r.end]
-		if seg := keptSegment(f, r); seg != nil {
-			text = seg.Text() // what the region's tree is of (see regionTrees.parse)
+		text, kept := f.Src[r.start:r.end], keptSegment(f, r)
+		if kept != nil {
+			text = kept.Text() // what its tree is of
 		}
 		err := verdicts.get(verdictKeyOf(text, local), func() error {
-			return verifyRegion(f.Src, r, local, trees)
+			return verifyRegion(f.Src, r, local, trees, kept)
 		})
 		if err != nil {
 			return err
@@ -254,15 +244,17 @@ func verifyFix(f *semantic.File, fix Fix, regions []region, trees *regionTrees) 
 
 // verifyRegion reports an error when edits (offsets local to region r of
 // src) would give the region more syntax errors than it has, or leave the
-// blocks they edit misaligned where they were not.
-func verifyRegion(src []byte, r region, edits []Edit, trees *regionTrees) error {
-	bt, err := trees.parse(src, r)
+// blocks they edit misaligned where they were not. kept, when not nil, is
+// the segment whose statements r is and whose tree is taken for the
+// region's (see keptSegment).
+func verifyRegion(src []byte, r region, edits []Edit, trees *regionTrees, kept *pyast.Segment) error {
+	bt, err := trees.parse(src, r, kept)
 	if err != nil {
 		return err
 	}
-	// The region's statements, or a segment's whole text (see
-	// regionTrees.parse): the edits lie in its statements, at the same
-	// offsets from its start in either.
+	// The region's statements, or the kept segment's whole text: the
+	// edits lie in its statements, at the same offsets from its start in
+	// either.
 	before := bt.Text()
 	after, err := ApplyEdits(before, edits)
 	if err != nil {

@@ -43,7 +43,7 @@ func TestIncrementalVerificationMatchesFreshParses(t *testing.T) {
 				edits = append(edits, Edit{start, end, texts[rng.Intn(len(texts))]})
 				at = end + 1
 			}
-			got := verifyRegion(src, r, edits, &trees)
+			got := verifyRegion(src, r, edits, &trees, nil)
 			after, err := ApplyEdits(src, edits)
 			if err != nil {
 				t.Fatal(err)
@@ -94,10 +94,10 @@ func TestRegionsThatStartTogetherAreParsedApart(t *testing.T) {
 			first, second = second, first
 			firstEdits, secondEdits = secondEdits, firstEdits
 		}
-		if err := verifyRegion(src, first, firstEdits, &trees); err != nil {
+		if err := verifyRegion(src, first, firstEdits, &trees, nil); err != nil {
 			t.Errorf("region %v first: %v", first, err)
 		}
-		if err := verifyRegion(src, second, secondEdits, &trees); err != nil {
+		if err := verifyRegion(src, second, secondEdits, &trees, nil); err != nil {
 			t.Errorf("region %v after %v: %v", second, first, err)
 		}
 		trees.close()
@@ -380,7 +380,7 @@ func checkAloneAgainstRegion(t *testing.T, sources []string, n int, rng *rand.Ra
 				for k, e := range edits {
 					local[k] = Edit{e.Start - regions[0].start, e.End - regions[0].start, e.NewText}
 				}
-				inRegion := verifyRegion(f.Src, regions[0], local, &trees)
+				inRegion := verifyRegion(f.Src, regions[0], local, &trees, nil)
 				trees.close()
 				switch {
 				case !verifyAlone(f, edits):
@@ -522,7 +522,7 @@ func TestSharedRegionsAreVerifiedSideBySide(t *testing.T) {
 				// verification walks the region's tree.
 				column := 1 + (w+i)%3
 				edits := []Edit{{Start: at, End: at + 4, NewText: strings.Repeat(" ", column)}}
-				if err := verifyRegion(src, r, edits, &trees); err == nil {
+				if err := verifyRegion(src, r, edits, &trees, nil); err == nil {
 					t.Errorf("a line at column %d of a block at 4 was taken", column)
 				}
 			}
@@ -635,8 +635,8 @@ func checkKeptAgainstParse(t *testing.T, files []*semantic.File, n int, rng *ran
 			}
 			r := regions[0]
 			local := []Edit{{start - r.start, end - r.start, edits[0].NewText}}
-			onTree, parsed := regionTrees{file: f}, regionTrees{}
-			onKept, onParse := verifyRegion(f.Src, r, local, &onTree), verifyRegion(f.Src, r, local, &parsed)
+			var onTree, parsed regionTrees
+			onKept, onParse := verifyRegion(f.Src, r, local, &onTree, keptSegment(f, r)), verifyRegion(f.Src, r, local, &parsed, nil)
 			if region := onTree.m[r]; region == nil || &region.Text()[0] != &keptSegment(f, r).Text()[0] {
 				t.Fatalf("file %d: the kept tree was not used", i)
 			}

@@ -379,13 +379,22 @@ func TestACallOnSuperIsNoMention(t *testing.T) {
     def run(self, x):
         return super().step(x)
 
+
+class B(Base):
     def go(self, x):
         return self.step(x)
 `)
-	for _, c := range b.f.Classes["A"].Methods {
-		name := b.f.Text(c.Child("name"))
-		if got, want := mentionsOrDefines(b.f, c, map[string]bool{"step": true}, nil), name == "go"; got != want {
-			t.Errorf("%s mentions step: %v, want %v", name, got, want)
+	for _, name := range []string{"A", "B"} {
+		class := b.f.Classes[name]
+		want := name == "B"
+		for _, m := range class.Methods {
+			if got := mentionsOrDefines(b.f, m, map[string]bool{"step": true}, nil); got != want {
+				t.Errorf("the pairing: %s's method mentions step: %v, want %v", name, got, want)
+			}
+		}
+		i := b.f.Tree.SegmentNumber(class.Node.Start())
+		if got := b.f.indexes[i].mentionsHash(nameHash("step")); got != want {
+			t.Errorf("the segment index: %s mentions step: %v, want %v", name, got, want)
 		}
 	}
 }

@@ -12,7 +12,8 @@
 // took over 15 ms, and the CPU a key (this process's, every core, the
 // collector included; "?" where it cannot be read). --cpuprofile FILE
 // writes a CPU profile of the rounds, for where a key's time goes
-// (go tool pprof -top FILE).
+// (go tool pprof -top FILE). --keys FILE writes each key of the last
+// round with its latency and the line typed so far, to find the slow ones.
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -37,9 +39,10 @@ func main() {
 	typeAt := flag.String("type-at", "middle", "where to type, as lspbench's --type-at: middle, end or method (indented as the first method past the middle, before it)")
 	rounds := flag.Int("rounds", 1, "how many times to type it, each into the file as it was")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the rounds to this file (each round's first parse and analysis of the file included, a small part of it)")
+	keys := flag.String("keys", "", "write each key of the last round to this file: its number, latency in ms and the text typed so far on its line (to find the slow keys)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: typebench [--type FILE] [--type-at middle|end|method] [--rounds N] FILE.py")
+		fmt.Fprintln(os.Stderr, "usage: typebench [--type FILE] [--type-at middle|end|method] [--rounds N] [--keys FILE] [--cpuprofile FILE] FILE.py")
 		os.Exit(2)
 	}
 	path := flag.Arg(0)
@@ -64,10 +67,14 @@ func main() {
 			check(profile.Close())
 		}()
 	}
+	var last *round
 	for range *rounds {
-		line, err := typeInProcess(path, string(text), typed, *typeAt)
+		last, err = typeInProcess(path, string(text), typed, *typeAt)
 		check(err)
-		fmt.Println(line)
+		fmt.Println(last.summary())
+	}
+	if *keys != "" && last != nil {
+		check(os.WriteFile(*keys, []byte(last.keyLines(typed)), 0o644))
 	}
 }
 
@@ -78,21 +85,27 @@ func check(err error) {
 	}
 }
 
+// A round is one typing session: what each key took, in the order typed,
+// and the process's CPU over them all (negative where it cannot be read).
+type round struct {
+	took []time.Duration
+	cpu  time.Duration
+}
+
 // typeInProcess types typed into text where says (see
-// generated.TypingAt), one character a version, and returns a line with
-// the keys' percentiles, how many took over 15 ms and the CPU a key.
-func typeInProcess(path, text, typed, where string) (string, error) {
+// generated.TypingAt), one character a version.
+func typeInProcess(path, text, typed, where string) (*round, error) {
 	src := []byte(text)
 	at, err := generated.TypingAt(text, where)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if typed == "" {
-		return "", errors.New("nothing to type")
+		return nil, errors.New("nothing to type")
 	}
 	tree, err := pyast.ParseForEditing(context.Background(), src)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	runner := &analysis.Runner{Rules: rules.All()}
 	prev := runner.AnalyzeTree(nil, path, src, tree, nil)
@@ -104,7 +117,7 @@ func typeInProcess(path, text, typed, where string) (string, error) {
 		ed := pyast.NewEditor(tree, src)
 		ed.Replace(at, at, key)
 		if tree, err = ed.Parse(context.Background()); err != nil {
-			return "", err
+			return nil, err
 		}
 		src = ed.Text()
 		prev = runner.AnalyzeTree(prev, path, src, tree, nil)
@@ -112,20 +125,45 @@ func typeInProcess(path, text, typed, where string) (string, error) {
 		at += len(key)
 	}
 	used := processCPU() - cpu
+	if cpu < 0 || used < 0 {
+		used = -1
+	}
+	return &round{took: took, cpu: used}, nil
+}
+
+// summary is a line with the keys' percentiles, how many took over 15 ms
+// and the CPU a key.
+func (r *round) summary() string {
 	over := 0
-	for _, d := range took {
+	for _, d := range r.took {
 		if d > 15*time.Millisecond {
 			over++
 		}
 	}
-	slices.Sort(took)
-	percentile := func(p int) float64 { return ms(took[min(len(took)-1, len(took)*p/100)]) }
+	sorted := slices.Sorted(slices.Values(r.took))
+	percentile := func(p int) float64 { return ms(sorted[min(len(sorted)-1, len(sorted)*p/100)]) }
 	cpuKey := "?"
-	if cpu >= 0 && used >= 0 {
-		cpuKey = fmt.Sprintf("%.2f", ms(used)/float64(len(took)))
+	if r.cpu >= 0 {
+		cpuKey = fmt.Sprintf("%.2f", ms(r.cpu)/float64(len(sorted)))
 	}
 	return fmt.Sprintf("typing in-process: %d keys, p50 %.2f, p90 %.2f, p95 %.2f, p99 %.2f, max %.2f ms; %d over 15 ms; cpu ms/key %s",
-		len(took), percentile(50), percentile(90), percentile(95), percentile(99), ms(took[len(took)-1]), over, cpuKey), nil
+		len(sorted), percentile(50), percentile(90), percentile(95), percentile(99), ms(sorted[len(sorted)-1]), over, cpuKey)
+}
+
+// keyLines is a line a key of typed: its number, its latency in ms and
+// the text typed so far on its line, as lspbench's --keys writes them.
+func (r *round) keyLines(typed string) string {
+	var b strings.Builder
+	line := ""
+	for key, c := range []rune(typed) {
+		if c == '\n' {
+			line = ""
+		} else {
+			line += string(c)
+		}
+		fmt.Fprintf(&b, "%d\t%.2f\t%q\n", key+1, ms(r.took[key]), line)
+	}
+	return b.String()
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

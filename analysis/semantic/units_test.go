@@ -579,6 +579,26 @@ func TestPairedMethodsKeepTheirAnswers(t *testing.T) {
 	}
 }
 
+// Whether a function returns a model reads the bindings of the names it
+// returns: a summary kept from the version before `net` was bound anew
+// said `get` returned the model still (found by
+// TestStrayMethodsKeepTheirAnswers: an edit of the module's `net` line).
+func TestASummaryFollowsTheNamesItReturns(t *testing.T) {
+	buf := newBuffer(t, "import torch\n\nnet = torch.nn.Linear(4, 2)\n\n\ndef get():\n    return net\n\n\ndef local():\n    m = torch.nn.Linear(2, 2)\n    return m\n")
+	buf.summarise()
+	returns := func(f *File, name string) bool { return f.summary(f.Functions[name][0]).ReturnsModule }
+	if !returns(buf.f, "get") || !returns(buf.f, "local") {
+		t.Fatal("get and local return no model")
+	}
+	f := buf.replace("net = torch.nn.Linear(4, 2)", "net = len")
+	if returns(f, "get") {
+		t.Error("get returns a model after net = len")
+	}
+	if !returns(f, "local") {
+		t.Error("local returns no model after an edit elsewhere")
+	}
+}
+
 // What a method keeps of its arguments on self reads its class's other
 // methods (a container handed to NumPy keeps no tensors that require
 // grad, see storedParameters): an edit of one of them judges the

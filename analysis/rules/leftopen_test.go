@@ -1,7 +1,9 @@
 package rules_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,4 +52,84 @@ loader = DataLoader(Samples(), batch_size=4, num_workers=2)
 		t.Fatal(err)
 	}
 	compareResults(t, "the server's tree against check's", runner.AnalyzeTree(nil, "left_open.py", src, tree, nil), checked)
+}
+
+// A dict left open in a function nested in a method of a large class:
+// tree-sitter's recovery makes the class's later methods statements of
+// that method's body (semantic's stray methods, paired as methods are).
+// Keys typed in the method before the dict (a name its strays read bound
+// and unbound again, a call under no_grad) and in the dict's entry: each
+// version's findings and fixes are a fresh analysis's of the same tree.
+func TestKeysBesideABracketLeftOpenAnalyseAsAFreshModel(t *testing.T) {
+	src := string(largeClass(t, 36))
+	head := strings.Index(src, "def step7")
+	head += strings.Index(src[head:], "        losses = []\n") + len("        losses = []\n")
+	src = src[:head] + "        def inner():\n            x = {\n                'a': 1,\n" + src[head:]
+	runner := &analysis.Runner{Rules: rules.All()}
+	text := []byte(src)
+	tree, err := pyast.ParseForEditing(context.Background(), text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strays := strayMethods(tree); strays < 50 {
+		t.Fatalf("%d methods inside another: tree-sitter recovers otherwise than it did", strays)
+	}
+	prev := runner.AnalyzeTree(nil, "open.py", text, tree, nil)
+	keys := 0
+	typeAt := func(at int, typed string) {
+		for _, r := range typed {
+			ed := pyast.NewEditor(tree, text)
+			ed.Replace(at, at, string(r))
+			if tree, err = ed.Parse(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			text, at = ed.Text(), at+len(string(r))
+			got := runner.AnalyzeTree(prev, "open.py", text, tree, nil)
+			compareResults(t, fmt.Sprintf("key %d (%q)", keys, r), got, runner.AnalyzeTree(nil, "open.py", text, tree, nil))
+			checkRanges(t, text, got)
+			prev = got
+			keys++
+		}
+	}
+	deleteAt := func(at, n int) {
+		for range n {
+			ed := pyast.NewEditor(tree, text)
+			ed.Replace(at, at+1, "")
+			if tree, err = ed.Parse(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			text = ed.Text()
+			got := runner.AnalyzeTree(prev, "open.py", text, tree, nil)
+			compareResults(t, fmt.Sprintf("deletion %d", keys), got, runner.AnalyzeTree(nil, "open.py", text, tree, nil))
+			prev = got
+			keys++
+		}
+	}
+	for _, typed := range []string{"        torch = None\n", "        with torch.no_grad():\n            self.fit(None, None)\n"} {
+		typeAt(head, typed)
+		if t.Failed() {
+			t.FailNow()
+		}
+		if strays := strayMethods(tree); strays < 50 {
+			t.Fatalf("after %q, %d methods inside another", typed, strays)
+		}
+		deleteAt(head, len(typed))
+	}
+	typeAt(strings.Index(string(text), "'a': 1")+5, "2 + ")
+}
+
+// strayMethods counts the function definitions of a class's body's
+// indentation (four spaces) inside another function.
+func strayMethods(tree *pyast.Tree) int {
+	strays := 0
+	tree.Walk(tree.Root, func(n *pyast.Node) bool {
+		if n.Is("function_definition") && n.Parent().Parent().Is("function_definition") {
+			line := bytes.LastIndexByte(tree.Src[:n.Start()], '\n') + 1
+			if n.Start()-line == 4 {
+				strays++
+			}
+		}
+		return true
+	})
+	return strays
 }

@@ -160,7 +160,12 @@ func TestPatchedIndexesEqualFreshOnes(t *testing.T) {
 // offset are returned with the new text and tree.
 func randomEdit(t *testing.T, rng *rand.Rand, src []byte, tree *pyast.Tree, snippets []string) ([]byte, *pyast.Tree, string, int) {
 	t.Helper()
-	at := rng.Intn(len(src) + 1)
+	return randomEditAt(t, rng, rng.Intn(len(src)+1), src, tree, snippets)
+}
+
+// randomEditAt is randomEdit at offset at.
+func randomEditAt(t *testing.T, rng *rand.Rand, at int, src []byte, tree *pyast.Tree, snippets []string) ([]byte, *pyast.Tree, string, int) {
+	t.Helper()
 	end := at
 	text := snippets[rng.Intn(len(snippets))]
 	if rng.Intn(3) == 0 { // delete up to the end of the line instead

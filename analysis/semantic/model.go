@@ -181,6 +181,9 @@ type File struct {
 		// alone taken over from that version (for tests, see
 		// unchangedUnits.counterpart).
 		translated int
+		// strays counts the stray methods still paired once the
+		// judgement was done (for tests, see strayMethods).
+		strays int
 	}
 	// touched are the indexes of carried.gone and of the segments in the
 	// focus, once listed (see touchedIndexes).

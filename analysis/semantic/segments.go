@@ -2332,7 +2332,7 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		case !f.carried.paired:
 			units = pairUnchangedUnits(prev, removedSegments[0], f, f.Tree.Segments[f.carried.fresh[0]])
 		}
-		units = units.withoutClassReaders()
+		units = units.withoutClassReaders().withoutEnclosingReaders(only[0][0], only[1][0])
 		// An edit that changed what a name or an attribute is bound to
 		// (`param.data = ...` typed over) leaves the other methods
 		// paired; judging every method took 16-21 ms of such a keystroke
@@ -2370,6 +2370,13 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 		gather(reached, true)
 	}
 	f.carried.judged = j.judged
+	if units != nil {
+		for _, n := range units.cur {
+			if EnclosingFunction(n) != nil {
+				f.carried.strays++
+			}
+		}
+	}
 	for key, n := range j.calls {
 		if n != 0 {
 			changed["calls:"+key[:len(key)-1]] = true

@@ -94,7 +94,8 @@ func (u *unchangedUnits) split(mentioned, defined map[string]bool) *unchangedUni
 	for i, n := range u.cur {
 		// Most functions' text holds none of the names: no walk for them.
 		text := u.f.Tree.Src[n.Start():n.End()]
-		if slices.ContainsFunc(sought, func(name []byte) bool { return bytes.Contains(text, name) }) && mentionsOrDefines(u.f, n, mentioned, defined) {
+		if slices.ContainsFunc(sought, func(name []byte) bool { return bytes.Contains(text, name) }) && mentionsOrDefines(u.f, n, mentioned, defined) ||
+			len(defined) > 0 && definesAround(u.f, n, defined) {
 			out.old, out.cur = append(out.old, u.old[i]), append(out.cur, n)
 			continue
 		}
@@ -219,6 +220,93 @@ func mentionsOrDefines(f *File, n *pyast.Node, mentioned, defined map[string]boo
 	return found
 }
 
+// definesAround reports whether a function around n (the one a stray
+// method lies in, see strayMethods) is named one of defined: whether
+// n's calls run under no-grad reads that function's callers (see
+// inNoGrad), as it reads n's own. None is around a class's method.
+func definesAround(f *File, n *pyast.Node, defined map[string]bool) bool {
+	for fn := EnclosingFunction(n); fn != nil; fn = EnclosingFunction(fn) {
+		if fn.Is("function_definition") && defined[f.Text(fn.Child("name"))] {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutEnclosingReaders takes out of u the stray methods (see
+// strayMethods) that read a name the function they lie in decides in
+// either version (its parameters, the names it assigns, those it declares
+// global or nonlocal; see localScope.decides): the edit may have changed
+// what such a name is bound to, and what the method's answers read with
+// it. curIx and prevIx are the statement's indexes in the two versions. A
+// method reads the names the function around it decides where its own
+// scopes (its own, those of functions in it) decide none of them, its
+// decorators always; its own name is bound there, not read.
+func (u *unchangedUnits) withoutEnclosingReaders(prevIx, curIx *segmentIndex) *unchangedUnits {
+	if u == nil {
+		return nil
+	}
+	kept := 0
+	for i, n := range u.cur {
+		if around := EnclosingFunction(n); around != nil && readsAround(u.f, curIx, n, around, prevIx.scopes[EnclosingFunction(u.old[i])], curIx.scopes[around]) {
+			continue
+		}
+		u.old[kept], u.cur[kept] = u.old[i], n
+		kept++
+	}
+	u.old, u.cur = u.old[:kept], u.cur[:kept]
+	if kept == 0 {
+		return nil
+	}
+	return u
+}
+
+// readsAround reports whether an identifier in n (of ix's statement) that
+// no scope of n's decides is decided by one of scopes (around's, the
+// function n lies in, in either version; nil for none).
+func readsAround(f *File, ix *segmentIndex, n, around *pyast.Node, scopes ...*localScope) bool {
+	decidedAround := func(name string) bool {
+		for _, s := range scopes {
+			if s != nil {
+				if _, decided := s.decides(name); decided {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	reads := false
+	pyast.Walk(n, func(m *pyast.Node) bool {
+		if reads {
+			return false
+		}
+		if !m.Is("identifier") {
+			return true
+		}
+		switch p := m.Parent(); {
+		case p.Is("attribute") && p.Child("attribute") == m, p.Is("keyword_argument") && p.Child("name") == m:
+			return false // no name read
+		case p.Is("function_definition", "class_definition") && p.Child("name") == m:
+			return false // bound, in the scope around it
+		}
+		name := f.Text(m)
+		if !decidedAround(name) {
+			return false
+		}
+		reads = true
+		for fn := EnclosingFunction(m); fn != nil && fn != around; fn = EnclosingFunction(fn) {
+			if s := ix.scopes[fn]; s != nil {
+				if _, decided := s.decides(name); decided {
+					reads = false
+					break
+				}
+			}
+		}
+		return false
+	})
+	return reads
+}
+
 // skips reports whether n, a node of the removed (side 0) or fresh (side
 // 1) statement, lies in one of its functions the edit left alone.
 func (u *unchangedUnits) skips(side int, n *pyast.Node) bool {
@@ -238,7 +326,9 @@ func (u *unchangedUnits) skips(side int, n *pyast.Node) bool {
 // among the class's own statements outside them (see amongOwnStatements):
 // the others, found at the same place (counted from the statement's start
 // before the edit, from its end after it) with the same shape, are the
-// same code in the same context. nil when there is nothing to pair.
+// same code in the same context; so are the methods a bracket left open
+// in the edited function put inside it, in both versions (see
+// strayMethods). nil when there is nothing to pair.
 func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segment) *unchangedUnits {
 	if len(old.Nodes) != 1 || len(cur.Nodes) != 1 {
 		return nil
@@ -272,6 +362,10 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 		if editedOld.Start()-oldBase != editedCur.Start()-curBase {
 			return nil
 		}
+		// The methods a bracket left open in the edited one took in are
+		// units too, in both versions (see strayMethods).
+		oldUnits = withStrays(oldUnits, editedOld, oldText, oldBase)
+		curUnits = withStrays(curUnits, editedCur, curText, curBase)
 	case editedOld != nil || editedCur != nil:
 		return nil // a method came or went
 	case !amongOwnStatements(old.Nodes[0], oldUnits, oldBase, prefix, len(oldText)-suffix) || !amongOwnStatements(cur.Nodes[0], curUnits, curBase, prefix, len(curText)-suffix):
@@ -306,6 +400,64 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 	}
 	// Both lists follow the statement's order, which the edit kept.
 	return pairs
+}
+
+// withStrays returns units (in offset order) with edited, one of them,
+// followed by its stray methods (see strayMethods): they lie inside it,
+// and all of them before the unit after it. text is the statement's, at
+// base.
+func withStrays(units []*pyast.Node, edited *pyast.Node, text []byte, base int) []*pyast.Node {
+	strays := strayMethods(edited, text, base)
+	if len(strays) == 0 {
+		return units
+	}
+	i := slices.Index(units, edited)
+	return slices.Concat(units[:i+1], strays, units[i+1:])
+}
+
+// strayMethods returns the statements of fn's body (fn an outermost
+// function of a statement, see outermostFunctions, with its decorators)
+// that define a function and begin a line at fn's own column or left of
+// it, in offset order: Python never reads such a def as fn's, but
+// tree-sitter's recovery from a bracket left open in fn (`history = {`,
+// a first entry and a comma typed, the brace not closed yet) makes the
+// class's methods after it statements of fn's body, and a keystroke there
+// judged every one of them with fn: 25-35 ms a key in a class of 9,000
+// lines. They are the methods they were, paired as the others are, but
+// for what they read of fn: the names fn binds (see
+// withoutEnclosingReaders) and fn's callers (see split). text is the
+// statement's, at base.
+func strayMethods(fn *pyast.Node, text []byte, base int) []*pyast.Node {
+	def := fn
+	if def.Is("decorated_definition") {
+		def = def.Child("definition")
+	}
+	body := def.Child("body")
+	if body == nil {
+		return nil
+	}
+	// column is n's column when only blanks come before it on its line,
+	// -1 otherwise.
+	column := func(n *pyast.Node) int {
+		at := n.Start() - base
+		from := bytes.LastIndexByte(text[:at], '\n') + 1
+		if len(bytes.TrimLeft(text[from:at], " \t")) > 0 {
+			return -1
+		}
+		return at - from
+	}
+	own := column(fn)
+	if own < 0 {
+		return nil
+	}
+	var strays []*pyast.Node
+	for c := range body.Children() {
+		isDef := c.Is("function_definition") || c.Is("decorated_definition") && c.Child("definition").Is("function_definition")
+		if at := column(c); isDef && at >= 0 && at <= own {
+			strays = append(strays, c)
+		}
+	}
+	return strays
 }
 
 // outermostFunctions returns the functions in stmt that no other function

@@ -499,39 +499,58 @@ func TestPairedMethodsKeepTheirAnswers(t *testing.T) {
 		// comes or goes: every method is judged, and answers that asked
 		// about the name are stale.
 		"        def scale(x):\n            x.sum().backward()\n            return x\n", "scale(x)", "def scale(x):\n    return x\n"}
-	rng := rand.New(rand.NewSource(5))
 	b.WriteString("\n\ndef scale(x):\n    return x * 2\n")
 	text := strings.Replace(b.String(), "        return len(x) + y.sum().item()\n", "        return len(scale(x)) + y.sum().item()\n", 3)
-	var buf *buffer
-	translated := 0
-	// askAll asks every function's summary and every loop's kind of f, and
-	// returns them by the place they are at in the source.
-	askAll := func(f *File) (map[int]Behaviour, map[int]StepKind, map[int]string) {
-		summaries, kinds, taints := map[int]Behaviour{}, map[int]StepKind{}, map[int]string{}
-		f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
-			switch n.Kind() {
-			case "function_definition":
-				summaries[f.ToSource(n.Start())] = f.summary(n).Behaviour
-			case "for_statement", "while_statement":
-				kinds[f.ToSource(n.Start())] = f.StepLoopKind(n)
-			case "identifier", "call":
-				if scope := EnclosingFunction(n); scope != nil {
-					t := f.TaintOf(scope)
-					taints[f.ToSource(n.Start())] += fmt.Sprint(t.Tainted(n), t.IsScalarLoss(n), " ")
-				}
-			}
-			return true
-		})
-		return summaries, kinds, taints
+	if translated, _ := editsKeepTheirAnswers(t, text, snippets, rand.New(rand.NewSource(5)), 20, nil); translated < 500 {
+		t.Errorf("%d answers taken over in 300 edits", translated)
 	}
-	for i := range 300 {
-		if i%20 == 0 {
-			buf = newBuffer(t, text)
-			askAll(buf.f)
+}
+
+// answersOf asks every function's summary, every loop's kind and the
+// taint of every name and call in a function of f, and returns them by the
+// place they are at in the source.
+func answersOf(f *File) (map[int]Behaviour, map[int]StepKind, map[int]string) {
+	summaries, kinds, taints := map[int]Behaviour{}, map[int]StepKind{}, map[int]string{}
+	f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+		switch n.Kind() {
+		case "function_definition":
+			summaries[f.ToSource(n.Start())] = f.summary(n).Behaviour
+		case "for_statement", "while_statement":
+			kinds[f.ToSource(n.Start())] = f.StepLoopKind(n)
+		case "identifier", "call":
+			if scope := EnclosingFunction(n); scope != nil {
+				t := f.TaintOf(scope)
+				taints[f.ToSource(n.Start())] += fmt.Sprint(t.Tainted(n), t.IsScalarLoss(n), " ")
+			}
 		}
-		next, tree, typed, at := randomEdit(t, rng, buf.src, buf.tree, snippets)
+		return true
+	})
+	return summaries, kinds, taints
+}
+
+// editsKeepTheirAnswers makes 300 random edits (snippets) of text, from
+// the text afresh every afresh edits, each where at says (nil: anywhere),
+// and fails where a version's answers about every function, loop and name
+// in a function differ from a fresh model's of the same tree (answersOf);
+// it returns how many
+// answers were taken over from paired methods, and how many stray methods
+// were paired in all (see strayMethods).
+func editsKeepTheirAnswers(t *testing.T, text string, snippets []string, rng *rand.Rand, afresh int, at func(rng *rand.Rand, src []byte) int) (translated, strays int) {
+	t.Helper()
+	var buf *buffer
+	for i := range 300 {
+		if i%afresh == 0 {
+			buf = newBuffer(t, text)
+			answersOf(buf.f)
+		}
+		where := rng.Intn(len(buf.src) + 1)
+		if at != nil {
+			where = at(rng, buf.src)
+		}
+		next, tree, typed, at := randomEditAt(t, rng, where, buf.src, buf.tree, snippets)
 		got := NewFileFrom(buf.f, "p.py", next, tree)
 		translated += got.carried.translated
+		strays += got.carried.strays
 		// What was taken over is about this version's own functions and
 		// loops, in their segments.
 		for def, s := range got.memos.summaries {
@@ -549,11 +568,11 @@ func TestPairedMethodsKeepTheirAnswers(t *testing.T) {
 				t.Fatalf("edit %d: a taint kept under a %s, or in another segment", i, scope.Kind())
 			}
 		}
-		gotSummaries, gotKinds, gotTaints := askAll(got)
+		gotSummaries, gotKinds, gotTaints := answersOf(got)
 		// A fresh model of the same tree: a tree-sitter tree parsed
 		// incrementally may recover from an error otherwise than a fresh
 		// parse.
-		wantSummaries, wantKinds, wantTaints := askAll(NewFile("p.py", next, tree))
+		wantSummaries, wantKinds, wantTaints := answersOf(NewFile("p.py", next, tree))
 		if !maps.Equal(gotSummaries, wantSummaries) || !maps.Equal(gotKinds, wantKinds) || !maps.Equal(gotTaints, wantTaints) {
 			for at, s := range gotSummaries {
 				if wantSummaries[at] != s {
@@ -570,13 +589,13 @@ func TestPairedMethodsKeepTheirAnswers(t *testing.T) {
 					t.Logf("taint at %d: %s, fresh %s", at, taint, wantTaints[at])
 				}
 			}
+			os.WriteFile("/tmp/zz_before.py", buf.src, 0o644)
+			os.WriteFile("/tmp/zz_after.py", next, 0o644)
 			t.Fatalf("edit %d (%q at %d, %d answers taken over): summaries, loop kinds or taints differ from a fresh model's", i, typed, at, got.carried.translated)
 		}
 		buf.src, buf.tree, buf.f = next, tree, got
 	}
-	if translated < 500 {
-		t.Errorf("%d answers taken over in 300 edits", translated)
-	}
+	return translated, strays
 }
 
 // Whether a function returns a model reads the bindings of the names it
@@ -697,5 +716,127 @@ func TestAnEditAmongAClassesOwnStatementsKeepsItsMethodsPaired(t *testing.T) {
 	}
 	for i, step := range steps {
 		replaceBoth(t, paired, full, i, step)
+	}
+}
+
+// strayClass is trainerClass(extra) with a dict left open in a function
+// nested in train: tree-sitter's recovery makes the class's methods after
+// train statements of its body (see strayMethods).
+func strayClass(t *testing.T, extra int) string {
+	t.Helper()
+	src := strings.Replace(trainerClass(extra), "        losses = []\n",
+		"        losses = []\n        def report():\n            x = {\n                'n': 1,\n        total = 0\n", 1)
+	tree, err := pyast.ParseForEditing(context.Background(), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFile("p.py", []byte(src), tree)
+	at := f.Tree.Virtual(strings.Index(src, "'n': 1"))
+	seg := f.SegmentAt(at)
+	strays := 0
+	for _, u := range outermostFunctions(seg.Nodes[0]) {
+		if u.Start() <= at && at < u.End() {
+			strays = len(strayMethods(u, seg.Text(), seg.Base))
+		}
+	}
+	// All but __init__, forward_pass, step and train.
+	if want := extra + 4; strays != want {
+		t.Fatalf("%d stray methods in train, want %d: tree-sitter recovers otherwise than it did", strays, want)
+	}
+	return src
+}
+
+// The methods a bracket left open in one method took into it (see
+// strayMethods) are paired as the class's methods are: a key typed inside
+// the bracket judges that method alone, and carryOver concludes as judging
+// every method does. Those that read a name the method binds (helpers:
+// torch, once train binds it) are judged, the others stay paired; a call
+// of train whose kind changed judges them all (their calls run under
+// no_grad when train's callers do, see definesAround).
+func TestStrayMethodsArePaired(t *testing.T) {
+	const extra = 20
+	// A method that calls train, before it: not a stray. Helpers that
+	// return a model of the module's: were they train's, a name net bound
+	// there would be theirs.
+	src := strings.Replace(strayClass(t, extra), "    def train(self, loader):\n", "    def outer(self, x):\n        return self.train(x)\n\n    def train(self, loader):\n", 1)
+	src = strings.Replace(src, "        return len(x) + y.sum().item()\n", "        return net\n", 4) + "\n\nnet = torch.nn.Linear(4, 2)\n"
+	paired, full := newBuffer(t, src), newBuffer(t, src)
+	paired.summarise()
+	full.summarise()
+	for i, step := range []struct {
+		pairingStep
+		strays int // stray methods still paired
+	}{
+		{pairingStep{"'n': 1,", "'n': 12,", 20}, extra + 4},
+		{pairingStep{"'n': 12,", "'n': 1 + 2,", 20}, extra + 4},
+		// A name bound, then no more: either version's binding counts.
+		{pairingStep{"        losses = []\n        def report", "        losses = []\n        net = len\n        def report", 0}, extra},
+		{pairingStep{"        net = len\n", "", 0}, extra},
+		{pairingStep{"        losses = []\n        def report", "        losses = []\n        torch = None\n        def report", 0}, 4},
+		{pairingStep{"        torch = None\n", "", 0}, 4},
+		{pairingStep{"'n': 1 + 2,", "'n': 3,", 20}, extra + 4},
+		// An edit of train's header moves its body, which every stray
+		// lies in: none is paired (see sameContext).
+		{pairingStep{"    def train(self, loader):", "    def train(self, loader, torch):", 0}, 0},
+		{pairingStep{"    def train(self, loader, torch):", "    def train(self, loader):", 0}, 0},
+		{pairingStep{"'n': 3,", "'n': 4,", 20}, extra + 4},
+		// outer's only call under no_grad now: outer runs under it, so
+		// does its call of train, train's only one, and with it every
+		// call in train, the strays' too (see inNoGrad).
+		{pairingStep{"        losses = []\n        def report", "        losses = []\n        with torch.no_grad():\n            self.outer(None)\n        def report", 0}, 0},
+	} {
+		replaceBoth(t, paired, full, i, step.pairingStep)
+		if strays := paired.f.carried.strays; strays != step.strays {
+			t.Errorf("step %d (%q): %d stray methods paired, want %d", i, step.new, strays, step.strays)
+		}
+		// What was taken over for the strays is what a fresh model finds.
+		gotSummaries, gotKinds, gotTaints := answersOf(paired.f)
+		wantSummaries, wantKinds, wantTaints := answersOf(NewFile("p.py", paired.src, paired.tree))
+		if !maps.Equal(gotSummaries, wantSummaries) || !maps.Equal(gotKinds, wantKinds) || !maps.Equal(gotTaints, wantTaints) {
+			t.Errorf("step %d (%q): summaries, loop kinds or taints differ from a fresh model's", i, step.new)
+		}
+	}
+}
+
+// The summaries and step-loop kinds of stray methods (see strayMethods)
+// taken over from the last version are what a fresh model finds: random
+// edits of train, which a dict left open has taken the class's later
+// methods into, most of them among its own statements before the dict
+// (names bound that helpers read, calls of train under no_grad, a
+// parameter), others in the dict's entry or anywhere.
+func TestStrayMethodsKeepTheirAnswers(t *testing.T) {
+	text := strayClass(t, 12)
+	// Helpers that return a model of the module's, or call a function of
+	// it that trains: a name net or scale bound in train would be theirs,
+	// were they train's.
+	text = strings.Replace(text, "        return len(x) + y.sum().item()\n", "        return net\n", 4)
+	text = strings.Replace(text, "        return len(x) + y.sum().item()\n", "        return len(scale(x)) + y.sum().item()\n", 4) +
+		"\n\nnet = torch.nn.Linear(4, 2)\n\n\ndef scale(x):\n    x.sum().backward()\n    return x\n"
+	snippets := []string{"x", "\n", "(", ")", "    ", "12", " + 2", "        net = len\n", "        scale = x\n", "        torch = None\n", "        len = x\n",
+		"        with torch.no_grad():\n    ", "        with torch.no_grad():\n            self.train(x)\n", "self.train(x)",
+		"        self.model.eval()\n", "loss.backward()\n", ", scale", "        global scale\n", "@torch.no_grad()\n"}
+	at := func(rng *rand.Rand, src []byte) int {
+		s := string(src)
+		switch from, to := strings.Index(s, "    def train("), strings.Index(s, "        def report"); {
+		case from < 0 || to < from:
+		case rng.Intn(4) < 2:
+			// The start of a line of train before the dict, or its
+			// header's parameters.
+			lines := []int{strings.Index(s[from:], ")") + from}
+			for i := from; i < to; i++ {
+				if s[i] == '\n' {
+					lines = append(lines, i+1)
+				}
+			}
+			return lines[rng.Intn(len(lines))]
+		case rng.Intn(2) == 0:
+			if entry := strings.Index(s, "'n': "); entry >= 0 {
+				return entry + 5 + rng.Intn(2)
+			}
+		}
+		return rng.Intn(len(src) + 1)
+	}
+	if _, strays := editsKeepTheirAnswers(t, text, snippets, rand.New(rand.NewSource(7)), 4, at); strays < 500 {
+		t.Errorf("%d stray methods paired in 300 edits", strays)
 	}
 }

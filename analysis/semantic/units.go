@@ -142,9 +142,15 @@ func (u *unchangedUnits) withoutClassReaders() *unchangedUnits {
 	if i := u.f.segmentNumber(u.segment); i >= 0 {
 		units = u.f.indexes[i].units
 	}
+	return u.without(func(_ int, n *pyast.Node) bool { return units.keepsOnSelf(u.f, n) })
+}
+
+// without takes out of u the pairs (old[i], n) that judged says are to be
+// judged; nil when none is left.
+func (u *unchangedUnits) without(judged func(i int, n *pyast.Node) bool) *unchangedUnits {
 	kept := 0
 	for i, n := range u.cur {
-		if units.keepsOnSelf(u.f, n) {
+		if judged(i, n) {
 			continue
 		}
 		u.old[kept], u.cur[kept] = u.old[i], n
@@ -246,19 +252,10 @@ func (u *unchangedUnits) withoutEnclosingReaders(prevIx, curIx *segmentIndex) *u
 	if u == nil {
 		return nil
 	}
-	kept := 0
-	for i, n := range u.cur {
-		if around := EnclosingFunction(n); around != nil && readsAround(u.f, curIx, n, around, prevIx.scopes[EnclosingFunction(u.old[i])], curIx.scopes[around]) {
-			continue
-		}
-		u.old[kept], u.cur[kept] = u.old[i], n
-		kept++
-	}
-	u.old, u.cur = u.old[:kept], u.cur[:kept]
-	if kept == 0 {
-		return nil
-	}
-	return u
+	return u.without(func(i int, n *pyast.Node) bool {
+		around := EnclosingFunction(n)
+		return around != nil && readsAround(u.f, curIx, n, around, prevIx.scopes[EnclosingFunction(u.old[i])], curIx.scopes[around])
+	})
 }
 
 // readsAround reports whether an identifier in n (of ix's statement) that

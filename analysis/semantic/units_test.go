@@ -532,9 +532,8 @@ func answersOf(f *File) (map[int]Behaviour, map[int]StepKind, map[int]string) {
 // the text afresh every afresh edits, each where at says (nil: anywhere),
 // and fails where a version's answers about every function, loop and name
 // in a function differ from a fresh model's of the same tree (answersOf);
-// it returns how many
-// answers were taken over from paired methods, and how many stray methods
-// were paired in all (see strayMethods).
+// it returns how many answers were taken over from paired methods, and
+// how many stray methods were paired in all (see strayMethods).
 func editsKeepTheirAnswers(t *testing.T, text string, snippets []string, rng *rand.Rand, afresh int, at func(rng *rand.Rand, src []byte) int) (translated, strays int) {
 	t.Helper()
 	var buf *buffer
@@ -589,8 +588,6 @@ func editsKeepTheirAnswers(t *testing.T, text string, snippets []string, rng *ra
 					t.Logf("taint at %d: %s, fresh %s", at, taint, wantTaints[at])
 				}
 			}
-			os.WriteFile("/tmp/zz_before.py", buf.src, 0o644)
-			os.WriteFile("/tmp/zz_after.py", next, 0o644)
 			t.Fatalf("edit %d (%q at %d, %d answers taken over): summaries, loop kinds or taints differ from a fresh model's", i, typed, at, got.carried.translated)
 		}
 		buf.src, buf.tree, buf.f = next, tree, got

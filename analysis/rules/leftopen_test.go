@@ -71,38 +71,30 @@ func TestKeysBesideABracketLeftOpenAnalyseAsAFreshModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strays := strayMethods(tree); strays < 50 {
+	if strays := countStrayMethods(tree); strays < 50 {
 		t.Fatalf("%d methods inside another: tree-sitter recovers otherwise than it did", strays)
 	}
 	prev := runner.AnalyzeTree(nil, "open.py", text, tree, nil)
-	keys := 0
+	// edit replaces [at, end) with insert, and compares the version it
+	// makes with a fresh analysis of its tree.
+	edits := 0
+	edit := func(at, end int, insert string) {
+		ed := pyast.NewEditor(tree, text)
+		ed.Replace(at, end, insert)
+		if tree, err = ed.Parse(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		text = ed.Text()
+		got := runner.AnalyzeTree(prev, "open.py", text, tree, nil)
+		compareResults(t, fmt.Sprintf("edit %d ([%d, %d) -> %q)", edits, at, end, insert), got, runner.AnalyzeTree(nil, "open.py", text, tree, nil))
+		checkRanges(t, text, got)
+		prev = got
+		edits++
+	}
 	typeAt := func(at int, typed string) {
 		for _, r := range typed {
-			ed := pyast.NewEditor(tree, text)
-			ed.Replace(at, at, string(r))
-			if tree, err = ed.Parse(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			text, at = ed.Text(), at+len(string(r))
-			got := runner.AnalyzeTree(prev, "open.py", text, tree, nil)
-			compareResults(t, fmt.Sprintf("key %d (%q)", keys, r), got, runner.AnalyzeTree(nil, "open.py", text, tree, nil))
-			checkRanges(t, text, got)
-			prev = got
-			keys++
-		}
-	}
-	deleteAt := func(at, n int) {
-		for range n {
-			ed := pyast.NewEditor(tree, text)
-			ed.Replace(at, at+1, "")
-			if tree, err = ed.Parse(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			text = ed.Text()
-			got := runner.AnalyzeTree(prev, "open.py", text, tree, nil)
-			compareResults(t, fmt.Sprintf("deletion %d", keys), got, runner.AnalyzeTree(nil, "open.py", text, tree, nil))
-			prev = got
-			keys++
+			edit(at, at, string(r))
+			at += len(string(r))
 		}
 	}
 	for _, typed := range []string{"        torch = None\n", "        with torch.no_grad():\n            self.fit(None, None)\n"} {
@@ -110,17 +102,19 @@ func TestKeysBesideABracketLeftOpenAnalyseAsAFreshModel(t *testing.T) {
 		if t.Failed() {
 			t.FailNow()
 		}
-		if strays := strayMethods(tree); strays < 50 {
+		if strays := countStrayMethods(tree); strays < 50 {
 			t.Fatalf("after %q, %d methods inside another", typed, strays)
 		}
-		deleteAt(head, len(typed))
+		for range len(typed) {
+			edit(head, head+1, "")
+		}
 	}
 	typeAt(strings.Index(string(text), "'a': 1")+5, "2 + ")
 }
 
-// strayMethods counts the function definitions of a class's body's
+// countStrayMethods counts the function definitions of a class's body's
 // indentation (four spaces) inside another function.
-func strayMethods(tree *pyast.Tree) int {
+func countStrayMethods(tree *pyast.Tree) int {
 	strays := 0
 	tree.Walk(tree.Root, func(n *pyast.Node) bool {
 		if n.Is("function_definition") && n.Parent().Parent().Is("function_definition") {

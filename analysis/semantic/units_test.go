@@ -795,30 +795,25 @@ func TestStrayMethodsArePaired(t *testing.T) {
 	}
 }
 
-// The summaries and step-loop kinds of stray methods (see strayMethods)
-// taken over from the last version are what a fresh model finds: random
-// edits of train, which a dict left open has taken the class's later
-// methods into, most of them among its own statements before the dict
-// (names bound that helpers read, calls of train under no_grad, a
-// parameter), others in the dict's entry or anywhere.
-func TestStrayMethodsKeepTheirAnswers(t *testing.T) {
-	text := strayClass(t, 12)
-	// Helpers that return a model of the module's, or call a function of
-	// it that trains: a name net or scale bound in train would be theirs,
-	// were they train's.
+// strayEdits returns a file of strays (see strayClass) whose helpers
+// return a model of the module's or call a function of it that trains (a
+// name net or scale bound in train would be theirs, were they train's),
+// snippets to edit it with, and where to edit: half the time at the start
+// of one of train's lines before the dict or in its header's parameters,
+// a quarter in the dict's entry, the rest anywhere.
+func strayEdits(t *testing.T) (text string, snippets []string, at func(rng *rand.Rand, src []byte) int) {
+	text = strayClass(t, 12)
 	text = strings.Replace(text, "        return len(x) + y.sum().item()\n", "        return net\n", 4)
 	text = strings.Replace(text, "        return len(x) + y.sum().item()\n", "        return len(scale(x)) + y.sum().item()\n", 4) +
 		"\n\nnet = torch.nn.Linear(4, 2)\n\n\ndef scale(x):\n    x.sum().backward()\n    return x\n"
-	snippets := []string{"x", "\n", "(", ")", "    ", "12", " + 2", "        net = len\n", "        scale = x\n", "        torch = None\n", "        len = x\n",
+	snippets = []string{"x", "\n", "(", ")", "    ", "12", " + 2", "        net = len\n", "        scale = x\n", "        torch = None\n", "        len = x\n",
 		"        with torch.no_grad():\n    ", "        with torch.no_grad():\n            self.train(x)\n", "self.train(x)",
 		"        self.model.eval()\n", "loss.backward()\n", ", scale", "        global scale\n", "@torch.no_grad()\n"}
-	at := func(rng *rand.Rand, src []byte) int {
+	at = func(rng *rand.Rand, src []byte) int {
 		s := string(src)
 		switch from, to := strings.Index(s, "    def train("), strings.Index(s, "        def report"); {
 		case from < 0 || to < from:
 		case rng.Intn(4) < 2:
-			// The start of a line of train before the dict, or its
-			// header's parameters.
 			lines := []int{strings.Index(s[from:], ")") + from}
 			for i := from; i < to; i++ {
 				if s[i] == '\n' {
@@ -833,7 +828,50 @@ func TestStrayMethodsKeepTheirAnswers(t *testing.T) {
 		}
 		return rng.Intn(len(src) + 1)
 	}
+	return text, snippets, at
+}
+
+// The summaries and step-loop kinds of stray methods (see strayMethods)
+// taken over from the last version are what a fresh model finds: random
+// edits of train, which a dict left open has taken the class's later
+// methods into (see strayEdits).
+func TestStrayMethodsKeepTheirAnswers(t *testing.T) {
+	text, snippets, at := strayEdits(t)
 	if _, strays := editsKeepTheirAnswers(t, text, snippets, rand.New(rand.NewSource(7)), 4, at); strays < 500 {
+		t.Errorf("%d stray methods paired in 300 edits", strays)
+	}
+}
+
+// Random edits of train with its strays (see strayEdits), made alike in a
+// buffer with the pairing and one without: after each, carryOver
+// concludes the same.
+func TestStrayMethodsConcludeAsJudgingThemAll(t *testing.T) {
+	text, snippets, at := strayEdits(t)
+	rng := rand.New(rand.NewSource(3))
+	var paired, full *buffer
+	strays := 0
+	for i := range 300 {
+		if i%4 == 0 {
+			paired, full = newBuffer(t, text), newBuffer(t, text)
+			paired.summarise()
+			full.summarise()
+		}
+		next, tree, typed, where := randomEditAt(t, rng, at(rng, paired.src), paired.src, paired.tree, snippets)
+		pairUnits = true
+		got := NewFileFrom(paired.f, "p.py", next, tree)
+		pairUnits = false
+		want := NewFileFrom(full.f, "p.py", next, tree)
+		pairUnits = true
+		if !maps.Equal(got.carried.changed, want.carried.changed) {
+			t.Fatalf("edit %d (%q at %d): stale %v, judging everything %v", i, typed, where, sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
+		}
+		strays += got.carried.strays
+		paired.src, paired.tree, paired.f = next, tree, got
+		full.src, full.tree, full.f = next, tree, want
+		paired.summarise()
+		full.summarise()
+	}
+	if strays < 500 {
 		t.Errorf("%d stray methods paired in 300 edits", strays)
 	}
 }

@@ -263,16 +263,14 @@ func (f *File) summarise(def *pyast.Node) *Summary {
 	// the rules on the calls of the method's name (see sameSummaries).
 	s.SumsFirstArgument = sumsFirstArgument(f, def)
 	s.ReturnsModule = f.returnsModule(def)
-	// That read the bindings of the names it returns (`return net`, a
-	// model of the module's): a summary kept while `net` was bound anew
-	// said it returned the model still.
-	visitReturns(def, func(x *pyast.Node) {
-		if v := x.NamedChildren(); len(v) > 0 && x.Is("return_statement") {
-			s.asked.name(f, f.unwrapModuleChain(v[0]))
-		}
-	})
 	s.StoredArguments = storedParameters(f, def)
-	s.ReturnsGraph = eachReturn(def, func(v *pyast.Node) bool { return t.Tainted(v) }) > 0
+	s.ReturnsGraph = eachReturn(def, func(v *pyast.Node) bool {
+		// ReturnsModule read the bindings of the names returned (`return
+		// net`, a model of the module's): a summary kept while `net` was
+		// bound anew said it returned the model still.
+		s.asked.name(f, f.unwrapModuleChain(v))
+		return t.Tainted(v)
+	}) > 0
 	if s.ReturnsGraph {
 		s.Returned = returnedTuples(def, t)
 	}

@@ -188,37 +188,50 @@ func TestPairedMethodsConcludeAsJudgingThemAll(t *testing.T) {
 	snippets := []string{"x", "\n", "(", ")", ":", "    ", "        return self.model(x).detach()\n", "        with torch.no_grad():\n    ",
 		"self.forward_pass(x)", ".detach()", "        self.model.eval()\n", "    def extra(self, x):\n        return self.predict(x)\n",
 		"@torch.no_grad()\n", "        self.best = x\n", "loss.backward()\n"}
-	rng := rand.New(rand.NewSource(11))
+	if pairedSome, _ := editsConcludeAlike(t, b.String(), snippets, rand.New(rand.NewSource(11)), 20, nil); pairedSome < 40 {
+		t.Errorf("the pairing spared work on %d edits of 300", pairedSome)
+	}
+}
+
+// editsConcludeAlike makes 300 random edits (snippets) of text alike in a
+// buffer with the pairing and one without, from the text afresh every
+// afresh edits (edits pile up errors that end the classes early, and then
+// nothing is paired), each where at says (nil: anywhere), and fails where
+// carryOver's conclusions differ. It returns on how many edits the
+// pairing judged less, and how many stray methods it paired in all (see
+// strayMethods).
+func editsConcludeAlike(t *testing.T, text string, snippets []string, rng *rand.Rand, afresh int, at func(rng *rand.Rand, src []byte) int) (pairedSome, strays int) {
+	t.Helper()
 	var paired, full *buffer
-	pairedSome := 0
 	for i := range 300 {
-		if i%20 == 0 {
-			// Afresh now and then: edits pile up errors that end the
-			// classes early, and then nothing is paired.
-			paired, full = newBuffer(t, b.String()), newBuffer(t, b.String())
+		if i%afresh == 0 {
+			paired, full = newBuffer(t, text), newBuffer(t, text)
 			paired.summarise()
 			full.summarise()
 		}
-		next, tree, text, at := randomEdit(t, rng, paired.src, paired.tree, snippets)
+		where := rng.Intn(len(paired.src) + 1)
+		if at != nil {
+			where = at(rng, paired.src)
+		}
+		next, tree, typed, where := randomEditAt(t, rng, where, paired.src, paired.tree, snippets)
 		pairUnits = true
 		got := NewFileFrom(paired.f, "p.py", next, tree)
 		pairUnits = false
 		want := NewFileFrom(full.f, "p.py", next, tree)
 		pairUnits = true
 		if !maps.Equal(got.carried.changed, want.carried.changed) {
-			t.Fatalf("edit %d (%q at %d): stale %v, judging everything %v", i, text, at, sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
+			t.Fatalf("edit %d (%q at %d): stale %v, judging everything %v", i, typed, where, sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
 		}
 		if got.carried.judged < want.carried.judged {
 			pairedSome++
 		}
+		strays += got.carried.strays
 		paired.src, paired.tree, paired.f = next, tree, got
 		full.src, full.tree, full.f = next, tree, want
 		paired.summarise()
 		full.summarise()
 	}
-	if pairedSome < 40 {
-		t.Errorf("the pairing spared work on %d edits of 300", pairedSome)
-	}
+	return pairedSome, strays
 }
 
 func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
@@ -847,31 +860,7 @@ func TestStrayMethodsKeepTheirAnswers(t *testing.T) {
 // concludes the same.
 func TestStrayMethodsConcludeAsJudgingThemAll(t *testing.T) {
 	text, snippets, at := strayEdits(t)
-	rng := rand.New(rand.NewSource(3))
-	var paired, full *buffer
-	strays := 0
-	for i := range 300 {
-		if i%4 == 0 {
-			paired, full = newBuffer(t, text), newBuffer(t, text)
-			paired.summarise()
-			full.summarise()
-		}
-		next, tree, typed, where := randomEditAt(t, rng, at(rng, paired.src), paired.src, paired.tree, snippets)
-		pairUnits = true
-		got := NewFileFrom(paired.f, "p.py", next, tree)
-		pairUnits = false
-		want := NewFileFrom(full.f, "p.py", next, tree)
-		pairUnits = true
-		if !maps.Equal(got.carried.changed, want.carried.changed) {
-			t.Fatalf("edit %d (%q at %d): stale %v, judging everything %v", i, typed, where, sortedKeys(got.carried.changed), sortedKeys(want.carried.changed))
-		}
-		strays += got.carried.strays
-		paired.src, paired.tree, paired.f = next, tree, got
-		full.src, full.tree, full.f = next, tree, want
-		paired.summarise()
-		full.summarise()
-	}
-	if strays < 500 {
+	if _, strays := editsConcludeAlike(t, text, snippets, rand.New(rand.NewSource(3)), 4, at); strays < 500 {
 		t.Errorf("%d stray methods paired in 300 edits", strays)
 	}
 }

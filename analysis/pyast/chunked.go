@@ -404,6 +404,40 @@ type lexState struct {
 // string, comment or bracket is open.
 func (l lexState) atStatement() bool { return l.quote == 0 && !l.comment && l.depth == 0 }
 
+// stops returns the bytes that may change state l (see scanTo).
+func (l lexState) stops() *[256]bool {
+	switch {
+	case l.quote == 0 && l.comment:
+		return &lineBreakStops
+	case l.quote == 0:
+		return &codeStops
+	case l.quote == '"' && l.triple:
+		return &tripleDoubleStops
+	case l.quote == '"':
+		return &doubleStops
+	case l.triple:
+		return &tripleSingleStops
+	default:
+		return &singleStops
+	}
+}
+
+var (
+	codeStops         = stopSet("#'\"([{}])")
+	lineBreakStops    = stopSet("\n")
+	doubleStops       = stopSet("\\\n\"")
+	singleStops       = stopSet("\\\n'")
+	tripleDoubleStops = stopSet("\\\"")
+	tripleSingleStops = stopSet("\\'")
+)
+
+func stopSet(chars string) (set [256]bool) {
+	for i := range len(chars) {
+		set[chars[i]] = true
+	}
+	return set
+}
+
 // scan returns the state after text, which follows l's.
 func (l lexState) scan(text []byte) lexState {
 	l, _ = l.scanTo(text, 0, len(text))
@@ -417,6 +451,16 @@ func (l lexState) scan(text []byte) lexState {
 // the two after at most (a triple quote read ahead).
 func (l lexState) scanTo(text []byte, i, until int) (lexState, int) {
 	for ; i < until; i++ {
+		// Past the bytes that cannot change the state (most of them): the
+		// open of a large file scans all of it, and a large class again
+		// (see classParts).
+		stops := l.stops()
+		for i < until && !stops[text[i]] {
+			i++
+		}
+		if i == until {
+			break
+		}
 		c := text[i]
 		switch {
 		case l.quote != 0:

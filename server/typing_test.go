@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/vramlint/vramlint/analysis"
@@ -253,24 +254,8 @@ func TestParsePanicKeepsTheText(t *testing.T) {
 // pyast's reparseSegment and mirror): every 10th version's diagnostics
 // equal a fresh analysis', fixes included.
 func TestTypingInsideALargeClassKeepsDiagnosticsExact(t *testing.T) {
-	seed := string(seedProgram(t))
-	helpers := func(from, to int) string {
-		var b strings.Builder
-		for i := from; i < to; i++ {
-			fmt.Fprintf(&b, "\n    def helper%d(self, x):\n        y = x * %d\n        if y > 3:\n            return torch.zeros(3).to('cuda')\n        return y\n", i, i)
-		}
-		return b.String()
-	}
-	header := "class CustomDataset(Dataset):\n"
-	start, end := strings.Index(seed, header)+len(header), strings.Index(seed, "\n\ndata_paths")
-	// More moves in __getitem__, so that its findings outlive the edits
-	// that land in it.
-	var moves strings.Builder
-	for i := range 10 {
-		fmt.Fprintf(&moves, "        mask%d = torch.ones(3).cuda()\n", i)
-	}
-	at := strings.Index(seed, "        return image, label")
-	text := seed[:start] + helpers(0, 150)[1:] + "\n" + seed[start:at] + moves.String() + seed[at:end] + "\n" + helpers(150, 300) + seed[end:]
+	const header = "class CustomDataset(Dataset):\n"
+	text := seedWithLargeDataset(t, 300)
 	if size := strings.Index(text, "\n\ndata_paths") - strings.Index(text, header); size < 32<<10 {
 		t.Fatalf("the class has %d bytes: too small to keep its tree", size)
 	}
@@ -322,6 +307,77 @@ func TestTypingInsideALargeClassKeepsDiagnosticsExact(t *testing.T) {
 		t.Errorf("only %d diagnostics over 30 checks: the edits broke the file", seen)
 	}
 	t.Logf("%d diagnostics over 30 checks", seen)
+}
+
+// seedWithLargeDataset is the seed program with helper methods in its
+// Dataset class, half before its methods and half after them, and more
+// moves in __getitem__, so that its findings outlive the edits that land
+// in it.
+func seedWithLargeDataset(t *testing.T, helpers int) string {
+	seed := string(seedProgram(t))
+	methods := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&b, "\n    def helper%d(self, x):\n        y = x * %d\n        if y > 3:\n            return torch.zeros(3).to('cuda')\n        return y\n", i, i)
+		}
+		return b.String()
+	}
+	header := "class CustomDataset(Dataset):\n"
+	start, end := strings.Index(seed, header)+len(header), strings.Index(seed, "\n\ndata_paths")
+	var moves strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&moves, "        mask%d = torch.ones(3).cuda()\n", i)
+	}
+	at := strings.Index(seed, "        return image, label")
+	return seed[:start] + methods(0, helpers/2)[1:] + "\n" + seed[start:at] + moves.String() + seed[at:end] + "\n" + methods(helpers/2, helpers) + seed[end:]
+}
+
+// A class large enough to be parsed in parts when its buffer is opened
+// (see pyast's classparts.go) gives the diagnostics of a fresh analysis;
+// at the pause after the open it is parsed whole and keeps that tree, and
+// the edits typed into it after that are analysed exactly too.
+func TestAClassParsedInPartsKeepsItsTreeAfterThePause(t *testing.T) {
+	text := seedWithLargeDataset(t, 800)
+	if size := strings.Index(text, "\n\ndata_paths") - strings.Index(text, "class CustomDataset"); size < 96<<10 {
+		t.Fatalf("the class has %d bytes: too small to be parsed in parts", size)
+	}
+	c := startServer(t, Options{})
+	c.initialize(map[string]any{}, nil)
+	uri := "file:///parts.py"
+	c.open(uri, text)
+	checkAgainstFresh(t, c, uri, 1, analysis.UTF16, 0)
+	class := func() *pyast.Segment {
+		c.srv.mu.Lock()
+		defer c.srv.mu.Unlock()
+		for _, seg := range c.srv.docs[uri].snap.tree.Segments {
+			if bytes.HasPrefix(seg.Text(), []byte("class CustomDataset")) {
+				return seg
+			}
+		}
+		t.Fatal("no segment holds the class")
+		return nil
+	}()
+	// Keys typed after the class, with pauses (the parse of the class may
+	// run beside the keys that follow them): the class's segment stays
+	// the same version to version.
+	rng := rand.New(rand.NewSource(3))
+	for i := range 10 {
+		text := c.texts[uri]
+		edit, _ := replacement(text, len(text), len(text), fmt.Sprintf("x%d = %d\n", i, i), analysis.UTF16)
+		c.change(uri, analysis.UTF16, edit)
+		time.Sleep(time.Duration(rng.Intn(300)) * time.Millisecond)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !class.KeepsTree(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the class keeps no tree 10 s after the open")
+		}
+	}
+	for i := 1; i <= 20; i++ {
+		text := c.texts[uri]
+		at := strings.Index(text, fmt.Sprintf("        y = x * %d\n", rng.Intn(800)))
+		edit, _ := replacement(text, at, at, "        z = y\n", analysis.UTF16)
+		checkAgainstFresh(t, c, uri, c.change(uri, analysis.UTF16, edit), analysis.UTF16, i)
+	}
 }
 
 // A NUL typed into a buffer stops its analysis, and deleting it again

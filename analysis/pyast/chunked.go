@@ -80,6 +80,15 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 	Parallel(min(workers, len(parts)), func(int) {
 		var buf scratch
 		for i := range next {
+			// A large class is parsed in parts (see classparts.go), on
+			// goroutines of its own; whole when that fails.
+			if cuts[i+1]-cuts[i] >= splitClassFrom {
+				if plan, ok := classParts(src[cuts[i]:cuts[i+1]], workers); ok {
+					if parts[i] = parseClassInParts(ctx, src, cuts[i], cuts[i+1], rootNumber, plan); parts[i] != nil {
+						continue
+					}
+				}
+			}
 			parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], rootNumber, &buf, noErrors)
 		}
 	})

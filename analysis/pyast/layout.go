@@ -100,6 +100,10 @@ type Segment struct {
 	// keeps its tree: the next version's mirror copies those an edit left
 	// alone (see mirror).
 	seen seenNodes
+	// later is, for a class parsed in parts at open (see classparts.go),
+	// the tree parsed whole later that it keeps instead of tree and seen;
+	// nil otherwise. Read both through keptTree.
+	later *laterTree
 	// copied are the subtrees its mirror copied from the segment of serial
 	// copiedFrom (0: none), the last version's (see CopiedFrom).
 	copied     []copiedRun
@@ -528,13 +532,11 @@ func padPoint(g group, src []byte) int {
 // nodes of from.prior's mirror that the edit left alone rather than
 // walking them again.
 func mirrorSegment(g group, src []byte, base int, root int32, buf *scratch, keep bool, from *reuse, spares *spareTexts) *Segment {
-	// Its own copy of the text: a view would keep this version's whole
-	// source alive as long as the segment.
-	seg := &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), hasError: missingSeparator(g, src), serial: segmentSerials.Add(1)}
+	seg := newSegment(g, src, base)
 	// Keys and reuse only for one statement: the reused nodes are those of
 	// prior's only statement.
 	keep = keep && len(g.tops) == 1
-	if !keep || from == nil || len(from.prior.Nodes) != 1 || len(from.prior.seen) == 0 {
+	if !keep || from == nil || len(from.prior.Nodes) != 1 || len(from.seen) == 0 {
 		from = nil
 	}
 	for _, t := range g.tops {
@@ -547,6 +549,14 @@ func mirrorSegment(g group, src []byte, base int, root int32, buf *scratch, keep
 		}
 	}
 	return seg
+}
+
+// newSegment is the segment of group g, placed at base, without its
+// nodes.
+func newSegment(g group, src []byte, base int) *Segment {
+	// Its own copy of the text: a view would keep this version's whole
+	// source alive as long as the segment.
+	return &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), hasError: missingSeparator(g, src), serial: segmentSerials.Add(1)}
 }
 
 // mirrorAll mirrors every group into t.Segments, on as many cores as are

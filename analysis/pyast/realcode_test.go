@@ -28,7 +28,7 @@ func TestChunkedParseOnRealCode(t *testing.T) {
 	// check's list grows (all 9,939 files of its 451 projects took three).
 	rand.New(rand.NewSource(7)).Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
 	const sample = 4000
-	var files, withErrors, recovered int
+	var files, withErrors, recovered, classes int
 	for _, p := range paths {
 		if files == sample {
 			break
@@ -57,8 +57,26 @@ func TestChunkedParseOnRealCode(t *testing.T) {
 		if wantError && flags(got, 0) != wantFlags {
 			t.Errorf("%s: segments with errors at %s, the parts' at %s", rel, flags(got, 0), wantFlags)
 		}
+		// A large class parsed in parts, parsed whole later, keeps that
+		// tree: its nodes are those of the mirror of the parts.
+		mismatches := splitMismatches.Load()
+		got.KeepSplitTrees(context.Background())
+		for _, seg := range got.Segments {
+			if seg.later != nil {
+				classes++
+				if !seg.KeepsTree() {
+					t.Errorf("%s: a class parsed in parts keeps no tree once parsed whole", rel)
+				}
+			}
+		}
+		if splitMismatches.Load() != mismatches {
+			t.Errorf("%s: a class parsed in parts differs from its whole parse", rel)
+		}
 	}
-	t.Logf("%d files of 16 KB to 1 MB: %d with a syntax error, %d opened in parts at a recovery", files, withErrors, recovered)
+	t.Logf("%d files of 16 KB to 1 MB: %d with a syntax error, %d opened in parts at a recovery, %d classes parsed in parts", files, withErrors, recovered, classes)
+	if classes == 0 {
+		t.Error("no class was parsed in parts")
+	}
 }
 
 // A letter typed before the first name of a statement inside a real file's
@@ -83,12 +101,15 @@ func TestStatementStartsInLargeStatementsOnRealCode(t *testing.T) {
 		if err != nil || tree.HasError() {
 			continue
 		}
+		// As the server does once the editor pauses after the open: the
+		// large classes parsed in parts keep the tree of a whole parse.
+		tree.KeepSplitTrees(context.Background())
 		// The starts of indented lines that begin with a name (not a
 		// keyword: typing there keeps the code valid), inside the segments
 		// that keep their trees.
 		var starts []int
 		for i, seg := range tree.Segments {
-			if seg.tree == nil {
+			if !seg.KeepsTree() {
 				continue
 			}
 			text := seg.text

@@ -41,15 +41,19 @@ func ParseRegion(src []byte) (*Region, error) {
 // where parsing the statement again took 40-80 ms in a class of 9,000
 // lines. Nil when the segment keeps no tree. Close it when done.
 func (s *Segment) KeptRegion() *Region {
-	if s.tree == nil {
+	kept, _ := s.keptTree()
+	if kept == nil {
 		return nil
 	}
-	tree := track(s.tree.Copy())
+	tree := track(kept.Copy())
 	return &Region{src: s.text, tree: tree, errors: ErrorCount(tree.RootNode())}
 }
 
 // KeepsTree reports whether the segment keeps its tree (see KeptRegion).
-func (s *Segment) KeepsTree() bool { return s.tree != nil }
+func (s *Segment) KeepsTree() bool {
+	tree, _ := s.keptTree()
+	return tree != nil
+}
 
 // Text is the region's text.
 func (r *Region) Text() []byte { return r.src }

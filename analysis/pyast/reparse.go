@@ -184,8 +184,10 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		return nil, nil
 	}
 	var old *Segment // the one segment the region was, when it kept its tree
-	if first == last && prev.Segments[first].tree != nil {
-		old = prev.Segments[first]
+	if first == last {
+		if tree, _ := prev.Segments[first].keptTree(); tree != nil {
+			old = prev.Segments[first]
+		}
 	}
 	ts, lineage, err := reparseSegment(ctx, old, src[start:end])
 	if err != nil {
@@ -390,9 +392,10 @@ func reparseSegment(ctx context.Context, old *Segment, text []byte) (*sitter.Tre
 		ts, err := parse(ctx, text)
 		return ts, nil, err
 	}
+	tree, seen := old.keptTree()
 	before, after := withNewlines(old.text), withNewlines(text)
 	prefix, suffix := CommonEnds(before, after)
-	edited := track(old.tree.Copy())
+	edited := track(tree.Copy())
 	defer free(edited)
 	editTree(edited, after[:prefix], before[prefix:len(before)-suffix], after[prefix:len(after)-suffix])
 	reparsed.Add(1)
@@ -400,7 +403,7 @@ func reparseSegment(ctx context.Context, old *Segment, text []byte) (*sitter.Tre
 	if err != nil {
 		return nil, nil, err
 	}
-	return ts, &reuse{prior: old, lo: prefix, hi: len(after) - suffix, delta: len(after) - len(before)}, nil
+	return ts, &reuse{prior: old, seen: seen, lo: prefix, hi: len(after) - suffix, delta: len(after) - len(before)}, nil
 }
 
 // reparsed counts the incremental parses of kept trees (for tests).

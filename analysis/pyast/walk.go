@@ -311,20 +311,20 @@ func rootOf(ts *sitter.Tree) C.VLNode {
 // into Go nodes or hash them right after, and use the buffer again.
 func flatten(n C.VLNode, scratch *[]C.VLFlat, from *reuse) []C.VLFlat {
 	count := uint32(C.vl_count(n))
-	if from == nil || len(from.prior.seen) == 0 {
+	if from == nil || len(from.seen) == 0 {
 		flat := grow(scratch, count)
 		return flat[:C.vl_walk(n, &flat[0], C.uint32_t(count), nil)]
 	}
 	// The table is Go memory that the argument points to.
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	pin.Pin(&from.prior.seen[0])
+	pin.Pin(&from.seen[0])
 	// Such a walk writes a few nodes of the count: a buffer for all of
 	// them would cost more to clear than the walk, and it grows only when
 	// one of that size is full.
 	for size := min(count, reuseWalkFirst); ; size = count {
 		flat := grow(scratch, size)
-		edit := C.VLEdit{seen: &from.prior.seen[0], n: C.uint32_t(len(from.prior.seen)), lo: C.uint32_t(from.lo), hi: C.uint32_t(from.hi), delta: C.int32_t(from.delta)}
+		edit := C.VLEdit{seen: &from.seen[0], n: C.uint32_t(len(from.seen)), lo: C.uint32_t(from.lo), hi: C.uint32_t(from.hi), delta: C.int32_t(from.delta)}
 		if k := uint32(C.vl_walk(n, &flat[0], C.uint32_t(size), &edit)); k < size || size == count {
 			return flat[:k]
 		}
@@ -346,6 +346,9 @@ func grow(scratch *[]C.VLFlat, n uint32) []C.VLFlat {
 // scratch is a buffer for flatten.
 type scratch = []C.VLFlat
 
+// flatNode is a node as flatten lists it.
+type flatNode = C.VLFlat
+
 // seenNodes describes the nodes of a statement's mirror, in its order, for
 // the mirror of its next version (see VLSeen).
 type seenNodes = []C.VLSeen
@@ -353,9 +356,11 @@ type seenNodes = []C.VLSeen
 // reuse is what a statement mirrored again after an edit can take from
 // its previous mirror: prior, the segment it was (one statement, with its
 // seen nodes), and the edit: bytes [lo, hi) of the new text replaced bytes
-// [lo, hi-delta) of prior's.
+// [lo, hi-delta) of prior's. seen is prior's seen table (see
+// Segment.keptTree).
 type reuse struct {
 	prior         *Segment
+	seen          seenNodes
 	lo, hi, delta int
 }
 
@@ -451,7 +456,7 @@ func mirror(flat []C.VLFlat, shift int, root int32, from *reuse, keep bool, spar
 	// file's open allocates no such index.
 	var at []int32
 	if from != nil {
-		priorSeen = from.prior.seen
+		priorSeen = from.seen
 		prior = unsafe.Slice(from.prior.Nodes[0], len(priorSeen))
 		at = make([]int32, len(flat))
 		size = 0
@@ -566,7 +571,7 @@ func nodeIndex(seg *Segment, n *Node) int32 {
 		return -1
 	}
 	i := (uintptr(unsafe.Pointer(n)) - uintptr(unsafe.Pointer(first))) / unsafe.Sizeof(Node{})
-	if i >= uintptr(len(seg.seen)) {
+	if _, seen := seg.keptTree(); i >= uintptr(len(seen)) {
 		return -1
 	}
 	return int32(i)
@@ -583,4 +588,136 @@ func copyReused(nodes []Node, k int, prior []Node, r, count int, shift int32) {
 		dst[j].start += shift
 		dst[j].end += shift
 	}
+}
+
+// joinClassParts lists the nodes of the whole class, in preorder, from its
+// parts: the first part's, then each later part's body statements under
+// the first part's body, the class and what holds it ending where the
+// last part's body ends. ok is false when a part is not a class whose
+// body comes last, or the parts' headers differ.
+func joinClassParts(parts []classPart) (flat []C.VLFlat, ok bool) {
+	first := parts[0].flat
+	body := classBody(first)
+	if body < 0 {
+		return nil, false
+	}
+	n := len(first)
+	for _, p := range parts[1:] {
+		n += len(p.flat)
+	}
+	flat = make([]C.VLFlat, 0, n)
+	flat = append(flat, first...)
+	end := first[body].end
+	for _, p := range parts[1:] {
+		b := classBody(p.flat)
+		if b < 0 || !sameHeader(p.flat[:b+1], first) {
+			return nil, false
+		}
+		shift := int32(len(flat) - (b + 1))
+		for _, f := range p.flat[b+1:] {
+			if f.parent == C.int32_t(b) {
+				f.parent = C.int32_t(body)
+			} else {
+				f.parent += C.int32_t(shift)
+			}
+			flat = append(flat, f)
+		}
+		end = p.flat[b].end
+	}
+	// The body and what holds it end with the class (a decorated
+	// definition, the class itself), as they did in the first part.
+	for i := int32(body); i >= 0; i = int32(flat[i].parent) {
+		if flat[i].end != first[body].end {
+			return nil, false
+		}
+		flat[i].end = end
+	}
+	return flat, true
+}
+
+// classBody returns the index in flat of the body of the first class
+// definition, when that body comes last in preorder (nothing after it
+// outside it), or -1.
+func classBody(flat []C.VLFlat) int {
+	class := slices.IndexFunc(flat, func(f C.VLFlat) bool { return kindNames[kindAt(&f)] == "class_definition" })
+	if class < 0 {
+		return -1
+	}
+	body := -1
+	for i := class + 1; i < len(flat); i++ {
+		if p := int(flat[i].parent); p < class || p == class && body >= 0 {
+			return -1 // a node after the class, or after its body
+		}
+		if int(flat[i].parent) == class && fieldNames[fieldAt(&flat[i])] == "body" {
+			body = i
+		}
+		if body >= 0 && int(flat[i].parent) < body && i != body {
+			return -1
+		}
+	}
+	return body
+}
+
+// sameHeader reports whether a later part's class and header nodes (all
+// of its nodes up to its body) are those of the first part's class, but
+// for where the class and its body end, and where the body starts.
+func sameHeader(header, first []C.VLFlat) bool {
+	class := slices.IndexFunc(first, func(f C.VLFlat) bool { return kindNames[kindAt(&f)] == "class_definition" })
+	if class < 0 || len(first)-class < len(header) {
+		return false
+	}
+	for i, f := range header {
+		g := first[class+i]
+		parent := int32(g.parent) - int32(class)
+		if i == 0 {
+			parent = -1
+		}
+		// The class is the definition of a decorated one in the first
+		// part; its body starts with the part's first statement.
+		class, body := i == 0, i == len(header)-1
+		if f.symbol != g.symbol || !class && f.field != g.field || int32(f.parent) != parent || !body && (f.start != g.start || !class && f.end != g.end) {
+			return false
+		}
+	}
+	return true
+}
+
+func kindAt(f *C.VLFlat) uint16  { k, _, _ := nodeOf(f); return k }
+func fieldAt(f *C.VLFlat) uint16 { _, fd, _ := nodeOf(f); return fd }
+
+// seenIfSame returns the seen table of ts's walk (see mirror) when its
+// nodes are those of seg's mirror: the same kinds, fields and offsets in
+// the same order.
+func seenIfSame(ts *sitter.Tree, seg *Segment) (seenNodes, bool) {
+	tops := topLevel(ts, 0)
+	if len(tops) != 1 || len(seg.Nodes) != 1 {
+		return nil, false
+	}
+	var buf scratch
+	flat := flatten(tops[0].node, &buf, nil)
+	nodes := seg.Nodes[0].subtree()
+	if len(flat) != len(nodes) {
+		return nil, false
+	}
+	shift := int(nodes[0].start) - int(flat[0].start)
+	seen := make(seenNodes, len(flat))
+	for i := range flat {
+		f, n := &flat[i], &nodes[i]
+		kind, field, named := nodeOf(f)
+		if kind != n.kind || field != n.field || named != n.Named || int(f.start)+shift != int(n.start) || int(f.end)+shift != int(n.end) {
+			return nil, false
+		}
+		parent := int32(-1)
+		if i > 0 {
+			parent = int32(i) - n.parentAt
+		}
+		if int32(f.parent) != parent {
+			return nil, false
+		}
+		seen[i] = C.VLSeen{key: f.key, start: f.start, count: 1}
+	}
+	for i := len(flat) - 1; i > 0; i-- {
+		seen[flat[i].parent].count += seen[i].count
+	}
+	return seen, true
 }

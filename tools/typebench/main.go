@@ -107,6 +107,8 @@ func typeInProcess(path, text, typed, where string) (*round, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As the server does at the pause after an open.
+	tree.KeepSplitTrees(context.Background())
 	runner := &analysis.Runner{Rules: rules.All()}
 	prev := runner.AnalyzeTree(nil, path, src, tree, nil)
 	var took []time.Duration

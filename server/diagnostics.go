@@ -252,14 +252,18 @@ func (s *Server) summariseLatest(d *document) {
 	s.mu.Lock()
 	snap, res := d.snap, d.toSummarise
 	d.toSummarise = nil
+	open := s.docs[snap.uri] == d
 	s.mu.Unlock()
 	if res == nil || res.Model() == nil || res.Model().Tree != snap.tree {
 		return // typed over already: the newer version will be recorded
 	}
-	// A large class parsed in parts when the buffer was opened keeps its
-	// tree from now on, so that its first edit is parsed incrementally:
-	// the parse this takes was kept off the open's path.
-	snap.tree.KeepSplitTrees(context.Background())
+	if open {
+		// A large class parsed in parts when the buffer was opened keeps
+		// its tree from now on, so that its first edit is parsed
+		// incrementally: the parse this takes was kept off the open's
+		// path.
+		snap.tree.KeepSplitTrees(context.Background())
+	}
 	summary := s.summarizeModel(snap, res)
 	s.mu.Lock()
 	d.summaries++

@@ -9,7 +9,9 @@
 // statement's in a buffer being edited, see reparse.go). A buffer being
 // edited reparses only the top-level statements an edit touched and keeps
 // the mirror of every other one (reparse.go, layout.go); a large one is
-// parsed in chunks on several cores when opened (chunked.go).
+// parsed in chunks on several cores when opened (chunked.go), and a class
+// of thousands of lines in parts, a run of its methods each
+// (classparts.go).
 package pyast
 
 import (

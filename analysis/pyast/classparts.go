@@ -235,6 +235,8 @@ func parseClassInParts(ctx context.Context, src []byte, start, end int, root int
 	if !ok {
 		return nil
 	}
+	// A top without its tree-sitter node: the class is mirrored from the
+	// joined walk, not walked again.
 	t := top{start: start, end: start + int(flat[0].end), origin: start}
 	c := &chunk{groups: groups([]top{t}, src)}
 	if len(c.groups) != 1 || end < len(src) && padPoint(c.groups[0], src) < 0 {

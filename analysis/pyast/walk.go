@@ -674,8 +674,8 @@ func sameHeader(header, first []C.VLFlat) bool {
 		}
 		// The class is the definition of a decorated one in the first
 		// part; its body starts with the part's first statement.
-		class, body := i == 0, i == len(header)-1
-		if f.symbol != g.symbol || !class && f.field != g.field || int32(f.parent) != parent || !body && (f.start != g.start || !class && f.end != g.end) {
+		isClass, isBody := i == 0, i == len(header)-1
+		if f.symbol != g.symbol || !isClass && f.field != g.field || int32(f.parent) != parent || !isBody && (f.start != g.start || !isClass && f.end != g.end) {
 			return false
 		}
 	}

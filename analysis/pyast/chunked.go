@@ -239,6 +239,11 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf
 func statementStarts(src []byte) (starts, recoveries []int) {
 	var lex lexState // of src[:scanned]
 	scanned := 0
+	// decorating: the last statement line at column 0 was a decorator, so
+	// the next one is the definition it decorates (or another decorator),
+	// even when the decorator's arguments ran over several lines and the
+	// line before is their closing bracket (see continues).
+	decorating := len(src) > 0 && src[0] == '@'
 	for off := 0; ; {
 		i := bytes.IndexByte(src[off:], '\n')
 		if i < 0 || off+i+1 >= len(src) {
@@ -251,16 +256,17 @@ func statementStarts(src []byte) (starts, recoveries []int) {
 		lex, scanned = lex.scan(src[scanned:off]), off
 		switch {
 		case lex.atStatement():
-			if startsChunk(src, off) {
+			if !decorating && startsChunk(src, off) {
 				starts = append(starts, off)
 			}
+			decorating = src[off] == '@'
 		case lex.quote == 0 && lex.depth > 0 && definitionAt(src[off:]):
 			at := decoratorsAbove(src, off)
 			if len(starts) > 0 && at <= starts[len(starts)-1] {
 				at = off
 			}
 			starts, recoveries = append(starts, at), append(recoveries, at)
-			lex = lexState{}
+			lex, decorating = lexState{}, false
 		}
 	}
 }

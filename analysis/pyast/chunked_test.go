@@ -42,8 +42,9 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 		{"t = (\n" + strings.Repeat("1,\n", 20000) + ")\n", true, false},                             // no cut after a comma
 		{"u = (\n" + strings.Repeat("1,\n", 20000), true, false},                                     // never closed: parsed apart from the classes after it (see TestChunkedParseWithSyntaxErrors)
 		{"if x:\n    pass\n" + strings.Repeat("elif y:\n    pass\n", 4000) + "else:\n    pass\n", true, false},
-		{"@decorator\n" + strings.Repeat("# between\n", 8000) + "def decorated():\n    pass\n", true, false}, // not cut from its decorator
-		{"def broken(:\n    pass\n", true, false},                                                            // a syntax error: the clean chunks before it, then the rest as one
+		{"@decorator\n" + strings.Repeat("# between\n", 8000) + "def decorated():\n    pass\n", true, false},                        // not cut from its decorator
+		{"@decorator(\n" + strings.Repeat("    1,\n", 8000) + ")\n@another(\n    2,\n)\nclass Decorated:\n    pass\n", true, false}, // nor from decorators over several lines
+		{"def broken(:\n    pass\n", true, false},                                                                                   // a syntax error: the clean chunks before it, then the rest as one
 		{"# comments take the CR of their line\n# at the cut\n", true, true},
 	}
 	for i, c := range cases {
@@ -205,6 +206,35 @@ func flags(t *Tree, origin int) string {
 // A definition at column 0 inside brackets ends them: the file is cut
 // there (with the decorators right above it), and nowhere else a bracket,
 // a string or a continued line holds.
+// A decorated definition starts at its first decorator, and nowhere
+// after it, however many lines its decorators' arguments take: the line
+// of a definition after a closing bracket at column 0 is no cut.
+func TestDecoratedDefinitionsStartAtTheirFirstDecorator(t *testing.T) {
+	cases := []struct {
+		src  string
+		want []string // the lines that start statements, past the first
+	}{
+		{"x = 1\n@dec\ndef f():\n    pass\ny = 2\n", []string{"@dec", "y = 2"}},
+		{"x = 1\n@dec(\n    1,\n)\ndef f():\n    pass\ny = 2\n", []string{"@dec(", "y = 2"}},
+		{"x = 1\n@dec(\n    1,\n)\n@other(\n    2,\n)\nclass C:\n    pass\n", []string{"@dec("}},
+		{"x = 1\n@dec(\n    1,\n)\n# a comment\n\nasync def f():\n    pass\ny = 2\n", []string{"@dec(", "y = 2"}},
+		{"@dec(\n    1,\n)\ndef f():\n    pass\ny = 2\n", []string{"y = 2"}}, // the file's first line
+		{"x = foo(\n    1,\n)\ndef f():\n    pass\n", []string{"def f():"}},  // a call's bracket, not a decorator's
+	}
+	for i, c := range cases {
+		src := []byte(c.src)
+		starts, _ := statementStarts(src)
+		var got []string
+		for _, at := range starts {
+			line, _, _ := strings.Cut(string(src[at:]), "\n")
+			got = append(got, line)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("case %d: statements start at %q, want %q", i, got, c.want)
+		}
+	}
+}
+
 func TestRecoveriesAreDefinitionsInsideBrackets(t *testing.T) {
 	cases := []struct {
 		src  string

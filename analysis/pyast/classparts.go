@@ -48,8 +48,8 @@ type classPlan struct {
 
 // classParts plans the parse of text, a top-level class statement alone
 // (its decorators and comments above it included), in at most n parts of
-// about equal size; ok is false when text does not start so, or has no
-// place to cut.
+// about equal size; ok is false when text does not start so, holds more
+// than the class, or has no place to cut.
 func classParts(text []byte, n int) (plan classPlan, ok bool) {
 	if n < 2 || bytes.IndexByte(text, '\r') >= 0 && !bytes.Equal(withNewlines(text), text) {
 		return plan, false // lone "\r" line breaks: the scan reads lines by "\n"
@@ -110,6 +110,12 @@ func classParts(text []byte, n int) (plan classPlan, ok bool) {
 			continue
 		}
 		lex, scanned = lex.scan(text[scanned:off]), off
+		if lex.atStatement() && line[0] != ' ' && line[0] != '\t' && isCodeLine(line) {
+			// Code at column 0 ends the class: the text holds more than
+			// it (a chunk of several statements), and the parts would
+			// not be one class each.
+			return plan, false
+		}
 		if lex.atStatement() && prevCode && methodAt(line, indent) && !continues(text[:off]) {
 			starts = append(starts, off)
 		}

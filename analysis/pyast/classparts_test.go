@@ -137,3 +137,33 @@ func TestLargeClassParsedInPartsEqualsWholeParse(t *testing.T) {
 		}
 	}
 }
+
+// Only a text that holds one class is cut into parts: a chunk of several
+// classes (one of 64 KB or more, after a file's cut at its middle) would
+// have every part fail as more than one class, and be parsed whole after
+// them, for nothing.
+func TestClassPartsCutOneClassOnly(t *testing.T) {
+	class := func(name string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "@register(\n    %q,\n)\nclass %s:\n", name, name)
+		for i := range 300 {
+			fmt.Fprintf(&b, "    def m%d(self, x):\n        return x + %d\n\n", i, i)
+		}
+		return b.String()
+	}
+	one := class("A")
+	cases := []struct {
+		name, text string
+		cut        bool
+	}{
+		{"one class", one, true},
+		{"one class, comments at column 0 in it and after it", strings.Replace(one, "    def m150", "# a note\n    def m150", 1) + "\n# about what follows\n", true},
+		{"three classes", one + "\n\n" + class("B") + "\n\n" + class("C"), false},
+		{"a class and a statement", one + "x = A()\n", false},
+	}
+	for _, c := range cases {
+		if _, ok := classParts([]byte(c.text), 2); ok != c.cut {
+			t.Errorf("%s: cut %v, want %v", c.name, ok, c.cut)
+		}
+	}
+}

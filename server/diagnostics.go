@@ -252,7 +252,7 @@ func (s *Server) summariseLatest(d *document) {
 	s.mu.Lock()
 	snap, res := d.snap, d.toSummarise
 	d.toSummarise = nil
-	open := s.docs[snap.uri] == d
+	open := s.docs[d.uri] == d
 	s.mu.Unlock()
 	if res == nil || res.Model() == nil || res.Model().Tree != snap.tree {
 		return // typed over already: the newer version will be recorded

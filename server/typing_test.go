@@ -341,6 +341,9 @@ func TestAClassParsedInPartsKeepsItsTreeAfterThePause(t *testing.T) {
 	if size := strings.Index(text, "\n\ndata_paths") - strings.Index(text, "class CustomDataset"); size < 96<<10 {
 		t.Fatalf("the class has %d bytes: too small to be parsed in parts", size)
 	}
+	// A pause longer than the test takes to look at the open's tree.
+	defer func(was time.Duration) { summaryPause = was }(summaryPause)
+	summaryPause = time.Second
 	c := startServer(t, Options{})
 	c.initialize(map[string]any{}, nil)
 	uri := "file:///parts.py"
@@ -357,6 +360,9 @@ func TestAClassParsedInPartsKeepsItsTreeAfterThePause(t *testing.T) {
 		t.Fatal("no segment holds the class")
 		return nil
 	}()
+	if class.KeepsTree() {
+		t.Fatal("the class keeps a tree before the pause: it was parsed whole at the open, not in parts")
+	}
 	// Keys typed after the class, with pauses (the parse of the class may
 	// run beside the keys that follow them): the class's segment stays
 	// the same version to version.
@@ -365,7 +371,7 @@ func TestAClassParsedInPartsKeepsItsTreeAfterThePause(t *testing.T) {
 		text := c.texts[uri]
 		edit, _ := replacement(text, len(text), len(text), fmt.Sprintf("x%d = %d\n", i, i), analysis.UTF16)
 		c.change(uri, analysis.UTF16, edit)
-		time.Sleep(time.Duration(rng.Intn(300)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.Intn(1500)) * time.Millisecond)
 	}
 	for deadline := time.Now().Add(10 * time.Second); !class.KeepsTree(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

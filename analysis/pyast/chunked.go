@@ -81,15 +81,10 @@ func parseChunked(ctx context.Context, src []byte) *Tree {
 		var buf scratch
 		for i := range next {
 			// A large class is parsed in parts (see classparts.go), on
-			// goroutines of its own; whole when that fails.
-			if cuts[i+1]-cuts[i] >= splitClassFrom {
-				if plan, ok := classParts(src[cuts[i]:cuts[i+1]], workers); ok {
-					if parts[i] = parseClassInParts(ctx, src, cuts[i], cuts[i+1], rootNumber, plan); parts[i] != nil {
-						continue
-					}
-				}
+			// goroutines of its own; whole when it cannot be.
+			if parts[i] = parseClassInParts(ctx, src, cuts[i], cuts[i+1], rootNumber, workers); parts[i] == nil {
+				parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], rootNumber, &buf, noErrors)
 			}
-			parts[i] = parseChunk(ctx, src, cuts[i], cuts[i+1], rootNumber, &buf, noErrors)
 		}
 	})
 	t := &Tree{Root: root, rootNumber: rootNumber, roomy: true, src: src, spares: newSpares()}
@@ -193,14 +188,11 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf
 		c.broken = true
 		return c
 	}
-	c.groups = groups(tops, src)
-	c.groups[0].start, c.groups[len(c.groups)-1].end = start, end
-	if end < len(src) && padPoint(c.groups[len(c.groups)-1], src) < 0 {
-		// It would take in the next chunk's first statement (see groups).
+	var bases []int
+	if c.groups, bases = chunkGroups(tops, src, start, end); c.groups == nil {
 		c.broken = true
 		return c
 	}
-	bases := freshBases(c.groups, src, bytes.Count(src[:start], []byte{'\n'}))
 	// A large statement alone in its chunk (see aroundLargeStatements)
 	// keeps its tree, as it would after an edit (see spliceRegion): the
 	// first edit inside it is then parsed incrementally too. Within bounds
@@ -221,6 +213,19 @@ func parseChunk(ctx context.Context, src []byte, start, end int, root int32, buf
 		}
 	}
 	return c
+}
+
+// chunkGroups groups tops, the statements of the chunk src[start:end],
+// into segments that span the chunk (see groups), and places them afresh
+// (see freshBases); nil when the last would take in the next chunk's first
+// statement.
+func chunkGroups(tops []top, src []byte, start, end int) (gs []group, bases []int) {
+	gs = groups(tops, src)
+	gs[0].start, gs[len(gs)-1].end = start, end
+	if end < len(src) && padPoint(gs[len(gs)-1], src) < 0 {
+		return nil, nil
+	}
+	return gs, freshBases(gs, src, bytes.Count(src[:start], []byte{'\n'}))
 }
 
 // statementStarts lists the lines of src that look like the start of a

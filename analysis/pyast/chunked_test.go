@@ -224,15 +224,20 @@ func TestDecoratedDefinitionsStartAtTheirFirstDecorator(t *testing.T) {
 	for i, c := range cases {
 		src := []byte(c.src)
 		starts, _ := statementStarts(src)
-		var got []string
-		for _, at := range starts {
-			line, _, _ := strings.Cut(string(src[at:]), "\n")
-			got = append(got, line)
-		}
-		if !slices.Equal(got, c.want) {
+		if got := linesAt(src, starts); !slices.Equal(got, c.want) {
 			t.Errorf("case %d: statements start at %q, want %q", i, got, c.want)
 		}
 	}
+}
+
+// linesAt returns the lines of src from each of offsets to its end.
+func linesAt(src []byte, offsets []int) []string {
+	var lines []string
+	for _, at := range offsets {
+		line, _, _ := strings.Cut(string(src[at:]), "\n")
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func TestRecoveriesAreDefinitionsInsideBrackets(t *testing.T) {
@@ -255,10 +260,8 @@ func TestRecoveriesAreDefinitionsInsideBrackets(t *testing.T) {
 	for i, c := range cases {
 		src := []byte(c.src)
 		starts, recoveries := statementStarts(src)
-		var got []string
+		got := linesAt(src, recoveries)
 		for _, r := range recoveries {
-			line, _, _ := strings.Cut(string(src[r:]), "\n")
-			got = append(got, line)
 			if !slices.Contains(starts, r) {
 				t.Errorf("case %d: recovery at %d is not among the starts %v", i, r, starts)
 			}

@@ -51,7 +51,7 @@ type classPlan struct {
 // about equal size; ok is false when text does not start so, holds more
 // than the class, or has no place to cut.
 func classParts(text []byte, n int) (plan classPlan, ok bool) {
-	if n < 2 || bytes.IndexByte(text, '\r') >= 0 && !bytes.Equal(withNewlines(text), text) {
+	if n < 2 || !sameText(withNewlines(text), text) {
 		return plan, false // lone "\r" line breaks: the scan reads lines by "\n"
 	}
 	var lex lexState // of text[:scanned]
@@ -110,16 +110,18 @@ func classParts(text []byte, n int) (plan classPlan, ok bool) {
 			continue
 		}
 		lex, scanned = lex.scan(text[scanned:off]), off
-		if lex.atStatement() && line[0] != ' ' && line[0] != '\t' && isCodeLine(line) {
+		code := isCodeLine(line)
+		switch {
+		case !lex.atStatement():
+		case code && line[0] != ' ' && line[0] != '\t':
 			// Code at column 0 ends the class: the text holds more than
 			// it (a chunk of several statements), and the parts would
 			// not be one class each.
 			return plan, false
-		}
-		if lex.atStatement() && prevCode && methodAt(line, indent) && !continues(text[:off]) {
+		case prevCode && methodAt(line, indent) && !continues(text[:off]):
 			starts = append(starts, off)
 		}
-		prevCode = isCodeLine(line)
+		prevCode = code
 	}
 	for i := 1; i < n; i++ {
 		last := plan.headerEnd
@@ -176,13 +178,13 @@ func parseClassPart(ctx context.Context, text []byte, plan classPlan, k int) cla
 	if k < len(plan.cuts) {
 		end = plan.cuts[k]
 	}
-	var ranges []sitter.Range
-	if k > 0 {
-		ranges = []sitter.Range{textRange(text, plan.headerStart, plan.headerEnd), textRange(text, plan.cuts[k-1], end)}
+	var ts *sitter.Tree
+	var err error
+	if k == 0 {
+		ts, err = parse(ctx, text[:end])
 	} else {
-		text = text[:end]
+		ts, err = parseRanges(ctx, text, textRange(text, plan.headerStart, plan.headerEnd), textRange(text, plan.cuts[k-1], end))
 	}
-	ts, err := parseRanges(ctx, text, ranges)
 	if err != nil {
 		return classPart{}
 	}
@@ -198,15 +200,13 @@ func parseClassPart(ctx context.Context, text []byte, plan classPlan, k int) cla
 	return classPart{flat: flatten(tops[0].node, &buf, nil), ok: true}
 }
 
-// parseRanges parses the ranges of text (all of it when there are none),
-// with a parser of its own.
-func parseRanges(ctx context.Context, text []byte, ranges []sitter.Range) (*sitter.Tree, error) {
+// parseRanges parses the ranges of text, with a parser of its own: one
+// of the pool's would keep the ranges.
+func parseRanges(ctx context.Context, text []byte, ranges ...sitter.Range) (*sitter.Tree, error) {
 	p := sitter.NewParser()
 	defer p.Close()
 	p.SetLanguage(language)
-	if len(ranges) > 0 {
-		p.SetIncludedRanges(ranges)
-	}
+	p.SetIncludedRanges(ranges)
 	ts, err := p.ParseCtx(ctx, nil, text)
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
@@ -224,12 +224,19 @@ func pointAt(text []byte, off int) sitter.Point {
 	return sitter.Point{Row: uint32(bytes.Count(text[:off], []byte{'\n'})), Column: uint32(off - (bytes.LastIndexByte(text[:off], '\n') + 1))}
 }
 
-// parseClassInParts parses src[start:end], a chunk holding one large
-// class (see classParts), in parts on as many goroutines, and mirrors it;
-// nil when it does not split, or a part does not parse cleanly: the
-// chunk is then parsed whole.
-func parseClassInParts(ctx context.Context, src []byte, start, end int, root int32, plan classPlan) *chunk {
+// parseClassInParts parses src[start:end], a chunk that holds one large
+// class, in parts (see classParts) on as many goroutines as there are
+// workers, and mirrors it; nil when the chunk is no such class, or a part
+// does not parse cleanly: the chunk is then parsed whole.
+func parseClassInParts(ctx context.Context, src []byte, start, end int, root int32, workers int) *chunk {
+	if end-start < splitClassFrom {
+		return nil
+	}
 	text := src[start:end]
+	plan, ok := classParts(text, workers)
+	if !ok {
+		return nil
+	}
 	parts := make([]classPart, len(plan.cuts)+1)
 	Parallel(len(parts), func(k int) { parts[k] = parseClassPart(ctx, text, plan, k) })
 	for _, p := range parts {
@@ -243,24 +250,16 @@ func parseClassInParts(ctx context.Context, src []byte, start, end int, root int
 	}
 	// A top without its tree-sitter node: the class is mirrored from the
 	// joined walk, not walked again.
-	t := top{start: start, end: start + int(flat[0].end), origin: start}
-	c := &chunk{groups: groups([]top{t}, src)}
-	if len(c.groups) != 1 || end < len(src) && padPoint(c.groups[0], src) < 0 {
+	gs, bases := chunkGroups([]top{{start: start, end: start + int(flat[0].end), origin: start}}, src, start, end)
+	if len(gs) != 1 {
 		return nil
 	}
-	c.groups[0].start, c.groups[0].end = start, end
-	g := c.groups[0]
-	seg := newSegment(g, src, freshBases(c.groups, src, bytes.Count(src[:start], []byte{'\n'}))[0])
-	nodes, _, _ := mirror(flat, seg.Base-g.start+start, root, nil, false, nil)
+	seg := newSegment(gs[0], src, bases[0])
+	nodes, _, _ := mirror(flat, seg.Base, root, nil, false, nil)
 	seg.Nodes = []*Node{&nodes[0]}
 	seg.later = &laterTree{}
-	c.segments = []*Segment{seg}
-	classesInParts.Add(1)
-	return c
+	return &chunk{groups: gs, segments: []*Segment{seg}}
 }
-
-// classesInParts counts the classes parsed in parts (for tests).
-var classesInParts atomic.Int64
 
 // laterTree is the tree of a class parsed in parts, parsed whole later
 // (see Tree.KeepSplitTrees) and kept with the seen table of the segment's

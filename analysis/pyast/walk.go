@@ -597,20 +597,19 @@ func copyReused(nodes []Node, k int, prior []Node, r, count int, shift int32) {
 // body comes last, or the parts' headers differ.
 func joinClassParts(parts []classPart) (flat []C.VLFlat, ok bool) {
 	first := parts[0].flat
-	body := classBody(first)
+	class, body := classBody(first)
 	if body < 0 {
 		return nil, false
 	}
-	n := len(first)
-	for _, p := range parts[1:] {
+	n := 0
+	for _, p := range parts {
 		n += len(p.flat)
 	}
-	flat = make([]C.VLFlat, 0, n)
-	flat = append(flat, first...)
+	flat = append(make([]C.VLFlat, 0, n), first...)
 	end := first[body].end
 	for _, p := range parts[1:] {
-		b := classBody(p.flat)
-		if b < 0 || !sameHeader(p.flat[:b+1], first) {
+		c, b := classBody(p.flat)
+		if b < 0 || !sameHeader(p.flat[c:b+1], first[class:body+1], c, class) {
 			return nil, false
 		}
 		shift := int32(len(flat) - (b + 1))
@@ -635,47 +634,40 @@ func joinClassParts(parts []classPart) (flat []C.VLFlat, ok bool) {
 	return flat, true
 }
 
-// classBody returns the index in flat of the body of the first class
-// definition, when that body comes last in preorder (nothing after it
-// outside it), or -1.
-func classBody(flat []C.VLFlat) int {
-	class := slices.IndexFunc(flat, func(f C.VLFlat) bool { return kindNames[kindAt(&f)] == "class_definition" })
-	if class < 0 {
-		return -1
+// classBody returns the indexes in flat of the first class definition and
+// of its body, when that body comes last in preorder (every node after it
+// is in it); body is -1 otherwise.
+func classBody(flat []C.VLFlat) (class, body int) {
+	class = slices.IndexFunc(flat, func(f C.VLFlat) bool { return kindNames[kindAt(&f)] == "class_definition" })
+	body = slices.IndexFunc(flat[class+1:], func(f C.VLFlat) bool {
+		return int(f.parent) == class && fieldNames[fieldAt(&f)] == "body"
+	})
+	if class < 0 || body < 0 {
+		return class, -1
 	}
-	body := -1
-	for i := class + 1; i < len(flat); i++ {
-		if p := int(flat[i].parent); p < class || p == class && body >= 0 {
-			return -1 // a node after the class, or after its body
-		}
-		if int(flat[i].parent) == class && fieldNames[fieldAt(&flat[i])] == "body" {
-			body = i
-		}
-		if body >= 0 && int(flat[i].parent) < body && i != body {
-			return -1
+	body += class + 1
+	for _, f := range flat[body+1:] {
+		if int(f.parent) < body {
+			return class, -1 // a node after the body, outside it
 		}
 	}
-	return body
+	return class, body
 }
 
-// sameHeader reports whether a later part's class and header nodes (all
-// of its nodes up to its body) are those of the first part's class, but
-// for where the class and its body end, and where the body starts.
-func sameHeader(header, first []C.VLFlat) bool {
-	class := slices.IndexFunc(first, func(f C.VLFlat) bool { return kindNames[kindAt(&f)] == "class_definition" })
-	if class < 0 || len(first)-class < len(header) {
+// sameHeader reports whether a later part's nodes from its class to its
+// body (header, the class at index at in its part) are the first part's
+// (first, at firstAt), but for where the class and its body end, where
+// the body starts, and the class's field (the definition of a decorated
+// class in the first part).
+func sameHeader(header, first []C.VLFlat, at, firstAt int) bool {
+	if len(header) != len(first) {
 		return false
 	}
-	for i, f := range header {
-		g := first[class+i]
-		parent := int32(g.parent) - int32(class)
-		if i == 0 {
-			parent = -1
-		}
-		// The class is the definition of a decorated one in the first
-		// part; its body starts with the part's first statement.
+	for i := range header {
+		f, g := &header[i], &first[i]
 		isClass, isBody := i == 0, i == len(header)-1
-		if f.symbol != g.symbol || !isClass && f.field != g.field || int32(f.parent) != parent || !isBody && (f.start != g.start || !isClass && f.end != g.end) {
+		if f.symbol != g.symbol || !isClass && (f.field != g.field || int(f.parent)-at != int(g.parent)-firstAt) ||
+			!isBody && (f.start != g.start || !isClass && f.end != g.end) {
 			return false
 		}
 	}
@@ -686,38 +678,21 @@ func kindAt(f *C.VLFlat) uint16  { k, _, _ := nodeOf(f); return k }
 func fieldAt(f *C.VLFlat) uint16 { _, fd, _ := nodeOf(f); return fd }
 
 // seenIfSame returns the seen table of ts's walk (see mirror) when its
-// nodes are those of seg's mirror: the same kinds, fields and offsets in
-// the same order.
+// nodes are those of seg's mirror: the same shape (see shapeOf), walked
+// for its keys once that is known.
 func seenIfSame(ts *sitter.Tree, seg *Segment) (seenNodes, bool) {
 	tops := topLevel(ts, 0)
-	if len(tops) != 1 || len(seg.Nodes) != 1 {
-		return nil, false
-	}
 	var buf scratch
-	flat := flatten(tops[0].node, &buf, nil)
-	nodes := seg.Nodes[0].subtree()
-	if len(flat) != len(nodes) {
+	if len(tops) != 1 || len(seg.Nodes) != 1 || shapeOf(tops, 0, &buf) != seg.Shape() {
 		return nil, false
 	}
-	shift := int(nodes[0].start) - int(flat[0].start)
+	flat := flatten(tops[0].node, &buf, nil)
 	seen := make(seenNodes, len(flat))
-	for i := range flat {
-		f, n := &flat[i], &nodes[i]
-		kind, field, named := nodeOf(f)
-		if kind != n.kind || field != n.field || named != n.Named || int(f.start)+shift != int(n.start) || int(f.end)+shift != int(n.end) {
-			return nil, false
-		}
-		parent := int32(-1)
-		if i > 0 {
-			parent = int32(i) - n.parentAt
-		}
-		if int32(f.parent) != parent {
-			return nil, false
-		}
+	for i, f := range flat {
 		seen[i] = C.VLSeen{key: f.key, start: f.start, count: 1}
 	}
 	for i := len(flat) - 1; i > 0; i-- {
 		seen[flat[i].parent].count += seen[i].count
 	}
-	return seen, true
+	return seen, len(seen) == len(seg.Nodes[0].subtree())
 }

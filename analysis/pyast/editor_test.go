@@ -84,6 +84,46 @@ func TestCodeIndentedAfterACommentGoesOnTheStatementBefore(t *testing.T) {
 	}
 }
 
+// A statement left unfinished at the end of its line (`total = `, an
+// operator, a dot) reads on into the next line in tree-sitter, which skips
+// a line break where it expects more: a whole parse takes the statement
+// after it in, without an error, and so does an edit that leaves one. Not
+// a definition or a loop, which nothing reads on into: the error stays
+// where it is, and the statements after it keep their segments.
+func TestAStatementLeftUnfinishedReadsOnIntoTheNext(t *testing.T) {
+	const base = "import torch\n\ntotal = 0.0\n\nrunning = 0\nfor x in loader:\n    y = x\n\n\ndef f():\n    return 1\n\n\nlast = 2\n"
+	for _, c := range []struct {
+		old, new string
+		joined   bool // the statement after the edit is taken in
+	}{
+		{"0.0", "", true},
+		{"0.0", "torch.", true},
+		{"0.0", "  # a comment", true},
+		{"0.0", "(", false}, // a bracket: the error stays before the definition
+		{"    return 1\n", "    return 1 +\n", false},
+		{"total = 0.0\n\nrunning = 0\n", "total = 0.0\n\nrunning = \n", false}, // the loop after it
+		{"total = 0.0\n\nrunning = 0\nfor x in loader:\n    y = x\n", "total = ", false},
+	} {
+		src := []byte(base)
+		tree, err := ParseForEditing(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := bytes.Index(src, []byte(c.old))
+		next, nsrc := edit(t, tree, src, at, at+len(c.old), c.new)
+		checkLayout(t, next, nsrc)
+		if got := next.HasError(); got == c.joined {
+			t.Errorf("%q: syntax error %v, want %v", nsrc, got, !c.joined)
+		}
+		if last := next.Segments[len(next.Segments)-1]; last != tree.Segments[len(tree.Segments)-1] {
+			t.Errorf("%q: the last statement, after a definition, was parsed again", nsrc)
+		}
+		// Typing on mends it: the statements part again.
+		mended, msrc := edit(t, next, nsrc, at+len(c.new), at+len(c.new), " 1")
+		checkLayout(t, mended, msrc)
+	}
+}
+
 // CommonEnds compares large blocks, small ones and then bytes; it finds
 // what comparing byte by byte alone finds, for changes anywhere in texts
 // shorter and longer than each block.

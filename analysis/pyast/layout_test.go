@@ -27,6 +27,9 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if tree.HasError() && ParsesCleanly(src) {
+		t.Fatalf("the tree has a syntax error, a fresh parse has none; source %q", src)
+	}
 	if !tree.HasError() {
 		if got, want := tree.Root.Kind()+renderStatements(tree), fresh.Root.Kind()+renderStatements(fresh); got != want {
 			t.Fatalf("the laid-out mirror differs from a fresh parse\ngot  %s\nwant %s\nsource %q", got, want, src)

@@ -135,6 +135,33 @@ func recovers(before, seg *Segment) bool {
 	return end.quote == 0 && end.depth > 0
 }
 
+// unfinishedAtEnd reports whether the last statement under root (trailing
+// comments aside) ends in a syntax error: an ERROR or a MISSING token on
+// its last branch.
+func unfinishedAtEnd(root *sitter.Node) bool {
+	for n := root; n != nil; {
+		if n.IsError() || n.IsMissing() {
+			return true
+		}
+		k := int(n.ChildCount()) - 1
+		for k >= 0 && n.Child(k).Type() == "comment" {
+			k--
+		}
+		if k < 0 {
+			return false
+		}
+		n = n.Child(k)
+	}
+	return false
+}
+
+// startsStatementOnly reports whether text starts with a decorator or a
+// keyword that starts a statement and never an expression.
+func startsStatementOnly(text []byte) bool {
+	return len(text) > 0 && text[0] == '@' || keywordAt(text, "def", "class", "async", "if", "for", "while", "with", "try",
+		"import", "from", "return", "pass", "break", "continue", "raise", "global", "nonlocal", "del", "assert")
+}
+
 // anyError reports whether one of segs holds a syntax error.
 func anyError(segs []*Segment) bool {
 	for _, seg := range segs {
@@ -226,6 +253,17 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		// to parse the statements after it, which Python reads as text.
 		if st.quote != 0 && st.triple &&
 			(end < len(src) && bytes.Contains(src[end:], []byte{st.quote, st.quote, st.quote}) || leftOpenBefore(prev.Segments[:first], st.quote)) {
+			return nil, nil
+		}
+		// A statement left unfinished at the end of a line outside
+		// brackets (`total = `, `x = d.`) reads on into the next line in
+		// tree-sitter, which skips a line break where it expects more:
+		// a whole parse takes the next statement into it (`total =
+		// running = 0`), with no error. So does the region, unless the
+		// next statement starts with a keyword no expression starts with
+		// (a definition, a loop, a decorator): the error stays, and a
+		// large `if` or class after it is not parsed again on each key.
+		if end < len(src) && st.atStatement() && unfinishedAtEnd(ts.RootNode()) && !startsStatementOnly(src[end:]) {
 			return nil, nil
 		}
 	}

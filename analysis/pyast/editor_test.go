@@ -122,6 +122,25 @@ func TestAStatementLeftUnfinishedReadsOnIntoTheNext(t *testing.T) {
 		mended, msrc := edit(t, next, nsrc, at+len(c.new), at+len(c.new), " 1")
 		checkLayout(t, mended, msrc)
 	}
+	// A line of a method left unfinished: tree-sitter's recovery makes the
+	// class one ERROR up to its end, which nothing after it mends. The
+	// statement after the class is not taken in (which parsed a class of
+	// thousands of lines again on every such key).
+	class := "class Trainer:\n    def fit(self, model):\n        model.train()\n        for step in range(3):\n            pass\n\n    def evaluate(self):\n        return 1\n\n\nlast = 2\n"
+	src := []byte(class)
+	tree, err := ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(src, []byte("()")) + 2
+	next, nsrc := edit(t, tree, src, at, at, " +")
+	checkLayout(t, next, nsrc)
+	if !next.HasError() {
+		t.Fatalf("%q: no syntax error", nsrc)
+	}
+	if next.Segments[len(next.Segments)-1] != tree.Segments[len(tree.Segments)-1] {
+		t.Errorf("%q: the statement after the class was parsed again", nsrc)
+	}
 }
 
 // CommonEnds compares large blocks, small ones and then bytes; it finds

@@ -135,10 +135,27 @@ func recovers(before, seg *Segment) bool {
 	return end.quote == 0 && end.depth > 0
 }
 
-// unfinishedAtEnd reports whether the last statement under root (trailing
-// comments aside) ends in a syntax error: an ERROR or a MISSING token on
-// its last branch.
-func unfinishedAtEnd(root *sitter.Node) bool {
+// readsOnIntoNext reports whether the last statement of text, parsed as
+// root, is a module-level statement that its last line leaves unfinished:
+// its first syntax error is on the last branch of the tree (an ERROR or a
+// MISSING token there, trailing comments aside), and starts on a line at
+// column 0 that no keyword of a compound statement starts. Not a class
+// or function whose error recovery ran to its end: a bracket left open in
+// a method makes one ERROR of the whole class, which no statement after it
+// can mend, and taking that statement in parsed the class again on every
+// key while the bracket stayed open.
+func readsOnIntoNext(root *sitter.Node, text []byte) bool {
+	if !errorOnLastBranch(root) {
+		return false
+	}
+	at := min(int(firstError(root).StartByte()), len(text))
+	line := text[bytes.LastIndexByte(text[:at], '\n')+1:]
+	return len(line) > 0 && !startsIndented(line) && !startsStatementOnly(line)
+}
+
+// errorOnLastBranch reports whether an ERROR or a MISSING token lies on
+// the last branch under root (past trailing comments).
+func errorOnLastBranch(root *sitter.Node) bool {
 	for n := root; n != nil; {
 		if n.IsError() || n.IsMissing() {
 			return true
@@ -153,6 +170,26 @@ func unfinishedAtEnd(root *sitter.Node) bool {
 		n = n.Child(k)
 	}
 	return false
+}
+
+// firstError returns the first ERROR or MISSING node under root, in the
+// order of the text; root when it has none.
+func firstError(root *sitter.Node) *sitter.Node {
+	n := root
+	for !n.IsError() && !n.IsMissing() {
+		var next *sitter.Node
+		for i := range int(n.ChildCount()) {
+			if c := n.Child(i); c.IsError() || c.IsMissing() || c.HasError() {
+				next = c
+				break
+			}
+		}
+		if next == nil {
+			return n
+		}
+		n = next
+	}
+	return n
 }
 
 // startsStatementOnly reports whether text starts with a decorator or a
@@ -263,7 +300,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		// next statement starts with a keyword no expression starts with
 		// (a definition, a loop, a decorator): the error stays, and a
 		// large `if` or class after it is not parsed again on each key.
-		if end < len(src) && st.atStatement() && unfinishedAtEnd(ts.RootNode()) && !startsStatementOnly(src[end:]) {
+		if end < len(src) && st.atStatement() && readsOnIntoNext(ts.RootNode(), src[start:end]) && !startsStatementOnly(src[end:]) {
 			return nil, nil
 		}
 	}

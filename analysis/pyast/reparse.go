@@ -40,6 +40,14 @@ import (
 // segment with an error are parsed with it, so that the edit that mends the
 // error mends them too.
 //
+// tree-sitter is laxer than Python in one way that crosses statements: it
+// skips a line break where its parser expects more, so a module-level
+// statement left unfinished at the end of its line (`total = `) takes the
+// next line in (`total = running = 0` parses without an error). A region
+// whose last statement is so left open is parsed with the statement after
+// it, as a whole parse would (see readsOnIntoNext); without that, the rules
+// judged a program a fresh analysis of the same text does not see.
+//
 // A file opened with a bracket left open before a definition at column 0
 // is parsed in parts, cut at the definition (see statementStarts'
 // recoveries), as if the bracket had been opened by an edit: the error

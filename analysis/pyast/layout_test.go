@@ -28,7 +28,7 @@ func checkLayout(t *testing.T, tree *Tree, src []byte) {
 		t.Fatal(err)
 	}
 	if tree.HasError() && ParsesCleanly(src) {
-		t.Fatalf("the tree has a syntax error, a fresh parse has none; source %q", src)
+		t.Fatalf("the tree has a syntax error, the text parses cleanly; source %q", src)
 	}
 	if !tree.HasError() {
 		if got, want := tree.Root.Kind()+renderStatements(tree), fresh.Root.Kind()+renderStatements(fresh); got != want {

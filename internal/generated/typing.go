@@ -43,14 +43,21 @@ const TypedFunction = `def train_typed(model, loader, optimizer, device):
 `
 
 // TypingAt returns where in text a typing session types, as where says:
-// "middle", at the top-level line nearest the middle; "end", after the
-// last line; "method", before the first method past the middle (see
-// MethodLine).
+// "middle", on a blank line between the top-level statements nearest the
+// middle; "end", after the last line; "method", on the blank line above
+// the first method past the middle (see MethodLine), as a user types a
+// method between two others. (Until 2026-12-07 it typed at the start of
+// the method's own line, so that every key's line went on with that
+// method's header, `    def train_typed(    def update(self, ...`: a
+// syntax error on nearly every key, which no user types through.)
 func TypingAt(text, where string) (int, error) {
 	switch where {
 	case "method":
 		at, _, err := MethodLine(text)
-		return at, err
+		if err != nil {
+			return 0, err
+		}
+		return strings.LastIndex(text[:at-1], "\n") + 1, nil
 	case "end":
 		return len(text), nil
 	}
@@ -81,17 +88,21 @@ func TypedText(custom, text, where string) (string, error) {
 }
 
 // MethodLine returns where the first line past the middle of text that
-// defines a method (an indented "def ") starts, and its indentation.
+// defines a method (an indented "def ") right below a blank line starts,
+// and its indentation.
 func MethodLine(text string) (at int, indent string, err error) {
-	for at = len(text) / 2; ; {
+	at = len(text) / 2
+	// The middle's own line is only partly seen: not taken for blank.
+	for whole := false; ; whole = true {
 		k := strings.Index(text[at:], "\n")
 		if k < 0 {
-			return 0, "", fmt.Errorf("no method (an indented line \"def \") past the middle of the file")
+			return 0, "", fmt.Errorf("no method (an indented line \"def \" below a blank line) past the middle of the file")
 		}
+		aboveBlank := whole && strings.TrimSpace(text[at:at+k]) == ""
 		at += k + 1
 		line := text[at:]
 		body := strings.TrimLeft(line, " \t")
-		if len(body) < len(line) && strings.HasPrefix(body, "def ") {
+		if aboveBlank && len(body) < len(line) && strings.HasPrefix(body, "def ") {
 			return at, line[:len(line)-len(body)], nil
 		}
 	}

@@ -354,6 +354,19 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 	}
 	editedOld := inside(oldUnits, oldBase, len(oldText)-suffix)
 	editedCur := inside(curUnits, curBase, len(curText)-suffix)
+	// An edit right after a method's last token that the method takes in
+	// (the first letter of a statement typed after its last line) or
+	// leaves out (that letter deleted) is inside it in one version only:
+	// the method with the same start in the other, ending before the edit
+	// with only blanks between, and no more than blanks changed there, is
+	// its other self. Taken for a method come or gone, such a key judged
+	// every method of the class: 10-15 ms in one of 9,000 lines.
+	switch {
+	case editedOld == nil && editedCur != nil && blank(oldText[prefix:len(oldText)-suffix]):
+		editedOld = endingBefore(oldUnits, oldBase, editedCur.Start()-curBase, oldText, prefix)
+	case editedCur == nil && editedOld != nil && blank(curText[prefix:len(curText)-suffix]):
+		editedCur = endingBefore(curUnits, curBase, editedOld.Start()-oldBase, curText, prefix)
+	}
 	switch {
 	case editedOld != nil && editedCur != nil:
 		if editedOld.Start()-oldBase != editedCur.Start()-curBase {
@@ -397,6 +410,22 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 	}
 	// Both lists follow the statement's order, which the edit kept.
 	return pairs
+}
+
+// endingBefore returns the unit of units (a statement's, at base in text)
+// that starts at start (from base) and ends at or before at with only
+// blanks between; nil when there is none.
+func endingBefore(units []*pyast.Node, base, start int, text []byte, at int) *pyast.Node {
+	i := unitAt(units, base+start)
+	if i < 0 || units[i].Start()-base != start || units[i].End()-base > at || !blank(text[units[i].End()-base:at]) {
+		return nil
+	}
+	return units[i]
+}
+
+// blank reports whether text holds only spaces, tabs and line breaks.
+func blank(text []byte) bool {
+	return len(bytes.Trim(text, " \t\f\r\n")) == 0
 }
 
 // withStrays returns units (in offset order) with edited, one of them,

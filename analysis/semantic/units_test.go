@@ -729,6 +729,40 @@ func TestAnEditAmongAClassesOwnStatementsKeepsItsMethodsPaired(t *testing.T) {
 	}
 }
 
+// A statement typed right after a method's last line, or on the blank
+// line under a method's header, is inside the method in the new version
+// and after it in the old one (or the other way round when its first
+// letter is deleted again): the method with the same start is its other
+// self (see endingBefore), the other methods stay paired, and carryOver
+// concludes as judging every method does. Taken for a method come or
+// gone, each such key judged every method of the class.
+func TestAStatementTypedAfterAMethodsLastLineKeepsTheOthersPaired(t *testing.T) {
+	src := strings.Replace(trainerClass(20), "    def update(self, out):\n", "    best = None\n\n    def update(self, out):\n", 1)
+	src = strings.Replace(src, "    def helper0(self, x):\n", "    def fresh(self, x):\n        \n\n    def helper0(self, x):\n", 1)
+	paired, full := newBuffer(t, src), newBuffer(t, src)
+	paired.summarise()
+	full.summarise()
+	steps := []pairingStep{
+		// After the last line of update: a line indented, a letter on
+		// it, another, both deleted.
+		{"        loss.backward()\n\n    def fresh", "        loss.backward()\n        \n\n    def fresh", 12},
+		{"        loss.backward()\n        \n", "        loss.backward()\n        m\n", 12},
+		{"        loss.backward()\n        m\n", "        loss.backward()\n        mo\n", 12},
+		{"        loss.backward()\n        mo\n", "        loss.backward()\n        \n", 12},
+		// The first letters of the body of a method that has none yet.
+		{"    def fresh(self, x):\n        \n", "    def fresh(self, x):\n        r\n", 12},
+		{"    def fresh(self, x):\n        r\n", "    def fresh(self, x):\n        return self.step(x)\n", 0},
+		{"    def fresh(self, x):\n        return self.step(x)\n", "    def fresh(self, x):\n        \n", 0},
+		// A class attribute indented into the method above it: a binding
+		// of the class gone, the methods that read it judged.
+		{"    best = None\n", "        best = None\n", 0},
+		{"        best = None\n", "    best = None\n", 0},
+	}
+	for i, step := range steps {
+		replaceBoth(t, paired, full, i, step)
+	}
+}
+
 // strayClass is trainerClass(extra) with a dict left open in a function
 // nested in train: tree-sitter's recovery makes the class's methods after
 // train statements of its body (see strayMethods).

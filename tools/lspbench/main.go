@@ -47,7 +47,7 @@ func main() {
 	spread := flag.Int("spread", 0, "also type a letter and delete it at this many statement starts spread evenly over the file, each place edited once: what a keystroke costs varies from statement to statement (tree-sitter reparses more after some), which edits at three places do not show")
 	typing := flag.Bool("typing", true, "type a 30-line training function into the middle of the file (or what --type says, where --type-at says)")
 	typeFile := flag.String("type", "", "with --typing, type the text of this file, key by key, instead of the built-in function (a script's main block, a Dataset class)")
-	typeAt := flag.String("type-at", "middle", "with --typing, where to type: middle (at the top-level line nearest the middle of the file), end (after its last line, where a script's main block goes) or method (indented as a method, before the first method past the middle: keystrokes inside a class)")
+	typeAt := flag.String("type-at", "middle", "with --typing, where to type: middle (at the top-level line nearest the middle of the file), end (after its last line, where a script's main block goes) or method (indented as a method, on the blank line above the first method past the middle that has one: keystrokes inside a class)")
 	actions := flag.Int("code-actions", 20, "code-action requests at diagnostics")
 	settings := flag.String("settings", `{"maxLiveFileSize": 0}`, "initializationOptions, and the answer to workspace/configuration")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for one answer")
@@ -917,9 +917,9 @@ func statementStart(text string, off int) int {
 
 // typeText types text where says (see --type-at), one character a
 // change, as an editor sends keys: at the top-level line nearest the
-// middle of the file, after its last line, or before the first method
-// past the middle (see generated.MethodLine; text indented as it, see
-// generated.AsMethod).
+// middle of the file, after its last line, or on the blank line above
+// the first method past the middle that has one (see generated.TypingAt;
+// text indented as it, see generated.AsMethod).
 func (s *server) typeText(doc *document, text, where string) ([]time.Duration, error) {
 	at, err := generated.TypingAt(doc.text, where)
 	if err != nil {

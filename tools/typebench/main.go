@@ -36,7 +36,7 @@ import (
 
 func main() {
 	typeFile := flag.String("type", "", "type the text of this file instead of the built-in training function")
-	typeAt := flag.String("type-at", "middle", "where to type, as lspbench's --type-at: middle, end or method (indented as the first method past the middle, before it)")
+	typeAt := flag.String("type-at", "middle", "where to type, as lspbench's --type-at: middle, end or method (indented as the first method past the middle with a blank line above it, typed on that line)")
 	rounds := flag.Int("rounds", 1, "how many times to type it, each into the file as it was")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the rounds to this file (each round's first parse and analysis of the file included, a small part of it)")
 	keys := flag.String("keys", "", "write each key of the last round to this file: its number, latency in ms and the text typed so far on its line (to find the slow keys)")

@@ -308,7 +308,7 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 		// next statement starts with a keyword no expression starts with
 		// (a definition, a loop, a decorator): the error stays, and a
 		// large `if` or class after it is not parsed again on each key.
-		if end < len(src) && st.atStatement() && readsOnIntoNext(ts.RootNode(), src[start:end]) && !startsStatementOnly(src[end:]) {
+		if end < len(src) && st.atStatement() && !startsStatementOnly(src[end:]) && readsOnIntoNext(ts.RootNode(), src[start:end]) {
 			return nil, nil
 		}
 	}

@@ -394,11 +394,18 @@ func shapeStep(h uint64, start, end int, parent int32, kind, field uint16, named
 func shapeOf(tops []top, start int, buf *scratch) uint64 {
 	h := uint64(shapeBasis)
 	for _, t := range tops {
-		origin := start - t.origin
-		for _, f := range flatten(t.node, buf, nil) {
-			kind, field, named := nodeOf(&f)
-			h = shapeStep(h, int(f.start)-origin, int(f.end)-origin, int32(f.parent), kind, field, named)
-		}
+		h = shapeOfWalk(h, flatten(t.node, buf, nil), start-t.origin)
+	}
+	return h
+}
+
+// shapeOfWalk adds to h the shape of a statement's walk (see flatten),
+// offsets taken from origin.
+func shapeOfWalk(h uint64, flat []C.VLFlat, origin int) uint64 {
+	for i := range flat {
+		f := &flat[i]
+		kind, field, named := nodeOf(f)
+		h = shapeStep(h, int(f.start)-origin, int(f.end)-origin, int32(f.parent), kind, field, named)
 	}
 	return h
 }
@@ -639,10 +646,13 @@ func joinClassParts(parts []classPart) (flat []C.VLFlat, ok bool) {
 // is in it); body is -1 otherwise.
 func classBody(flat []C.VLFlat) (class, body int) {
 	class = slices.IndexFunc(flat, func(f C.VLFlat) bool { return kindNames[kindAt(&f)] == "class_definition" })
+	if class < 0 {
+		return class, -1
+	}
 	body = slices.IndexFunc(flat[class+1:], func(f C.VLFlat) bool {
 		return int(f.parent) == class && fieldNames[fieldAt(&f)] == "body"
 	})
-	if class < 0 || body < 0 {
+	if body < 0 {
 		return class, -1
 	}
 	body += class + 1
@@ -678,15 +688,18 @@ func kindAt(f *C.VLFlat) uint16  { k, _, _ := nodeOf(f); return k }
 func fieldAt(f *C.VLFlat) uint16 { _, fd, _ := nodeOf(f); return fd }
 
 // seenIfSame returns the seen table of ts's walk (see mirror) when its
-// nodes are those of seg's mirror: the same shape (see shapeOf), walked
-// for its keys once that is known.
+// nodes are those of seg's mirror: the same shape (see shapeOf), from the
+// one walk that also gives the keys.
 func seenIfSame(ts *sitter.Tree, seg *Segment) (seenNodes, bool) {
 	tops := topLevel(ts, 0)
-	var buf scratch
-	if len(tops) != 1 || len(seg.Nodes) != 1 || shapeOf(tops, 0, &buf) != seg.Shape() {
+	if len(tops) != 1 || len(seg.Nodes) != 1 {
 		return nil, false
 	}
+	var buf scratch
 	flat := flatten(tops[0].node, &buf, nil)
+	if shapeOfWalk(shapeBasis, flat, -tops[0].origin) != seg.Shape() {
+		return nil, false
+	}
 	seen := make(seenNodes, len(flat))
 	for i, f := range flat {
 		seen[i] = C.VLSeen{key: f.key, start: f.start, count: 1}

@@ -86,10 +86,7 @@ def run(trainer, loader):
 func TestAnEditInOneMethodJudgesThatMethod(t *testing.T) {
 	const extra = 20
 	src := trainerClass(extra)
-	paired, full := newBuffer(t, src), newBuffer(t, src)
-	// As an analysis leaves them: the next version compares summaries.
-	paired.summarise()
-	full.summarise()
+	paired, full := pairedAndFull(t, src)
 	calls := 0 // in the class, both versions
 	for _, c := range paired.f.Calls() {
 		if c.Start() < strings.Index(src, "\ndef run") {
@@ -152,6 +149,27 @@ type pairingStep struct {
 }
 
 const judgesAll = -1
+
+// pairedAndFull returns two buffers of src, analysed as an analysis
+// leaves them (the next version compares summaries): one edited with the
+// pairing, one without it (see replaceBoth).
+func pairedAndFull(t *testing.T, src string) (paired, full *buffer) {
+	t.Helper()
+	paired, full = newBuffer(t, src), newBuffer(t, src)
+	paired.summarise()
+	full.summarise()
+	return paired, full
+}
+
+// replaceAllBoth makes steps in turn in two buffers of src, with and
+// without the pairing (see replaceBoth).
+func replaceAllBoth(t *testing.T, src string, steps []pairingStep) {
+	t.Helper()
+	paired, full := pairedAndFull(t, src)
+	for i, step := range steps {
+		replaceBoth(t, paired, full, i, step)
+	}
+}
 
 // replaceBoth makes step, the i-th, in paired and in full, a buffer
 // without the pairing, and reports where their conclusions differ, or the
@@ -308,9 +326,7 @@ def build(loader):
 
     return run, rebind, other
 `
-	paired, full := newBuffer(t, src), newBuffer(t, src)
-	paired.summarise()
-	full.summarise()
+	paired, full := pairedAndFull(t, src)
 	for i, step := range []struct{ old, new string }{
 		{"        model = torch.nn.Identity()\n", "        model = len\n"},
 		{"        return 1\n", "        return 2\n"},
@@ -665,9 +681,7 @@ func TestABindingChangedInOneMethodKeepsTheOthersPaired(t *testing.T) {
 	src := strings.Replace(trainerClass(20), "        self.opt = opt\n", "        self.opt = opt\n        self.run_step = self.step\n        global CTX\n        CTX = torch.no_grad()\n", 1)
 	src = strings.Replace(src, "            losses.append(self.step(x))\n", "            with torch.no_grad():\n                losses.append(self.run_step(x))\n", 1)
 	src = strings.Replace(src, "            outs.append(self.predict(x))\n", "            with CTX:\n                outs.append(self.predict(x))\n", 1)
-	paired, full := newBuffer(t, src), newBuffer(t, src)
-	paired.summarise()
-	full.summarise()
+	paired, full := pairedAndFull(t, src)
 	for i, step := range [][2]string{
 		{"self.run_step = self.step\n", "self.run_step = self.predict\n"},
 		{"self.run_step = self.predict\n", "self.run_step = self.step\n"},
@@ -703,10 +717,7 @@ func TestAnEditAmongAClassesOwnStatementsKeepsItsMethodsPaired(t *testing.T) {
 		"    run_step = step\n\n    if DEBUG:\n        def trace(self, x):\n            return self.forward_pass(x)\n\n    def predict(self, x):\n", 1)
 	src = strings.Replace(src, "            losses.append(self.step(x))\n", "            if self.keep_graphs:\n                losses.append(self.run_step(x))\n", 1)
 	src = strings.Replace(src, "import torch\n", "import torch\n\nDEBUG = False\n", 1)
-	paired, full := newBuffer(t, src), newBuffer(t, src)
-	paired.summarise()
-	full.summarise()
-	steps := []pairingStep{
+	replaceAllBoth(t, src, []pairingStep{
 		{"    keep_graphs = True\n", "    keep_graphs = False\n", 12},
 		{"    keep_graphs = False\n", "    xkeep_graphs = False\n", 12},
 		{"    xkeep_graphs = False\n", "    keep_graphs = True\n", 12},
@@ -723,10 +734,7 @@ func TestAnEditAmongAClassesOwnStatementsKeepsItsMethodsPaired(t *testing.T) {
 		// The class's own tokens, an if's condition over a method.
 		{"class Trainer:", "class Trainer(torch.nn.Module):", judgesAll},
 		{"    if DEBUG:\n", "    if not DEBUG:\n", judgesAll},
-	}
-	for i, step := range steps {
-		replaceBoth(t, paired, full, i, step)
-	}
+	})
 }
 
 // A statement typed right after a method's last line, or on the blank
@@ -739,10 +747,7 @@ func TestAnEditAmongAClassesOwnStatementsKeepsItsMethodsPaired(t *testing.T) {
 func TestAStatementTypedAfterAMethodsLastLineKeepsTheOthersPaired(t *testing.T) {
 	src := strings.Replace(trainerClass(20), "    def update(self, out):\n", "    best = None\n\n    def update(self, out):\n", 1)
 	src = strings.Replace(src, "    def helper0(self, x):\n", "    def fresh(self, x):\n        \n\n    def helper0(self, x):\n", 1)
-	paired, full := newBuffer(t, src), newBuffer(t, src)
-	paired.summarise()
-	full.summarise()
-	steps := []pairingStep{
+	replaceAllBoth(t, src, []pairingStep{
 		// After the last line of update: a line indented, a letter on
 		// it, another, both deleted.
 		{"        loss.backward()\n\n    def fresh", "        loss.backward()\n        \n\n    def fresh", 12},
@@ -757,10 +762,7 @@ func TestAStatementTypedAfterAMethodsLastLineKeepsTheOthersPaired(t *testing.T) 
 		// of the class gone, the methods that read it judged.
 		{"    best = None\n", "        best = None\n", 0},
 		{"        best = None\n", "    best = None\n", 0},
-	}
-	for i, step := range steps {
-		replaceBoth(t, paired, full, i, step)
-	}
+	})
 }
 
 // strayClass is trainerClass(extra) with a dict left open in a function
@@ -804,9 +806,7 @@ func TestStrayMethodsArePaired(t *testing.T) {
 	// there would be theirs.
 	src := strings.Replace(strayClass(t, extra), "    def train(self, loader):\n", "    def outer(self, x):\n        return self.train(x)\n\n    def train(self, loader):\n", 1)
 	src = strings.Replace(src, "        return len(x) + y.sum().item()\n", "        return net\n", 4) + "\n\nnet = torch.nn.Linear(4, 2)\n"
-	paired, full := newBuffer(t, src), newBuffer(t, src)
-	paired.summarise()
-	full.summarise()
+	paired, full := pairedAndFull(t, src)
 	for i, step := range []struct {
 		pairingStep
 		strays int // stray methods still paired

@@ -656,15 +656,69 @@ func withOffsets(d Diagnostic, to func(int) int) Diagnostic {
 	return d
 }
 
-// sortedDiagnostics returns ds sorted by start, then code, stably. It
-// sorts their indexes and moves each diagnostic once: sorting the
-// diagnostics themselves moved each of them many times, and at 50,000
-// lines (250 diagnostics a version) took a tenth of a millisecond a
-// keystroke.
+// sortedDiagnostics returns ds sorted by start, then code, stably. Each
+// diagnostic gets a number that orders it so (its start, its code's rank
+// among the codes present, its index), the numbers are sorted and each
+// diagnostic is moved once. The kept findings of a version come in map
+// order, so every version sorts them all: with a comparison of starts and
+// codes and a stable sort, that was a twentieth of a keystroke's CPU in a
+// script of 1,740 findings.
 func sortedDiagnostics(ds []Diagnostic) []Diagnostic {
 	if len(ds) < 2 {
 		return ds
 	}
+	order, ok := diagnosticOrder(ds)
+	if !ok {
+		return sortedDiagnosticsByComparing(ds)
+	}
+	slices.Sort(order)
+	sorted := make([]Diagnostic, len(ds))
+	for k, key := range order {
+		sorted[k] = ds[key&orderIndexMask]
+	}
+	return sorted
+}
+
+// The bits of a diagnostic's number (see diagnosticOrder): its start above
+// its code's rank above its index.
+const (
+	orderIndexBits = 24
+	orderRankBits  = 8
+	orderIndexMask = 1<<orderIndexBits - 1
+)
+
+// diagnosticOrder returns, for each diagnostic of ds, a number that
+// sorts as (start, code, index) does; ok is false when ds has more
+// diagnostics, codes or bytes than the number holds.
+func diagnosticOrder(ds []Diagnostic) (order []uint64, ok bool) {
+	if len(ds) > orderIndexMask {
+		return nil, false
+	}
+	var codes []string
+	for i := range ds {
+		if !slices.Contains(codes, ds[i].Code) {
+			if len(codes) == 1<<orderRankBits {
+				return nil, false
+			}
+			codes = append(codes, ds[i].Code)
+		}
+	}
+	slices.Sort(codes)
+	order = make([]uint64, len(ds))
+	for i := range ds {
+		d := &ds[i]
+		if d.Start < 0 || uint64(d.Start) >= 1<<(64-orderIndexBits-orderRankBits) {
+			return nil, false
+		}
+		rank, _ := slices.BinarySearch(codes, d.Code)
+		order[i] = uint64(d.Start)<<(orderIndexBits+orderRankBits) | uint64(rank)<<orderIndexBits | uint64(i)
+	}
+	return order, true
+}
+
+// sortedDiagnosticsByComparing is sortedDiagnostics for what
+// diagnosticOrder cannot number.
+func sortedDiagnosticsByComparing(ds []Diagnostic) []Diagnostic {
 	order := make([]int32, len(ds))
 	for i := range order {
 		order[i] = int32(i)

@@ -1,9 +1,12 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,5 +123,57 @@ func TestKeptFindingsFollowTheSource(t *testing.T) {
 	}
 	if kept == 0 {
 		t.Fatal("no finding was kept: the test proves nothing")
+	}
+}
+
+// TestDiagnosticsAreSortedByStartThenCodeStably compares sortedDiagnostics
+// with a stable sort of the diagnostics themselves, on findings with many
+// ties (the same start and code: their order is the rules'), with codes
+// that come in another order than they sort, and with what its numbering
+// cannot hold (more codes than it ranks, a start past 4 GB), which the
+// comparing sort orders.
+func TestDiagnosticsAreSortedByStartThenCodeStably(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for _, tc := range []struct {
+		name      string
+		n, starts int
+		codes     int
+		farStarts bool // some starts past what the numbering holds
+		numbered  bool // whether diagnosticOrder numbers them
+	}{
+		{"few findings", 5, 3, 2, false, true},
+		{"many ties", 2000, 40, 4, false, true},
+		{"spread", 3000, 1 << 20, 9, false, true},
+		{"more codes than ranks", 1500, 200, 400, false, false},
+		{"a start past 4 GB", 50, 10, 3, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Codes whose order of first appearance is not their sorted order.
+			codes := make([]string, tc.codes)
+			for i := range codes {
+				codes[i] = fmt.Sprintf("GPU%03d", (i*7919)%1000)
+			}
+			ds := make([]Diagnostic, tc.n)
+			for i := range ds {
+				ds[i] = Diagnostic{Code: codes[rng.Intn(len(codes))], Start: rng.Intn(tc.starts), End: i} // End: the original index
+				if tc.farStarts && i%2 == 0 {
+					ds[i].Start += 1 << 33
+				}
+			}
+			if _, numbered := diagnosticOrder(ds); numbered != tc.numbered {
+				t.Fatalf("numbered: %v, want %v", numbered, tc.numbered)
+			}
+			want := slices.Clone(ds)
+			slices.SortStableFunc(want, func(a, b Diagnostic) int {
+				return cmp.Or(cmp.Compare(a.Start, b.Start), strings.Compare(a.Code, b.Code))
+			})
+			got := sortedDiagnostics(slices.Clone(ds))
+			for i := range want {
+				if got[i].Start != want[i].Start || got[i].Code != want[i].Code || got[i].End != want[i].End {
+					t.Fatalf("diagnostic %d: got %s at %d (index %d), want %s at %d (index %d)", i,
+						got[i].Code, got[i].Start, got[i].End, want[i].Code, want[i].Start, want[i].End)
+				}
+			}
+		})
 	}
 }

@@ -445,7 +445,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 	outcomes := make([]outcome, len(enabled))
 	for i, rule := range enabled {
 		if cached, ok := prev.localFindings(rule.Code); ok && rule.Local && incremental {
-			outcomes[i].focus, outcomes[i].kept = keepFindings(prev.file, f, cached, changed, f.ModuleCodeKept())
+			outcomes[i].focus, outcomes[i].kept = keepFindings(prev.file, f, cached, changed, f.ModuleCodeKept)
 		}
 	}
 	for i, rule := range enabled {
@@ -763,7 +763,7 @@ func (res *Result) localFindings(code string) (localFindings, bool) {
 // moduleKept (see semantic.File.ModuleCodeKept), and those holding a finding that
 // reaches, with its related information, its fixes or a fix withheld from
 // it, into a segment f does not share with prev, or into another file.
-func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic.Focus, moduleKept bool) (semantic.Focus, localFindings) {
+func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic.Focus, moduleKept func() bool) (semantic.Focus, localFindings) {
 	focus := maps.Clone(changed)
 	kept := make(localFindings, len(cached))
 	shared := func(off int) bool {
@@ -784,7 +784,7 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 		// the focus (the segments mentioning what changed) has it already;
 		// asking for the definition's own segment costs a lookup.
 		readAgain := func(read *pyast.Segment) bool { return changed[read] || f.SegmentAt(read.Base) != read }
-		if found.readsOutside || found.readsModule && !moduleKept || slices.ContainsFunc(found.reads, readAgain) || !found.settled && (slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) ||
+		if found.readsOutside || found.readsModule && !moduleKept() || slices.ContainsFunc(found.reads, readAgain) || !found.settled && (slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) ||
 			slices.ContainsFunc(found.dropped, func(d droppedFix) bool { return !within(d.reach(), inside) })) {
 			focus[seg] = true
 			continue

@@ -94,6 +94,13 @@ func FuzzIncremental(f *testing.F) {
 		"        outs = []\n        for x in loader:\n            outs.append(self.fwd(x))\n        return outs\n"
 	f.Add([]byte(class), []byte{byte(strings.Index(class, "return self.model") * 256 / len(class)), 0, byte(slices.Index(fragments, ".backward()")),
 		byte(strings.Index(class, "loss.backward") * 256 / len(class)), 15, 0})
+	// A script whose module-level total a function reads: a backward
+	// pass typed in the function changes the verdict on the loop, without
+	// any module code changing (see semantic's ModuleCodeKept).
+	script := "import torch\n\nmodel = torch.nn.Linear(4, 1)\ntotal = 0\nfor step in range(10):\n" +
+		"    loss = model(torch.randn(8, 4)).sum()\n    loss.backward()\n    total += loss\nprint(total)\n\n\n" +
+		"def report():\n    b = total\n    return b\n"
+	f.Add([]byte(script), []byte{byte((strings.LastIndex(script, "b\n")+1)*256/len(script) + 1), 0, byte(slices.Index(fragments, ".backward()"))})
 	runner := &analysis.Runner{Rules: rules.All()}
 	f.Fuzz(func(t *testing.T, src []byte, script []byte) {
 		editIncrementally(t, runner, src, script, false)

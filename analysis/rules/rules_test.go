@@ -945,6 +945,85 @@ def helper(v):
 	}
 }
 
+// A function typed after a script's loop can change the verdicts on the
+// loop without any module code changing: the module's sets of names are
+// made of every statement, functions included. `total.backward()` in a
+// function makes `total += loss` no finding (the graph is wanted), and so
+// does `b.backward()` where another function stores `total` into `b`, and
+// `outs[0].backward()` where another appends it to `outs`. Before, every
+// key of such a function kept the loop's verdict, with its `.detach()`
+// fix safe; each key must analyse as a fresh file does. A function whose
+// names no other statement stores into (`scale`, its own `r` included)
+// still keeps the module-level verdicts.
+func TestAFunctionReadingTheModulesNamesJudgesItsCodeAgain(t *testing.T) {
+	const script = `import torch
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+total = 0
+losses = []
+for step in range(10):
+    loss = model(torch.randn(8, 4)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    total += loss
+    losses.append(loss)
+print(total, len(losses))
+
+
+def keep():
+    b = total
+    return b
+
+
+def gather(outs):
+    outs.append(total)
+`
+	runner := &analysis.Runner{Rules: rules.All()}
+	for _, tc := range []struct {
+		typed string
+		// keptAtEnd: the last keys keep every module-level finding
+		// (Reused), or analyse them again.
+		keptAtEnd bool
+	}{
+		{"\n\ndef report():\n    total.backward()\n", false},
+		{"\n\ndef report():\n    b.backward()\n", false},
+		{"\n\ndef report(outs):\n    outs[0].backward()\n", false},
+		{"\n\ndef scale(a, k):\n    r = a * k\n    return r\n", true},
+	} {
+		src := []byte(script)
+		tree, _ := pyast.ParseForEditing(context.Background(), src)
+		prev := runner.AnalyzeTree(nil, "script.py", src, tree, nil)
+		before := len(prev.Diagnostics)
+		if before == 0 {
+			t.Fatal("the script's loop should have findings")
+		}
+		at := len(src)
+		for i, key := range tc.typed {
+			var next []byte
+			tree, next = edited(t, tree, src, at, at, string(key))
+			got := runner.AnalyzeTree(prev, "script.py", next, tree, nil)
+			want, err := runner.Run(context.Background(), "script.py", next, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareResults(t, fmt.Sprintf("%q, key %d", tc.typed, i), got, want)
+			if t.Failed() {
+				t.Fatalf("typed so far: %q", next[len(script):])
+			}
+			if last := len(tc.typed) - i; last <= 4 && tc.keptAtEnd && got.Reused() != len(got.Diagnostics) {
+				t.Errorf("%q, key %d: %d of %d findings kept, want all", tc.typed, i, got.Reused(), len(got.Diagnostics))
+			}
+			prev, src = got, next
+			at++
+		}
+		if tc.keptAtEnd != (len(prev.Diagnostics) == before) {
+			t.Errorf("%q: %d findings at the end, %d before", tc.typed, len(prev.Diagnostics), before)
+		}
+	}
+}
+
 // linearNet is a model class of the incremental tests: its forward, edited,
 // changes what the fixes of stored outputs may assume.
 const linearNet = `class Net(torch.nn.Module):

@@ -42,9 +42,19 @@ func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.c
 // other statements as well as its own (module code is one scope across
 // segments: a name bound, a model put in eval mode, a loss backpropagated
 // in another statement), in ways the model does not track; it holds
-// while this is true (see analysis.Pass.CandidateCalls). A keystroke in a
-// function of a script keeps every verdict on the script's loops.
-func (f *File) ModuleCodeKept() bool { return f.carried.moduleCodeKept }
+// while this is true (see analysis.Pass.CandidateCalls); and through the
+// module's sets of names, it reads every function that mentions a name
+// another statement stores into (see changedCodeReadsModuleNames). A
+// keystroke in a function of a script that mentions none keeps every
+// verdict on the script's loops.
+func (f *File) ModuleCodeKept() bool {
+	f.carried.moduleCodeAsked.Do(func() {
+		if f.carried.moduleCodeKept && f.changedCodeReadsModuleNames() {
+			f.carried.moduleCodeKept = false
+		}
+	})
+	return f.carried.moduleCodeKept
+}
 
 // holdsModuleCode reports whether a segment of focus, or one of those gone
 // since the version f was built from, holds module code.
@@ -55,6 +65,91 @@ func (f *File) holdsModuleCode(focus Focus, gone []*segmentIndex) bool {
 		}
 	}
 	return slices.ContainsFunc(gone, func(ix *segmentIndex) bool { return ix.moduleCode })
+}
+
+// changedCodeReadsModuleNames reports whether code an edit changed (f's
+// segments the last version lacks, and the last version's that f lacks)
+// may change a verdict on module code: whether it mentions a name another
+// segment stores into.
+//
+// The verdicts on module code read more than module code: the module's
+// sets of names (see NamesIn) and what flows into what (moduleFlows) are
+// made of every statement, functions included, and keyed by name alone
+// (a total read in a function escapes; a list stacked there is used as
+// tensors; a name whose backward() a function calls is a backward sink,
+// and what flows into it reaches one). A module-level candidate's verdict
+// asks about its own name, which its statement stores into (accumulates
+// into, appends to, assigns), and follows what that flows into, each step
+// a name some statement stores into. So a changed statement can change
+// such a verdict only through a name it mentions that another segment
+// stores into: one that it alone stores into is reached, if at all,
+// through such a name it mentions. Before, a keystroke in a function kept
+// every verdict on module code: typing `total.backward()` in a function
+// after a script's loop kept GPU003's `.detach()` fix on `total += loss`
+// safe, where a fresh analysis finds no finding (the graph is wanted);
+// so did `b.backward()`, where another function stores `total` into `b`.
+// The sets do not tell a function's own names from the module's, so a
+// function that reuses the script's names (`loss`, `x`) judges them again
+// on every key.
+func (f *File) changedCodeReadsModuleNames() bool {
+	changed := make([]*segmentIndex, 0, len(f.carried.fresh)+len(f.carried.gone))
+	for _, i := range f.carried.fresh {
+		changed = append(changed, f.indexes[i])
+	}
+	changed = append(changed, f.carried.gone...)
+	if len(changed) == 0 {
+		return false
+	}
+	storedElsewhere := map[uint64]bool{}
+	for i, ix := range f.indexes {
+		if !slices.Contains(f.carried.fresh, i) {
+			for _, h := range f.flowTargetsOf(ix) {
+				storedElsewhere[h] = true
+			}
+		}
+	}
+	return slices.ContainsFunc(changed, func(ix *segmentIndex) bool {
+		return slices.ContainsFunc(ix.mentions, func(h uint64) bool { return storedElsewhere[h] })
+	})
+}
+
+// flowTargetsOf returns ix's flowTargets (ix one of f's segments'
+// indexes, or shared with them): the identifiers in the targets of its
+// assignments and for loops, and in the receivers of its calls that add
+// to a container, wherever they are (see eachFlow), found once.
+func (f *File) flowTargetsOf(ix *segmentIndex) []uint64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.flowTargetsDone {
+		return ix.flowTargets
+	}
+	var targets []uint64
+	identifiers := func(n *pyast.Node) {
+		pyast.Walk(n, func(m *pyast.Node) bool {
+			if m.Is("identifier") {
+				targets = append(targets, nameHash(f.Text(m)))
+			}
+			return true
+		})
+	}
+	for _, list := range [][]*pyast.Node{ix.assignments, ix.loops} {
+		for _, a := range list {
+			if left := a.Child("left"); left != nil {
+				identifiers(left)
+			}
+		}
+	}
+	for _, c := range ix.calls {
+		switch f.MethodName(c) {
+		case "append", "extend", "insert", "add":
+			if r := Receiver(c); r != nil {
+				identifiers(r)
+			}
+		}
+	}
+	slices.Sort(targets)
+	ix.flowTargets, ix.flowTargetsDone = slices.Clip(slices.Compact(targets)), true
+	return ix.flowTargets
 }
 
 // reanalyse returns the segments of f in which a local rule's findings may

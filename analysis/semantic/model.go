@@ -145,8 +145,11 @@ type File struct {
 		// What local rules analyse again, see Reanalysed.
 		focus    Focus
 		reusable bool
-		// moduleCodeKept: see ModuleCodeKept.
-		moduleCodeKept bool
+		// moduleCodeKept: see ModuleCodeKept; its last condition (see
+		// changedCodeReadsModuleNames) is found when first asked, which
+		// is only where a verdict on module code is to be kept.
+		moduleCodeKept  bool
+		moduleCodeAsked sync.Once
 		// The DeviceBindings per segment of that version, if it found them.
 		devices *deviceBindings
 		// For Bindings to patch that version's map: the map, if it made

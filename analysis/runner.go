@@ -374,8 +374,11 @@ type segmentFindings struct {
 	// code outside it (see Pass.ReadsOutside); analysed on every version.
 	// readsModule: the segment holds a module-level candidate; analysed
 	// on every version whose module code changed (see
-	// semantic.File.ModuleCodeKept).
+	// semantic.File.ModuleCodeKept), or whose changed code reaches what
+	// a candidate stores into (moduleKeys, see
+	// semantic.File.ChangedCodeReaches).
 	readsOutside, readsModule bool
+	moduleKeys                []uint64
 	// reads are the other segments whose definitions a verdict on a
 	// statement of the segment read (see Pass.ReadsDefinition); analysed
 	// again when one of them is.
@@ -445,7 +448,7 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 	outcomes := make([]outcome, len(enabled))
 	for i, rule := range enabled {
 		if cached, ok := prev.localFindings(rule.Code); ok && rule.Local && incremental {
-			outcomes[i].focus, outcomes[i].kept = keepFindings(prev.file, f, cached, changed, f.ModuleCodeKept)
+			outcomes[i].focus, outcomes[i].kept = keepFindings(prev.file, f, cached, changed, f.ModuleCodeKept())
 		}
 	}
 	for i, rule := range enabled {
@@ -518,7 +521,9 @@ func (r *Runner) analyze(prev *Result, f *semantic.File, settings *Settings) *Re
 				in(n.Start()).readsOutside = true
 			}
 			for _, n := range o.pass.moduleLevel {
-				in(n.Start()).readsModule = true
+				sf := in(n.Start())
+				sf.readsModule = true
+				sf.moduleKeys = append(sf.moduleKeys, semantic.StoreKeys(f, n)...)
 			}
 			for _, r := range o.pass.definitionsRead {
 				// A definition in the statement's own segment is read again
@@ -760,10 +765,12 @@ func (res *Result) localFindings(code string) (localFindings, bool) {
 // the rule read outside the segment (see Pass.ReadsOutside), those whose
 // verdicts read a definition of a segment analysed again or gone (see
 // Pass.ReadsDefinition), those holding a module-level candidate unless
-// moduleKept (see semantic.File.ModuleCodeKept), and those holding a finding that
+// moduleKept (see semantic.File.ModuleCodeKept) and the code the edit
+// changed does not reach what the candidates store into (see
+// semantic.File.ChangedCodeReaches), and those holding a finding that
 // reaches, with its related information, its fixes or a fix withheld from
 // it, into a segment f does not share with prev, or into another file.
-func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic.Focus, moduleKept func() bool) (semantic.Focus, localFindings) {
+func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic.Focus, moduleKept bool) (semantic.Focus, localFindings) {
 	focus := maps.Clone(changed)
 	kept := make(localFindings, len(cached))
 	shared := func(off int) bool {
@@ -784,7 +791,7 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 		// the focus (the segments mentioning what changed) has it already;
 		// asking for the definition's own segment costs a lookup.
 		readAgain := func(read *pyast.Segment) bool { return changed[read] || f.SegmentAt(read.Base) != read }
-		if found.readsOutside || found.readsModule && !moduleKept() || slices.ContainsFunc(found.reads, readAgain) || !found.settled && (slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) ||
+		if found.readsOutside || found.readsModule && (!moduleKept || f.ChangedCodeReaches(found.moduleKeys)) || slices.ContainsFunc(found.reads, readAgain) || !found.settled && (slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) ||
 			slices.ContainsFunc(found.dropped, func(d droppedFix) bool { return !within(d.reach(), inside) })) {
 			focus[seg] = true
 			continue

@@ -950,11 +950,15 @@ def helper(v):
 // made of every statement, functions included. `total.backward()` in a
 // function makes `total += loss` no finding (the graph is wanted), and so
 // does `b.backward()` where another function stores `total` into `b`, and
-// `outs[0].backward()` where another appends it to `outs`. Before, every
+// `outs[0].backward()` where another appends it to `outs`; and stacking
+// `losses` for a backward pass changes GPU002's verdict on the list the
+// loop appends to. Before, every
 // key of such a function kept the loop's verdict, with its `.detach()`
-// fix safe; each key must analyse as a fresh file does. A function whose
-// names no other statement stores into (`scale`, its own `r` included)
-// still keeps the module-level verdicts.
+// fix safe; each key must analyse as a fresh file does. A function that
+// does not reach what the loop stores into (`total`, `losses`) still keeps
+// the module-level verdicts: one whose names nothing else stores into
+// (`scale`), and one that uses and backpropagates a name the loop stores
+// into too (`peek`'s `loss`, which flows into `total`, not the other way).
 func TestAFunctionReadingTheModulesNamesJudgesItsCodeAgain(t *testing.T) {
 	const script = `import torch
 
@@ -990,7 +994,9 @@ def gather(outs):
 		{"\n\ndef report():\n    total.backward()\n", false},
 		{"\n\ndef report():\n    b.backward()\n", false},
 		{"\n\ndef report(outs):\n    outs[0].backward()\n", false},
+		{"\n\ndef report():\n    torch.stack(losses).sum().backward()\n", false},
 		{"\n\ndef scale(a, k):\n    r = a * k\n    return r\n", true},
+		{"\n\ndef peek(step):\n    loss = model(step)\n    loss.backward()\n    return loss\n", true},
 	} {
 		src := []byte(script)
 		tree, _ := pyast.ParseForEditing(context.Background(), src)

@@ -42,19 +42,11 @@ func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.c
 // other statements as well as its own (module code is one scope across
 // segments: a name bound, a model put in eval mode, a loss backpropagated
 // in another statement), in ways the model does not track; it holds
-// while this is true (see analysis.Pass.CandidateCalls); and through the
-// module's sets of names, it reads every function that mentions a name
-// another statement stores into (see changedCodeReadsModuleNames). A
-// keystroke in a function of a script that mentions none keeps every
-// verdict on the script's loops.
-func (f *File) ModuleCodeKept() bool {
-	f.carried.moduleCodeAsked.Do(func() {
-		if f.carried.moduleCodeKept && f.changedCodeReadsModuleNames() {
-			f.carried.moduleCodeKept = false
-		}
-	})
-	return f.carried.moduleCodeKept
-}
+// while this is true (see analysis.Pass.CandidateCalls), and while the
+// code the edit changed does not reach what it stores into (see
+// ChangedCodeReaches). A keystroke in a function of a script keeps the
+// verdicts on the script's loops whose names it does not reach.
+func (f *File) ModuleCodeKept() bool { return f.carried.moduleCodeKept }
 
 // holdsModuleCode reports whether a segment of focus, or one of those gone
 // since the version f was built from, holds module code.
@@ -67,89 +59,151 @@ func (f *File) holdsModuleCode(focus Focus, gone []*segmentIndex) bool {
 	return slices.ContainsFunc(gone, func(ix *segmentIndex) bool { return ix.moduleCode })
 }
 
-// changedCodeReadsModuleNames reports whether code an edit changed (f's
+// StoreKeys returns keys for what statement n stores into, for
+// ChangedCodeReaches: the identifiers of an assignment's targets, or of
+// the receiver of a call that adds to a container (`losses.append(loss)`,
+// `meter.update(loss)`); none for other statements, whose verdicts must
+// not ask the module's sets of names.
+func StoreKeys(f *File, n *pyast.Node) []uint64 {
+	var target *pyast.Node
+	switch {
+	case n.Is("assignment", "augmented_assignment"):
+		target = n.Child("left")
+	case n.Is("call") && storingMethods[f.MethodName(n)]:
+		target = Receiver(n)
+	}
+	var keys []uint64
+	if target != nil {
+		eachIdentifier(f, target, func(h uint64) { keys = append(keys, h) })
+	}
+	return keys
+}
+
+// storingMethods are the methods whose calls store their arguments into
+// their receiver, as storesOf and StoreKeys count them: those eachFlow
+// follows and those GPU002's and GPU003's candidates call.
+var storingMethods = map[string]bool{"append": true, "extend": true, "insert": true, "add": true, "appendleft": true, "update": true}
+
+// eachIdentifier calls do with the hash of each identifier in n.
+func eachIdentifier(f *File, n *pyast.Node, do func(uint64)) {
+	pyast.Walk(n, func(m *pyast.Node) bool {
+		if m.Is("identifier") {
+			do(nameHash(f.Text(m)))
+		}
+		return true
+	})
+}
+
+// ChangedCodeReaches reports whether the code an edit changed (f's
 // segments the last version lacks, and the last version's that f lacks)
-// may change a verdict on module code: whether it mentions a name another
-// segment stores into.
+// may change what the module's sets of names say about the names keys
+// stand for (see StoreKeys).
 //
-// The verdicts on module code read more than module code: the module's
-// sets of names (see NamesIn) and what flows into what (moduleFlows) are
+// Those sets (see NamesIn) and what flows into what (moduleFlows) are
 // made of every statement, functions included, and keyed by name alone
 // (a total read in a function escapes; a list stacked there is used as
 // tensors; a name whose backward() a function calls is a backward sink,
 // and what flows into it reaches one). A module-level candidate's verdict
-// asks about its own name, which its statement stores into (accumulates
-// into, appends to, assigns), and follows what that flows into, each step
-// a name some statement stores into. So a changed statement can change
-// such a verdict only through a name it mentions that another segment
-// stores into: one that it alone stores into is reached, if at all,
-// through such a name it mentions. Before, a keystroke in a function kept
-// every verdict on module code: typing `total.backward()` in a function
-// after a script's loop kept GPU003's `.detach()` fix on `total += loss`
-// safe, where a fresh analysis finds no finding (the graph is wanted);
-// so did `b.backward()`, where another function stores `total` into `b`.
-// The sets do not tell a function's own names from the module's, so a
-// function that reuses the script's names (`loss`, `x`) judges them again
-// on every key.
-func (f *File) changedCodeReadsModuleNames() bool {
-	changed := make([]*segmentIndex, 0, len(f.carried.fresh)+len(f.carried.gone))
-	for _, i := range f.carried.fresh {
-		changed = append(changed, f.indexes[i])
-	}
-	changed = append(changed, f.carried.gone...)
-	if len(changed) == 0 {
+// asks them about the name its statement stores into, and follows what
+// that flows into. So changed code changes such a verdict only through a
+// name it mentions that the candidate's name is, or flows into through
+// the file's stores: the keys are checked against the names the changed
+// code mentions, in either version, and every name that flows into one
+// of them, at the granularity of identifiers (`self.t = total` flows
+// `total` into `self` and `t`), which only adds names. Before, a
+// keystroke in a function kept every verdict on module code: typing
+// `total.backward()` in a function after a script's loop kept GPU003's
+// `.detach()` fix on `total += loss` safe, where a fresh analysis finds
+// no finding (the graph is wanted); so did `b.backward()`, where another
+// function stores `total` into `b`.
+func (f *File) ChangedCodeReaches(keys []uint64) bool {
+	if len(keys) == 0 {
 		return false
 	}
-	storedElsewhere := map[uint64]bool{}
-	for i, ix := range f.indexes {
-		if !slices.Contains(f.carried.fresh, i) {
-			for _, h := range f.flowTargetsOf(ix) {
-				storedElsewhere[h] = true
+	f.carried.reachOnce.Do(func() { f.carried.reach = f.changedCodeReach() })
+	return slices.ContainsFunc(keys, func(k uint64) bool { return f.carried.reach[k] })
+}
+
+// changedCodeReach returns the names the code an edit changed mentions,
+// in either version, and every name that flows into one of them through
+// the stores of f's segments (see storesOf).
+func (f *File) changedCodeReach() map[uint64]bool {
+	reach := map[uint64]bool{}
+	var frontier []uint64
+	mention := func(ix *segmentIndex) {
+		for _, h := range ix.mentions {
+			if !reach[h] {
+				reach[h] = true
+				frontier = append(frontier, h)
 			}
 		}
 	}
-	return slices.ContainsFunc(changed, func(ix *segmentIndex) bool {
-		return slices.ContainsFunc(ix.mentions, func(h uint64) bool { return storedElsewhere[h] })
-	})
+	for _, i := range f.carried.fresh {
+		mention(f.indexes[i])
+	}
+	for _, ix := range f.carried.gone {
+		mention(ix)
+	}
+	if len(frontier) == 0 {
+		return reach
+	}
+	into := map[uint64][]uint64{}
+	for _, ix := range f.indexes {
+		pairs := f.storesOf(ix)
+		for k := 0; k+1 < len(pairs); k += 2 {
+			into[pairs[k]] = append(into[pairs[k]], pairs[k+1])
+		}
+	}
+	for len(frontier) > 0 {
+		h := frontier[len(frontier)-1]
+		frontier = frontier[:len(frontier)-1]
+		for _, from := range into[h] {
+			if !reach[from] {
+				reach[from] = true
+				frontier = append(frontier, from)
+			}
+		}
+	}
+	return reach
 }
 
-// flowTargetsOf returns ix's flowTargets (ix one of f's segments'
-// indexes, or shared with them): the identifiers in the targets of its
-// assignments and for loops, and in the receivers of its calls that add
-// to a container, wherever they are (see eachFlow), found once.
-func (f *File) flowTargetsOf(ix *segmentIndex) []uint64 {
+// storesOf returns what flows into what in ix's segment (ix one of f's
+// segments' indexes, or shared with them), wherever it is, as eachFlow
+// finds it but by identifier: pairs of hashes, an identifier of what is
+// stored into and one of what is stored (an assignment's targets and its
+// value, a for loop's targets and its iterable, a method call's receiver
+// that adds to a container and its arguments). Found once.
+func (f *File) storesOf(ix *segmentIndex) []uint64 {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if ix.flowTargetsDone {
-		return ix.flowTargets
+	if ix.storesDone {
+		return ix.stores
 	}
-	var targets []uint64
-	identifiers := func(n *pyast.Node) {
-		pyast.Walk(n, func(m *pyast.Node) bool {
-			if m.Is("identifier") {
-				targets = append(targets, nameHash(f.Text(m)))
+	var pairs []uint64
+	store := func(into, from *pyast.Node) {
+		if into == nil || from == nil {
+			return
+		}
+		var froms []uint64
+		eachIdentifier(f, from, func(h uint64) { froms = append(froms, h) })
+		eachIdentifier(f, into, func(h uint64) {
+			for _, fr := range froms {
+				pairs = append(pairs, h, fr)
 			}
-			return true
 		})
 	}
 	for _, list := range [][]*pyast.Node{ix.assignments, ix.loops} {
 		for _, a := range list {
-			if left := a.Child("left"); left != nil {
-				identifiers(left)
-			}
+			store(a.Child("left"), a.Child("right"))
 		}
 	}
 	for _, c := range ix.calls {
-		switch f.MethodName(c) {
-		case "append", "extend", "insert", "add":
-			if r := Receiver(c); r != nil {
-				identifiers(r)
-			}
+		if storingMethods[f.MethodName(c)] {
+			store(Receiver(c), c.Child("arguments"))
 		}
 	}
-	slices.Sort(targets)
-	ix.flowTargets, ix.flowTargetsDone = slices.Clip(slices.Compact(targets)), true
-	return ix.flowTargets
+	ix.stores, ix.storesDone = slices.Clip(pairs), true
+	return ix.stores
 }
 
 // reanalyse returns the segments of f in which a local rule's findings may

@@ -145,11 +145,13 @@ type File struct {
 		// What local rules analyse again, see Reanalysed.
 		focus    Focus
 		reusable bool
-		// moduleCodeKept: see ModuleCodeKept; its last condition (see
-		// changedCodeReadsModuleNames) is found when first asked, which
-		// is only where a verdict on module code is to be kept.
-		moduleCodeKept  bool
-		moduleCodeAsked sync.Once
+		// moduleCodeKept: see ModuleCodeKept.
+		moduleCodeKept bool
+		// reach is what the code the edit changed reaches (see
+		// ChangedCodeReaches), found when first asked: only where a
+		// verdict on module code is to be kept.
+		reach     map[uint64]bool
+		reachOnce sync.Once
 		// The DeviceBindings per segment of that version, if it found them.
 		devices *deviceBindings
 		// For Bindings to patch that version's map: the map, if it made

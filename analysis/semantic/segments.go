@@ -819,10 +819,10 @@ type segmentIndex struct {
 	// What depends on the imports too, for the imports it was found with.
 	mu    sync.Mutex
 	facts *importFacts
-	// flowTargets are the hashes of the identifiers of what the segment
-	// stores into, sorted, found on first use (see File.flowTargetsOf).
-	flowTargets     []uint64
-	flowTargetsDone bool
+	// stores are what flows into what in the segment, by identifier,
+	// found on first use (see File.storesOf).
+	stores     []uint64
+	storesDone bool
 
 	// Calls by the last name of what they call, and the calls in loops:
 	// what rules look for, found on first use.

@@ -96,7 +96,8 @@ func FuzzIncremental(f *testing.F) {
 		byte(strings.Index(class, "loss.backward") * 256 / len(class)), 15, 0})
 	// A script whose module-level total a function reads: a backward
 	// pass typed in the function changes the verdict on the loop, without
-	// any module code changing (see semantic's ModuleCodeKept).
+	// any module code changing (see semantic's ChangedCodeReaches). The
+	// edit types `.backward()` after `return b`.
 	script := "import torch\n\nmodel = torch.nn.Linear(4, 1)\ntotal = 0\nfor step in range(10):\n" +
 		"    loss = model(torch.randn(8, 4)).sum()\n    loss.backward()\n    total += loss\nprint(total)\n\n\n" +
 		"def report():\n    b = total\n    return b\n"

@@ -952,9 +952,9 @@ def helper(v):
 // does `b.backward()` where another function stores `total` into `b`, and
 // `outs[0].backward()` where another appends it to `outs`; and stacking
 // `losses` for a backward pass changes GPU002's verdict on the list the
-// loop appends to. Before, every
-// key of such a function kept the loop's verdict, with its `.detach()`
-// fix safe; each key must analyse as a fresh file does. A function that
+// loop appends to. Before, every key of such a function kept the loop's
+// verdict, with its `.detach()` fix safe; each key must analyse as a
+// fresh file does. A function that
 // does not reach what the loop stores into (`total`, `losses`) still keeps
 // the module-level verdicts: one whose names nothing else stores into
 // (`scale`), and one that uses and backpropagates a name the loop stores
@@ -987,8 +987,10 @@ def gather(outs):
 	runner := &analysis.Runner{Rules: rules.All()}
 	for _, tc := range []struct {
 		typed string
-		// keptAtEnd: the last keys keep every module-level finding
-		// (Reused), or analyse them again.
+		// keptAtEnd: the last four keys keep every module-level finding
+		// (Reused), and the findings at the end are as many as before;
+		// otherwise the function changed a verdict, and the findings at
+		// the end are not.
 		keptAtEnd bool
 	}{
 		{"\n\ndef report():\n    total.backward()\n", false},

@@ -96,6 +96,9 @@ type Segment struct {
 	// (see lexmarks.go); nil otherwise.
 	lex    *lexMarks
 	serial uint64 // names the segment, see placedSegment
+	// code names its text and syntax (see Code): its serial, or the code
+	// of the segment it was moved from unchanged.
+	code uint64
 	// seen describes the nodes of its statement's mirror, in order, when it
 	// keeps its tree: the next version's mirror copies those an edit left
 	// alone (see mirror).
@@ -109,6 +112,17 @@ type Segment struct {
 	copied     []copiedRun
 	copiedFrom uint64
 }
+
+// Code names the segment's code: two segments of one buffer with the same
+// code have the same text and syntax, and mirror the same nodes at their
+// own offsets. A version shares the segments an edit left alone with the
+// last one; an edit that needs the room one of them had between it and
+// the next moves it to another offset in the laid-out text, a new segment
+// with the old one's code (see spliceRegion). A model then knows the code
+// did not change: typing a function at the end of a script moved the
+// script's last statement every few dozen keys, and every verdict on the
+// script's loops was judged again as if its module code had changed.
+func (s *Segment) Code() uint64 { return s.code }
 
 // Shape returns the shape of the segment's statements (see shapeOf).
 func (s *Segment) Shape() uint64 {
@@ -556,7 +570,8 @@ func mirrorSegment(g group, src []byte, base int, root int32, buf *scratch, keep
 func newSegment(g group, src []byte, base int) *Segment {
 	// Its own copy of the text: a view would keep this version's whole
 	// source alive as long as the segment.
-	return &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), hasError: missingSeparator(g, src), serial: segmentSerials.Add(1)}
+	serial := segmentSerials.Add(1)
+	return &Segment{Base: base, text: bytes.Clone(src[g.start:g.end]), padAt: padPoint(g, src), hasError: missingSeparator(g, src), serial: serial, code: serial}
 }
 
 // mirrorAll mirrors every group into t.Segments, on as many cores as are

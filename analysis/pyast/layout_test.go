@@ -174,6 +174,45 @@ func TestGrowingASegmentMovesOnlyItsNeighbours(t *testing.T) {
 	}
 }
 
+// A segment an edit moves in the laid-out text without changing it (to
+// make room for the edited one) keeps its code, the edited one has a code
+// of its own (see Segment.Code).
+func TestAMovedSegmentKeepsItsCode(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "def f%d(x):\n    y = x + %d\n    return y\n\n", i, i)
+	}
+	src := []byte(b.String())
+	tree, _ := ParseForEditing(context.Background(), src)
+	at := strings.Index(string(src), "x + 20")
+	next, nsrc := edit(t, tree, src, at, at, strings.Repeat("x + ", 100))
+	checkLayout(t, next, nsrc)
+	last := map[uint64]*Segment{} // the last version's segments by code
+	for _, s := range tree.Segments {
+		last[s.Code()] = s
+	}
+	moved := 0
+	for i, s := range next.Segments {
+		old, had := last[s.Code()]
+		switch {
+		case i == 20:
+			if had {
+				t.Errorf("the edited segment has the code of the last version's %q", old.Text())
+			}
+		case slices.Contains(tree.Segments, s):
+		case !had:
+			t.Errorf("segment %d (%q), moved unchanged, has a code of its own", i, s.Text())
+		case !bytes.Equal(old.Text(), s.Text()) || old.Shape() != s.Shape() || old.Base == s.Base:
+			t.Errorf("segment %d (%q at %d) has the code of %q at %d", i, s.Text(), s.Base, old.Text(), old.Base)
+		default:
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatal("growing a segment by 400 bytes moved none of its neighbours: the test tests nothing")
+	}
+}
+
 // Random edits, each checked against a fresh parse. They often leave a
 // syntax error, so the tree is also checked after each edit is undone.
 func TestRandomEditsKeepTheLayoutExact(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -381,9 +382,11 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 	}
 
 	bases, from, _ := placeAll(prev, gs, src, keptAt)
+	var movedFrom []int // the old segment of each of the region's groups moved unchanged, or -1
 	if from >= 0 {
 		// Kept where they were, the segments it matched leave no room
-		// between them: move them too.
+		// between them: move them too, keeping their code (see Code).
+		movedFrom = slices.Clone(keptAt[first : first+len(region)])
 		for i := first; i < first+len(region); i++ {
 			keptAt[i] = -1
 		}
@@ -400,6 +403,9 @@ func spliceRegion(ctx context.Context, prev *Tree, src []byte, first, last, delt
 			t.Segments[i] = prev.Segments[keptAt[i]]
 		} else {
 			t.Segments[i] = mirrorSegment(g, src, bases[i], t.rootNumber, buf, keep && i == first, lineage, prev.spares)
+			if k := i - first; k >= 0 && k < len(movedFrom) && movedFrom[k] >= 0 {
+				t.Segments[i].code = prev.Segments[movedFrom[k]].code
+			}
 		}
 		t.hasError = t.hasError || t.Segments[i].hasError
 	}

@@ -37,7 +37,9 @@ func (f *File) Reanalysed() (focus Focus, ok bool) { return f.carried.focus, f.c
 
 // ModuleCodeKept reports whether f's module code (its statements outside
 // definitions) reads as the module code of the version f was built from
-// does: Reanalysed's focus holds none of it, and none of it is gone. A
+// does: Reanalysed's focus holds none of it, and none of it is gone, but
+// for statements moved unchanged (see pyast.Segment.Code), which the focus
+// holds only because their nodes are new. A
 // local rule's verdict on a module-level statement reads the module's
 // other statements as well as its own (module code is one scope across
 // segments: a name bound, a model put in eval mode, a loss backpropagated
@@ -138,10 +140,10 @@ func (f *File) changedCodeReach() map[uint64]bool {
 			}
 		}
 	}
-	for _, i := range f.carried.fresh {
+	for _, i := range f.carried.edited {
 		mention(f.indexes[i])
 	}
-	for _, ix := range f.carried.gone {
+	for _, ix := range f.carried.editedGone {
 		mention(ix)
 	}
 	if len(frontier) == 0 {

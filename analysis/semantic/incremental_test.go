@@ -1450,3 +1450,50 @@ func TestLinesOfAStatementEditedInPlace(t *testing.T) {
 		}
 	}
 }
+
+// Typing in a function after a script moves the script's last statement
+// in the laid-out text every so often (see pyast.Segment.Code): that
+// statement's code is unchanged, so the versions keep the verdicts on
+// the script's module code (ModuleCodeKept) and the changed code does not
+// reach the script's names (ChangedCodeReaches), though the moved
+// statement itself is analysed again (its nodes are new).
+func TestAStatementMovedUnchangedIsNoEditOfItsCode(t *testing.T) {
+	b := newBuffer(t, "import torch\n\nlosses = []\nfor x in range(3):\n    losses.append(torch.ones(1) * x)\n\n\ndef report():\n    pass\n")
+	losses := []uint64{nameHash("losses")}
+	moves := 0
+	for _, key := range "    # typed key by key after the script, until the room after it runs out, " + strings.Repeat("and on ", 40) {
+		last := b.tree
+		ed := pyast.NewEditor(b.tree, b.src)
+		ed.Replace(len(b.src), len(b.src), string(key))
+		next, err := ed.Parse(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.src, b.tree = ed.Text(), next
+		b.f = NewFileFrom(b.f, "p.py", b.src, b.tree)
+		if b.tree.Root != last.Root {
+			break // past all the room there is: laid out afresh, every segment new
+		}
+		if !b.f.ModuleCodeKept() {
+			t.Fatalf("typing %q in the function changed the module's code", b.src[strings.LastIndexByte(string(b.src), '\n')+1:])
+		}
+		if b.f.ChangedCodeReaches(losses) {
+			t.Fatalf("typing %q in the function reaches the script's losses", b.src[strings.LastIndexByte(string(b.src), '\n')+1:])
+		}
+		focus, ok := b.f.Reanalysed()
+		if !ok {
+			t.Fatal("a comment typed in a function analyses the whole file again")
+		}
+		for _, seg := range b.tree.Segments {
+			if !slices.Contains(last.Segments, seg) && slices.ContainsFunc(last.Segments, func(s *pyast.Segment) bool { return s.Code() == seg.Code() }) {
+				moves++
+				if !focus[seg] {
+					t.Fatalf("the moved statement %q is not analysed again", seg.Text())
+				}
+			}
+		}
+	}
+	if moves == 0 {
+		t.Fatal("no statement moved: the test tests nothing")
+	}
+}

@@ -147,6 +147,11 @@ type File struct {
 		reusable bool
 		// moduleCodeKept: see ModuleCodeKept.
 		moduleCodeKept bool
+		// edited are the positions of f's segments whose code the edit
+		// changed, editedGone the indexes of those it removed: fresh and
+		// gone, less the segments moved unchanged (see codeChanged).
+		edited     []int
+		editedGone []*segmentIndex
 		// reach is what the code the edit changed reaches (see
 		// ChangedCodeReaches), found when first asked: only where a
 		// verdict on module code is to be kept.

@@ -183,8 +183,18 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		f.tables.last = prev.tablesSoFar()
 	}
 	if prev != nil {
-		f.carried.focus, f.carried.reusable = f.reanalyse(prev, fresh)
-		f.carried.moduleCodeKept = f.carried.reusable && !f.holdsModuleCode(f.carried.focus, removed)
+		// A segment moved unchanged is analysed again (its nodes are
+		// new), but its code is the same: the model's answers and other
+		// verdicts read it as before.
+		edited, moved, editedGone := codeChanged(tree.Segments, fresh, removed, removedSegments)
+		f.carried.edited, f.carried.editedGone = edited, editedGone
+		f.carried.focus, f.carried.reusable = f.reanalyse(prev, edited)
+		f.carried.moduleCodeKept = f.carried.reusable && !f.holdsModuleCode(f.carried.focus, editedGone)
+		if f.carried.focus != nil {
+			for _, i := range moved {
+				f.carried.focus[tree.Segments[i]] = true
+			}
+		}
 	}
 	f.DataLoaders = f.dataLoaders(prev, loaderCalls, sameClasses && sameCalls)
 	if prev != nil && slices.Equal(f.DataLoaders, prev.DataLoaders) {
@@ -297,6 +307,38 @@ func (f *File) shareIndexes(prev *File) (fresh []int, removed []*segmentIndex, r
 	}
 	dropUpTo(len(inPrev.old))
 	return fresh, removed, removedSegments
+}
+
+// codeChanged splits fresh, the positions of the segments of segs an
+// edit made, into those whose code it changed (edited) and those moved
+// unchanged from one of removedSegments (see pyast.Segment.Code), and
+// returns the indexes of removed (those of removedSegments) whose code no
+// segment of segs has.
+func codeChanged(segs []*pyast.Segment, fresh []int, removed []*segmentIndex, removedSegments []*pyast.Segment) (edited, moved []int, editedGone []*segmentIndex) {
+	codes := make(map[uint64]int, len(removedSegments)) // code -> k of removedSegments, while not moved
+	for k, seg := range removedSegments {
+		codes[seg.Code()] = k
+	}
+	movedOut := make([]bool, len(removed))
+	for _, i := range fresh {
+		k, ok := codes[segs[i].Code()]
+		if !ok {
+			edited = append(edited, i)
+			continue
+		}
+		delete(codes, segs[i].Code())
+		movedOut[k] = true
+		moved = append(moved, i)
+	}
+	if len(moved) == 0 {
+		return fresh, nil, removed
+	}
+	for k, ix := range removed {
+		if !movedOut[k] {
+			editedGone = append(editedGone, ix)
+		}
+	}
+	return edited, moved, editedGone
 }
 
 // segmentNumber is seg's position in f's tree, or -1 when f's tree does

@@ -1032,6 +1032,87 @@ def gather(outs):
 	}
 }
 
+// A definition being written in a script is a syntax error at the top
+// level on most keys (`def reset(m, l`), whose code is its own scope, as a
+// function's body is (see semantic.Scope): the versions keep the verdicts
+// on the script's loops while only that error changes, and analyse as a
+// fresh model of the same tree does, and as a fresh parse does where the
+// text has no error. Its body, read as module code, would change them:
+// `model.train()` before the evaluation loop, `total`'s backward pass.
+func TestADefinitionBeingWrittenKeepsTheScriptsVerdicts(t *testing.T) {
+	const head = `import torch
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = torch.utils.data.DataLoader(torch.randn(16, 4), batch_size=4)
+val_loader = torch.utils.data.DataLoader(torch.randn(8, 4), batch_size=4)
+total = 0
+losses = []
+for x in loader:
+    loss = model(x).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    total += loss
+    losses.append(loss)
+    torch.cuda.empty_cache()
+`
+	const tail = `model.eval()
+for x in val_loader:
+    out = model(x)
+print(total, len(losses))
+`
+	const header = "def reset(m, lr=0.1):"
+	typed := header + "\n    model.train()\n    m.zero_grad()\n    torch.cuda.empty_cache()\n\n\n"
+	runner := &analysis.Runner{Rules: rules.All()}
+	src := []byte(head + tail)
+	tree, _ := pyast.ParseForEditing(context.Background(), src)
+	prev := runner.AnalyzeTree(nil, "script.py", src, tree, nil)
+	codes := func(res *analysis.Result) string {
+		var cs []string
+		for _, d := range res.Diagnostics {
+			cs = append(cs, d.Code)
+		}
+		return strings.Join(cs, " ")
+	}
+	if got := codes(prev); got != "GPU003 GPU002 GPU005 GPU004" {
+		t.Fatalf("the script's findings are %s, want one of each local rule", got)
+	}
+	kept := 0
+	at := len(head)
+	for i, key := range typed {
+		var next []byte
+		tree, next = edited(t, tree, src, at, at, string(key))
+		got := runner.AnalyzeTree(prev, "script.py", next, tree, nil)
+		name := fmt.Sprintf("typed %q", next[len(head):at+1])
+		compareResults(t, name, got, runner.AnalyzeTree(nil, "script.py", next, tree, nil))
+		if !tree.HasError() {
+			want, err := runner.Run(context.Background(), "script.py", next, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareResults(t, name+", a fresh parse", got, want)
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+		// From the first letter of its name to its colon, the header is a
+		// syntax error at the top level (with the `model.eval()` after it,
+		// taken in on the key before: module code gone, judged again).
+		if i > len("def ") && i < len(header) {
+			if got.Reused() < 3 {
+				t.Errorf("%s: %d of %d findings kept, want the training loop's three", name, got.Reused(), len(got.Diagnostics))
+			}
+			kept++
+		}
+		prev, src = got, next
+		at++
+	}
+	if kept == 0 {
+		t.Fatal("no key typed the header")
+	}
+}
+
 // linearNet is a model class of the incremental tests: its forward, edited,
 // changes what the fixes of stored outputs may assume.
 const linearNet = `class Net(torch.nn.Module):

@@ -951,7 +951,10 @@ func buildSegmentIndex(seg *pyast.Segment, tree *pyast.Tree, kept *keptUnits) *s
 		}
 	}
 	for _, stmt := range seg.Nodes {
-		if !stmt.Is("function_definition", "class_definition", "decorated_definition", "comment") {
+		// What a syntax error at the top level holds is its own scope
+		// (see Scope, brokenStatement), as a function's body is: no reader
+		// of the module's code reads it as the module's.
+		if !stmt.Is("function_definition", "class_definition", "decorated_definition", "comment", "ERROR") {
 			ix.moduleCode = true
 		}
 		pyast.Walk(stmt, b.visit)

@@ -400,7 +400,14 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 		// A method the mirror copied from the last version's is the same
 		// shape: comparing every node of every method was a twentieth of
 		// a keystroke in a class of thousands of lines.
-		if was == nil || was == editedOld || !cur.CopiedFrom(old, was, u) && !pyast.SameShape(was, u) || !sameContext(was, old.Nodes[0], u, cur.Nodes[0]) {
+		// The line a method starts on starts as it did too: the step of
+		// its body's indentation is measured from it (see File.indent),
+		// and a fix that writes a line above the method copies it. An
+		// edit that took the blank line above `    def evaluate(...)` and
+		// indented it to seven spaces left the method's text as it was,
+		// and its step of four, where a fresh analysis finds one.
+		if was == nil || was == editedOld || !cur.CopiedFrom(old, was, u) && !pyast.SameShape(was, u) || !sameContext(was, old.Nodes[0], u, cur.Nodes[0]) ||
+			!bytes.Equal(lineBefore(oldText, was.Start()-oldBase), lineBefore(curText, from)) {
 			continue
 		}
 		pairs.old, pairs.cur = append(pairs.old, was), append(pairs.cur, u)
@@ -410,6 +417,12 @@ func pairUnchangedUnits(prev *File, old *pyast.Segment, f *File, cur *pyast.Segm
 	}
 	// Both lists follow the statement's order, which the edit kept.
 	return pairs
+}
+
+// lineBefore returns the text of the line holding offset at of text, up
+// to at.
+func lineBefore(text []byte, at int) []byte {
+	return text[bytes.LastIndexByte(text[:at], '\n')+1 : at]
 }
 
 // endingBefore returns the unit of units (a statement's, at base in text)

@@ -1497,3 +1497,90 @@ func TestAStatementMovedUnchangedIsNoEditOfItsCode(t *testing.T) {
 		t.Fatal("no statement moved: the test tests nothing")
 	}
 }
+
+// The stores graph a version patches from the last one's (see storesGraph)
+// holds what a graph built from its segments does, after random edits; a
+// version that takes it over leaves the last one without, and a second
+// version built from the same one builds its own.
+func TestPatchedStoresGraphsEqualBuiltOnes(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\n\nlosses, total = [], 0\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "\nfor x in loader%d:\n    loss = model(x)\n    losses.append(loss)\n    total += loss\n", i%4)
+		if i%4 == 0 {
+			fmt.Fprintf(&b, "\n\ndef f%d(a, b):\n    self.t = a\n    b.extend([a, total])\n    return b\n", i)
+		}
+	}
+	snippets := []string{"kept = losses\n", "total += x\n", "outs.append(total)\n", "a, b = b, a\n", "x", "\n", "(", "for y in losses:\n    ",
+		"def g(a):\n    q = a\n    return q\n", "self.u = total\n", "h.update(loss=loss)\n", "    losses.insert(0, loss)\n"}
+	built := func(f *File) map[uint64][]uint64 {
+		into := map[uint64][]uint64{}
+		for _, ix := range f.indexes {
+			pairs := f.storesOf(ix)
+			for k := 0; k+1 < len(pairs); k += 2 {
+				into[pairs[k]] = append(into[pairs[k]], pairs[k+1])
+			}
+		}
+		return into
+	}
+	same := func(a, b map[uint64][]uint64) bool {
+		for _, m := range []map[uint64][]uint64{a, b} {
+			for h, froms := range m {
+				if len(froms) == 0 {
+					delete(m, h)
+				} else {
+					slices.Sort(froms)
+				}
+			}
+		}
+		return maps.EqualFunc(a, b, slices.Equal[[]uint64])
+	}
+	graphOf := func(f *File) map[uint64][]uint64 {
+		var copied map[uint64][]uint64
+		f.readStores(func(into map[uint64][]uint64) {
+			copied = map[uint64][]uint64{}
+			for h, froms := range into {
+				copied[h] = slices.Clone(froms)
+			}
+		})
+		return copied
+	}
+	rng := rand.New(rand.NewSource(11))
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := NewFile("p.py", src, tree)
+	graphOf(prev)
+	patched := 0
+	for i := range 150 {
+		src, tree, _, _ = randomEdit(t, rng, src, tree, snippets)
+		f := NewFileFrom(prev, "p.py", src, tree)
+		if f.stores.last != nil {
+			patched++
+		}
+		if i%10 == 0 {
+			// A second version built from the same one: it builds its
+			// own once the first took the graph over.
+			other := NewFileFrom(prev, "p.py", src, tree)
+			graphOf(f)
+			if got := graphOf(other); !same(got, built(other)) {
+				t.Fatalf("edit %d: a second version's graph differs from one built from its segments", i)
+			}
+		}
+		if got := graphOf(f); !same(got, built(f)) {
+			t.Fatalf("edit %d: the patched graph differs from one built from the segments", i)
+		}
+		prev.stores.mu.Lock()
+		handedOn := prev.stores.into == nil
+		prev.stores.mu.Unlock()
+		if !handedOn {
+			t.Fatalf("edit %d: the last version kept its graph", i)
+		}
+		prev = f
+	}
+	if patched < 140 {
+		t.Fatalf("%d of 150 versions took the last one's graph over, want nearly all", patched)
+	}
+}

@@ -135,6 +135,9 @@ type File struct {
 	// structure) alike: a version carried over from the one before keeps
 	// it (see classKind).
 	structureEpoch uint64
+	// stores is what flows into what in its segments, when asked (see
+	// storesGraph).
+	stores *storesGraph
 	// carried is set by carryOver when it carried the answers of the
 	// version the model was built from, with what changed between the two
 	// (see asked). It keeps no pointer to that version: a chain of them

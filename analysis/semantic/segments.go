@@ -51,6 +51,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		// yet (its kind's zero value, epoch 0) was taken for neither a
 		// module nor a dataset.
 		epoch: bindingEpochs.Add(1), structureEpoch: bindingEpochs.Add(1),
+		stores: newStoresGraph(prev),
 	}
 	fresh, removed, removedSegments := f.shareIndexes(prev)
 	// An edit inside a method of a class: the methods it left alone keep

@@ -779,7 +779,7 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 	}
 	for seg, found := range cached {
 		// seg is prev's: whether f has it too is one lookup.
-		if focus[seg] || f.SegmentAt(seg.Base) != seg {
+		if focus[seg] || !f.Keeps(prev, seg) {
 			continue // analysed again, or gone
 		}
 		// The offsets inside the segment's own text are in it in both
@@ -790,7 +790,7 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 		// A definition read is mostly one the statement calls by name, and
 		// the focus (the segments mentioning what changed) has it already;
 		// asking for the definition's own segment costs a lookup.
-		readAgain := func(read *pyast.Segment) bool { return changed[read] || f.SegmentAt(read.Base) != read }
+		readAgain := func(read *pyast.Segment) bool { return changed[read] || !f.Keeps(prev, read) }
 		if found.readsOutside || found.readsModule && (!moduleKept || f.ChangedCodeReaches(found.moduleKeys)) || slices.ContainsFunc(found.reads, readAgain) || !found.settled && (slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) ||
 			slices.ContainsFunc(found.dropped, func(d droppedFix) bool { return !within(d.reach(), inside) })) {
 			focus[seg] = true

@@ -1584,3 +1584,53 @@ func TestPatchedStoresGraphsEqualBuiltOnes(t *testing.T) {
 		t.Fatalf("%d of 150 versions took the last one's graph over, want nearly all", patched)
 	}
 }
+
+// Keeps tells the segments a version shares with the one it was built
+// from as a lookup by offset does, after random edits (one or two
+// segments removed, or many by a paste), and for a version it was not
+// built from.
+func TestKeepsTellsTheSegmentsShared(t *testing.T) {
+	var b strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&b, "\n\ndef f%d(x):\n    return x + %d\n\ny%d = f%d(1)\n", i, i, i, i)
+	}
+	snippets := []string{"z = 1\n", "x", "\n", "(", "def g():\n    pass\n", "\n\nclass C:\n    pass\n"}
+	rng := rand.New(rand.NewSource(5))
+	src := []byte(b.String())
+	tree, err := pyast.ParseForEditing(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := NewFile("p.py", src, tree)
+	prev := first
+	removed := 0
+	for i := range 120 {
+		if i%30 == 29 { // a paste over many statements
+			ed := pyast.NewEditor(tree, src)
+			at := rng.Intn(len(src) / 2)
+			ed.Replace(at, at+len(src)/3, "w = 2\n")
+			if tree, err = ed.Parse(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			src = ed.Text()
+		} else {
+			src, tree, _, _ = randomEdit(t, rng, src, tree, snippets)
+		}
+		f := NewFileFrom(prev, "p.py", src, tree)
+		for _, last := range []*File{prev, first} {
+			for _, seg := range last.Tree.Segments {
+				want := f.SegmentAt(seg.Base) == seg
+				if got := f.Keeps(last, seg); got != want {
+					t.Fatalf("edit %d: Keeps says %v of a segment of the %s version, a lookup %v", i, got, map[bool]string{true: "last", false: "first"}[last == prev], want)
+				}
+				if last == prev && !want {
+					removed++
+				}
+			}
+		}
+		prev = f
+	}
+	if removed == 0 {
+		t.Fatal("no edit removed a segment: the test tests nothing")
+	}
+}

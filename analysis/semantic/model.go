@@ -138,6 +138,9 @@ type File struct {
 	// stores is what flows into what in its segments, when asked (see
 	// storesGraph).
 	stores *storesGraph
+	// id names the model, for a version to tell which one it was built
+	// from (carried.from) without holding it.
+	id uint64
 	// carried is set by carryOver when it carried the answers of the
 	// version the model was built from, with what changed between the two
 	// (see asked). It keeps no pointer to that version: a chain of them
@@ -181,6 +184,10 @@ type File struct {
 		// kept for this version's life (removed is let go once Bindings
 		// patched its map): see unchangedFor.
 		gone []*segmentIndex
+		// goneSegments are the segments of those indexes, from the
+		// version of id from (see Keeps).
+		goneSegments []*pyast.Segment
+		from         uint64
 		// pairs are the methods an edit inside one method of a class left
 		// alone, when the edit replaced that one statement and the last
 		// version indexed it by its methods (see indexUnits).

@@ -147,25 +147,25 @@ func TestEditReusesUntouchedSegments(t *testing.T) {
 	}
 }
 
-// grownSegment returns a file of 40 functions and its tree, and the tree
+// grownSegment returns the tree of a file of 40 functions, and the tree
 // and text after an edit that grew the 21st (segment 20) by 400 bytes,
 // more than the room after it, and where that edit was.
-func grownSegment(t *testing.T) (tree *Tree, src []byte, next *Tree, nsrc []byte, at int) {
+func grownSegment(t *testing.T) (tree, next *Tree, nsrc []byte, at int) {
 	t.Helper()
 	var b strings.Builder
 	for i := range 40 {
 		fmt.Fprintf(&b, "def f%d(x):\n    y = x + %d\n    return y\n\n", i, i)
 	}
-	src = []byte(b.String())
+	src := []byte(b.String())
 	tree, _ = ParseForEditing(context.Background(), src)
 	at = strings.Index(string(src), "x + 20")
 	next, nsrc = edit(t, tree, src, at, at, strings.Repeat("x + ", 100))
 	checkLayout(t, next, nsrc)
-	return tree, src, next, nsrc, at
+	return tree, next, nsrc, at
 }
 
 func TestGrowingASegmentMovesOnlyItsNeighbours(t *testing.T) {
-	tree, _, next, nsrc, at := grownSegment(t)
+	tree, next, nsrc, at := grownSegment(t)
 	reused := 0
 	for i, s := range next.Segments {
 		if s == tree.Segments[i] {
@@ -187,7 +187,7 @@ func TestGrowingASegmentMovesOnlyItsNeighbours(t *testing.T) {
 // make room for the edited one) keeps its code, the edited one has a code
 // of its own (see Segment.Code).
 func TestAMovedSegmentKeepsItsCode(t *testing.T) {
-	tree, _, next, _, _ := grownSegment(t)
+	tree, next, _, _ := grownSegment(t)
 	last := map[uint64]*Segment{} // the last version's segments by code
 	for _, s := range tree.Segments {
 		last[s.Code()] = s

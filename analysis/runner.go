@@ -778,7 +778,8 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 		return seg != nil && seg == f.SegmentAt(off)
 	}
 	for seg, found := range cached {
-		// seg is prev's: whether f has it too is one lookup.
+		// seg is prev's: whether f has it too, f knows from what the
+		// edit removed (see semantic.File.Keeps).
 		if focus[seg] || !f.Keeps(prev, seg) {
 			continue // analysed again, or gone
 		}
@@ -789,7 +790,7 @@ func keepFindings(prev, f *semantic.File, cached localFindings, changed semantic
 		// Settled findings lie inside the segment (see settledIn).
 		// A definition read is mostly one the statement calls by name, and
 		// the focus (the segments mentioning what changed) has it already;
-		// asking for the definition's own segment costs a lookup.
+		// otherwise whether its segment is gone.
 		readAgain := func(read *pyast.Segment) bool { return changed[read] || !f.Keeps(prev, read) }
 		if found.readsOutside || found.readsModule && (!moduleKept || f.ChangedCodeReaches(found.moduleKeys)) || slices.ContainsFunc(found.reads, readAgain) || !found.settled && (slices.ContainsFunc(found.diags, func(d Diagnostic) bool { return !within(d, inside) }) ||
 			slices.ContainsFunc(found.dropped, func(d droppedFix) bool { return !within(d.reach(), inside) })) {

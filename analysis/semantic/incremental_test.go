@@ -1546,12 +1546,8 @@ func TestPatchedStoresGraphsEqualBuiltOnes(t *testing.T) {
 		return copied
 	}
 	rng := rand.New(rand.NewSource(11))
-	src := []byte(b.String())
-	tree, err := pyast.ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prev := NewFile("p.py", src, tree)
+	buf := newBuffer(t, b.String())
+	src, tree, prev := buf.src, buf.tree, buf.f
 	graphOf(prev)
 	patched := 0
 	for i := range 150 {
@@ -1596,13 +1592,10 @@ func TestKeepsTellsTheSegmentsShared(t *testing.T) {
 	}
 	snippets := []string{"z = 1\n", "x", "\n", "(", "def g():\n    pass\n", "\n\nclass C:\n    pass\n"}
 	rng := rand.New(rand.NewSource(5))
-	src := []byte(b.String())
-	tree, err := pyast.ParseForEditing(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := NewFile("p.py", src, tree)
+	buf := newBuffer(t, b.String())
+	src, tree, first := buf.src, buf.tree, buf.f
 	prev := first
+	var err error
 	removed := 0
 	for i := range 120 {
 		if i%30 == 29 { // a paste over many statements

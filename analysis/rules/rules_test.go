@@ -504,6 +504,57 @@ def fit(model, loader, opt):
 	checkIncrementalSteps(t, base, steps)
 }
 
+// What a model's forward does is read at the calls of its instances, in
+// other statements (GPU004 leaves an evaluation loop alone when the
+// forward pass differentiates): an edit of forward's body, or one that
+// renames it, must analyse as a fresh file there, through a subclass and
+// a module-level instance too.
+func TestIncrementalForwardSummariesFollowTheirClass(t *testing.T) {
+	const base = `import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class Wide(Net):
+    pass
+
+
+model = Wide()
+
+
+def evaluate(loader):
+    model.eval()
+    total = 0
+    for x in loader:
+        out = model(x)
+        total += out.sum().item()
+    return total
+`
+	const differentiating = "        e = self.lin(x).sum()\n        return torch.autograd.grad(e, x)[0]"
+	steps := []editStep{
+		{"        return self.lin(x)", differentiating},
+		{differentiating, "        return self.lin(x)"},
+		{"        return self.lin(x)", differentiating},
+		{"    def forward(self, x):", "    def forwar(self, x):"},
+		{"    def forwar(self, x):", "    def forward(self, x):"},
+	}
+	// Warned, left alone (the forward pass differentiates), warned, ...
+	wants := []int{1, 0, 1, 0, 1, 0}
+	for i, res := range checkIncrementalSteps(t, base, steps) {
+		if got := len(res.Diagnostics); got != wants[i] {
+			t.Errorf("version %d: want %d findings, got %+v", i, wants[i], res.Diagnostics)
+		}
+	}
+}
+
 // What a meter's update sums and what a recorder's method keeps is read
 // at the calls, statements away from the class: each edit of the class
 // (or of the object's binding) must analyse as a fresh file.

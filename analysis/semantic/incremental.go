@@ -358,6 +358,24 @@ func (f *File) reanalyse(prev *File, fresh []int) (focus Focus, ok bool) {
 	defined := func(name string) bool {
 		return len(f.Functions[name]) > 0 || len(prev.Functions[name]) > 0 || f.Classes[name] != nil || prev.Classes[name] != nil
 	}
+	// A model's forward is what a call of its instances runs (see
+	// ForwardSummaryOfCall), read where the class is mentioned, not the
+	// method: an edited class whose forward came, went or does otherwise
+	// is a changed name. (mentioning adds the classes of the segments it
+	// reaches; the edited ones are in the focus already.)
+	if names["forward"] {
+		edited := make([]*segmentIndex, len(fresh))
+		for k, i := range fresh {
+			edited[k] = f.indexes[i]
+		}
+		for _, classes := range [2][]*Class{classesOf(f.carried.editedGone), classesOf(edited)} {
+			for _, c := range classes {
+				if c.Methods["forward"] != nil {
+					names[c.Name] = true
+				}
+			}
+		}
+	}
 	if !f.mentioning(names, focus, defined) {
 		return nil, false
 	}

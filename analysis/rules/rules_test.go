@@ -555,6 +555,96 @@ def evaluate(loader):
 	}
 }
 
+// A method typed into a class (renamed here, as its name is typed letter by
+// letter) leaves the file's structure alone, and the model is carried over:
+// what reads the methods by a fixed name must still see it come and go. A
+// dataset's __getitem__ is what the DataLoader's workers run (GPU001), and
+// a model's forward what an evaluation loop's calls run (GPU004).
+func TestIncrementalMethodsComeAndGoByName(t *testing.T) {
+	const base = `import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __len__(self):
+        return 8
+
+    def get(self, i):
+        return torch.zeros(4).cuda()
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+    def grads(self, x):
+        e = self.lin(x).sum()
+        return torch.autograd.grad(e, x)[0]
+
+
+class Scorer:
+    def measur(self, x):
+        return model(x).sum()
+
+
+loader = DataLoader(Frames(), num_workers=2)
+model = Net()
+
+
+def fit():
+    scorer = Scorer()
+    total = 0
+    for x in loader:
+        total += scorer.measure(x)
+    return total
+
+
+def evaluate():
+    model.eval()
+    total = 0
+    for x in loader:
+        total += model(x).sum().item()
+    return total
+`
+	steps := []editStep{
+		{"    def get(self, i):", "    def __getitem__(self, i):"},
+		{"    def __getitem__(self, i):", "    def __getitem(self, i):"},
+		{"    def __getitem(self, i):", "    def __getitem__(self, i):"},
+		// forward gone, another method named so: the loop's calls run one
+		// that differentiates.
+		{"    def forward(self, x):", "    def forwar(self, x):"},
+		{"    def grads(self, x):", "    def forward(self, x):"},
+		{"    def forward(self, x):\n        e =", "    def forwa(self, x):\n        e ="},
+		// The call of measure runs the method once it is named so: its
+		// sum is accumulated with its graph (GPU003).
+		{"def measur(", "def measure("},
+		{"def measure(", "def measur("},
+	}
+	// GPU001, GPU003 and GPU004 by version.
+	wants := [][3]int{{0, 0, 1}, {1, 0, 1}, {0, 0, 1}, {1, 0, 1}, {1, 0, 1}, {1, 0, 0}, {1, 0, 1}, {1, 1, 1}, {1, 0, 1}}
+	for i, res := range checkIncrementalSteps(t, base, steps) {
+		var got [3]int
+		for _, d := range res.Diagnostics {
+			switch d.Code {
+			case "GPU001":
+				got[0]++
+			case "GPU003":
+				got[1]++
+			case "GPU004":
+				got[2]++
+			}
+		}
+		if got != wants[i] {
+			t.Errorf("version %d: want GPU001, GPU003, GPU004 findings %v, got %v", i, wants[i], got)
+		}
+	}
+}
+
 // What a meter's update sums and what a recorder's method keeps is read
 // at the calls, statements away from the class: each edit of the class
 // (or of the object's binding) must analyse as a fresh file.

@@ -174,7 +174,10 @@ func dumpIndex(ix *segmentIndex, units bool) string {
 		fmt.Fprintf(&b, "function %q %s\n", fn.name, node(fn.node))
 	}
 	for _, c := range ix.classes {
-		fmt.Fprintf(&b, "class %q %s %v", c.Name, node(c.Node), c.methodOrder)
+		fmt.Fprintf(&b, "class %q %s", c.Name, node(c.Node))
+		for _, m := range slices.SortedFunc(maps.Values(c.Methods), func(a, b *pyast.Node) int { return a.Start() - b.Start() }) {
+			fmt.Fprintf(&b, " method %s", node(m))
+		}
 		for _, base := range c.Bases {
 			fmt.Fprintf(&b, " base %s", node(base))
 		}

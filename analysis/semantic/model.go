@@ -65,7 +65,9 @@ type File struct {
 	totals  segmentTotals   // of the indexes
 	indent  int             // the indentation step most segments use; -1: tabs
 	// structure is what the remembered answers below depend on besides the
-	// bindings of names: the imports and the classes' headers.
+	// bindings of names: the imports and the classes' headers (names and
+	// bases; the methods that came or went are told apart, see
+	// methodsCameOrWent).
 	structure string
 	bindings  struct {
 		sync.Once
@@ -176,6 +178,8 @@ type File struct {
 		// moduleSets are the module's sets that version found, to patch
 		// (see NamesIn, moduleFlows).
 		moduleSets map[string]any
+		// methodsCameOrWent: see methodsCameOrWent.
+		methodsCameOrWent map[string]bool
 		// moduleTaint is the module's taint that version found, to
 		// recompute only in part (see buildModuleTaint); taken by the
 		// first build.
@@ -338,7 +342,6 @@ type Class struct {
 	Bases   []*pyast.Node
 	Methods map[string]*pyast.Node // function_definition by name
 
-	methodOrder []string
 	// kind is the class's classKind in the low byte, above it the
 	// structure epoch it holds for (see File.classKind).
 	kind atomic.Uint64
@@ -1644,6 +1647,10 @@ type WorkerMethod struct {
 	Fn    *pyast.Node // function_definition
 }
 
+// workerMethodNames are the methods a DataLoader's workers run: a
+// dataset's, and an iterable dataset's last one too.
+var workerMethodNames = []string{"__getitem__", "__getitems__", "__iter__"}
+
 // WorkerMethods returns the worker methods of the file's dataset classes,
 // in source order. They follow from the classes and what they derive
 // from: a version whose edit left the file's structure alone shares the
@@ -1658,9 +1665,9 @@ func (f *File) WorkerMethods() []WorkerMethod {
 		if !f.IsDataset(c) {
 			continue
 		}
-		names := []string{"__getitem__", "__getitems__"}
+		names := workerMethodNames[:2]
 		if f.IsIterableDataset(c) {
-			names = append(names, "__iter__")
+			names = workerMethodNames
 		}
 		for _, name := range names {
 			if fn := c.Methods[name]; fn != nil {

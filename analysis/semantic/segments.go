@@ -91,12 +91,18 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 		prev.structure[strings.LastIndexByte(prev.structure, 0)+1:] == project
 	sameStructure := sameProject && !holdStructure(removed) && !holdStructure(freshIndexes)
 	sameClasses := false // the very classes of prev
+	// A method typed into a class (its name, letter by letter) or broken
+	// by a bracket left open adds or removes methods, not classes: the
+	// structure stays, and what reads the methods is told which came or
+	// went.
+	f.carried.methodsCameOrWent = methodsCameOrWent(removed, freshIndexes)
+	sameMethods := len(f.carried.methodsCameOrWent) == 0
 	switch {
 	case sameStructure:
 		sameClasses = true
 		f.Imports, f.Classes, f.structure = prev.Imports, prev.Classes, prev.structure
 		// The same classes, deriving from the same bases, with the same
-		// methods (the headers list them).
+		// methods.
 		f.workerMethods.Store(prev.workerMethods.Load())
 		f.methodNames.Store(prev.methodNames.Load())
 	case sameProject && sameHeaders(removed, freshIndexes):
@@ -115,8 +121,14 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 				replaced[old] = fresh[i]
 			}
 		}
-		f.workerMethods.Store(prev.workerMethodsWith(replaced))
-		f.methodNames.Store(prev.methodNames.Load())
+		// A worker method come or gone: they are found anew, not patched
+		// (__getitem__ is seldom typed).
+		if !slices.ContainsFunc(workerMethodNames, func(name string) bool { return f.carried.methodsCameOrWent[name] }) {
+			f.workerMethods.Store(prev.workerMethodsWith(replaced))
+		}
+		if sameMethods {
+			f.methodNames.Store(prev.methodNames.Load())
+		}
 	default:
 		var structure strings.Builder
 		for _, ix := range f.indexes {
@@ -487,8 +499,9 @@ func (f *File) loadersIn(focus Focus) bool {
 }
 
 // sameHeaders reports whether the segments removed and those fresh hold
-// no imports and the same class headers, in the same order: an edit
-// inside classes that leaves the file's structure as it was.
+// no imports and the same class headers (names and bases), in the same
+// order: an edit inside classes that leaves the file's structure as it
+// was, whatever methods came or went.
 func sameHeaders(removed, fresh []*segmentIndex) bool {
 	headers := func(indexes []*segmentIndex) string {
 		var b strings.Builder
@@ -518,10 +531,44 @@ func classesOf(indexes []*segmentIndex) []*Class {
 	return out
 }
 
+// methodsCameOrWent returns the names of the methods that a class of
+// the segments removed defines and the same class of those fresh does
+// not, or the reverse (nil for none): what a version whose edit left the
+// file's structure alone (its imports, classes and their bases) must tell
+// the answers that read a class's methods by name (hasMethod, the worker
+// methods, a class's forward; those by a name mentioned follow the
+// mention, see carryOver).
+func methodsCameOrWent(removed, fresh []*segmentIndex) map[string]bool {
+	var balance map[string]int // "class.method"
+	for side, indexes := range [2][]*segmentIndex{removed, fresh} {
+		for _, ix := range indexes {
+			for _, c := range ix.classes {
+				if balance == nil {
+					balance = map[string]int{}
+				}
+				for m := range c.Methods {
+					balance[c.Name+"."+m] += 2*side - 1
+				}
+			}
+		}
+	}
+	var out map[string]bool
+	for key, n := range balance {
+		if n != 0 {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			_, method, _ := strings.Cut(key, ".")
+			out[method] = true
+		}
+	}
+	return out
+}
+
 // workerMethodsWith returns f's WorkerMethods with the classes of
-// replaced (same headers, so the same datasets with the same methods) in
-// place of the ones they replace, for a version of f; nil when f has not
-// found them.
+// replaced (same headers, so the same datasets) in place of the ones they
+// replace, for a version of f whose edit brought no worker method (see
+// methodsCameOrWent); nil when f has not found them.
 func (f *File) workerMethodsWith(replaced map[*Class]*Class) *[]WorkerMethod {
 	had := f.workerMethods.Load()
 	if had == nil || len(replaced) == 0 {
@@ -844,7 +891,7 @@ type segmentIndex struct {
 	imports                             []*pyast.Node // import and from-import statements
 	functions                           []namedNode   // function definitions, any nesting
 	classes                             []*Class
-	classHeaders                        string // the classes' names, bases and methods
+	classHeaders                        string // the classes' names and bases
 	bindings                            []binding
 	// scopes are the functions of the segment that assign names of their
 	// own or declare names global, by definition (see localScope).
@@ -1179,16 +1226,14 @@ func (b *indexBuilder) visit(n *pyast.Node) bool {
 }
 
 // addClass adds the class n defines to the index, and its line to the
-// classes' headers.
+// classes' headers: its name and bases. (Its methods are no part of the
+// file's structure: see methodsCameOrWent.)
 func (b *indexBuilder) addClass(n *pyast.Node) {
 	c := newClass(n, b.text)
 	b.ix.classes = append(b.ix.classes, c)
 	b.headers.WriteString(c.Name)
 	if supers := n.Child("superclasses"); supers != nil {
 		b.headers.WriteString(b.text(supers))
-	}
-	for _, m := range c.methodOrder {
-		b.headers.WriteString(" " + m)
 	}
 	b.headers.WriteString("\n")
 }
@@ -1643,7 +1688,6 @@ func newClass(n *pyast.Node, text func(*pyast.Node) string) *Class {
 			if s.Is("function_definition") {
 				name := text(s.Child("name"))
 				c.Methods[name] = s
-				c.methodOrder = append(c.methodOrder, name)
 			}
 		}
 	}
@@ -2391,9 +2435,12 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 	j := &callJudgement{prev: prev, f: f, defs: map[string][2][]*pyast.Node{}, calls: map[string]int{}}
 	// An edit inside one method of a class leaves its other methods
 	// alone (see pairUnchangedUnits): those are judged only if the edited
-	// one shows a change they may read.
+	// one shows a change they may read. A forward come or gone (a bracket
+	// left open before it takes it in) makes them a model's own code or
+	// not (see inModuleCode), which no mention tells: all are judged.
 	var units *unchangedUnits
-	if pairUnits && len(removedSegments) == 1 && len(f.carried.fresh) == 1 && sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) {
+	if pairUnits && len(removedSegments) == 1 && len(f.carried.fresh) == 1 && sameTexts(f, f.gradSwitches, prev, prev.gradSwitches) &&
+		!f.carried.methodsCameOrWent["forward"] {
 		switch pairs := f.carried.pairs; {
 		case pairs != nil:
 			// Split below: the index's pairs stay whole.

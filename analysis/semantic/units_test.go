@@ -898,3 +898,65 @@ func TestStrayMethodsConcludeAsJudgingThemAll(t *testing.T) {
 		t.Errorf("%d stray methods paired in 300 edits", strays)
 	}
 }
+
+// A method come or gone leaves the file's structure alone (see
+// methodsCameOrWent), but a forward come or gone makes the class's other
+// methods a model's own code or not (inModuleCode), which they do not
+// mention: a loop running the model in one of them is a model loop in a
+// plain class, not in a model's. A bracket left open in the method before
+// forward takes forward and the methods after it in (strays, see
+// strayMethods); closing it gives them back. Each version must answer as
+// a fresh model of the same tree does, carried over from the last.
+func TestAForwardComeOrGoneJudgesTheClasssOtherMethods(t *testing.T) {
+	const src = `import torch
+
+
+class Runner:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 2)
+
+    def size(self):
+        return 1
+
+    def forward(self, x):
+        return self.model(x)
+
+    def run(self, items):
+        outs = []
+        for x in items:
+            outs.append(self.model(x))
+        return outs
+`
+	defer func(from int) { unitsFrom = from }(unitsFrom)
+	unitsFrom = 0 // the class indexed by its methods, as a large one is
+	buf := newBuffer(t, src)
+	loopKind := func(f *File) StepKind {
+		var loop *pyast.Node
+		f.Tree.Walk(f.Tree.Root, func(n *pyast.Node) bool {
+			if loop == nil && n.Is("for_statement") {
+				loop = n
+			}
+			return loop == nil
+		})
+		return f.StepLoopKind(loop)
+	}
+	before := loopKind(buf.f)
+	answersOf(buf.f)
+	buf.summarise()
+	for i, step := range [][2]string{{"        return 1\n", "        return (1\n"}, {"        return (1\n", "        return 1\n"}} {
+		got := buf.replace(step[0], step[1])
+		if !got.carried.ok {
+			t.Fatalf("step %d: the model was not carried over (a method came or went, no class)", i)
+		}
+		fresh := NewFile("p.py", buf.src, buf.tree)
+		if i == 0 && (!got.carried.methodsCameOrWent["forward"] || loopKind(fresh) == before) {
+			t.Fatalf("the test needs forward taken in, and the loop's kind changed (%v)", before)
+		}
+		gotSummaries, gotKinds, gotTaints := answersOf(got)
+		wantSummaries, wantKinds, wantTaints := answersOf(fresh)
+		if !maps.Equal(gotSummaries, wantSummaries) || !maps.Equal(gotKinds, wantKinds) || !maps.Equal(gotTaints, wantTaints) {
+			t.Errorf("step %d: loop kinds %v, fresh %v (summaries or taints may differ too)", i, gotKinds, wantKinds)
+		}
+		buf.summarise()
+	}
+}

@@ -531,6 +531,10 @@ func classesOf(indexes []*segmentIndex) []*Class {
 	return out
 }
 
+// fewMethodsCameOrWent is how many methods may come or go in an edit
+// that carryOver carries the model over (see carryOver).
+const fewMethodsCameOrWent = 8
+
 // methodsCameOrWent returns the names of the methods that a class of
 // the segments removed defines and the same class of those fresh does
 // not, or the reverse (nil for none): what a version whose edit left the
@@ -539,6 +543,18 @@ func classesOf(indexes []*segmentIndex) []*Class {
 // methods, a class's forward; those by a name mentioned follow the
 // mention, see carryOver).
 func methodsCameOrWent(removed, fresh []*segmentIndex) map[string]bool {
+	// Most keystrokes in a class leave its methods as they were: compared
+	// class by class, without a key made for each (a large class has
+	// hundreds).
+	if olds, news := classesOf(removed), classesOf(fresh); len(olds) == len(news) {
+		same := true
+		for i, old := range olds {
+			same = same && sameMethodNames(old, news[i])
+		}
+		if same {
+			return nil
+		}
+	}
 	var balance map[string]int // "class.method"
 	for side, indexes := range [2][]*segmentIndex{removed, fresh} {
 		for _, ix := range indexes {
@@ -563,6 +579,20 @@ func methodsCameOrWent(removed, fresh []*segmentIndex) map[string]bool {
 		}
 	}
 	return out
+}
+
+// sameMethodNames reports whether classes a and b have one name and
+// methods of the same names.
+func sameMethodNames(a, b *Class) bool {
+	if a.Name != b.Name || len(a.Methods) != len(b.Methods) {
+		return false
+	}
+	for name := range a.Methods {
+		if _, ok := b.Methods[name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // workerMethodsWith returns f's WorkerMethods with the classes of
@@ -2367,7 +2397,11 @@ func (f *File) SegmentAt(off int) *pyast.Segment {
 // it can be: its segment against the few segments removed, what it asked
 // against what changed by their signatures first (see askedSignature).
 func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegments []*pyast.Segment) {
-	if prev == nil || prev.structure != f.structure {
+	// A bracket left open in a large class takes in every method after
+	// it: judging them all in both versions (their summaries) cost more
+	// than analysing the file afresh, 30-50 ms more a key in tensordict's
+	// 10,000-line class.
+	if prev == nil || prev.structure != f.structure || len(f.carried.methodsCameOrWent) > fewMethodsCameOrWent {
 		return
 	}
 	// The indexes of the segments only one version has: a keystroke's
@@ -2493,10 +2527,8 @@ func (f *File) carryOver(prev *File, fresh, removed []*segmentIndex, removedSegm
 			}
 		}
 	}
-	for key, n := range j.calls {
-		if n != 0 {
-			changed["calls:"+key[:len(key)-1]] = true
-		}
+	for name := range j.callersChanged() {
+		changed["calls:"+name] = true
 	}
 	if j.moduleModeCall && !f.sameModeAfterEdit(prev, removedSegments) {
 		changed["calls:"] = true // every module-level call after it may differ
@@ -2666,6 +2698,8 @@ type callJudgement struct {
 	// verdicts and assumed remember differ's and assumedChanged's answers
 	// for a name (see remembered).
 	verdicts, assumed map[string]defsVerdict
+	// underNoGrad remembers calledUnderNoGrad's answers.
+	underNoGrad map[string]bool
 }
 
 type defsVerdict struct {
@@ -2676,8 +2710,9 @@ type defsVerdict struct {
 // judge adds the function definitions of ix, a segment index of prev
 // (side 0) or f (side 1), to j.defs, and counts each call of a function
 // of the file by its kind (under no-grad, feeding training, after an
-// eval(), or none): -1 on prev's side, +1 on f's. Only the nodes take says
-// are judged.
+// eval(), or none; a method's call of its override's name only when it
+// feeds training or runs after an eval()): -1 on prev's side, +1 on f's.
+// Only the nodes take says are judged.
 func (j *callJudgement) judge(side int, ix *segmentIndex, take func(*pyast.Node) bool) {
 	v, sign := j.prev, -1
 	if side == 1 {
@@ -2711,6 +2746,19 @@ func (j *callJudgement) judge(side int, ix *segmentIndex, take func(*pyast.Node)
 		}
 		key := name + "-"
 		switch {
+		case c.Child("function").Is("attribute") && delegates(v, c, name):
+			// `super().__init__()` in an __init__: no verdict on whether
+			// a method runs under no-grad reads such a call (see
+			// callsUnderNoGrad); whether it feeds training or runs after
+			// an eval() does (FeedsTraining, CalledAfterEvalWithGrad).
+			switch {
+			case v.resultTrains(c):
+				key = name + "T"
+			case !v.InNoGrad(c) && v.evalModeBefore(c):
+				key = name + "e"
+			default:
+				continue
+			}
 		case v.InNoGrad(c):
 			key = name + "+"
 		case v.resultTrains(c):
@@ -2720,6 +2768,58 @@ func (j *callJudgement) judge(side int, ix *segmentIndex, take func(*pyast.Node)
 		}
 		j.calls[key] += sign
 	}
+}
+
+// callersChanged returns the names of the functions of the file whose
+// calls of a kind that a verdict on them reads came or went (see judge):
+// every kind but a plain call's ("-"), which only the verdict that all of
+// a function's callers run under no-grad reads, and which cannot change it
+// while no call of the name that verdict reads runs under no-grad in
+// either version. (A method typed above an __init__ with a bracket left
+// open takes the __init__'s `super().__init__()` in as a plain call of
+// its own.)
+func (j *callJudgement) callersChanged() map[string]bool {
+	var out map[string]bool
+	for key, n := range j.calls {
+		if n == 0 {
+			continue
+		}
+		name := key[:len(key)-1]
+		// With as many calls under no-grad in both versions (the balance
+		// of "+"), none in f means none in prev.
+		if key[len(key)-1] == '-' && j.calls[name+"+"] == 0 && !j.calledUnderNoGrad(name) {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[name] = true
+	}
+	return out
+}
+
+// calledUnderNoGrad reports whether a call of name in f that
+// callsUnderNoGrad reads (not a method's call of its override's name)
+// runs under no-grad; remembered by name.
+func (j *callJudgement) calledUnderNoGrad(name string) bool {
+	if v, ok := j.underNoGrad[name]; ok {
+		return v
+	}
+	found := false
+	for _, c := range j.f.callsByName(name) {
+		if c.Child("function").Is("attribute") && delegates(j.f, c, name) {
+			continue
+		}
+		if j.f.InNoGrad(c) {
+			found = true
+			break
+		}
+	}
+	if j.underNoGrad == nil {
+		j.underNoGrad = map[string]bool{}
+	}
+	j.underNoGrad[name] = found
+	return found
 }
 
 // differ reports whether the definitions of name judged so far do
@@ -2793,7 +2893,8 @@ func (j *callJudgement) mentionedNowhere(name string, ds [2][]*pyast.Node) bool 
 
 // changedDefinitions tells what judge found so far: the names of
 // functions that do otherwise now or that came or went (mentioned), those
-// whose calls of a kind came or went (called), and other, whether a
+// whose calls of a kind a verdict reads came or went (called, see
+// callersChanged), and other, whether a
 // module-level mode call, which decides for every call after it, came or
 // went. While other is false, the methods an edit left alone (see
 // pairUnchangedUnits) that mention none of mentioned and define none of
@@ -2808,11 +2909,9 @@ func (j *callJudgement) changedDefinitions() (mentioned, called map[string]bool,
 	if j.moduleModeCall {
 		return nil, nil, true
 	}
-	mentioned, called = map[string]bool{}, map[string]bool{}
-	for key, n := range j.calls {
-		if n != 0 {
-			called[key[:len(key)-1]] = true // the name, without its kind (see judge)
-		}
+	mentioned, called = map[string]bool{}, j.callersChanged()
+	if called == nil {
+		called = map[string]bool{}
 	}
 	for name, ds := range j.defs {
 		if len(ds[0]) != len(ds[1]) {

@@ -960,3 +960,57 @@ class Runner:
 		buf.summarise()
 	}
 }
+
+// A method typed above a model's __init__ with a bracket left open takes
+// the __init__ in, and its `super().__init__()` becomes a plain call of
+// the typed method's: a call of every __init__ of the file (as is one
+// typed into a method, `self.__init__()`). Only the
+// verdict that all of a function's callers run under no-grad reads plain
+// calls (callersChanged), and it cannot change while no call it reads runs
+// under no-grad: the versions analyse the typed class alone, and answer as
+// a fresh model does. Once a call of __init__ runs under no-grad, the
+// plain call decides, and every version is judged again.
+func TestAPlainCallComeOrGoneDecidesOnlyBesideCallsUnderNoGrad(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\nfrom torch import nn\n")
+	for i := range 4 {
+		fmt.Fprintf(&b, "\n\nclass Block%d(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(4, 4)\n        self.scale = self.lin(torch.ones(4))\n\n    def forward(self, x):\n        return self.lin(x) * self.scale\n", i)
+	}
+	b.WriteString("\n\ndef evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n")
+	const open = "    def fit(self, x):\n        y = (x\n\n    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(4, 4)"
+	const whole = "    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(4, 4)"
+	// A plain call of __init__ typed into forward: no definition comes or
+	// goes, no answer that asked about the definitions is dropped for it.
+	const forward = "        return self.lin(x) * self.scale"
+	const reset = "        self.__init__()\n        return self.lin(x) * self.scale"
+	noGradCall := "\n\nwith torch.no_grad():\n    Block3().__init__()\n"
+	for _, withNoGrad := range []bool{false, true} {
+		text := b.String()
+		if withNoGrad {
+			text += noGradCall
+		}
+		buf := newBuffer(t, text)
+		answersOf(buf.f)
+		buf.summarise()
+		at := strings.Index(text, "class Block2")
+		for i, step := range [][2]string{{whole, open}, {open, whole}, {forward, reset}, {reset, forward}} {
+			// The step in Block2's class.
+			rest := string(buf.src[at:])
+			k := strings.Index(rest, step[0])
+			if k < 0 {
+				t.Fatalf("no %q in Block2", step[0])
+			}
+			got := buf.replace(string(buf.src[:at])+rest[:k]+step[0], string(buf.src[:at])+rest[:k]+step[1])
+			wantSummaries, wantKinds, wantTaints := answersOf(NewFile("p.py", buf.src, buf.tree))
+			gotSummaries, gotKinds, gotTaints := answersOf(got)
+			if !maps.Equal(gotSummaries, wantSummaries) || !maps.Equal(gotKinds, wantKinds) || !maps.Equal(gotTaints, wantTaints) {
+				t.Errorf("no-grad call %v, step %d: answers differ from a fresh model's", withNoGrad, i)
+			}
+			_, reusable := got.Reanalysed()
+			if decided := got.carried.changed["calls:__init__"]; decided != withNoGrad || reusable == withNoGrad {
+				t.Errorf("no-grad call %v, step %d: the calls of __init__ changed: %v, the findings elsewhere reusable: %v", withNoGrad, i, decided, reusable)
+			}
+			buf.summarise()
+		}
+	}
+}

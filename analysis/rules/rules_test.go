@@ -506,8 +506,9 @@ def fit(model, loader, opt):
 
 // What a model's forward does is read at the calls of its instances, in
 // other statements (GPU004 leaves an evaluation loop alone when the
-// forward pass differentiates): an edit of forward's body, or one that
-// renames it, must analyse as a fresh file there, through a subclass and
+// forward pass differentiates): an edit of forward's body, one that
+// renames it, or a bracket left open above it, must analyse as a fresh
+// file there, through a subclass and
 // a module-level instance too.
 func TestIncrementalForwardSummariesFollowTheirClass(t *testing.T) {
 	const base = `import torch
@@ -518,6 +519,9 @@ class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(4, 4)
+
+    def size(self):
+        return 1
 
     def forward(self, x):
         return self.lin(x)
@@ -545,9 +549,13 @@ def evaluate(loader):
 		{"        return self.lin(x)", differentiating},
 		{"    def forward(self, x):", "    def forwar(self, x):"},
 		{"    def forwar(self, x):", "    def forward(self, x):"},
+		// A bracket left open in the method above takes forward in: a
+		// function of that method's, no method of the class.
+		{"        return 1\n", "        return (1\n"},
+		{"        return (1\n", "        return 1\n"},
 	}
 	// Warned, left alone (the forward pass differentiates), warned, ...
-	wants := []int{1, 0, 1, 0, 1, 0}
+	wants := []int{1, 0, 1, 0, 1, 0, 1, 0}
 	for i, res := range checkIncrementalSteps(t, base, steps) {
 		if got := len(res.Diagnostics); got != wants[i] {
 			t.Errorf("version %d: want %d findings, got %+v", i, wants[i], res.Diagnostics)

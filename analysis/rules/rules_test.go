@@ -508,8 +508,7 @@ def fit(model, loader, opt):
 // other statements (GPU004 leaves an evaluation loop alone when the
 // forward pass differentiates): an edit of forward's body, one that
 // renames it, or a bracket left open above it, must analyse as a fresh
-// file there, through a subclass and
-// a module-level instance too.
+// file there, through a subclass and a module-level instance too.
 func TestIncrementalForwardSummariesFollowTheirClass(t *testing.T) {
 	const base = `import torch
 from torch import nn
@@ -566,8 +565,9 @@ def evaluate(loader):
 // A method typed into a class (renamed here, as its name is typed letter by
 // letter) leaves the file's structure alone, and the model is carried over:
 // what reads the methods by a fixed name must still see it come and go. A
-// dataset's __getitem__ is what the DataLoader's workers run (GPU001), and
-// a model's forward what an evaluation loop's calls run (GPU004).
+// dataset's __getitem__ is what the DataLoader's workers run (GPU001), a
+// model's forward what an evaluation loop's calls run (GPU004), and a
+// method named at a call what the call runs (GPU003).
 func TestIncrementalMethodsComeAndGoByName(t *testing.T) {
 	const base = `import torch
 from torch import nn

@@ -563,8 +563,10 @@ def evaluate(loader):
 }
 
 // A method typed into a class (renamed here, as its name is typed letter by
-// letter) leaves the file's structure alone, and the model is carried over:
-// what reads the methods by a fixed name must still see it come and go. A
+// letter) leaves the file's structure alone, and the model is carried over
+// (which TestAForwardComeOrGoneJudgesTheClasssOtherMethods asserts; this
+// test sees only findings): what reads the methods by a fixed name must
+// still see it come and go. A
 // dataset's __getitem__ is what the DataLoader's workers run (GPU001), a
 // model's forward what an evaluation loop's calls run (GPU004), and a
 // method named at a call what the call runs (GPU003).

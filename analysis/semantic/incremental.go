@@ -364,11 +364,7 @@ func (f *File) reanalyse(prev *File, fresh []int) (focus Focus, ok bool) {
 	// is a changed name. (mentioning adds the classes of the segments it
 	// reaches; the edited ones are in the focus already.)
 	if names["forward"] {
-		edited := make([]*segmentIndex, len(fresh))
-		for k, i := range fresh {
-			edited[k] = f.indexes[i]
-		}
-		for _, classes := range [2][]*Class{classesOf(f.carried.editedGone), classesOf(edited)} {
+		for _, classes := range [2][]*Class{classesOf(f.carried.editedGone), classesOf(f.indexesAt(fresh))} {
 			for _, c := range classes {
 				if c.Methods["forward"] != nil {
 					names[c.Name] = true

@@ -80,10 +80,7 @@ func NewModelFrom(prev *File, info ModuleInfo, src []byte, tree *pyast.Tree) *Fi
 	// imports, classes and their headers), its DataLoaders and its grad
 	// switches as prev had them: they are taken from prev rather than
 	// gathered again from every segment.
-	freshIndexes := make([]*segmentIndex, len(fresh))
-	for k, i := range fresh {
-		freshIndexes[k] = f.indexes[i]
-	}
+	freshIndexes := f.indexesAt(fresh)
 	// The structure ends with the project's part (see below), which
 	// changes when other files do.
 	project := f.projectStructure()
@@ -414,6 +411,15 @@ func (f *File) spliceFacts(prev *File, had []*pyast.Node, removed []*pyast.Segme
 		out = append(out, n)
 	}
 	return append(out, added...)
+}
+
+// indexesAt returns the indexes of f's segments at positions, in order.
+func (f *File) indexesAt(positions []int) []*segmentIndex {
+	out := make([]*segmentIndex, len(positions))
+	for k, i := range positions {
+		out[k] = f.indexes[i]
+	}
+	return out
 }
 
 // holdStructure reports whether any of the segments has imports or

@@ -1066,13 +1066,19 @@ func (f *File) inNoGrad(n *pyast.Node, depth int, consulted func(*pyast.Node)) b
 // calledOnlyUnderNoGrad reports whether every call of the function fn in
 // this file (there is at least one) runs with autograd off: then fn's body
 // does too. Calls by name only (a method may share its name with another
-// class's); recursion is cut at a small depth.
+// class's); recursion is cut at a small depth. A function Python runs
+// without its name (see reachedWithoutItsName) is never judged so: a
+// `super().__init__()` or `self.forward(x)` under no_grad is not every
+// construction of the class or call of the model.
 func (f *File) calledOnlyUnderNoGrad(fn *pyast.Node, depth int) bool {
 	if depth > 2 {
 		return false
 	}
 	name := f.Text(fn.Child("name"))
 	method := f.EnclosingClass(fn) != nil && fn.Parent() != nil && fn.Ancestor("function_definition") == nil
+	if reachedWithoutItsName(name, method) {
+		return false
+	}
 	return remember(f, &f.memos.calledUnderNoGrad, noGradKey{fn, depth}, func() bool {
 		calls, underNoGrad := f.callsUnderNoGrad(fn, name, method, depth)
 		return calls > 0 && underNoGrad
@@ -1310,6 +1316,17 @@ func (f *File) FeedsTraining(n *pyast.Node) bool {
 type noGradKey struct {
 	fn    *pyast.Node
 	depth int
+}
+
+// reachedWithoutItsName reports whether Python runs a function named
+// name (a method when method is set) by other means than a call by its
+// name: a model's forward through `model(x)`, the dunders through syntax
+// (a constructor runs __init__, an index __getitem__, a loop __iter__, an
+// attribute of the module its `__getattr__`). Its calls by name are not
+// all its calls. A private `__name` (no trailing underscores) is called
+// by name.
+func reachedWithoutItsName(name string, method bool) bool {
+	return method && name == "forward" || len(name) > 4 && strings.HasPrefix(name, "__") && strings.HasSuffix(name, "__")
 }
 
 // callsUnderNoGrad counts the calls in this file of the function fn (a

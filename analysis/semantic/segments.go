@@ -2752,15 +2752,16 @@ func (j *callJudgement) judge(side int, ix *segmentIndex, take func(*pyast.Node)
 		}
 		key := name + "-"
 		switch {
-		case c.Child("function").Is("attribute") && delegates(v, c, name):
-			// `super().__init__()` in an __init__: no verdict on whether
-			// a method runs under no-grad reads such a call (see
-			// callsUnderNoGrad); whether it feeds training or runs after
-			// an eval() does (FeedsTraining, CalledAfterEvalWithGrad).
+		case readNotForNoGrad(v, c, name):
+			// `super().__init__()`: no verdict on whether a function runs
+			// under no-grad reads such a call (see callsUnderNoGrad and
+			// calledOnlyUnderNoGrad); whether it feeds training or runs
+			// after an eval() does (FeedsTraining,
+			// CalledAfterEvalWithGrad).
 			switch {
 			case v.resultTrains(c):
 				key = name + "T"
-			case !v.InNoGrad(c) && v.evalModeBefore(c):
+			case v.evalModeBefore(c) && !v.InNoGrad(c):
 				key = name + "e"
 			default:
 				continue
@@ -2805,15 +2806,15 @@ func (j *callJudgement) callersChanged() map[string]bool {
 }
 
 // calledUnderNoGrad reports whether a call of name in f that
-// callsUnderNoGrad reads (not a method's call of its override's name)
-// runs under no-grad; remembered by name.
+// callsUnderNoGrad reads (see readNotForNoGrad) runs under no-grad;
+// remembered by name.
 func (j *callJudgement) calledUnderNoGrad(name string) bool {
 	if v, ok := j.underNoGrad[name]; ok {
 		return v
 	}
 	found := false
 	for _, c := range j.f.callsByName(name) {
-		if c.Child("function").Is("attribute") && delegates(j.f, c, name) {
+		if readNotForNoGrad(j.f, c, name) {
 			continue
 		}
 		if j.f.InNoGrad(c) {
@@ -2826,6 +2827,19 @@ func (j *callJudgement) calledUnderNoGrad(name string) bool {
 	}
 	j.underNoGrad[name] = found
 	return found
+}
+
+// readNotForNoGrad reports whether the verdict that all of a function's
+// callers run under no-grad leaves out c, a call of name: a method's call
+// of its override's name (see delegates), and any call of a function
+// Python also runs without its name, which that verdict never judges (see
+// calledOnlyUnderNoGrad). A call through an attribute is read by methods'
+// verdicts alone, a bare call by other functions' (see callsOutside): a
+// method typed with a bracket left open takes the `def __init__(...)`
+// below in as a bare call of __init__.
+func readNotForNoGrad(f *File, c *pyast.Node, name string) bool {
+	method := c.Child("function").Is("attribute")
+	return reachedWithoutItsName(name, method) || method && delegates(f, c, name)
 }
 
 // differ reports whether the definitions of name judged so far do
@@ -2877,8 +2891,7 @@ func (j *callJudgement) assumedChanged(name string) bool {
 // mentionedNowhere is assumedChanged's answer for name's definitions ds,
 // found.
 func (j *callJudgement) mentionedNowhere(name string, ds [2][]*pyast.Node) bool {
-	if name == "forward" || strings.HasPrefix(name, "__") && strings.HasSuffix(name, "__") ||
-		len(ds[1]) == 0 || len(ds[0]) != len(ds[1]) {
+	if reachedWithoutItsName(name, true) || len(ds[1]) == 0 || len(ds[0]) != len(ds[1]) {
 		return false
 	}
 	same := true

@@ -964,54 +964,71 @@ class Runner:
 	}
 }
 
-// A method typed above a model's __init__ with a bracket left open takes
-// the __init__ in, and its `super().__init__()` becomes a plain call of
-// the typed method's: a call of every __init__ of the file (as is one
-// typed into a method, `self.__init__()`). Only the verdict that all of a
-// function's callers run under no-grad reads plain calls
-// (callersChanged), and it cannot change while no call it reads runs
-// under no-grad: the versions analyse the typed class alone, and answer
-// as a fresh model does. Once a call of __init__ runs under no-grad, the
-// plain call decides, and every version is judged again.
+// A method typed above a model's reset with a bracket left open takes the
+// reset in, and its `super().reset()` becomes a plain call of the typed
+// method's: a call of every reset of the file (as is one typed into a
+// method, `self.reset()`). Only the verdict that all of a function's
+// callers run under no-grad reads plain calls (callersChanged), and it
+// cannot change while no call it reads runs under no-grad: the versions
+// analyse the typed class alone, and answer as a fresh model does. Once a
+// call of reset runs under no-grad elsewhere, the plain call decides, and
+// every version is judged again. Never for __init__, which a constructor
+// runs unnamed: that verdict reads none of its calls
+// (calledOnlyUnderNoGrad), not even the bare `__init__(self)` that a
+// bracket left open in the typed method's no_grad block makes of the
+// definition below.
 func TestAPlainCallComeOrGoneDecidesOnlyBesideCallsUnderNoGrad(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("import torch\nfrom torch import nn\n")
-	for i := range 4 {
-		fmt.Fprintf(&b, "\n\nclass Block%d(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(4, 4)\n        self.scale = self.lin(torch.ones(4))\n\n    def forward(self, x):\n        return self.lin(x) * self.scale\n", i)
-	}
-	b.WriteString("\n\ndef evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n")
-	const open = "    def fit(self, x):\n        y = (x\n\n    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(4, 4)"
-	const whole = "    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(4, 4)"
-	// A plain call of __init__ typed into forward: no definition comes or
-	// goes, no answer that asked about the definitions is dropped for it.
-	const forward = "        return self.lin(x) * self.scale"
-	const reset = "        self.__init__()\n        return self.lin(x) * self.scale"
-	noGradCall := "\n\nwith torch.no_grad():\n    Block3().__init__()\n"
-	for _, withNoGrad := range []bool{false, true} {
-		text := b.String()
-		if withNoGrad {
-			text += noGradCall
+	for _, method := range []string{"reset", "__init__"} {
+		var b strings.Builder
+		b.WriteString("import torch\nfrom torch import nn\n")
+		for i := range 4 {
+			fmt.Fprintf(&b, "\n\nclass Block%d(nn.Module):\n    def %s(self):\n        super().%s()\n        self.lin = nn.Linear(4, 4)\n        self.scale = self.lin(torch.ones(4))\n\n    def forward(self, x):\n        return self.lin(x) * self.scale\n", i, method, method)
 		}
-		buf := newBuffer(t, text)
-		answersOf(buf.f)
-		buf.summarise()
-		at := strings.Index(text, "class Block2")
-		for i, step := range [][2]string{{whole, open}, {open, whole}, {forward, reset}, {reset, forward}} {
-			// The step in Block2's class.
-			rest := string(buf.src[at:])
-			k := strings.Index(rest, step[0])
-			if k < 0 {
-				t.Fatalf("no %q in Block2", step[0])
+		b.WriteString("\n\ndef evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n")
+		whole := fmt.Sprintf("    def %s(self):\n        super().%s()\n        self.lin = nn.Linear(4, 4)", method, method)
+		open := "    def fit(self, x):\n        y = (x\n\n" + whole
+		// The taken-in definition's header lies in the typed method's
+		// no_grad block as a bare call (`reset(self)`), as typing
+		// `pred = model(` into an evaluation loop leaves it.
+		openUnderNoGrad := "    def fit(self, x):\n        with torch.no_grad():\n            for x in x:\n                y = model(\n" + whole
+		// A plain call typed into forward: no definition comes or goes, no
+		// answer that asked about the definitions is dropped for it.
+		const forward = "        return self.lin(x) * self.scale"
+		call := fmt.Sprintf("        self.%s()\n        return self.lin(x) * self.scale", method)
+		noGradCall := fmt.Sprintf("\n\nwith torch.no_grad():\n    Block3().%s()\n", method)
+		for _, withNoGrad := range []bool{false, true} {
+			text := b.String()
+			if withNoGrad {
+				text += noGradCall
 			}
-			got := buf.replace(string(buf.src[:at])+rest[:k]+step[0], string(buf.src[:at])+rest[:k]+step[1])
-			if !answersAlike(got, NewFile("p.py", buf.src, buf.tree)) {
-				t.Errorf("no-grad call %v, step %d: answers differ from a fresh model's", withNoGrad, i)
-			}
-			_, reusable := got.Reanalysed()
-			if decided := got.carried.changed["calls:__init__"]; decided != withNoGrad || reusable == withNoGrad {
-				t.Errorf("no-grad call %v, step %d: the calls of __init__ changed: %v, the findings elsewhere reusable: %v", withNoGrad, i, decided, reusable)
-			}
+			buf := newBuffer(t, text)
+			answersOf(buf.f)
 			buf.summarise()
+			at := strings.Index(text, "class Block2")
+			steps := [][2]string{{whole, open}, {open, whole}, {forward, call}, {call, forward}, {whole, openUnderNoGrad}, {openUnderNoGrad, whole}}
+			for i, step := range steps {
+				// The step in Block2's class.
+				rest := string(buf.src[at:])
+				k := strings.Index(rest, step[0])
+				if k < 0 {
+					t.Fatalf("no %q in Block2", step[0])
+				}
+				got := buf.replace(string(buf.src[:at])+rest[:k]+step[0], string(buf.src[:at])+rest[:k]+step[1])
+				if !answersAlike(got, NewFile("p.py", buf.src, buf.tree)) {
+					t.Errorf("%s, no-grad call %v, step %d: answers differ from a fresh model's", method, withNoGrad, i)
+				}
+				want := method == "reset" && withNoGrad
+				if i >= 4 && method == "reset" && !withNoGrad {
+					// A bare call of reset under no-grad: read by no
+					// method's verdict, but judged by name.
+					continue
+				}
+				_, reusable := got.Reanalysed()
+				if decided := got.carried.changed["calls:"+method]; decided != want || reusable == want {
+					t.Errorf("%s, no-grad call %v, step %d: the calls of %s changed: %v, the findings elsewhere reusable: %v", method, withNoGrad, i, method, decided, reusable)
+				}
+				buf.summarise()
+			}
 		}
 	}
 }

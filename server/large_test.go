@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -269,6 +270,95 @@ func TestMemoryGoesBackAfterIndexing(t *testing.T) {
 	c := startServer(t, Options{})
 	c.initializeFolders(map[string]any{}, nil, folder)
 	awaitRelease(t, released, 10*time.Second, "after indexing")
+}
+
+// Closing a large document gives memory back once the index is done with
+// the file, not beside it: the index reads a buffer closed unsaved from
+// disk again (a parse as large as the open's), and gathers the facts of
+// one closed as it is on disk from the buffer's model, which it holds
+// meanwhile. Given back beside that work, a closed 50,000-line file left
+// the server holding 80-160 MiB, where it had 20 before the open.
+func TestClosingALargeDocumentGivesMemoryBackAfterTheIndex(t *testing.T) {
+	text := trainingFile(12000, 7)
+	if len(text) < largeDocument {
+		t.Fatalf("%d bytes is not a large document", len(text))
+	}
+	for _, unsaved := range []bool{false, true} {
+		// What the index has done with the file when memory goes back,
+		// once the test asks (see done below).
+		var mu sync.Mutex
+		var done func() bool
+		doneAtRelease := make(chan bool, 4)
+		indexed := make(chan struct{}, 4)
+		oldWait, oldRelease := idleRelease, releaseMemory
+		idleRelease = time.Hour // only the indexing and the close give memory back
+		releaseMemory = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if done == nil {
+				indexed <- struct{}{}
+				return
+			}
+			doneAtRelease <- done()
+		}
+		folder := t.TempDir()
+		path := filepath.Join(folder, "big.py")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := startServer(t, Options{})
+		c.initializeFolders(map[string]any{}, map[string]any{"maxLiveFileSize": 0}, folder)
+		for _, after := range []string{"after the indexing's build", "after the indexing"} {
+			select {
+			case <-indexed:
+			case <-time.After(hungAfter):
+				t.Fatalf("memory was not given back %s", after)
+			}
+		}
+		uri := "file://" + path
+		c.open(uri, text)
+		c.diagnostics(uri, 1)
+		// An edit, undone unless unsaved: the buffer's summary is then
+		// its own, without the facts the index gathers from disk.
+		v := c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{0, 0}, lspPosition{0, 0}}, NewText: "import os\n"})
+		c.diagnostics(uri, v)
+		if !unsaved {
+			v = c.change(uri, analysis.UTF16, lspTextEdit{Range: lspRange{lspPosition{0, 0}, lspPosition{1, 0}}})
+			c.diagnostics(uri, v)
+		}
+		c.srv.mu.Lock()
+		ix := c.srv.projects.For(path)
+		c.srv.mu.Unlock()
+		if ix == nil {
+			t.Fatal("the folder is not indexed")
+		}
+		// The buffer's summary comes at the editor's pause.
+		for deadline := time.Now().Add(hungAfter); ix.EveryFactKept(path); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("unsaved %v: the buffer's summary never came", unsaved)
+			}
+		}
+		parses := ix.Parses()
+		mu.Lock()
+		done = func() bool {
+			if unsaved {
+				return ix.Parses() > parses // read from disk
+			}
+			return ix.EveryFactKept(path)
+		}
+		mu.Unlock()
+		c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+		select {
+		case ok := <-doneAtRelease:
+			if !ok {
+				t.Errorf("unsaved %v: memory went back before the index was done with the closed file", unsaved)
+			}
+		case <-time.After(hungAfter):
+			t.Fatalf("unsaved %v: memory was not given back after the close", unsaved)
+		}
+		c.shutdownAndExit()
+		idleRelease, releaseMemory = oldWait, oldRelease
+	}
 }
 
 // Editing a document for a long time leaks nothing: after 300 edits that

@@ -159,32 +159,37 @@ func (s *Server) recordModel(snap *snapshot, summary *workspace.OpenSummary) {
 }
 
 // forgetModel tells the index a buffer closed: the file on disk counts
-// again. Call with s.mu held.
-func (s *Server) forgetModel(d *document) {
+// again. It returns the work that left, for the caller to run off the lock
+// (see closeInIndex), or nil. Call with s.mu held.
+func (s *Server) forgetModel(d *document) (left func()) {
 	if d.path == "" {
-		return
+		return nil
 	}
 	if ix := s.projects.For(d.path); ix != nil {
-		s.closeInIndex(ix, d.path, d.uri)
+		left = s.closeInIndex(ix, d.path, d.uri)
 	}
 	if s.editor.workspaceMode && !s.pullMode() {
 		go s.publishClosed(context.Background(), d.path) // what is on disk, now that the buffer is gone
 	}
+	return left
 }
 
 // closeInIndex closes the buffer uri (of the file at path) in ix, and
-// runs what that left to read from disk on a goroutine (see reread).
-// Close stores no summary itself: what changes, the reread does.
-func (s *Server) closeInIndex(ix *workspace.Index, path, uri string) {
-	if reread := ix.Close(path); reread != nil {
-		go s.reread(ix, uri, reread)
+// returns the work that left (see workspace.Index.Close and reread), to be
+// run off the lock, or nil. Close stores no summary itself: what changes,
+// the reread does.
+func (s *Server) closeInIndex(ix *workspace.Index, path, uri string) (left func()) {
+	if work, _ := ix.Close(path); work != nil {
+		return func() { s.reread(ix, uri, work) }
 	}
+	return nil
 }
 
-// reread runs what closing the buffer uri left to the index, reading the
-// file from disk again (see workspace.Index.Close), off the server's lock,
-// and analyses the other buffers again when that changed what the file
-// tells them, as a change on disk does (didChangeWatchedFiles).
+// reread runs what closing the buffer uri left to the index (reading the
+// file from disk again, or gathering its facts: see workspace.Index.Close),
+// off the server's lock, and analyses the other buffers again when that
+// changed what the file tells them, as a change on disk does
+// (didChangeWatchedFiles).
 func (s *Server) reread(ix *workspace.Index, uri string, reread func()) {
 	defer func() {
 		if p := recover(); p != nil {

@@ -2,18 +2,6 @@ package workspace
 
 import "context"
 
-// Parses is how many files the index parsed (for summaries or models).
-func (ix *Index) Parses() int64 { return ix.parses.Load() }
-
-// EveryFactKept reports whether the summary of the file at path holds the
-// facts of all its functions.
-func (ix *Index) EveryFactKept(path string) bool {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	s := ix.files[absPath(path)]
-	return s != nil && s.everyFact
-}
-
 // ForgetModels drops the models of files that are not open.
 func (ix *Index) ForgetModels() { ix.closed.forget() }
 

@@ -573,16 +573,20 @@ func (ix *Index) keep(f *semantic.File, s *fileSummary, open bool) {
 // without this.
 //
 // When it does not (a buffer closed with changes it did not save, or one
-// never analysed), the file must be read from disk again: Close returns that
-// work, reread, for the caller to run off its own locks (the server
-// closes a buffer with its lock held, and a 50,000-line file's parse
-// takes about half a second); nil when nothing is left. Until it has run,
-// the buffer's last summary stands for the file.
+// never analysed), the file must be read from disk again (fromDisk). Until
+// it has, the buffer's last summary stands for the file.
+//
+// Close returns that work, or the facts' gathering, as left, for the
+// caller to run off its own locks (the server closes a buffer with its
+// lock held, and a 50,000-line file's parse takes about half a second);
+// nil when nothing is left. Either holds as much memory as an open of the
+// file while it runs (the buffer's model, or a parse): the server gives
+// memory back after it.
 //
 // Closing the project's last open buffer drops the models of other files
 // kept for the buffers' questions (see modelCache): up to about 20 MiB
 // that only an open buffer's analysis reads.
-func (ix *Index) Close(path string) (reread func()) {
+func (ix *Index) Close(path string) (left func(), fromDisk bool) {
 	path = absPath(path)
 	ix.mu.Lock()
 	model := ix.open[path]
@@ -602,13 +606,26 @@ func (ix *Index) Close(path string) (reread func()) {
 			if missing {
 				// The buffer's summary has the facts asked of it; the
 				// others, from the model at hand, spare a parse when a
-				// file opened later asks. Off the caller's path.
-				go ix.addEveryFactLater(path, summary, model)
+				// file opened later asks.
+				return func() { ix.addEveryFactLater(path, summary, model) }, false
 			}
-			return nil
+			return nil, false
 		}
 	}
-	return func() { ix.Refresh(path) }
+	return func() { ix.Refresh(path) }, true
+}
+
+// Parses is how many files the index parsed (for summaries or models):
+// what its work cost, for tests and benchmarks.
+func (ix *Index) Parses() int64 { return ix.parses.Load() }
+
+// EveryFactKept reports whether the summary of the file at path holds the
+// facts of all its functions (see KeepEveryFact).
+func (ix *Index) EveryFactKept(path string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	s := ix.files[absPath(path)]
+	return s != nil && s.everyFact
 }
 
 // store keeps s, counting a change when it tells other files something

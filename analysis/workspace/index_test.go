@@ -142,8 +142,8 @@ func TestBuildLeavesAFileBeingOpened(t *testing.T) {
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 0 {
 		t.Errorf("the build read the file being opened: %+v", l)
 	}
-	reread := ix.Close(train)
-	if reread == nil {
+	reread, fromDisk := ix.Close(train)
+	if reread == nil || !fromDisk {
 		t.Fatal("closing a file the index never had as a buffer left nothing to read")
 	}
 	reread()
@@ -186,7 +186,7 @@ func TestClosingAnUnchangedBufferKeepsItsSummary(t *testing.T) {
 
 	open(onDisk)
 	parses := ix.Parses()
-	if reread := ix.Close(train); reread != nil || ix.Parses() != parses {
+	if left, fromDisk := ix.Close(train); left != nil || fromDisk || ix.Parses() != parses {
 		t.Error("closing a buffer that holds the file's text reads the file again")
 	}
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 2 {
@@ -200,8 +200,8 @@ func TestClosingAnUnchangedBufferKeepsItsSummary(t *testing.T) {
 	// The summary of the file on disk comes back (from the model the
 	// build made of it, kept while the text is the same) once the file is
 	// read again, which the caller runs off its locks.
-	reread := ix.Close(train)
-	if reread == nil {
+	reread, fromDisk := ix.Close(train)
+	if reread == nil || !fromDisk {
 		t.Fatal("closing a changed buffer left nothing to read")
 	}
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 0 {
@@ -914,9 +914,14 @@ func TestClosingABufferKeepsEveryFact(t *testing.T) {
 		}
 	}
 	ix.SetOpen(modelInIndex(t, ix, steps))
-	if reread := ix.Close(steps); reread != nil {
-		t.Fatal("closing a buffer as it is on disk left the file to read again")
+	gather, fromDisk := ix.Close(steps)
+	if gather == nil || fromDisk {
+		t.Fatal("closing a buffer as it is on disk left the file to read again, or its facts ungathered")
 	}
+	if ix.EveryFactKept(steps) {
+		t.Fatal("the facts were gathered on the caller's path")
+	}
+	gather()
 	awaitEveryFact("closed as on disk")
 	edited := modelInIndex(t, ix, steps)
 	ix.SetOpen(edited)
@@ -924,8 +929,8 @@ func TestClosingABufferKeepsEveryFact(t *testing.T) {
 	if err := os.WriteFile(steps, append(slices.Clone(edited.Source()), "\n\ndef extra(x):\n    return x\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reread := ix.Close(steps)
-	if reread == nil {
+	reread, fromDisk := ix.Close(steps)
+	if reread == nil || !fromDisk {
 		t.Fatal("closing a changed buffer left nothing to read")
 	}
 	reread()

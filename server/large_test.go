@@ -283,15 +283,17 @@ func TestClosingALargeDocumentGivesMemoryBackAfterTheIndex(t *testing.T) {
 	if len(text) < largeDocument {
 		t.Fatalf("%d bytes is not a large document", len(text))
 	}
+	oldWait, oldRelease := idleRelease, releaseMemory
+	t.Cleanup(func() { idleRelease, releaseMemory = oldWait, oldRelease })
+	idleRelease = time.Hour // only the indexing and the close give memory back
 	for _, unsaved := range []bool{false, true} {
 		// What the index has done with the file when memory goes back,
-		// once the test asks (see done below).
+		// once the test asks (see done below). A server gives memory
+		// back with the releaseMemory it was made with.
 		var mu sync.Mutex
 		var done func() bool
 		doneAtRelease := make(chan bool, 4)
 		indexed := make(chan struct{}, 4)
-		oldWait, oldRelease := idleRelease, releaseMemory
-		idleRelease = time.Hour // only the indexing and the close give memory back
 		releaseMemory = func() {
 			mu.Lock()
 			defer mu.Unlock()
@@ -357,7 +359,6 @@ func TestClosingALargeDocumentGivesMemoryBackAfterTheIndex(t *testing.T) {
 			t.Fatalf("unsaved %v: memory was not given back after the close", unsaved)
 		}
 		c.shutdownAndExit()
-		idleRelease, releaseMemory = oldWait, oldRelease
 	}
 }
 

@@ -890,6 +890,67 @@ def predict(model, loader):
 // editStep replaces the first occurrence of old with new.
 type editStep struct{ old, new string }
 
+// A call the verdict on no-grad callers leaves out (a method's call of its
+// override's name, `super().score(...)`; a call of a dunder,
+// `caller.__call__(...)`) still decides whether the method's result feeds
+// training (FeedsTraining): an evaluation loop whose outputs a caller
+// backpropagates is not one GPU004 reports. Typing the backward pass, in
+// another statement than the loop, must judge the loop again.
+func TestIncrementalLeftOutCallsStillFeedTraining(t *testing.T) {
+	const base = `import torch
+from torch import nn
+
+model = nn.Linear(4, 2)
+
+
+class Scorer:
+    def score(self, batches):
+        model.eval()
+        outs = []
+        for x in batches:
+            outs.append(model(x))
+        return outs
+
+
+class Tuned(Scorer):
+    def score(self, batches):
+        outs = super().score(batches)
+        return outs  # tuned
+
+
+class Caller:
+    def __call__(self, batches):
+        model.eval()
+        outs = []
+        for x in batches:
+            outs.append(model(x))
+        return outs
+
+
+def tune(caller, batches):
+    more = caller.__call__(batches)
+    return more  # tune
+`
+	steps := []editStep{
+		{"        return outs  # tuned", "        outs[0].sum().backward()  # tuned"},
+		{"    return more  # tune", "    more[0].sum().backward()  # tune"},
+		{"        outs[0].sum().backward()  # tuned", "        return outs  # tuned"},
+		{"    more[0].sum().backward()  # tune", "    return more  # tune"},
+	}
+	wants := []int{2, 1, 0, 1, 2} // GPU004 findings by version
+	for i, res := range checkIncrementalSteps(t, base, steps) {
+		got := 0
+		for _, d := range res.Diagnostics {
+			if d.Code == "GPU004" {
+				got++
+			}
+		}
+		if got != wants[i] {
+			t.Errorf("version %d: want %d GPU004 findings, got %d", i, wants[i], got)
+		}
+	}
+}
+
 // checkIncrementalSteps applies each step to base as an editor would and
 // checks that analysing the new version from the previous one's result
 // (its model's answers, its local rules' findings) equals a fresh

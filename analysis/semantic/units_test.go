@@ -1018,13 +1018,12 @@ func TestAPlainCallComeOrGoneDecidesOnlyBesideCallsUnderNoGrad(t *testing.T) {
 					t.Errorf("%s, no-grad call %v, step %d: answers differ from a fresh model's", method, withNoGrad, i)
 				}
 				want := method == "reset" && withNoGrad
-				if i >= 4 && method == "reset" && !withNoGrad {
-					// A bare call of reset under no-grad: read by no
-					// method's verdict, but judged by name.
-					continue
-				}
+				// A bare call of reset under no-grad (the taken-in header,
+				// no call elsewhere): read by no method's verdict, but
+				// judged by name, so either answer holds.
+				either := i >= 4 && method == "reset" && !withNoGrad
 				_, reusable := got.Reanalysed()
-				if decided := got.carried.changed["calls:"+method]; decided != want || reusable == want {
+				if decided := got.carried.changed["calls:"+method]; !either && (decided != want || reusable == want) {
 					t.Errorf("%s, no-grad call %v, step %d: the calls of %s changed: %v, the findings elsewhere reusable: %v", method, withNoGrad, i, method, decided, reusable)
 				}
 				buf.summarise()

@@ -128,7 +128,7 @@ func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byt
 			return false, nil
 		}
 		out.Source, out.Remaining = next, nextRes
-		out.Fixed, out.Rounds = out.Fixed+fixed, out.Rounds+1
+		out.Fixed = out.Fixed + fixed
 		out.Dropped = append(out.Dropped, nextRes.DroppedFixes...)
 		return true, nil
 	}
@@ -138,30 +138,40 @@ func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byt
 			return nil, err
 		}
 		if applied {
+			out.Rounds++
 			continue
 		}
-		// Nothing to apply, or a fix of the round let it down: one at a time.
+		// Nothing to apply, or a fix of the round let it down: one at a
+		// time, each on the file as the last one left it, in one round.
+		// Every fix kept leaves fewer diagnostics, and every one refused
+		// is not tried again, so the round ends. (One round a fix ran out
+		// of rounds on a file with more than MaxRounds findings whose
+		// fixes, applied together, made a new one.)
 		progress := false
-		for _, d := range out.Remaining.Diagnostics {
-			fix := allowed(d)
-			if fix == nil {
-				continue
+		for again := true; again; {
+			again = false
+			for _, d := range out.Remaining.Diagnostics {
+				fix := allowed(d)
+				if fix == nil {
+					continue
+				}
+				applied, err := try([]analysis.Diagnostic{d})
+				if err != nil {
+					return nil, err
+				}
+				if applied {
+					progress, again = true, true
+					break // offsets have moved: the diagnostics are new
+				}
+				rejected[fixKey(out.Remaining, d, fix)] = true
+				line := out.Remaining.Mapper().LineOf(d.Start) + 1
+				out.Dropped = append(out.Dropped, fmt.Sprintf("%s:%d: %s: dropped fix %q: it does not resolve the problem", path, line, d.Code, fix.Title))
 			}
-			applied, err := try([]analysis.Diagnostic{d})
-			if err != nil {
-				return nil, err
-			}
-			if applied {
-				progress = true
-				break // offsets have moved: start a new round
-			}
-			rejected[fixKey(out.Remaining, d, fix)] = true
-			line := out.Remaining.Mapper().LineOf(d.Start) + 1
-			out.Dropped = append(out.Dropped, fmt.Sprintf("%s:%d: %s: dropped fix %q: it does not resolve the problem", path, line, d.Code, fix.Title))
 		}
 		if !progress {
 			break
 		}
+		out.Rounds++
 	}
 	return out, nil
 }

@@ -128,9 +128,26 @@ func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byt
 			return false, nil
 		}
 		out.Source, out.Remaining = next, nextRes
-		out.Fixed = out.Fixed + fixed
+		out.Fixed += fixed
 		out.Dropped = append(out.Dropped, nextRes.DroppedFixes...)
 		return true, nil
+	}
+	// oneFix applies the first allowed fix that resolves its diagnostic
+	// alone, dropping (and naming) each that does not on the way.
+	oneFix := func() (applied bool, err error) {
+		for _, d := range out.Remaining.Diagnostics {
+			fix := allowed(d)
+			if fix == nil {
+				continue
+			}
+			if applied, err := try([]analysis.Diagnostic{d}); applied || err != nil {
+				return applied, err
+			}
+			rejected[fixKey(out.Remaining, d, fix)] = true
+			line := out.Remaining.Mapper().LineOf(d.Start) + 1
+			out.Dropped = append(out.Dropped, fmt.Sprintf("%s:%d: %s: dropped fix %q: it does not resolve the problem", path, line, d.Code, fix.Title))
+		}
+		return false, nil
 	}
 	for out.Rounds < MaxRounds {
 		applied, err := try(out.Remaining.Diagnostics)
@@ -143,30 +160,20 @@ func FixAll(ctx context.Context, runner *analysis.Runner, path string, src []byt
 		}
 		// Nothing to apply, or a fix of the round let it down: one at a
 		// time, each on the file as the last one left it, in one round.
-		// Every fix kept leaves fewer diagnostics, and every one refused
-		// is not tried again, so the round ends. (One round a fix ran out
-		// of rounds on a file with more than MaxRounds findings whose
-		// fixes, applied together, made a new one.)
+		// Every fix kept leaves fewer diagnostics and every one refused is
+		// not tried again, so the round ends. (With a round a fix, a file
+		// of more than MaxRounds findings whose fixes together made a new
+		// one ran out of rounds.)
 		progress := false
-		for again := true; again; {
-			again = false
-			for _, d := range out.Remaining.Diagnostics {
-				fix := allowed(d)
-				if fix == nil {
-					continue
-				}
-				applied, err := try([]analysis.Diagnostic{d})
-				if err != nil {
-					return nil, err
-				}
-				if applied {
-					progress, again = true, true
-					break // offsets have moved: the diagnostics are new
-				}
-				rejected[fixKey(out.Remaining, d, fix)] = true
-				line := out.Remaining.Mapper().LineOf(d.Start) + 1
-				out.Dropped = append(out.Dropped, fmt.Sprintf("%s:%d: %s: dropped fix %q: it does not resolve the problem", path, line, d.Code, fix.Title))
+		for {
+			applied, err := oneFix()
+			if err != nil {
+				return nil, err
 			}
+			if !applied {
+				break
+			}
+			progress = true
 		}
 		if !progress {
 			break

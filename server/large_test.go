@@ -283,13 +283,13 @@ func TestClosingALargeDocumentGivesMemoryBackAfterTheIndex(t *testing.T) {
 	if len(text) < largeDocument {
 		t.Fatalf("%d bytes is not a large document", len(text))
 	}
-	oldWait, oldRelease := idleRelease, releaseMemory
-	t.Cleanup(func() { idleRelease, releaseMemory = oldWait, oldRelease })
-	idleRelease = time.Hour // only the indexing and the close give memory back
+	// Only the indexing and the close give memory back; catchReleases
+	// puts the hooks back after the test, whose own releaseMemory each
+	// server below is made with.
+	catchReleases(t, time.Hour)
 	for _, unsaved := range []bool{false, true} {
 		// What the index has done with the file when memory goes back,
-		// once the test asks (see done below). A server gives memory
-		// back with the releaseMemory it was made with.
+		// once the test asks (see done below).
 		var mu sync.Mutex
 		var done func() bool
 		doneAtRelease := make(chan bool, 4)

@@ -179,7 +179,7 @@ func (s *Server) forgetModel(d *document) (left func()) {
 // run off the lock, or nil. Close stores no summary itself: what changes,
 // the reread does.
 func (s *Server) closeInIndex(ix *workspace.Index, path, uri string) (left func()) {
-	if work, _ := ix.Close(path); work != nil {
+	if work := ix.Close(path); work != nil {
 		return func() { s.reread(ix, uri, work) }
 	}
 	return nil

@@ -573,8 +573,8 @@ func (ix *Index) keep(f *semantic.File, s *fileSummary, open bool) {
 // without this.
 //
 // When it does not (a buffer closed with changes it did not save, or one
-// never analysed), the file must be read from disk again (fromDisk). Until
-// it has, the buffer's last summary stands for the file.
+// never analysed), the file must be read from disk again. Until it has,
+// the buffer's last summary stands for the file.
 //
 // Close returns that work, or the facts' gathering, as left, for the
 // caller to run off its own locks (the server closes a buffer with its
@@ -586,7 +586,7 @@ func (ix *Index) keep(f *semantic.File, s *fileSummary, open bool) {
 // Closing the project's last open buffer drops the models of other files
 // kept for the buffers' questions (see modelCache): up to about 20 MiB
 // that only an open buffer's analysis reads.
-func (ix *Index) Close(path string) (left func(), fromDisk bool) {
+func (ix *Index) Close(path string) (left func()) {
 	path = absPath(path)
 	ix.mu.Lock()
 	model := ix.open[path]
@@ -607,12 +607,12 @@ func (ix *Index) Close(path string) (left func(), fromDisk bool) {
 				// The buffer's summary has the facts asked of it; the
 				// others, from the model at hand, spare a parse when a
 				// file opened later asks.
-				return func() { ix.addEveryFactLater(path, summary, model) }, false
+				return func() { ix.addEveryFactLater(path, summary, model) }
 			}
-			return nil, false
+			return nil
 		}
 	}
-	return func() { ix.Refresh(path) }, true
+	return func() { ix.Refresh(path) }
 }
 
 // Parses is how many files the index parsed (for summaries or models):

@@ -142,8 +142,8 @@ func TestBuildLeavesAFileBeingOpened(t *testing.T) {
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 0 {
 		t.Errorf("the build read the file being opened: %+v", l)
 	}
-	reread, fromDisk := ix.Close(train)
-	if reread == nil || !fromDisk {
+	reread := ix.Close(train)
+	if reread == nil {
 		t.Fatal("closing a file the index never had as a buffer left nothing to read")
 	}
 	reread()
@@ -186,7 +186,7 @@ func TestClosingAnUnchangedBufferKeepsItsSummary(t *testing.T) {
 
 	open(onDisk)
 	parses := ix.Parses()
-	if left, fromDisk := ix.Close(train); left != nil || fromDisk || ix.Parses() != parses {
+	if left := ix.Close(train); left != nil || ix.Parses() != parses {
 		t.Error("closing a buffer that holds the file's text reads the file again")
 	}
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 2 {
@@ -200,8 +200,8 @@ func TestClosingAnUnchangedBufferKeepsItsSummary(t *testing.T) {
 	// The summary of the file on disk comes back (from the model the
 	// build made of it, kept while the text is the same) once the file is
 	// read again, which the caller runs off its locks.
-	reread, fromDisk := ix.Close(train)
-	if reread == nil || !fromDisk {
+	reread := ix.Close(train)
+	if reread == nil {
 		t.Fatal("closing a changed buffer left nothing to read")
 	}
 	if l := ix.LoadersUsing(data)["D"]; len(l) != 1 || l[0].Workers != 0 {
@@ -914,14 +914,18 @@ func TestClosingABufferKeepsEveryFact(t *testing.T) {
 		}
 	}
 	ix.SetOpen(modelInIndex(t, ix, steps))
-	gather, fromDisk := ix.Close(steps)
-	if gather == nil || fromDisk {
-		t.Fatal("closing a buffer as it is on disk left the file to read again, or its facts ungathered")
+	gather := ix.Close(steps)
+	if gather == nil {
+		t.Fatal("closing a buffer as it is on disk left its facts ungathered")
 	}
 	if ix.EveryFactKept(steps) {
 		t.Fatal("the facts were gathered on the caller's path")
 	}
+	parsed := ix.Parses()
 	gather()
+	if ix.Parses() != parsed {
+		t.Error("the facts of a buffer closed as it is on disk were gathered from a parse of the file, not from its model")
+	}
 	awaitEveryFact("closed as on disk")
 	edited := modelInIndex(t, ix, steps)
 	ix.SetOpen(edited)
@@ -929,11 +933,15 @@ func TestClosingABufferKeepsEveryFact(t *testing.T) {
 	if err := os.WriteFile(steps, append(slices.Clone(edited.Source()), "\n\ndef extra(x):\n    return x\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reread, fromDisk := ix.Close(steps)
-	if reread == nil || !fromDisk {
+	reread := ix.Close(steps)
+	if reread == nil {
 		t.Fatal("closing a changed buffer left nothing to read")
 	}
+	parsed = ix.Parses()
 	reread()
+	if ix.Parses() == parsed {
+		t.Error("a buffer closed with changes was not read from disk again")
+	}
 	awaitEveryFact("closed with changes")
 	ix.ForgetModels()
 	parses := ix.Parses()

@@ -383,7 +383,8 @@ func (f *File) reanalyse(prev *File, fresh []int) (focus Focus, ok bool) {
 const maxRounds = 32
 
 // mentioning adds to focus the segments that mention one of names, and
-// adds to names what is bound and defined in them, until no segment is
+// adds to names what is bound and defined in them (of a class's methods,
+// those a name reaches: see definitionsReached), until no name is
 // added; false when that takes more than maxRounds rounds, or when focus
 // holds more than half the segments (then as well analyse all of them).
 // A name that defined says is no function's or class's is mentioned only
@@ -392,6 +393,9 @@ const maxRounds = 32
 func (f *File) mentioning(names map[string]bool, focus Focus, defined func(string) bool) bool {
 	most := len(f.Tree.Segments) / 2
 	fresh := slices.Collect(maps.Keys(names))
+	// The segments the edit made are in the focus already; what their
+	// definitions do otherwise, carryOver judged (the names given).
+	reached := definitionsReached{edited: maps.Clone(focus), sought: map[uint64]bool{}}
 	for round := 0; len(fresh) > 0; round++ {
 		if round == maxRounds || len(focus) > most {
 			return false
@@ -419,6 +423,9 @@ func (f *File) mentioning(names map[string]bool, focus Focus, defined func(strin
 			}
 			return false
 		}
+		for _, h := range hashes {
+			reached.sought[h] = true
+		}
 		// A segment whose bloom has none of the hashes' bits mentions none
 		// of them: one test a segment for all of them, not one a hash.
 		var bits [8]uint64
@@ -437,18 +444,11 @@ func (f *File) mentioning(names map[string]bool, focus Focus, defined func(strin
 			if !ix.bloomHasAny(&bits) || !mentions(ix) {
 				continue
 			}
-			if !focus[seg] {
-				focus[seg] = true
-				for _, d := range ix.functions {
-					add(d.name)
-				}
-				// What a class's methods do is what calls to its
-				// instances do (a model's forward, see
-				// ForwardSummaryOfCall): those mention the class.
-				for _, c := range ix.classes {
-					add(c.Name)
-				}
-			}
+			// What a class's methods do is what calls to its instances
+			// do (a model's forward, see ForwardSummaryOfCall): those
+			// mention the class, which add adds with its methods.
+			focus[seg] = true
+			reached.add(f, seg, ix, add)
 			for _, b := range ix.bindings {
 				if key := f.bindingKey(b); b.scope == nil && !names[key] && mentionsAny(f, b.value, names) {
 					add(key)

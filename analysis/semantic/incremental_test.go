@@ -404,6 +404,88 @@ func TestAClasssAttributeStaysInItsFamily(t *testing.T) {
 	}
 }
 
+// A class whose method mentions a function that does otherwise now is
+// analysed again, and so is what reads that method or the class; but not
+// what reads only its other methods (each a method name other classes use
+// too: `__exit__`, `close`), which do as they did. What that method binds
+// from its locals (`self.other = y`, `y = helper`) or from a container it
+// filled is read where the attribute is read.
+func TestAClassReachedReachesOnlyThroughTheMethodsAChangeReaches(t *testing.T) {
+	buf := newBuffer(t, `import torch
+
+
+def helper(x):
+    return x * 2
+
+
+class Shared:
+    pass
+
+
+class Patcher(Shared):
+    def __enter__(self):
+        self.fn = helper
+        y = helper
+        self.other = y
+        items = []
+        items.append(helper)
+        self.items = items
+        return self
+
+    def __exit__(self, *args):
+        self.fn = None
+
+    def close(self):
+        return 1
+
+
+class ReadsOther(Shared):
+    def get(self):
+        return self.other
+
+
+class ReadsItems(Shared):
+    def get(self):
+        return self.items
+
+
+class Wrapper:
+    def __exit__(self, *args):
+        self.inner.__exit__(*args)
+
+    def run(self):
+        return self.inner.close()
+
+
+class Caller:
+    def go(self, p):
+        return p.__enter__()
+
+
+def make():
+    return Patcher()
+`+strings.Repeat("\n\ndef unrelated(x):\n    return x + 1\n", 8))
+	buf.summarise()
+	f := buf.replace("return x * 2", "return x.cuda()")
+	if !f.carried.changed["def:helper"] {
+		t.Fatal("the test needs helper to do something else")
+	}
+	focus, ok := f.Reanalysed()
+	if !ok {
+		t.Fatal("the edit is analysed as a whole")
+	}
+	var got []string
+	for seg := range focus {
+		header, _, _ := strings.Cut(string(seg.Text()), "\n")
+		got = append(got, header)
+	}
+	slices.Sort(got)
+	want := []string{"class Caller:", "class Patcher(Shared):", "class ReadsItems(Shared):", "class ReadsOther(Shared):", "def helper(x):", "def make():"}
+	if !slices.Equal(got, want) {
+		t.Errorf("segments analysed again:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // buffer makes successive versions of one file, each built from the last
 // (NewFileFrom), as the server does while the user types.
 type buffer struct {

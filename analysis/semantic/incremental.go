@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"cmp"
 	"hash/maphash"
 	"maps"
 	"slices"
@@ -395,7 +396,7 @@ func (f *File) mentioning(names map[string]bool, focus Focus, defined func(strin
 	fresh := slices.Collect(maps.Keys(names))
 	// The segments the edit made are in the focus already; what their
 	// definitions do otherwise, carryOver judged (the names given).
-	reached := definitionsReached{edited: maps.Clone(focus), sought: map[uint64]bool{}}
+	reached := definitionsReached{edited: maps.Clone(focus)}
 	for round := 0; len(fresh) > 0; round++ {
 		if round == maxRounds || len(focus) > most {
 			return false
@@ -423,8 +424,34 @@ func (f *File) mentioning(names map[string]bool, focus Focus, defined func(strin
 			}
 			return false
 		}
-		for _, h := range hashes {
-			reached.sought[h] = true
+		// Every hash a segment mentions, by a walk of its sorted mentions
+		// beside the hashes sorted: a class statement's methods are
+		// weighed against them (see definitionsReached).
+		var sorted []int // of hashes, by hash
+		var matched []uint64
+		mentioned := func(ix *segmentIndex) []uint64 {
+			if sorted == nil {
+				sorted = make([]int, len(hashes))
+				for i := range sorted {
+					sorted[i] = i
+				}
+				slices.SortFunc(sorted, func(a, b int) int { return cmp.Compare(hashes[a], hashes[b]) })
+			}
+			matched = matched[:0]
+			for j, k := 0, 0; j < len(ix.mentions) && k < len(sorted); {
+				switch h, i := ix.mentions[j], sorted[k]; {
+				case h < hashes[i]:
+					j++
+				case h > hashes[i]:
+					k++
+				default:
+					if !boundOnly[i] || !ix.onlyLocal(h) {
+						matched = append(matched, h)
+					}
+					k++
+				}
+			}
+			return matched
 		}
 		// A segment whose bloom has none of the hashes' bits mentions none
 		// of them: one test a segment for all of them, not one a hash.
@@ -441,14 +468,21 @@ func (f *File) mentioning(names map[string]bool, focus Focus, defined func(strin
 		}
 		for i, ix := range f.indexes {
 			seg := f.Tree.Segments[i]
-			if !ix.bloomHasAny(&bits) || !mentions(ix) {
+			if !ix.bloomHasAny(&bits) {
 				continue
+			}
+			if !mentions(ix) {
+				continue
+			}
+			var heard []uint64
+			if reached.weighsMethods(seg) {
+				heard = mentioned(ix)
 			}
 			// What a class's methods do is what calls to its instances
 			// do (a model's forward, see ForwardSummaryOfCall): those
 			// mention the class, which add adds with its methods.
 			focus[seg] = true
-			reached.add(f, seg, ix, add)
+			reached.add(f, seg, ix, heard, add)
 			for _, b := range ix.bindings {
 				if key := f.bindingKey(b); b.scope == nil && !names[key] && mentionsAny(f, b.value, names) {
 					add(key)

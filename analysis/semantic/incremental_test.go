@@ -408,8 +408,10 @@ func TestAClasssAttributeStaysInItsFamily(t *testing.T) {
 // analysed again, and so is what reads that method or the class; but not
 // what reads only its other methods (each a method name other classes use
 // too: `__exit__`, `close`), which do as they did. What that method binds
-// from its locals (`self.other = y`, `y = helper`) or from a container it
-// filled is read where the attribute is read.
+// from its locals (`self.other = y`, `y = helper`), from a container it
+// filled, or under a with statement whose context it calls is read where
+// the attribute is read; what it binds under an if that calls it binds
+// the same value.
 func TestAClassReachedReachesOnlyThroughTheMethodsAChangeReaches(t *testing.T) {
 	buf := newBuffer(t, `import torch
 
@@ -438,6 +440,22 @@ class Patcher(Shared):
     def close(self):
         return 1
 
+    def guarded(self):
+        with helper(0):
+            self.guarded_out = torch.ones(1)
+        if helper(1):
+            self.plain = torch.ones(1)
+
+
+class ReadsGuarded(Shared):
+    def get(self):
+        return self.guarded_out
+
+
+class ReadsPlain(Shared):
+    def get(self):
+        return self.plain
+
 
 class ReadsOther(Shared):
     def get(self):
@@ -464,7 +482,7 @@ class Caller:
 
 def make():
     return Patcher()
-`+strings.Repeat("\n\ndef unrelated(x):\n    return x + 1\n", 8))
+`+strings.Repeat("\n\ndef unrelated(x):\n    return x + 1\n", 10))
 	buf.summarise()
 	f := buf.replace("return x * 2", "return x.cuda()")
 	if !f.carried.changed["def:helper"] {
@@ -480,7 +498,7 @@ def make():
 		got = append(got, header)
 	}
 	slices.Sort(got)
-	want := []string{"class Caller:", "class Patcher(Shared):", "class ReadsItems(Shared):", "class ReadsOther(Shared):", "def helper(x):", "def make():"}
+	want := []string{"class Caller:", "class Patcher(Shared):", "class ReadsGuarded(Shared):", "class ReadsItems(Shared):", "class ReadsOther(Shared):", "def helper(x):", "def make():"}
 	if !slices.Equal(got, want) {
 		t.Errorf("segments analysed again:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/vramlint/vramlint/analysis/pyast"
@@ -13,37 +14,53 @@ import (
 // A segment that mentions a changed name has every definition added,
 // except a class statement mentioning it only in its methods (the class
 // statement is otherwise as it was). There a method does as it did unless
-// one of its statements reads a changed name, or a name or attribute that
-// such a statement binds or changes (`y = helper` then `self.other = y`),
-// or runs under one (its condition): only the methods so reached are
-// added, with the classes around them (what a class's methods do is what
-// calls to its instances do, a model's forward: see ForwardSummaryOfCall)
-// and the names and attributes their reached statements bind. In
-// optimum-intel's model_patcher.py (560 segments), one patcher class
-// mentioning an edited function reached 138 segments when every
-// definition of a segment reached was added: its `__exit__` and
-// `__init__`, which other patchers name, and from those every chain their
-// methods bind. 6 ms an edit, 1.5 since.
+// one of its statements reads a changed name, or a name or attribute
+// that such a statement binds or stores into (`y = helper` then
+// `self.other = y`; `items.append(helper)` then `self.items = items`),
+// or runs in a with statement or under decorators that do (no_grad or
+// not): only the methods so reached are added, with the classes around
+// them (what a class's methods do is what calls to its instances do, a
+// model's forward: see ForwardSummaryOfCall) and the names and
+// attributes their reached statements bind. An if's condition changes no
+// binding (bindings are read whatever the path to them), and a plain
+// assignment's target is no read. In optimum-intel's model_patcher.py
+// (560 segments), one patcher class mentioning an edited function
+// reached 138 segments when every definition of a segment reached was
+// added: its `__exit__` and `__init__`, which other patchers name, and
+// from those every chain their methods bind.
 type definitionsReached struct {
 	edited Focus                   // the segments the edit made: their changes are carryOver's
 	whole  map[*pyast.Segment]bool // every definition added
 	// The methods of the class statements reached, each with what a
 	// changed name reaches in it so far.
 	methods map[*pyast.Segment][]*methodReach
-	// sought are the hashes of every name added so far (see
-	// File.mentioning).
-	sought map[uint64]bool
 }
 
 // methodReach is what changed names reach in one method of a class
-// statement: its statements and clauses (token groups), which of them
-// read a changed name or a name one of those binds, and those names.
+// statement: which of its token groups read a changed name or a name one
+// of those binds, and those names.
 type methodReach struct {
+	*methodReads
+	hit     []bool
+	tainted map[uint64]bool // what hit groups bind, as mentions hash it
+	added   bool            // its definitions' names added
+}
+
+// classReads are what a class statement's methods read and bind, by
+// token group, and what the statement reads outside them: found once for
+// a segment index (see segmentIndex.classReads), which the versions of a
+// buffer share while the statement is unchanged.
+type classReads struct {
+	methods []*methodReads
+	outside []uint64 // reads outside the methods: bases, decorators, class attributes
+}
+
+// methodReads are a method's token groups (see classReads).
+type methodReads struct {
 	node    *pyast.Node
 	groups  []tokenGroup
 	bindsAt map[*pyast.Node]int // an assignment's group
-	tainted map[uint64]bool     // what hit groups bind, as mentions hash it
-	added   bool                // its definitions' names added
+	reads   []uint64            // every group's, sorted, each once
 }
 
 // tokenGroup is the tokens of one statement or clause (an if's condition,
@@ -52,32 +69,40 @@ type methodReach struct {
 type tokenGroup struct {
 	parent int  // the group around it, -1 for the method's own
 	scope  bool // a function or class definition: a hit under it changes it
+	// governs: a with statement or a decorated definition, whose own
+	// tokens change what the statements under it are (under no_grad or
+	// not); an if's condition does not change what a statement binds.
+	governs bool
 	// reads are the hashes of what it mentions (as the segment's index
-	// hashes them), writes of what it binds or may change: assignment and
-	// loop targets, a method call's receiver, a definition's name.
+	// hashes them) but plain assignments' targets, writes of what it
+	// binds or may change: assignment and loop targets, a method call's
+	// receiver, a definition's name.
 	reads, writes []uint64
-	hit           bool
 }
 
 // add adds to names (through add) what may do otherwise in seg (indexed
-// by ix), a segment that mentions one of the names sought.
-func (r *definitionsReached) add(f *File, seg *pyast.Segment, ix *segmentIndex, add func(string)) {
+// by ix), a segment that mentions the names hashed as mentioned, those of
+// a round of mentioning: a method's statements were weighed against the
+// rounds before when the segment mentioned their names.
+func (r *definitionsReached) add(f *File, seg *pyast.Segment, ix *segmentIndex, mentioned []uint64, add func(string)) {
 	if r.edited[seg] || r.whole[seg] {
 		return
 	}
+	var outside []uint64
 	methods, ok := r.methods[seg]
-	if !ok {
-		if len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0]) {
-			for _, u := range outermostFunctions(seg.Nodes[0]) {
-				methods = append(methods, &methodReach{node: u})
+	if cr := ix.classReads(f, seg); cr != nil {
+		outside = cr.outside
+		if !ok {
+			for _, m := range cr.methods {
+				methods = append(methods, &methodReach{methodReads: m, hit: make([]bool, len(m.groups)), tainted: map[uint64]bool{}})
 			}
+			if r.methods == nil {
+				r.methods = map[*pyast.Segment][]*methodReach{}
+			}
+			r.methods[seg] = methods
 		}
-		if r.methods == nil {
-			r.methods = map[*pyast.Segment][]*methodReach{}
-		}
-		r.methods[seg] = methods
 	}
-	if len(methods) == 0 || r.mentionedOutside(f, seg.Nodes[0], methods) {
+	if len(methods) == 0 || slices.ContainsFunc(outside, func(h uint64) bool { return slices.Contains(mentioned, h) }) {
 		if r.whole == nil {
 			r.whole = map[*pyast.Segment]bool{}
 		}
@@ -91,10 +116,7 @@ func (r *definitionsReached) add(f *File, seg *pyast.Segment, ix *segmentIndex, 
 		return
 	}
 	for _, m := range methods {
-		if m.groups == nil {
-			m.group(f)
-		}
-		newly := m.reach(r.sought)
+		newly := m.reach(mentioned)
 		if newly == nil {
 			continue
 		}
@@ -126,6 +148,12 @@ func (r *definitionsReached) add(f *File, seg *pyast.Segment, ix *segmentIndex, 
 	}
 }
 
+// weighsMethods reports whether add may add some methods of seg and not
+// others, from the names it mentions: a class statement reached.
+func (r *definitionsReached) weighsMethods(seg *pyast.Segment) bool {
+	return !r.edited[seg] && !r.whole[seg] && len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0])
+}
+
 // assignmentOf returns the assignment whose target holds n, or nil.
 func assignmentOf(n *pyast.Node) *pyast.Node {
 	for ; n != nil; n = n.Parent() {
@@ -136,29 +164,49 @@ func assignmentOf(n *pyast.Node) *pyast.Node {
 	return nil
 }
 
-// mentionedOutside reports whether stmt, a class statement, mentions one
-// of the names sought outside its methods: its bases, decorators, class
-// attributes, which every method may read. Its own name is no mention.
-func (r *definitionsReached) mentionedOutside(f *File, stmt *pyast.Node, methods []*methodReach) bool {
-	next := 0 // methods come in the walk's order
-	found := false
-	pyast.Walk(stmt, func(n *pyast.Node) bool {
-		if found {
-			return false
+// classReads returns what the segment's class statement reads and binds
+// (nil for a segment that is no class statement, or one without
+// methods), found on first use.
+func (ix *segmentIndex) classReads(f *File, seg *pyast.Segment) *classReads {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if !ix.classReadsDone {
+		ix.classReadsDone = true
+		if len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0]) {
+			if methods := outermostFunctions(seg.Nodes[0]); len(methods) > 0 {
+				ix.classReadsFound = readClass(f, seg.Nodes[0], methods)
+			}
 		}
-		if next < len(methods) && n == methods[next].node {
+	}
+	return ix.classReadsFound
+}
+
+// readClass splits a class statement's methods (outermostFunctions, in
+// order) into token groups, in one walk.
+func readClass(f *File, stmt *pyast.Node, methods []*pyast.Node) *classReads {
+	c := &classReads{}
+	next := 0 // methods come in the walk's order
+	pyast.Walk(stmt, func(n *pyast.Node) bool {
+		if next < len(methods) && n == methods[next] {
+			m := &methodReads{node: n, bindsAt: map[*pyast.Node]int{}}
+			m.groups = append(m.groups, tokenGroup{parent: -1, scope: true})
+			m.visit(f, n, 0)
+			for _, g := range m.groups {
+				m.reads = append(m.reads, g.reads...)
+			}
+			slices.Sort(m.reads)
+			m.reads = slices.Compact(m.reads)
+			c.methods = append(c.methods, m)
 			next++
 			return false
 		}
-		if n.Field() == "name" && n.Parent().Is("class_definition") {
-			return true
-		}
-		if h, ok := mentionHash(f, n); ok && r.sought[h] {
-			found = true
+		// A class's own name is no read of it.
+		if h, ok := mentionHash(f, n); ok && !(n.Field() == "name" && n.Parent().Is("class_definition")) {
+			c.outside = append(c.outside, h)
 		}
 		return true
 	})
-	return found
+	return c
 }
 
 // mentionHash returns the hash of n as the segment's index hashes its
@@ -175,32 +223,29 @@ func mentionHash(f *File, n *pyast.Node) (uint64, bool) {
 	return attributeKeyHash(text, class), true
 }
 
-// group splits the method into its token groups.
-func (m *methodReach) group(f *File) {
-	m.bindsAt = map[*pyast.Node]int{}
-	m.tainted = map[uint64]bool{}
-	var visit func(n *pyast.Node, g int)
-	visit = func(n *pyast.Node, g int) {
-		m.noteWrites(f, n, g)
-		if h, ok := mentionHash(f, n); ok && !boundOnly(n) {
-			m.groups[g].reads = append(m.groups[g].reads, h)
-		}
-		for c := range n.Children() {
-			if isTokenGroup(c) {
-				m.groups = append(m.groups, tokenGroup{parent: g, scope: c.Is("function_definition", "class_definition")})
-				visit(c, len(m.groups)-1)
-			} else {
-				visit(c, g)
-			}
+// visit adds n, a node of group g, and what is under it to the method's
+// groups.
+func (m *methodReads) visit(f *File, n *pyast.Node, g int) {
+	if boundOnly(n) && isDottedName(n) {
+		return // nothing in it read
+	}
+	m.noteWrites(f, n, g)
+	if h, ok := mentionHash(f, n); ok {
+		m.groups[g].reads = append(m.groups[g].reads, h)
+	}
+	for c := range n.Children() {
+		if isTokenGroup(c) {
+			m.groups = append(m.groups, tokenGroup{parent: g, scope: c.Is("function_definition", "class_definition"), governs: c.Is("with_statement", "decorated_definition")})
+			m.visit(f, c, len(m.groups)-1)
+		} else {
+			m.visit(f, c, g)
 		}
 	}
-	m.groups = append(m.groups, tokenGroup{parent: -1, scope: true})
-	visit(m.node, 0)
 }
 
 // boundOnly reports whether n is a plain assignment's target, or one of
 // its targets: bound there, not read (`self.fn = None` does the same
-// whatever else binds self.fn).
+// whatever else binds self.fn or self).
 func boundOnly(n *pyast.Node) bool {
 	p := n.Parent()
 	if p.Is("pattern_list", "tuple_pattern", "list_pattern") {
@@ -209,17 +254,25 @@ func boundOnly(n *pyast.Node) bool {
 	return n.Field() == "left" && p.Is("assignment")
 }
 
+// isDottedName reports whether n is a name or an attribute chain of
+// names (`self.encoder.weight`), no call or subscript in it.
+func isDottedName(n *pyast.Node) bool {
+	for ; n.Is("attribute"); n = n.Child("object") {
+	}
+	return n.Is("identifier")
+}
+
 // isTokenGroup reports whether n is a statement or a clause of one (not
 // of a comprehension): its own tokens are a token group.
 func isTokenGroup(n *pyast.Node) bool {
 	kind := n.Kind()
-	return strings.HasSuffix(kind, "_statement") || strings.HasSuffix(kind, "_clause") && kind != "for_in_clause" && kind != "if_clause" ||
+	return strings.HasSuffix(kind, "_statement") || strings.HasSuffix(kind, "_clause") && kind != "for_in_clause" && kind != "if_clause" && kind != "with_clause" ||
 		n.Is("function_definition", "class_definition", "decorated_definition")
 }
 
 // noteWrites adds to group g what node n, one of its tokens, binds or
 // may change.
-func (m *methodReach) noteWrites(f *File, n *pyast.Node, g int) {
+func (m *methodReads) noteWrites(f *File, n *pyast.Node, g int) {
 	switch n.Kind() {
 	case "assignment", "augmented_assignment":
 		m.bindsAt[n] = g
@@ -235,8 +288,9 @@ func (m *methodReach) noteWrites(f *File, n *pyast.Node, g int) {
 			m.writeTarget(f, c, g)
 		}
 	case "call":
-		// A method may change its receiver (`xs.append(loss)`).
-		if fn := n.Child("function"); fn.Is("attribute") {
+		// A method that stores into its receiver (`xs.append(loss)`, as
+		// File.storesOf reads them) changes it.
+		if fn := n.Child("function"); fn.Is("attribute") && storingMethods[f.Text(fn.Child("attribute"))] {
 			m.writeTarget(f, fn.Child("object"), g)
 		}
 	case "function_definition", "class_definition":
@@ -247,39 +301,52 @@ func (m *methodReach) noteWrites(f *File, n *pyast.Node, g int) {
 }
 
 // writeTarget adds to group g's writes what binding or changing target
-// changes: each name and attribute chain in it, but self and cls (an
-// attribute of theirs is written as the chain).
-func (m *methodReach) writeTarget(f *File, target *pyast.Node, g int) {
-	if target == nil {
-		return
-	}
-	pyast.Walk(target, func(n *pyast.Node) bool {
-		if n.Is("identifier") && n.Field() != "attribute" {
-			if text := f.Text(n); text != "self" && text != "cls" {
-				m.groups[g].writes = append(m.groups[g].writes, nameHash(text))
-			}
-		} else if n.Is("attribute") {
-			h, _ := mentionHash(f, n)
-			m.groups[g].writes = append(m.groups[g].writes, h)
+// changes: a name (but self and cls, whose attributes are written as
+// chains), an attribute chain, a subscript's container, each of a
+// pattern's targets.
+func (m *methodReads) writeTarget(f *File, target *pyast.Node, g int) {
+	switch {
+	case target == nil:
+	case target.Is("identifier"):
+		if text := f.Text(target); text != "self" && text != "cls" {
+			m.groups[g].writes = append(m.groups[g].writes, nameHash(text))
 		}
-		return true
-	})
+	case target.Is("attribute"):
+		h, _ := mentionHash(f, target)
+		m.groups[g].writes = append(m.groups[g].writes, h)
+	case target.Is("subscript"):
+		m.writeTarget(f, target.Child("value"), g)
+	default:
+		for _, c := range target.NamedChildren() {
+			m.writeTarget(f, c, g)
+		}
+	}
 }
 
 // reach marks the groups that read one of sought, or a name a marked
-// group writes, or lie under a marked group (what runs under a changed
-// condition), with the definitions around those, to a fixed point.
+// group writes, or lie under a marked group that governs them (a with
+// statement's context, a definition's decorators), with the definitions
+// around those, to a fixed point.
 // It returns the groups newly marked, nil for none.
-func (m *methodReach) reach(sought map[uint64]bool) map[int]bool {
+func (m *methodReach) reach(sought []uint64) map[int]bool {
+	// Most methods of a class reached read none of the names: one look
+	// each. (No group left unmarked reads what marked ones taint: the
+	// last call went to a fixed point.)
+	if !slices.ContainsFunc(sought, func(h uint64) bool {
+		_, found := slices.BinarySearch(m.reads, h)
+		return found
+	}) {
+		return nil
+	}
 	var newly map[int]bool
 	for changed := true; changed; {
 		changed = false
 		for i := range m.groups {
 			g := &m.groups[i]
-			if g.hit || !(g.parent >= 0 && m.groups[g.parent].hit || m.readsAny(g.reads, sought)) {
+			if m.hit[i] || !(g.parent >= 0 && m.hit[g.parent] && m.groups[g.parent].governs || m.readsAny(g.reads, sought)) {
 				continue
 			}
-			g.hit, changed = true, true
+			m.hit[i], changed = true, true
 			if newly == nil {
 				newly = map[int]bool{}
 			}
@@ -295,9 +362,9 @@ func (m *methodReach) reach(sought map[uint64]bool) map[int]bool {
 	return newly
 }
 
-func (m *methodReach) readsAny(reads []uint64, sought map[uint64]bool) bool {
+func (m *methodReach) readsAny(reads, sought []uint64) bool {
 	for _, h := range reads {
-		if sought[h] || m.tainted[h] {
+		if m.tainted[h] || slices.Contains(sought, h) {
 			return true
 		}
 	}

@@ -968,6 +968,10 @@ type segmentIndex struct {
 	// found on first use (see File.storesOf).
 	stores     []uint64
 	storesDone bool
+	// What a class statement's methods read and bind, found on first use
+	// (see classReads).
+	classReadsFound *classReads
+	classReadsDone  bool
 
 	// Calls by the last name of what they call, and the calls in loops:
 	// what rules look for, found on first use.

@@ -468,10 +468,7 @@ func (f *File) mentioning(names map[string]bool, focus Focus, defined func(strin
 		}
 		for i, ix := range f.indexes {
 			seg := f.Tree.Segments[i]
-			if !ix.bloomHasAny(&bits) {
-				continue
-			}
-			if !mentions(ix) {
+			if !ix.bloomHasAny(&bits) || !mentions(ix) {
 				continue
 			}
 			var heard []uint64

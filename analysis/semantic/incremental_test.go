@@ -409,9 +409,9 @@ func TestAClasssAttributeStaysInItsFamily(t *testing.T) {
 // what reads only its other methods (each a method name other classes use
 // too: `__exit__`, `close`), which do as they did. What that method binds
 // from its locals (`self.other = y`, `y = helper`), from a container it
-// filled, or under a with statement whose context it calls is read where
-// the attribute is read; what it binds under an if that calls it binds
-// the same value.
+// filled, under a with statement whose context it calls or under it as
+// a decorator is read where the attribute is read; what it binds under
+// an if that calls it binds the same value.
 func TestAClassReachedReachesOnlyThroughTheMethodsAChangeReaches(t *testing.T) {
 	buf := newBuffer(t, `import torch
 
@@ -445,6 +445,15 @@ class Patcher(Shared):
             self.guarded_out = torch.ones(1)
         if helper(1):
             self.plain = torch.ones(1)
+
+    @helper
+    def decorated(self):
+        self.decorated_out = torch.ones(1)
+
+
+class ReadsDecorated(Shared):
+    def get(self):
+        return self.decorated_out
 
 
 class ReadsGuarded(Shared):
@@ -482,7 +491,7 @@ class Caller:
 
 def make():
     return Patcher()
-`+strings.Repeat("\n\ndef unrelated(x):\n    return x + 1\n", 10))
+`+strings.Repeat("\n\ndef unrelated(x):\n    return x + 1\n", 12))
 	buf.summarise()
 	f := buf.replace("return x * 2", "return x.cuda()")
 	if !f.carried.changed["def:helper"] {
@@ -498,7 +507,7 @@ def make():
 		got = append(got, header)
 	}
 	slices.Sort(got)
-	want := []string{"class Caller:", "class Patcher(Shared):", "class ReadsGuarded(Shared):", "class ReadsItems(Shared):", "class ReadsOther(Shared):", "def helper(x):", "def make():"}
+	want := []string{"class Caller:", "class Patcher(Shared):", "class ReadsDecorated(Shared):", "class ReadsGuarded(Shared):", "class ReadsItems(Shared):", "class ReadsOther(Shared):", "def helper(x):", "def make():"}
 	if !slices.Equal(got, want) {
 		t.Errorf("segments analysed again:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -42,6 +42,7 @@ type definitionsReached struct {
 type methodReach struct {
 	*methodReads
 	hit     []bool
+	under   []bool          // hit as under a governing group hit (see tokenGroup)
 	tainted map[uint64]bool // what hit groups bind, as mentions hash it
 	added   bool            // its definitions' names added
 }
@@ -94,7 +95,7 @@ func (r *definitionsReached) add(f *File, seg *pyast.Segment, ix *segmentIndex, 
 		outside = cr.outside
 		if !ok {
 			for _, m := range cr.methods {
-				methods = append(methods, &methodReach{methodReads: m, hit: make([]bool, len(m.groups)), tainted: map[uint64]bool{}})
+				methods = append(methods, &methodReach{methodReads: m, hit: make([]bool, len(m.groups)), under: make([]bool, len(m.groups)), tainted: map[uint64]bool{}})
 			}
 			if r.methods == nil {
 				r.methods = map[*pyast.Segment][]*methodReach{}
@@ -189,7 +190,7 @@ func readClass(f *File, stmt *pyast.Node, methods []*pyast.Node) *classReads {
 	pyast.Walk(stmt, func(n *pyast.Node) bool {
 		if next < len(methods) && n == methods[next] {
 			m := &methodReads{node: n, bindsAt: map[*pyast.Node]int{}}
-			m.groups = append(m.groups, tokenGroup{parent: -1, scope: true})
+			m.groups = append(m.groups, tokenGroup{parent: -1, scope: true, governs: n.Is("decorated_definition")})
 			m.visit(f, n, 0)
 			for _, g := range m.groups {
 				m.reads = append(m.reads, g.reads...)
@@ -325,8 +326,8 @@ func (m *methodReads) writeTarget(f *File, target *pyast.Node, g int) {
 
 // reach marks the groups that read one of sought, or a name a marked
 // group writes, or lie under a marked group that governs them (a with
-// statement's context, a definition's decorators), with the definitions
-// around those, to a fixed point.
+// statement's context, a definition's decorators: every group under it),
+// with the definitions around those, to a fixed point.
 // It returns the groups newly marked, nil for none.
 func (m *methodReach) reach(sought []uint64) map[int]bool {
 	// Most methods of a class reached read none of the names: one look
@@ -343,7 +344,11 @@ func (m *methodReach) reach(sought []uint64) map[int]bool {
 		changed = false
 		for i := range m.groups {
 			g := &m.groups[i]
-			if m.hit[i] || !(g.parent >= 0 && m.hit[g.parent] && m.groups[g.parent].governs || m.readsAny(g.reads, sought)) {
+			if m.hit[i] {
+				continue
+			}
+			m.under[i] = g.parent >= 0 && m.hit[g.parent] && (m.groups[g.parent].governs || m.under[g.parent])
+			if !m.under[i] && !m.readsAny(g.reads, sought) {
 				continue
 			}
 			m.hit[i], changed = true, true

@@ -824,9 +824,21 @@ func TestOtherFilesFactsAreAskedForInThePauseAfterAnOpen(t *testing.T) {
 	for deadline := time.Now().Add(hungAfter); ; time.Sleep(20 * time.Millisecond) {
 		c.srv.mu.Lock()
 		d := c.srv.docs[uri]
-		again := d.factsAsked && d.snap != opened && d.snap.model() != nil && d.snap.model().Model() != nil
+		snap := d.snap
 		c.srv.mu.Unlock()
-		if again {
+		// The snapshot analysed again, not only made: until it is, its
+		// model is the open's (its base), and a keystroke then builds on
+		// that, which read utils.py's facts before they were there.
+		analysed := false
+		select {
+		case <-snap.analysed:
+			analysed = snap.result != nil && snap.result.Model() != nil
+		default:
+		}
+		c.srv.mu.Lock()
+		asked := d.factsAsked
+		c.srv.mu.Unlock()
+		if asked && snap != opened && analysed {
 			break
 		}
 		if time.Now().After(deadline) {

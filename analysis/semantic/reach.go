@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -58,11 +59,20 @@ type classReads struct {
 
 // methodReads are a method's token groups (see classReads).
 type methodReads struct {
-	node    *pyast.Node
-	groups  []tokenGroup
-	bindsAt map[*pyast.Node]int // an assignment's group
-	reads   []uint64            // every group's, sorted, each once
+	node   *pyast.Node
+	groups []tokenGroup
+	reads  []uint64 // every group's, sorted, each once
+	// bindings are the module's names and attribute chains the method
+	// binds: each an index into the segment index's bindings and the
+	// group of its assignment.
+	bindings []methodBinding
+	// bindsAt is each assignment's group, while the groups are found.
+	bindsAt map[*pyast.Node]int
 }
+
+// methodBinding is a binding of a method's (see methodReads.bindings);
+// group -1 when its assignment was not found, taken as reached.
+type methodBinding struct{ at, group int }
 
 // tokenGroup is the tokens of one statement or clause (an if's condition,
 // a for's targets and iterable, a def's header) without those of the
@@ -136,14 +146,11 @@ func (r *definitionsReached) add(f *File, seg *pyast.Segment, ix *segmentIndex, 
 				}
 			}
 		}
-		for _, b := range ix.bindings {
-			if b.scope != nil || !within(b.target) {
-				continue
-			}
-			// A binding whose statement no changed name reaches binds
-			// what it did.
-			if g, ok := m.bindsAt[assignmentOf(b.target)]; !ok || newly[g] {
-				add(f.bindingKey(b))
+		// A binding whose statement no changed name reaches binds what
+		// it did.
+		for _, b := range m.bindings {
+			if b.group < 0 || newly[b.group] {
+				add(f.bindingKey(ix.bindings[b.at]))
 			}
 		}
 	}
@@ -175,7 +182,7 @@ func (ix *segmentIndex) classReads(f *File, seg *pyast.Segment) *classReads {
 		ix.classReadsDone = true
 		if len(seg.Nodes) == 1 && isClassStatement(seg.Nodes[0]) {
 			if methods := outermostFunctions(seg.Nodes[0]); len(methods) > 0 {
-				ix.classReadsFound = readClass(f, seg.Nodes[0], methods)
+				ix.classReadsFound = readClass(f, seg.Nodes[0], methods, ix.bindings)
 			}
 		}
 	}
@@ -183,8 +190,9 @@ func (ix *segmentIndex) classReads(f *File, seg *pyast.Segment) *classReads {
 }
 
 // readClass splits a class statement's methods (outermostFunctions, in
-// order) into token groups, in one walk.
-func readClass(f *File, stmt *pyast.Node, methods []*pyast.Node) *classReads {
+// order) into token groups, in one walk, and gives each the bindings of
+// the statement's (its index's) that are its own.
+func readClass(f *File, stmt *pyast.Node, methods []*pyast.Node, bindings []binding) *classReads {
 	c := &classReads{}
 	next := 0 // methods come in the walk's order
 	pyast.Walk(stmt, func(n *pyast.Node) bool {
@@ -207,13 +215,31 @@ func readClass(f *File, stmt *pyast.Node, methods []*pyast.Node) *classReads {
 		}
 		return true
 	})
+	for i, b := range bindings {
+		if b.scope != nil {
+			continue // a function's own name: no other statement reads it
+		}
+		k, _ := slices.BinarySearchFunc(c.methods, b.target.Start(), func(m *methodReads, at int) int { return cmp.Compare(m.node.End(), at+1) })
+		if k == len(c.methods) || c.methods[k].node.Start() > b.target.Start() {
+			continue // the class's own code, not a method's
+		}
+		m := c.methods[k]
+		g, ok := m.bindsAt[assignmentOf(b.target)]
+		if !ok {
+			g = -1 // not found: taken as reached
+		}
+		m.bindings = append(m.bindings, methodBinding{i, g})
+	}
+	for _, m := range c.methods {
+		m.bindsAt = nil
+	}
 	return c
 }
 
 // mentionHash returns the hash of n as the segment's index hashes its
 // mentions (see buildSegmentIndex); false when n is no mention.
 func mentionHash(f *File, n *pyast.Node) (uint64, bool) {
-	if !n.Is("identifier", "attribute") || n.Field() == "name" && n.Parent().Is("function_definition") || calledOnSuper(n, f.Tree.Src) {
+	if !n.Is("identifier", "attribute") || !isMention(n, f.Tree.Src) {
 		return 0, false
 	}
 	text := f.Text(n)

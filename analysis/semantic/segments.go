@@ -1204,12 +1204,7 @@ func (b *indexBuilder) visit(n *pyast.Node) bool {
 			}
 		}
 	case "identifier", "attribute":
-		// A function's own name is no use of it: a method edited in
-		// one class is not used by every class defining one so named.
-		// Nor is a method called on super(), which never resolves to
-		// a method of the file (see resolveCall): every class's
-		// super().__init__() would use every __init__ edited.
-		if !(n.Field() == "name" && n.Parent().Is("function_definition")) && !calledOnSuper(n, tree.Src) {
+		if isMention(n, tree.Src) {
 			h := attributeKeyHash(n.Text(tree.Src), b.classOf(n))
 			inFunctions, outside := b.inFunctions, &b.outside
 			if b.walking != nil {
@@ -1625,6 +1620,17 @@ func (ix *segmentIndex) owner(target *pyast.Node, name string) *pyast.Node {
 		}
 	}
 	return nil
+}
+
+// isMention reports whether n, an identifier or attribute chain, is a
+// mention of its name for the segment index (see segmentIndex.mentions).
+// A function's own name is no use of it: a method edited in one class is
+// not used by every class defining one so named. Nor is a method called
+// on super(), which never resolves to a method of the file (see
+// resolveCall): every class's super().__init__() would use every
+// __init__ edited.
+func isMention(n *pyast.Node, src []byte) bool {
+	return !(n.Field() == "name" && n.Parent().Is("function_definition")) && !calledOnSuper(n, src)
 }
 
 // calledOnSuper reports whether n is the method name of super().name.
